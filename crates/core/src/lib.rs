@@ -1,0 +1,16 @@
+//! Airlock's domain: the words of PRODUCT.md §1 as types, and the pre-execution policy of §2 as a
+//! pure function. Nothing here does I/O, so every rule is tested without a database or a network.
+
+pub mod canonical;
+pub mod ids;
+pub mod path;
+pub mod policy;
+pub mod schema;
+pub mod types;
+
+pub use canonical::args_hash;
+pub use policy::{
+    ArgRule, CallFacts, NeedsApproval, PolicyConfig, PolicyDecision, PolicyError, RuleEffect,
+    RulePattern, SessionPolicy, Step, Verdict, decide,
+};
+pub use types::*;

@@ -1,0 +1,604 @@
+//! The pre-execution hook of PRODUCT.md §2: does this call run, wait for a person, or get denied?
+//!
+//! `decide` is a pure function of a [`PolicyConfig`] (everything the person set), a
+//! [`SessionPolicy`] (the session's mode and grants) and the [`CallFacts`] of one call. The config
+//! is compiled once into hash maps keyed by server then tool, and argument rules into one
+//! `GlobSet`/`RegexSet` per pointer and effect, so one decision costs a few lookups however many
+//! servers, tools and rules there are.
+
+use crate::path::normalize_lexically;
+use crate::types::{Mode, ServerDefault, ToolSetting};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use regex::RegexSet;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+
+/// What happens to the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Run,
+    Ask,
+    Deny,
+}
+
+/// Which step of the order made the decision (recorded with the call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    Blocked,
+    DenyRule,
+    SessionMode,
+    WorkspaceMode,
+    AllowForChat,
+    Remembered,
+    ArgRule,
+    NeedsApproval,
+    ToolSetting,
+    ReadOnlyHint,
+    ServerDefault,
+}
+
+impl Step {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Step::Blocked => "blocked",
+            Step::DenyRule => "deny_rule",
+            Step::SessionMode => "session_mode",
+            Step::WorkspaceMode => "workspace_mode",
+            Step::AllowForChat => "allow_for_chat",
+            Step::Remembered => "remembered",
+            Step::ArgRule => "arg_rule",
+            Step::NeedsApproval => "needs_approval",
+            Step::ToolSetting => "tool_setting",
+            Step::ReadOnlyHint => "read_only_hint",
+            Step::ServerDefault => "server_default",
+        }
+    }
+}
+
+/// The outcome with the step that made it and a sentence a person can read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PolicyDecision {
+    pub verdict: Verdict,
+    pub step: Step,
+    pub why: String,
+}
+
+impl PolicyDecision {
+    fn new(verdict: Verdict, step: Step, why: impl Into<String>) -> Self {
+        Self { verdict, step, why: why.into() }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleEffect {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl std::str::FromStr for RuleEffect {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "allow" => Ok(RuleEffect::Allow),
+            "ask" => Ok(RuleEffect::Ask),
+            "deny" => Ok(RuleEffect::Deny),
+            other => Err(format!("'{other}' is not a rule effect; expected allow, ask or deny")),
+        }
+    }
+}
+
+impl RuleEffect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleEffect::Allow => "allow",
+            RuleEffect::Ask => "ask",
+            RuleEffect::Deny => "deny",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "pattern", rename_all = "snake_case")]
+pub enum RulePattern {
+    Glob(String),
+    Regex(String),
+}
+
+/// An argument rule: `server/tool`, a JSON pointer into the arguments, a pattern, an effect.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArgRule {
+    pub id: String,
+    pub server: String,
+    pub tool: String,
+    pub pointer: String,
+    pub pattern: RulePattern,
+    pub effect: RuleEffect,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("rule {id}: invalid glob '{pattern}': {message}")]
+    Glob { id: String, pattern: String, message: String },
+    #[error("rule {id}: invalid regex '{pattern}': {message}")]
+    Regex { id: String, pattern: String, message: String },
+    #[error("rule {id}: '{pointer}' is not a JSON pointer (it must be empty or start with '/')")]
+    Pointer { id: String, pointer: String },
+}
+
+/// A remembered decision (PRODUCT.md §2 step 4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Remembered {
+    pub id: String,
+    pub server: String,
+    pub tool: String,
+    /// `Some` binds to exactly these arguments.
+    pub args_hash: Option<String>,
+    /// `Some` for scope `session`: only this session.
+    pub session_id: Option<String>,
+    pub approve: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerPolicy {
+    pub default: ServerDefault,
+    pub trust_read_only_hints: bool,
+}
+
+impl Default for ServerPolicy {
+    fn default() -> Self {
+        Self { default: ServerDefault::Required, trust_read_only_hints: false }
+    }
+}
+
+/// What a code-defined tool's `needs_approval(args, ctx)` says, if it has an opinion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NeedsApproval {
+    Allow(String),
+    Ask(String),
+    Deny(String),
+}
+
+/// One call as the policy sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct CallFacts<'a> {
+    pub session_id: &'a str,
+    pub server: &'a str,
+    pub tool: &'a str,
+    pub args: &'a Value,
+    pub args_hash: &'a str,
+    pub read_only_hint: bool,
+}
+
+/// The session's own part: its mode override and its "Allow for this chat" grants.
+#[derive(Debug, Clone, Default)]
+pub struct SessionPolicy {
+    pub mode: Option<Mode>,
+    allowed: HashMap<String, HashSet<String>>,
+}
+
+impl SessionPolicy {
+    pub fn new(mode: Option<Mode>, grants: impl IntoIterator<Item = (String, String)>) -> Self {
+        let mut allowed: HashMap<String, HashSet<String>> = HashMap::new();
+        for (server, tool) in grants {
+            allowed.entry(server).or_default().insert(tool);
+        }
+        Self { mode, allowed }
+    }
+
+    fn allows(&self, server: &str, tool: &str) -> bool {
+        self.allowed.get(server).is_some_and(|tools| tools.contains(tool))
+    }
+}
+
+/// Everything the person set, compiled for lookup.
+#[derive(Debug, Clone)]
+pub struct PolicyConfig {
+    pub workspace_mode: Mode,
+    servers: HashMap<String, ServerPolicy>,
+    tool_settings: HashMap<String, HashMap<String, ToolSetting>>,
+    rules: HashMap<String, HashMap<String, ToolRules>>,
+    remembered: HashMap<String, HashMap<String, Vec<Remembered>>>,
+}
+
+/// Plain inputs for [`PolicyConfig::compile`].
+#[derive(Debug, Clone, Default)]
+pub struct PolicyInputs {
+    pub workspace_mode: Option<Mode>,
+    pub servers: Vec<(String, ServerPolicy)>,
+    pub tool_settings: Vec<(String, String, ToolSetting)>,
+    pub rules: Vec<ArgRule>,
+    pub remembered: Vec<Remembered>,
+}
+
+impl PolicyConfig {
+    pub fn compile(inputs: PolicyInputs) -> Result<Self, PolicyError> {
+        let mut tool_settings: HashMap<String, HashMap<String, ToolSetting>> = HashMap::new();
+        for (server, tool, setting) in inputs.tool_settings {
+            tool_settings.entry(server).or_default().insert(tool, setting);
+        }
+        let mut grouped: HashMap<String, HashMap<String, Vec<ArgRule>>> = HashMap::new();
+        for rule in inputs.rules {
+            grouped
+                .entry(rule.server.clone())
+                .or_default()
+                .entry(rule.tool.clone())
+                .or_default()
+                .push(rule);
+        }
+        let mut rules = HashMap::new();
+        for (server, tools) in grouped {
+            let mut compiled = HashMap::new();
+            for (tool, list) in tools {
+                compiled.insert(tool, ToolRules::compile(&list)?);
+            }
+            rules.insert(server, compiled);
+        }
+        let mut remembered: HashMap<String, HashMap<String, Vec<Remembered>>> = HashMap::new();
+        for entry in inputs.remembered {
+            remembered
+                .entry(entry.server.clone())
+                .or_default()
+                .entry(entry.tool.clone())
+                .or_default()
+                .push(entry);
+        }
+        Ok(Self {
+            workspace_mode: inputs.workspace_mode.unwrap_or(Mode::Ask),
+            servers: inputs.servers.into_iter().collect(),
+            tool_settings,
+            rules,
+            remembered,
+        })
+    }
+
+    fn tool_setting(&self, server: &str, tool: &str) -> ToolSetting {
+        self.tool_settings
+            .get(server)
+            .and_then(|tools| tools.get(tool))
+            .copied()
+            .unwrap_or(ToolSetting::ServerDefault)
+    }
+
+    fn rules_for(&self, server: &str, tool: &str) -> Option<&ToolRules> {
+        self.rules.get(server).and_then(|tools| tools.get(tool))
+    }
+
+    /// The setting a person would see for this tool after steps 6–7, ignoring rules and grants.
+    pub fn effective_setting(&self, server: &str, tool: &str, read_only_hint: bool) -> ToolSetting {
+        match self.tool_setting(server, tool) {
+            ToolSetting::ServerDefault => {
+                let policy = self.servers.get(server).copied().unwrap_or_default();
+                if policy.trust_read_only_hints && read_only_hint {
+                    return ToolSetting::NotRequired;
+                }
+                match policy.default {
+                    ServerDefault::Required => ToolSetting::Required,
+                    ServerDefault::NotRequired => ToolSetting::NotRequired,
+                }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Decides one call. `needs_approval` is the code-defined tool's own check, if it has one.
+pub fn decide(
+    config: &PolicyConfig,
+    session: &SessionPolicy,
+    call: CallFacts<'_>,
+    needs_approval: Option<NeedsApproval>,
+) -> PolicyDecision {
+    let rules = config.rules_for(call.server, call.tool);
+    // Step 1: blocked tools and deny rules, before anything else may let the call through.
+    if config.tool_setting(call.server, call.tool) == ToolSetting::Blocked {
+        return PolicyDecision::new(
+            Verdict::Deny,
+            Step::Blocked,
+            format!("{}/{} is blocked in settings", call.server, call.tool),
+        );
+    }
+    let matched = rules.map(|r| r.evaluate(call.args)).unwrap_or_default();
+    if let Some(rule_id) = matched.deny {
+        return PolicyDecision::new(
+            Verdict::Deny,
+            Step::DenyRule,
+            format!("denied by argument rule {rule_id}"),
+        );
+    }
+    // Step 2: the session's mode, else the workspace default.
+    let (mode, mode_step) = match session.mode {
+        Some(mode) => (mode, Step::SessionMode),
+        None => (config.workspace_mode, Step::WorkspaceMode),
+    };
+    if mode == Mode::NeverAsk {
+        return PolicyDecision::new(Verdict::Run, mode_step, "mode is never-ask");
+    }
+    let decision = decide_after_mode(config, session, call, &matched, needs_approval);
+    if mode == Mode::DenyAll && decision.verdict == Verdict::Ask {
+        return PolicyDecision::new(
+            Verdict::Deny,
+            mode_step,
+            format!("mode is deny-all (would have asked: {})", decision.why),
+        );
+    }
+    decision
+}
+
+fn decide_after_mode(
+    config: &PolicyConfig,
+    session: &SessionPolicy,
+    call: CallFacts<'_>,
+    matched: &RuleMatch,
+    needs_approval: Option<NeedsApproval>,
+) -> PolicyDecision {
+    // Step 3: Allow for this chat.
+    if session.allows(call.server, call.tool) {
+        return PolicyDecision::new(Verdict::Run, Step::AllowForChat, "allowed for this chat");
+    }
+    // Step 4: remembered decisions; exact arguments before the whole tool, deny wins a tie.
+    if let Some(found) = remembered_match(config, call) {
+        return found;
+    }
+    // Step 5: argument rules (ask beats allow), then the tool's own check.
+    if let Some(rule_id) = &matched.ask {
+        return PolicyDecision::new(Verdict::Ask, Step::ArgRule, format!("argument rule {rule_id}"));
+    }
+    if let Some(rule_id) = &matched.allow {
+        return PolicyDecision::new(
+            Verdict::Run,
+            Step::ArgRule,
+            format!("allowed by argument rule {rule_id}"),
+        );
+    }
+    match needs_approval {
+        Some(NeedsApproval::Deny(why)) => {
+            return PolicyDecision::new(Verdict::Deny, Step::NeedsApproval, why);
+        }
+        Some(NeedsApproval::Ask(why)) => {
+            return PolicyDecision::new(Verdict::Ask, Step::NeedsApproval, why);
+        }
+        Some(NeedsApproval::Allow(why)) => {
+            return PolicyDecision::new(Verdict::Run, Step::NeedsApproval, why);
+        }
+        None => {}
+    }
+    // Steps 6–7: per-tool setting, then server default (with optional read-only trust).
+    let own = config.tool_setting(call.server, call.tool);
+    let (setting, step) = if own == ToolSetting::ServerDefault {
+        let effective = config.effective_setting(call.server, call.tool, call.read_only_hint);
+        let server = config.servers.get(call.server).copied().unwrap_or_default();
+        let by_hint = server.trust_read_only_hints
+            && call.read_only_hint
+            && server.default == ServerDefault::Required;
+        (effective, if by_hint { Step::ReadOnlyHint } else { Step::ServerDefault })
+    } else {
+        (own, Step::ToolSetting)
+    };
+    let verdict = if setting == ToolSetting::NotRequired { Verdict::Run } else { Verdict::Ask };
+    let why = match step {
+        Step::ReadOnlyHint => "read-only hint trusted for this server".to_string(),
+        Step::ServerDefault => format!("server default for {}: approval {}", call.server, setting),
+        _ => format!("tool setting for {}/{}: approval {}", call.server, call.tool, setting),
+    };
+    PolicyDecision::new(verdict, step, why)
+}
+
+fn remembered_match(config: &PolicyConfig, call: CallFacts<'_>) -> Option<PolicyDecision> {
+    let entries = config.remembered.get(call.server)?.get(call.tool)?;
+    let applies = |entry: &&Remembered| {
+        entry.session_id.as_deref().is_none_or(|session| session == call.session_id)
+    };
+    let exact: Vec<&Remembered> = entries
+        .iter()
+        .filter(applies)
+        .filter(|entry| entry.args_hash.as_deref() == Some(call.args_hash))
+        .collect();
+    let chosen = if exact.is_empty() {
+        entries.iter().filter(applies).filter(|entry| entry.args_hash.is_none()).collect()
+    } else {
+        exact
+    };
+    let first = chosen.first()?;
+    let denied = chosen.iter().find(|entry| !entry.approve);
+    let entry = denied.unwrap_or(first);
+    let scope = if entry.session_id.is_some() { "session" } else { "always" };
+    let what = if entry.args_hash.is_some() { "these arguments" } else { "this tool" };
+    Some(if entry.approve {
+        PolicyDecision::new(
+            Verdict::Run,
+            Step::Remembered,
+            format!("remembered approval ({scope}, {what}) {}", entry.id),
+        )
+    } else {
+        PolicyDecision::new(
+            Verdict::Deny,
+            Step::Remembered,
+            format!("remembered denial ({scope}, {what}) {}", entry.id),
+        )
+    })
+}
+
+/// The argument rules of one tool, compiled.
+#[derive(Debug, Clone)]
+struct ToolRules {
+    pointers: Vec<PointerRules>,
+}
+
+#[derive(Debug, Clone)]
+struct PointerRules {
+    pointer: String,
+    deny: Matchers,
+    ask: Matchers,
+    allow: Matchers,
+}
+
+#[derive(Debug, Clone, Default)]
+struct RuleMatch {
+    deny: Option<String>,
+    ask: Option<String>,
+    allow: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Matchers {
+    globs: GlobSet,
+    glob_ids: Vec<String>,
+    regexes: RegexSet,
+    regex_ids: Vec<String>,
+}
+
+impl Matchers {
+    fn compile(rules: &[&ArgRule]) -> Result<Self, PolicyError> {
+        let mut globs = GlobSetBuilder::new();
+        let mut glob_ids = Vec::new();
+        let mut regex_patterns = Vec::new();
+        let mut regex_ids = Vec::new();
+        for rule in rules {
+            match &rule.pattern {
+                RulePattern::Glob(pattern) => {
+                    let glob = GlobBuilder::new(pattern)
+                        .literal_separator(true)
+                        .backslash_escape(true)
+                        .build()
+                        .map_err(|e| PolicyError::Glob {
+                            id: rule.id.clone(),
+                            pattern: pattern.clone(),
+                            message: e.kind().to_string(),
+                        })?;
+                    globs.add(glob);
+                    glob_ids.push(rule.id.clone());
+                }
+                RulePattern::Regex(pattern) => {
+                    regex::Regex::new(pattern).map_err(|e| PolicyError::Regex {
+                        id: rule.id.clone(),
+                        pattern: pattern.clone(),
+                        message: e.to_string(),
+                    })?;
+                    regex_patterns.push(pattern.clone());
+                    regex_ids.push(rule.id.clone());
+                }
+            }
+        }
+        let globs = globs.build().map_err(|e| PolicyError::Glob {
+            id: glob_ids.join(","),
+            pattern: String::new(),
+            message: e.to_string(),
+        })?;
+        let regexes = RegexSet::new(&regex_patterns).map_err(|e| PolicyError::Regex {
+            id: regex_ids.join(","),
+            pattern: String::new(),
+            message: e.to_string(),
+        })?;
+        Ok(Self { globs, glob_ids, regexes, regex_ids })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.glob_ids.is_empty() && self.regex_ids.is_empty()
+    }
+
+    /// The id of the first rule matching `text`, if any.
+    fn first_match(&self, text: &str) -> Option<&str> {
+        if let Some(index) = self.globs.matches(text).into_iter().min() {
+            return self.glob_ids.get(index).map(String::as_str);
+        }
+        if let Some(index) = self.regexes.matches(text).into_iter().min() {
+            return self.regex_ids.get(index).map(String::as_str);
+        }
+        None
+    }
+}
+
+impl ToolRules {
+    fn compile(rules: &[ArgRule]) -> Result<Self, PolicyError> {
+        let mut pointers: Vec<String> = Vec::new();
+        for rule in rules {
+            if !(rule.pointer.is_empty() || rule.pointer.starts_with('/')) {
+                return Err(PolicyError::Pointer { id: rule.id.clone(), pointer: rule.pointer.clone() });
+            }
+            if !pointers.contains(&rule.pointer) {
+                pointers.push(rule.pointer.clone());
+            }
+        }
+        let mut compiled = Vec::with_capacity(pointers.len());
+        for pointer in pointers {
+            let of = |effect: RuleEffect| -> Vec<&ArgRule> {
+                rules.iter().filter(|r| r.pointer == pointer && r.effect == effect).collect()
+            };
+            compiled.push(PointerRules {
+                deny: Matchers::compile(&of(RuleEffect::Deny))?,
+                ask: Matchers::compile(&of(RuleEffect::Ask))?,
+                allow: Matchers::compile(&of(RuleEffect::Allow))?,
+                pointer,
+            });
+        }
+        Ok(Self { pointers: compiled })
+    }
+
+    /// Deny and ask match if the raw *or* the normalised text matches; allow needs every value
+    /// to match in both forms, so `..` can neither dodge a deny nor sneak under an allow.
+    fn evaluate(&self, args: &Value) -> RuleMatch {
+        let mut result = RuleMatch::default();
+        for rules in &self.pointers {
+            let Some(value) = args.pointer(&rules.pointer) else { continue };
+            let texts = texts_of(value);
+            if texts.is_empty() {
+                continue;
+            }
+            let any = |m: &Matchers| -> Option<String> {
+                texts.iter().find_map(|(raw, normalized)| {
+                    m.first_match(raw).or_else(|| m.first_match(normalized)).map(str::to_string)
+                })
+            };
+            if result.deny.is_none() && !rules.deny.is_empty() {
+                result.deny = any(&rules.deny);
+            }
+            if result.ask.is_none() && !rules.ask.is_empty() {
+                result.ask = any(&rules.ask);
+            }
+            if result.allow.is_none() && !rules.allow.is_empty() {
+                let mut id = None;
+                let all = texts.iter().all(|(raw, normalized)| {
+                    match (rules.allow.first_match(raw), rules.allow.first_match(normalized)) {
+                        (Some(found), Some(_)) => {
+                            id.get_or_insert_with(|| found.to_string());
+                            true
+                        }
+                        _ => false,
+                    }
+                });
+                if all {
+                    result.allow = id;
+                }
+            }
+        }
+        result
+    }
+}
+
+/// The texts a pointer's value is matched as: each string (or scalar) raw and normalised.
+fn texts_of(value: &Value) -> Vec<(String, String)> {
+    let one = |v: &Value| -> (String, String) {
+        let raw = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        let normalized = if raw.contains('/') || raw.contains("..") {
+            normalize_lexically(&raw)
+        } else {
+            raw.clone()
+        };
+        (raw, normalized)
+    };
+    match value {
+        Value::Array(items) => items.iter().map(one).collect(),
+        other => vec![one(other)],
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,381 @@
+//! Table-driven tests for every step of the order, including the traps named in the engine issue.
+
+use super::*;
+use crate::canonical::args_hash;
+use serde_json::json;
+
+fn rule(id: &str, server: &str, tool: &str, pointer: &str, glob: &str, effect: RuleEffect) -> ArgRule {
+    ArgRule {
+        id: id.into(),
+        server: server.into(),
+        tool: tool.into(),
+        pointer: pointer.into(),
+        pattern: RulePattern::Glob(glob.into()),
+        effect,
+    }
+}
+
+fn remembered(server: &str, tool: &str, args: Option<&Value>, session: Option<&str>, approve: bool) -> Remembered {
+    Remembered {
+        id: format!("mem-{server}-{tool}"),
+        server: server.into(),
+        tool: tool.into(),
+        args_hash: args.map(args_hash),
+        session_id: session.map(str::to_string),
+        approve,
+    }
+}
+
+struct Case {
+    name: &'static str,
+    inputs: PolicyInputs,
+    session: SessionPolicy,
+    session_id: &'static str,
+    server: &'static str,
+    tool: &'static str,
+    args: Value,
+    read_only: bool,
+    needs: Option<NeedsApproval>,
+    verdict: Verdict,
+    step: Step,
+}
+
+fn base() -> Case {
+    Case {
+        name: "",
+        inputs: PolicyInputs::default(),
+        session: SessionPolicy::default(),
+        session_id: "s1",
+        server: "fs",
+        tool: "write_file",
+        args: json!({"path": "/work/a.txt"}),
+        read_only: false,
+        needs: None,
+        verdict: Verdict::Ask,
+        step: Step::ServerDefault,
+    }
+}
+
+fn settings(list: &[(&str, &str, ToolSetting)]) -> Vec<(String, String, ToolSetting)> {
+    list.iter().map(|(s, t, v)| (s.to_string(), t.to_string(), *v)).collect()
+}
+
+fn server(name: &str, default: ServerDefault, trust: bool) -> (String, ServerPolicy) {
+    (name.to_string(), ServerPolicy { default, trust_read_only_hints: trust })
+}
+
+fn cases() -> Vec<Case> {
+    let grant = |s: &str, t: &str| SessionPolicy::new(None, [(s.to_string(), t.to_string())]);
+    let work_args = json!({"path": "/work/a.txt"});
+    vec![
+        Case { name: "new server asks by default", ..base() },
+        Case {
+            name: "blocked tool is denied even in never-ask",
+            inputs: PolicyInputs { tool_settings: settings(&[("fs", "write_file", ToolSetting::Blocked)]), ..Default::default() },
+            session: SessionPolicy::new(Some(Mode::NeverAsk), []),
+            verdict: Verdict::Deny,
+            step: Step::Blocked,
+            ..base()
+        },
+        Case {
+            name: "deny rule beats never-ask and allow-for-chat",
+            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/path", "/etc/**", RuleEffect::Deny)], ..Default::default() },
+            session: SessionPolicy::new(Some(Mode::NeverAsk), [("fs".to_string(), "write_file".to_string())]),
+            args: json!({"path": "/etc/passwd"}),
+            verdict: Verdict::Deny,
+            step: Step::DenyRule,
+            ..base()
+        },
+        Case {
+            name: "trap: .. in a path cannot dodge a deny glob",
+            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/path", "/etc/**", RuleEffect::Deny)], ..Default::default() },
+            args: json!({"path": "/work/../etc/passwd"}),
+            verdict: Verdict::Deny,
+            step: Step::DenyRule,
+            ..base()
+        },
+        Case {
+            name: "trap: .. in a path does not sneak under an allow glob",
+            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/path", "/work/**", RuleEffect::Allow)], ..Default::default() },
+            args: json!({"path": "/work/../etc/passwd"}),
+            verdict: Verdict::Ask,
+            step: Step::ServerDefault,
+            ..base()
+        },
+        Case {
+            name: "allow glob matches a clean path",
+            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/path", "/work/**", RuleEffect::Allow)], ..Default::default() },
+            verdict: Verdict::Run,
+            step: Step::ArgRule,
+            ..base()
+        },
+        Case {
+            name: "glob star does not cross a separator",
+            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/path", "/work/*", RuleEffect::Allow)], ..Default::default() },
+            args: json!({"path": "/work/sub/a.txt"}),
+            verdict: Verdict::Ask,
+            step: Step::ServerDefault,
+            ..base()
+        },
+        Case {
+            name: "deny wins over allow on the same pointer",
+            inputs: PolicyInputs {
+                rules: vec![
+                    rule("allow", "fs", "write_file", "/path", "/work/**", RuleEffect::Allow),
+                    rule("deny", "fs", "write_file", "/path", "**/*.key", RuleEffect::Deny),
+                ],
+                ..Default::default()
+            },
+            args: json!({"path": "/work/secret.key"}),
+            verdict: Verdict::Deny,
+            step: Step::DenyRule,
+            ..base()
+        },
+        Case {
+            name: "ask rule beats allow rule and a not-required setting",
+            inputs: PolicyInputs {
+                rules: vec![
+                    rule("allow", "fs", "write_file", "/path", "/work/**", RuleEffect::Allow),
+                    rule("ask", "fs", "write_file", "/path", "/work/*.txt", RuleEffect::Ask),
+                ],
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]),
+                ..Default::default()
+            },
+            verdict: Verdict::Ask,
+            step: Step::ArgRule,
+            ..base()
+        },
+        Case {
+            name: "regex rule",
+            inputs: PolicyInputs {
+                rules: vec![ArgRule {
+                    id: "rx".into(),
+                    server: "builtin".into(),
+                    tool: "run_command".into(),
+                    pointer: "/command".into(),
+                    pattern: RulePattern::Regex(r"^rm\s".into()),
+                    effect: RuleEffect::Deny,
+                }],
+                ..Default::default()
+            },
+            server: "builtin",
+            tool: "run_command",
+            args: json!({"command": "rm -rf /"}),
+            verdict: Verdict::Deny,
+            step: Step::DenyRule,
+            ..base()
+        },
+        Case {
+            name: "rule on a missing pointer does not match",
+            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/other", "**", RuleEffect::Deny)], ..Default::default() },
+            verdict: Verdict::Ask,
+            step: Step::ServerDefault,
+            ..base()
+        },
+        Case {
+            name: "never-ask session runs",
+            session: SessionPolicy::new(Some(Mode::NeverAsk), []),
+            verdict: Verdict::Run,
+            step: Step::SessionMode,
+            ..base()
+        },
+        Case {
+            name: "never-ask workspace runs",
+            inputs: PolicyInputs { workspace_mode: Some(Mode::NeverAsk), ..Default::default() },
+            verdict: Verdict::Run,
+            step: Step::WorkspaceMode,
+            ..base()
+        },
+        Case {
+            name: "session ask overrides never-ask workspace",
+            inputs: PolicyInputs { workspace_mode: Some(Mode::NeverAsk), ..Default::default() },
+            session: SessionPolicy::new(Some(Mode::Ask), []),
+            verdict: Verdict::Ask,
+            step: Step::ServerDefault,
+            ..base()
+        },
+        Case {
+            name: "deny-all denies what would ask",
+            session: SessionPolicy::new(Some(Mode::DenyAll), []),
+            verdict: Verdict::Deny,
+            step: Step::SessionMode,
+            ..base()
+        },
+        Case {
+            name: "deny-all lets not-required tools run",
+            inputs: PolicyInputs { tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]), ..Default::default() },
+            session: SessionPolicy::new(Some(Mode::DenyAll), []),
+            verdict: Verdict::Run,
+            step: Step::ToolSetting,
+            ..base()
+        },
+        Case {
+            name: "allow for this chat runs",
+            session: grant("fs", "write_file"),
+            verdict: Verdict::Run,
+            step: Step::AllowForChat,
+            ..base()
+        },
+        Case {
+            name: "trap: a grant for one server's tool does not cover another server's tool of the same name",
+            session: grant("other", "write_file"),
+            verdict: Verdict::Ask,
+            step: Step::ServerDefault,
+            ..base()
+        },
+        Case {
+            name: "remembered always approval by tool",
+            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", None, None, true)], ..Default::default() },
+            verdict: Verdict::Run,
+            step: Step::Remembered,
+            ..base()
+        },
+        Case {
+            name: "remembered approval for exact arguments",
+            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", Some(&work_args), None, true)], ..Default::default() },
+            verdict: Verdict::Run,
+            step: Step::Remembered,
+            ..base()
+        },
+        Case {
+            name: "remembered exact arguments do not cover other arguments",
+            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", Some(&work_args), None, true)], ..Default::default() },
+            args: json!({"path": "/work/b.txt"}),
+            verdict: Verdict::Ask,
+            step: Step::ServerDefault,
+            ..base()
+        },
+        Case {
+            name: "remembered denial",
+            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", None, None, false)], ..Default::default() },
+            verdict: Verdict::Deny,
+            step: Step::Remembered,
+            ..base()
+        },
+        Case {
+            name: "remembered session approval applies in its session",
+            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", None, Some("s1"), true)], ..Default::default() },
+            verdict: Verdict::Run,
+            step: Step::Remembered,
+            ..base()
+        },
+        Case {
+            name: "trap: a session grant does not leak to another session",
+            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", None, Some("s1"), true)], ..Default::default() },
+            session_id: "s2",
+            verdict: Verdict::Ask,
+            step: Step::ServerDefault,
+            ..base()
+        },
+        Case {
+            name: "trap: remembered for one server does not cover another",
+            inputs: PolicyInputs { remembered: vec![remembered("other", "write_file", None, None, true)], ..Default::default() },
+            verdict: Verdict::Ask,
+            step: Step::ServerDefault,
+            ..base()
+        },
+        Case {
+            name: "needs_approval deny",
+            needs: Some(NeedsApproval::Deny("outside the workspace".into())),
+            verdict: Verdict::Deny,
+            step: Step::NeedsApproval,
+            ..base()
+        },
+        Case {
+            name: "needs_approval ask beats a not-required setting",
+            inputs: PolicyInputs { tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]), ..Default::default() },
+            needs: Some(NeedsApproval::Ask("secret file".into())),
+            verdict: Verdict::Ask,
+            step: Step::NeedsApproval,
+            ..base()
+        },
+        Case {
+            name: "needs_approval allow",
+            needs: Some(NeedsApproval::Allow("harmless".into())),
+            verdict: Verdict::Run,
+            step: Step::NeedsApproval,
+            ..base()
+        },
+        Case {
+            name: "tool setting not required",
+            inputs: PolicyInputs { tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]), ..Default::default() },
+            verdict: Verdict::Run,
+            step: Step::ToolSetting,
+            ..base()
+        },
+        Case {
+            name: "tool setting required beats a not-required server",
+            inputs: PolicyInputs {
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::Required)]),
+                servers: vec![server("fs", ServerDefault::NotRequired, false)],
+                ..Default::default()
+            },
+            verdict: Verdict::Ask,
+            step: Step::ToolSetting,
+            ..base()
+        },
+        Case {
+            name: "server default not required",
+            inputs: PolicyInputs { servers: vec![server("fs", ServerDefault::NotRequired, false)], ..Default::default() },
+            verdict: Verdict::Run,
+            step: Step::ServerDefault,
+            ..base()
+        },
+        Case {
+            name: "read-only hint ignored unless trusted",
+            read_only: true,
+            verdict: Verdict::Ask,
+            step: Step::ServerDefault,
+            ..base()
+        },
+        Case {
+            name: "trusted read-only hint runs",
+            inputs: PolicyInputs { servers: vec![server("fs", ServerDefault::Required, true)], ..Default::default() },
+            read_only: true,
+            verdict: Verdict::Run,
+            step: Step::ReadOnlyHint,
+            ..base()
+        },
+        Case {
+            name: "annotations never override a person's setting",
+            inputs: PolicyInputs {
+                servers: vec![server("fs", ServerDefault::Required, true)],
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::Required)]),
+                ..Default::default()
+            },
+            read_only: true,
+            verdict: Verdict::Ask,
+            step: Step::ToolSetting,
+            ..base()
+        },
+    ]
+}
+
+#[test]
+fn every_step_of_the_order() {
+    for case in cases() {
+        let config = PolicyConfig::compile(case.inputs.clone()).unwrap();
+        let hash = args_hash(&case.args);
+        let call = CallFacts {
+            session_id: case.session_id,
+            server: case.server,
+            tool: case.tool,
+            args: &case.args,
+            args_hash: &hash,
+            read_only_hint: case.read_only,
+        };
+        let got = decide(&config, &case.session, call, case.needs.clone());
+        assert_eq!((got.verdict, got.step), (case.verdict, case.step), "case '{}': {got:?}", case.name);
+        assert!(!got.why.is_empty(), "case '{}' has no reason", case.name);
+    }
+}
+
+#[test]
+fn bad_patterns_are_clear_errors() {
+    let bad_glob = PolicyInputs { rules: vec![rule("r9", "fs", "w", "/p", "a[", RuleEffect::Ask)], ..Default::default() };
+    let err = PolicyConfig::compile(bad_glob).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("r9") && err.contains("glob"), "{err}");
+    let bad_pointer = PolicyInputs { rules: vec![rule("r8", "fs", "w", "path", "*", RuleEffect::Ask)], ..Default::default() };
+    let err = PolicyConfig::compile(bad_pointer).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err.contains("JSON pointer"), "{err}");
+}

@@ -1,0 +1,218 @@
+//! The nouns of PRODUCT.md §1, with the string forms the store, the API and the CLI share.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+use std::str::FromStr;
+
+/// An error parsing one of the enums below from its string form.
+#[derive(Debug, thiserror::Error)]
+#[error("'{value}' is not a valid {what}; expected one of: {expected}")]
+pub struct ParseEnumError {
+    pub what: &'static str,
+    pub value: String,
+    pub expected: &'static str,
+}
+
+/// Declares a string-backed enum with `Display`, `FromStr` and serde in one place, so the
+/// spelling used on disk, on the wire and on the command line can never drift apart.
+macro_rules! string_enum {
+    ($(#[$meta:meta])* $name:ident, $what:literal { $($variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
+        }
+        impl FromStr for $name {
+            type Err = ParseEnumError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($text => Ok($name::$variant),)+
+                    _ => Err(ParseEnumError {
+                        what: $what,
+                        value: s.to_string(),
+                        expected: concat!($($text, " "),+),
+                    }),
+                }
+            }
+        }
+    };
+}
+
+string_enum!(
+    /// Workspace default and per-session override (PRODUCT.md §2 step 2).
+    Mode, "mode" { Ask => "ask", NeverAsk => "never-ask", DenyAll => "deny-all" }
+);
+
+string_enum!(
+    /// Per-tool approval setting (PRODUCT.md §5).
+    ToolSetting, "tool setting" {
+        ServerDefault => "server-default",
+        Required => "required",
+        NotRequired => "not-required",
+        Blocked => "blocked",
+    }
+);
+
+string_enum!(
+    /// Per-server default (PRODUCT.md §2 step 7).
+    ServerDefault, "server default" { Required => "required", NotRequired => "not-required" }
+);
+
+string_enum!(
+    /// How far a decision is remembered.
+    RememberScope, "remember scope" { Once => "once", Session => "session", Always => "always" }
+);
+
+string_enum!(
+    /// The state machine of a tool call (PRODUCT.md §3).
+    CallState, "call state" {
+        Proposed => "proposed",
+        Invalid => "invalid",
+        AutoAllowed => "auto_allowed",
+        Pending => "pending",
+        Approved => "approved",
+        Denied => "denied",
+        Expired => "expired",
+        Cancelled => "cancelled",
+        Running => "running",
+        Succeeded => "succeeded",
+        Failed => "failed",
+    }
+);
+
+string_enum!(
+    /// Who or what made a decision.
+    DecidedBy, "decider" {
+        Inbox => "inbox",
+        Chat => "chat",
+        Notification => "notification",
+        Api => "api",
+        Policy => "policy",
+        Timeout => "timeout",
+        Engine => "engine",
+    }
+);
+
+string_enum!(
+    /// What an inbox item asks for.
+    ItemKind, "item kind" {
+        ToolCall => "tool_call",
+        ProviderToolCall => "provider_tool_call",
+        Elicitation => "elicitation",
+    }
+);
+
+string_enum!(
+    /// Where a session's turn stands, as the UI and the CLI show it.
+    SessionStatus, "session status" {
+        Idle => "idle",
+        Thinking => "thinking",
+        AwaitingApproval => "awaiting_approval",
+        RunningTools => "running_tools",
+        Failed => "failed",
+    }
+);
+
+impl CallState {
+    /// A call in one of these states has its outcome settled and will not change again.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            CallState::Invalid
+                | CallState::Denied
+                | CallState::Expired
+                | CallState::Cancelled
+                | CallState::Succeeded
+                | CallState::Failed
+        )
+    }
+}
+
+/// The built-in server's name; its tools are confined to the workspace folder.
+pub const BUILTIN_SERVER: &str = "builtin";
+
+/// Separator between server and tool in the names the model sees; servers may not contain it.
+pub const MODEL_NAME_SEPARATOR: &str = "__";
+
+/// A tool as offered by a server: name, description, input schema, MCP annotations.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ToolDef {
+    pub server: String,
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    #[serde(default)]
+    pub read_only_hint: bool,
+}
+
+impl ToolDef {
+    /// The name the model sees: unique across servers.
+    pub fn model_name(&self) -> String {
+        model_tool_name(&self.server, &self.name)
+    }
+}
+
+pub fn model_tool_name(server: &str, tool: &str) -> String {
+    format!("{server}{MODEL_NAME_SEPARATOR}{tool}")
+}
+
+/// Splits a model-facing tool name into `(server, tool)`.
+pub fn split_model_tool_name(name: &str) -> Option<(&str, &str)> {
+    name.split_once(MODEL_NAME_SEPARATOR)
+        .filter(|(server, tool)| !server.is_empty() && !tool.is_empty())
+}
+
+/// A server name is safe in model tool names, paths and URLs.
+pub fn validate_server_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 64 {
+        return Err("a server name needs 1 to 64 characters".into());
+    }
+    if name.contains(MODEL_NAME_SEPARATOR) {
+        return Err(format!("a server name may not contain '{MODEL_NAME_SEPARATOR}'"));
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return Err("a server name may use letters, digits, '-' and '_' only".into());
+    }
+    Ok(())
+}
+
+/// The result a model receives for a denied call (PRODUCT.md §1 "execution-denied").
+pub fn execution_denied(reason: &str) -> Value {
+    serde_json::json!({ "type": "execution-denied", "reason": reason })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enums_round_trip_through_strings() {
+        for mode in Mode::ALL {
+            assert_eq!(mode.as_str().parse::<Mode>().ok(), Some(*mode));
+        }
+        for state in CallState::ALL {
+            assert_eq!(state.as_str().parse::<CallState>().ok(), Some(*state));
+        }
+        let err = "sometimes".parse::<Mode>().err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains("ask never-ask deny-all"), "{err}");
+    }
+
+    #[test]
+    fn model_names_split_back() {
+        assert_eq!(split_model_tool_name("builtin__write_file"), Some(("builtin", "write_file")));
+        assert_eq!(split_model_tool_name("fs__a__b"), Some(("fs", "a__b")));
+        assert_eq!(split_model_tool_name("nothing"), None);
+        assert!(validate_server_name("my-server_2").is_ok());
+        assert!(validate_server_name("a__b").is_err());
+        assert!(validate_server_name("a b").is_err());
+    }
+}
