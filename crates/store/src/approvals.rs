@@ -1,0 +1,322 @@
+//! Approval requests and the decisions on them. Every decision, from any channel, is written
+//! by [`Store::decide`] in one immediate transaction: the request, the call, the grant or
+//! remembered decision it creates, and the audit row commit together or not at all.
+
+use crate::audit::insert_audit;
+use crate::{Result, Store, StoreError, now, parse_enum, parse_json};
+use airlock_core::{DecidedBy, ItemKind, RememberScope, ids};
+use rusqlite::{Connection, Row, Transaction, params};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone)]
+pub struct NewApproval {
+    pub approval_id: String,
+    pub tool_call_id: Option<String>,
+    pub session_id: String,
+    pub kind: ItemKind,
+    pub server: String,
+    pub tool: String,
+    pub args: Value,
+    pub args_hash: String,
+    pub why: String,
+    pub expires_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ApprovalRow {
+    pub approval_id: String,
+    pub tool_call_id: Option<String>,
+    pub session_id: String,
+    pub session: String,
+    pub kind: ItemKind,
+    pub server: String,
+    pub tool: String,
+    pub args: Value,
+    pub args_hash: String,
+    pub why: String,
+    pub status: String,
+    pub created_at: String,
+    pub expires_at: Option<String>,
+}
+
+/// A decision as a channel submits it.
+#[derive(Debug, Clone)]
+pub struct DecisionInput {
+    pub approval_id: String,
+    /// When the channel acts within one session, the decision must belong to it.
+    pub session_id: Option<String>,
+    pub approve: bool,
+    pub reason: Option<String>,
+    /// Already validated against the tool's schema by the caller.
+    pub edited_args: Option<Value>,
+    pub remember: RememberScope,
+    /// Remember for these exact arguments only, rather than the whole tool.
+    pub remember_exact_args: bool,
+    pub for_chat: bool,
+    pub decided_by: DecidedBy,
+}
+
+#[derive(Debug, Clone)]
+pub struct DecisionOutcome {
+    pub approval: ApprovalRow,
+    pub run_args: Value,
+}
+
+pub(crate) fn insert_approval(tx: &Transaction<'_>, a: &NewApproval, at: &str) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO approval_requests (approval_id, tool_call_id, session_id, kind, server, tool,
+            args, args_hash, why, status, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'pending', ?10, ?11)",
+    )?
+    .execute(params![
+        a.approval_id,
+        a.tool_call_id,
+        a.session_id,
+        a.kind.as_str(),
+        a.server,
+        a.tool,
+        a.args.to_string(),
+        a.args_hash,
+        a.why,
+        at,
+        a.expires_at,
+    ])?;
+    insert_audit(
+        tx,
+        "policy",
+        "approval_requested",
+        Some(&a.session_id),
+        a.tool_call_id.as_deref(),
+        Some(&a.approval_id),
+        &json!({ "server": a.server, "tool": a.tool, "args": a.args, "why": a.why }),
+    )?;
+    Ok(())
+}
+
+const COLUMNS: &str = "a.approval_id, a.tool_call_id, a.session_id, s.name, a.kind, a.server, a.tool, \
+    a.args, a.args_hash, a.why, a.status, a.created_at, a.expires_at";
+
+type RawApproval = (
+    String,
+    Option<String>,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+);
+
+fn raw(row: &Row<'_>) -> rusqlite::Result<RawApproval> {
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+        row.get(5)?,
+        row.get(6)?,
+        row.get(7)?,
+        row.get(8)?,
+        row.get(9)?,
+        row.get(10)?,
+        row.get(11)?,
+        row.get(12)?,
+    ))
+}
+
+fn parse(r: RawApproval) -> Result<ApprovalRow> {
+    Ok(ApprovalRow {
+        approval_id: r.0,
+        tool_call_id: r.1,
+        session_id: r.2,
+        session: r.3,
+        kind: parse_enum(&r.4, "approval kind")?,
+        server: r.5,
+        tool: r.6,
+        args: parse_json(&r.7, "approval arguments")?,
+        args_hash: r.8,
+        why: r.9,
+        status: r.10,
+        created_at: r.11,
+        expires_at: r.12,
+    })
+}
+
+fn query(conn: &Connection, filter: &str, param: &dyn rusqlite::ToSql) -> Result<Vec<ApprovalRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM approval_requests a JOIN sessions s ON s.id = a.session_id
+         WHERE {filter} ORDER BY a.created_at, a.rowid"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map([param], raw)?;
+    rows.map(|r| r.map_err(StoreError::from).and_then(parse)).collect()
+}
+
+impl Store {
+    /// Every pending request, oldest first.
+    pub fn pending_approvals(&self) -> Result<Vec<ApprovalRow>> {
+        self.read(|conn| query(conn, "a.status = ?1", &"pending"))
+    }
+
+    pub fn approval(&self, approval_id: &str) -> Result<Option<ApprovalRow>> {
+        self.read(|conn| Ok(query(conn, "a.approval_id = ?1", &approval_id)?.into_iter().next()))
+    }
+
+    /// The approval requests raised for the calls of one assistant message.
+    pub fn approvals_of_message(&self, message_id: i64) -> Result<Vec<ApprovalRow>> {
+        self.read(|conn| {
+            query(
+                conn,
+                "a.tool_call_id IN (SELECT id FROM tool_calls WHERE message_id = ?1)",
+                &message_id,
+            )
+        })
+    }
+
+    /// Applies one decision. Refusals (unknown id, another session's id, already decided) leave
+    /// an audit row and change nothing else.
+    pub fn decide(&self, input: &DecisionInput) -> Result<DecisionOutcome> {
+        let result = self.write(|tx| apply_decision(tx, input));
+        if let Err(error) = &result {
+            let refusal = matches!(
+                error,
+                StoreError::UnknownApproval(_) | StoreError::ForeignSession { .. } | StoreError::AlreadyDecided { .. }
+            );
+            if refusal {
+                self.write(|tx| {
+                    insert_audit(
+                        tx,
+                        input.decided_by.as_str(),
+                        "decision_refused",
+                        input.session_id.as_deref(),
+                        None,
+                        Some(&input.approval_id),
+                        &json!({ "approve": input.approve, "error": error.to_string() }),
+                    )
+                })?;
+            }
+        }
+        result
+    }
+
+    /// Cancels every pending request of a session (the user cancelled the turn).
+    pub fn cancel_pending(&self, session_id: &str) -> Result<Vec<String>> {
+        self.write(|tx| {
+            let ids: Vec<String> = {
+                let mut stmt = tx.prepare(
+                    "SELECT approval_id FROM approval_requests WHERE session_id = ?1 AND status = 'pending'",
+                )?;
+                let rows = stmt.query_map([session_id], |r| r.get(0))?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            let at = now();
+            for id in &ids {
+                tx.execute("UPDATE approval_requests SET status = 'cancelled' WHERE approval_id = ?1", [id])?;
+                tx.execute(
+                    "UPDATE tool_calls SET state = 'cancelled', result = ?2, updated_at = ?3
+                     WHERE id = (SELECT tool_call_id FROM approval_requests WHERE approval_id = ?1)",
+                    params![id, json!({"type": "cancelled", "reason": "the user cancelled the turn"}).to_string(), at],
+                )?;
+                insert_audit(tx, "user", "approval_cancelled", Some(session_id), None, Some(id), &json!({}))?;
+            }
+            Ok(ids)
+        })
+    }
+}
+
+fn apply_decision(tx: &Transaction<'_>, input: &DecisionInput) -> Result<DecisionOutcome> {
+    let id = &input.approval_id;
+    let row = query(tx, "a.approval_id = ?1", id)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| StoreError::UnknownApproval(id.clone()))?;
+    if let Some(session) = &input.session_id
+        && session != &row.session_id
+        && session != &row.session
+    {
+        return Err(StoreError::ForeignSession { id: id.clone() });
+    }
+    if row.status != "pending" {
+        return Err(StoreError::AlreadyDecided { id: id.clone(), status: row.status });
+    }
+    let at = now();
+    let status = match (input.approve, input.decided_by) {
+        (true, _) => "approved",
+        (false, DecidedBy::Timeout) => "expired",
+        (false, _) => "denied",
+    };
+    let run_args = input.edited_args.clone().unwrap_or_else(|| row.args.clone());
+    tx.execute("UPDATE approval_requests SET status = ?2 WHERE approval_id = ?1", params![id, status])?;
+    tx.execute(
+        "INSERT INTO decisions (approval_id, approve, reason, edited_args, remember, for_chat, decided_by, decided_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![
+            id,
+            input.approve,
+            input.reason,
+            input.edited_args.as_ref().map(Value::to_string),
+            input.remember.as_str(),
+            input.for_chat,
+            input.decided_by.as_str(),
+            at,
+        ],
+    )?;
+    if let Some(call_id) = &row.tool_call_id {
+        let denied_result = airlock_core::execution_denied(
+            input.reason.as_deref().filter(|r| !r.trim().is_empty()).unwrap_or("denied by the user"),
+        );
+        let changed = if input.approve {
+            tx.execute(
+                "UPDATE tool_calls SET state = 'approved', run_args = ?2, updated_at = ?3
+                 WHERE id = ?1 AND state = 'pending'",
+                params![call_id, run_args.to_string(), at],
+            )?
+        } else {
+            tx.execute(
+                "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1 AND state = 'pending'",
+                params![call_id, status, denied_result.to_string(), at],
+            )?
+        };
+        if changed != 1 {
+            return Err(StoreError::AlreadyDecided { id: id.clone(), status: "settled".into() });
+        }
+    }
+    if input.for_chat && input.approve {
+        tx.execute(
+            "INSERT OR IGNORE INTO session_grants (session_id, server, tool, created_at) VALUES (?1, ?2, ?3, ?4)",
+            params![row.session_id, row.server, row.tool, at],
+        )?;
+    }
+    if input.remember != RememberScope::Once {
+        let session = (input.remember == RememberScope::Session).then_some(&row.session_id);
+        let hash = input.remember_exact_args.then_some(&row.args_hash);
+        tx.execute(
+            "INSERT INTO remembered (id, server, tool, args_hash, session_id, approve, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![ids::new_id("mem"), row.server, row.tool, hash, session, input.approve, at],
+        )?;
+    }
+    insert_audit(
+        tx,
+        input.decided_by.as_str(),
+        if input.approve { "approved" } else { status },
+        Some(&row.session_id),
+        row.tool_call_id.as_deref(),
+        Some(id),
+        &json!({
+            "server": row.server, "tool": row.tool,
+            "args_shown": row.args, "args_run": input.approve.then_some(&run_args),
+            "edited": input.edited_args.is_some(), "reason": input.reason,
+            "remember": input.remember.as_str(), "for_chat": input.for_chat,
+        }),
+    )?;
+    let approval = ApprovalRow { status: status.to_string(), ..row };
+    Ok(DecisionOutcome { approval, run_args })
+}

@@ -1,0 +1,120 @@
+//! Sessions (chats): name, mode override, status.
+
+use crate::{Result, Store, StoreError, now, parse_enum};
+use airlock_core::{Mode, SessionStatus, ids};
+use rusqlite::{OptionalExtension, Row, params};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SessionRow {
+    pub id: String,
+    pub name: String,
+    pub mode: Option<Mode>,
+    pub status: SessionStatus,
+    pub last_error: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+const COLUMNS: &str = "id, name, mode, status, last_error, created_at, updated_at";
+
+fn from_row(row: &Row<'_>) -> rusqlite::Result<SessionRowRaw> {
+    Ok(SessionRowRaw {
+            id: row.get(0)?,
+            name: row.get(1)?,
+            mode: row.get(2)?,
+            status: row.get(3)?,
+            last_error: row.get(4)?,
+            created_at: row.get(5)?,
+            updated_at: row.get(6)?,
+    })
+}
+
+struct SessionRowRaw {
+    id: String,
+    name: String,
+    mode: Option<String>,
+    status: String,
+    last_error: Option<String>,
+    created_at: String,
+    updated_at: String,
+}
+
+impl SessionRowRaw {
+    fn parse(self) -> Result<SessionRow> {
+        Ok(SessionRow {
+            mode: self.mode.as_deref().map(|m| parse_enum(m, "session mode")).transpose()?,
+            status: parse_enum(&self.status, "session status")?,
+            id: self.id,
+            name: self.name,
+            last_error: self.last_error,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+impl Store {
+    /// The session with this name, created if it does not exist yet.
+    pub fn ensure_session(&self, name: &str) -> Result<SessionRow> {
+        if name.trim().is_empty() || name.len() > 200 {
+            return Err(StoreError::Invalid("a session name needs 1 to 200 characters".into()));
+        }
+        self.write(|tx| {
+            let at = now();
+            tx.execute(
+                "INSERT INTO sessions (id, name, status, created_at, updated_at)
+                 VALUES (?1, ?2, 'idle', ?3, ?3) ON CONFLICT(name) DO NOTHING",
+                params![ids::new_id("ses"), name, at],
+            )?;
+            let sql = format!("SELECT {COLUMNS} FROM sessions WHERE name = ?1");
+            let raw = tx.query_row(&sql, [name], from_row)?;
+            raw.parse()
+        })
+    }
+
+    pub fn session_by_name(&self, name: &str) -> Result<Option<SessionRow>> {
+        self.read(|conn| {
+            let sql = format!("SELECT {COLUMNS} FROM sessions WHERE name = ?1");
+            let raw = conn.query_row(&sql, [name], from_row).optional()?;
+            raw.map(SessionRowRaw::parse).transpose()
+        })
+    }
+
+    pub fn session(&self, id: &str) -> Result<Option<SessionRow>> {
+        self.read(|conn| {
+            let sql = format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1");
+            let raw = conn.query_row(&sql, [id], from_row).optional()?;
+            raw.map(SessionRowRaw::parse).transpose()
+        })
+    }
+
+    pub fn sessions(&self) -> Result<Vec<SessionRow>> {
+        self.read(|conn| {
+            let sql = format!("SELECT {COLUMNS} FROM sessions ORDER BY created_at, name");
+            let mut stmt = conn.prepare(&sql)?;
+            let rows = stmt.query_map([], from_row)?;
+            rows.map(|r| r.map_err(StoreError::from).and_then(SessionRowRaw::parse)).collect()
+        })
+    }
+
+    pub fn set_session_mode(&self, id: &str, mode: Option<Mode>) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE sessions SET mode = ?2, updated_at = ?3 WHERE id = ?1",
+                params![id, mode.map(Mode::as_str), now()],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub fn set_session_status(&self, id: &str, status: SessionStatus, error: Option<&str>) -> Result<()> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE sessions SET status = ?2, last_error = ?3, updated_at = ?4 WHERE id = ?1",
+                params![id, status.as_str(), error, now()],
+            )?;
+            Ok(())
+        })
+    }
+}

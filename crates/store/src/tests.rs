@@ -1,0 +1,178 @@
+use super::*;
+use airlock_core::{CallState, DecidedBy, ItemKind, RememberScope, args_hash};
+use serde_json::json;
+
+fn open() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("airlock.db")).unwrap();
+    (dir, store)
+}
+
+/// One assistant step with one pending `fs/write_file` call; returns (session id, approval id, call id).
+fn pending_call(store: &Store, session: &str) -> (String, String, String) {
+    let session = store.ensure_session(session).unwrap();
+    let args = json!({"path": "a.txt", "content": "x"});
+    let call_id = airlock_core::ids::new_id("call");
+    let approval_id = airlock_core::ids::new_approval_id();
+    let call = NewCall {
+        id: call_id.clone(),
+        provider_call_id: "call_1".into(),
+        model_name: "fs__write_file".into(),
+        server: "fs".into(),
+        tool: "write_file".into(),
+        raw_args: args.to_string(),
+        args: Some(args.clone()),
+        args_hash: Some(args_hash(&args)),
+        state: CallState::Pending,
+        policy_step: Some("server_default".into()),
+        policy_why: Some("server default".into()),
+        result: None,
+    };
+    let approval = NewApproval {
+        approval_id: approval_id.clone(),
+        tool_call_id: Some(call_id.clone()),
+        session_id: session.id.clone(),
+        kind: ItemKind::ToolCall,
+        server: "fs".into(),
+        tool: "write_file".into(),
+        args_hash: args_hash(&args),
+        args,
+        why: "server default".into(),
+        expires_at: None,
+    };
+    store.record_assistant_step(&session.id, "", &[call], &[approval]).unwrap();
+    (session.id, approval_id, call_id)
+}
+
+fn input(id: &str, approve: bool) -> DecisionInput {
+    DecisionInput {
+        approval_id: id.into(),
+        session_id: None,
+        approve,
+        reason: None,
+        edited_args: None,
+        remember: RememberScope::Once,
+        remember_exact_args: false,
+        for_chat: false,
+        decided_by: DecidedBy::Api,
+    }
+}
+
+#[test]
+fn pragmas_are_wal_and_full() {
+    let (_dir, store) = open();
+    let conn = store.lock();
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
+    let sync: i64 = conn.pragma_query_value(None, "synchronous", |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+    assert_eq!(sync, 2, "synchronous=FULL");
+}
+
+#[test]
+fn newer_database_is_refused_and_left_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("airlock.db");
+    {
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 99;").unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open(&path).unwrap_err().to_string();
+    assert!(err.contains("newer Airlock") && err.contains("99"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert!(!dir.path().join("airlock.db-wal").exists());
+}
+
+#[test]
+fn reopening_keeps_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("airlock.db");
+    let approval_id = {
+        let store = Store::open(&path).unwrap();
+        pending_call(&store, "s").1
+    };
+    let store = Store::open(&path).unwrap();
+    let pending = store.pending_approvals().unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].approval_id, approval_id);
+    assert_eq!(pending[0].session, "s");
+}
+
+#[test]
+fn approve_with_edit_sets_run_args_and_audits() {
+    let (_dir, store) = open();
+    let (_session, approval_id, call_id) = pending_call(&store, "s");
+    let edited = json!({"path": "b.txt", "content": "y"});
+    let outcome = store
+        .decide(&DecisionInput { edited_args: Some(edited.clone()), for_chat: true, ..input(&approval_id, true) })
+        .unwrap();
+    assert_eq!(outcome.run_args, edited);
+    let call = store.call(&call_id).unwrap().unwrap();
+    assert_eq!(call.state, CallState::Approved);
+    assert_eq!(call.run_args, Some(edited));
+    assert_eq!(store.session_grants(&call.session_id).unwrap(), vec![("fs".to_string(), "write_file".to_string())]);
+    let audit = store.audit_rows(10).unwrap();
+    let row = audit.iter().find(|r| r.action == "approved").unwrap();
+    assert_eq!(row.actor, "api");
+    assert_eq!(row.detail["edited"], json!(true));
+    assert!(store.pending_approvals().unwrap().is_empty());
+}
+
+#[test]
+fn deny_writes_execution_denied_result() {
+    let (_dir, store) = open();
+    let (_s, approval_id, call_id) = pending_call(&store, "s");
+    store
+        .decide(&DecisionInput { reason: Some("not that file".into()), remember: RememberScope::Always, ..input(&approval_id, false) })
+        .unwrap();
+    let call = store.call(&call_id).unwrap().unwrap();
+    assert_eq!(call.state, CallState::Denied);
+    assert_eq!(call.result, Some(json!({"type": "execution-denied", "reason": "not that file"})));
+    let remembered = store.remembered().unwrap();
+    assert_eq!(remembered.len(), 1);
+    assert!(!remembered[0].entry.approve);
+    assert_eq!(remembered[0].entry.session_id, None);
+}
+
+#[test]
+fn refusals_change_nothing_and_leave_an_audit_row() {
+    let (_dir, store) = open();
+    let (_s, approval_id, call_id) = pending_call(&store, "s");
+    let (other_session, _, _) = pending_call(&store, "other");
+
+    let err = store.decide(&input("nope", true)).unwrap_err();
+    assert!(matches!(err, StoreError::UnknownApproval(_)), "{err}");
+
+    let err = store.decide(&DecisionInput { session_id: Some(other_session), ..input(&approval_id, true) }).unwrap_err();
+    assert!(matches!(err, StoreError::ForeignSession { .. }), "{err}");
+    assert_eq!(store.call(&call_id).unwrap().unwrap().state, CallState::Pending);
+
+    store.decide(&input(&approval_id, false)).unwrap();
+    let err = store.decide(&input(&approval_id, true)).unwrap_err();
+    assert!(matches!(err, StoreError::AlreadyDecided { .. }), "{err}");
+    assert_eq!(store.call(&call_id).unwrap().unwrap().state, CallState::Denied);
+
+    let refusals = store.audit_rows(100).unwrap().into_iter().filter(|r| r.action == "decision_refused").count();
+    assert_eq!(refusals, 3);
+}
+
+#[test]
+fn running_is_only_entered_from_approved() {
+    let (_dir, store) = open();
+    let (_s, approval_id, call_id) = pending_call(&store, "s");
+    assert!(store.mark_running(&[(call_id.clone(), json!({}))]).is_err(), "a pending call must not run");
+    store.decide(&input(&approval_id, true)).unwrap();
+    store.mark_running(&[(call_id.clone(), json!({"path": "a.txt"}))]).unwrap();
+    assert_eq!(store.calls_in_state(CallState::Running).unwrap().len(), 1);
+    store.finish_call(&call_id, CallState::Succeeded, &json!("ok")).unwrap();
+    assert_eq!(store.call(&call_id).unwrap().unwrap().state, CallState::Succeeded);
+}
+
+#[test]
+fn cancel_marks_requests_and_calls() {
+    let (_dir, store) = open();
+    let (session, approval_id, call_id) = pending_call(&store, "s");
+    assert_eq!(store.cancel_pending(&session).unwrap(), vec![approval_id.clone()]);
+    assert_eq!(store.call(&call_id).unwrap().unwrap().state, CallState::Cancelled);
+    assert!(store.decide(&input(&approval_id, true)).is_err());
+}
