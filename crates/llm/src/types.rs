@@ -1,0 +1,141 @@
+//! Provider-neutral messages, tool specs and replies.
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ModelToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl ChatMessage {
+    pub fn system(text: impl Into<String>) -> Self {
+        Self { role: Role::System, content: Some(text.into()), tool_calls: Vec::new(), tool_call_id: None }
+    }
+
+    pub fn user(text: impl Into<String>) -> Self {
+        Self { role: Role::User, content: Some(text.into()), tool_calls: Vec::new(), tool_call_id: None }
+    }
+
+    pub fn assistant(text: Option<String>, tool_calls: Vec<ModelToolCall>) -> Self {
+        Self { role: Role::Assistant, content: text, tool_calls, tool_call_id: None }
+    }
+
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self { role: Role::Tool, content: Some(content.into()), tool_calls: Vec::new(), tool_call_id: Some(call_id.into()) }
+    }
+}
+
+/// A tool call as the model proposed it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ModelToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments' JSON text exactly as the model sent it (it may be invalid).
+    pub arguments: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ChatRequest {
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSpec>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelReply {
+    pub text: String,
+    pub tool_calls: Vec<ModelToolCall>,
+    pub finish_reason: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// For example `https://api.openai.com/v1`; requests go to `{base_url}/chat/completions`.
+    pub base_url: String,
+    pub model: String,
+    /// The environment variable holding the API key, sent as a bearer token.
+    pub api_key_env: Option<String>,
+    pub stream: bool,
+    /// Retries after the first try, for 429, 5xx, timeouts and connection errors.
+    pub max_retries: u32,
+    pub request_timeout: Duration,
+    /// The longest wait between tries, including one asked for by Retry-After.
+    pub max_backoff: Duration,
+    /// The first wait between tries; it doubles each time.
+    pub initial_backoff: Duration,
+}
+
+impl Default for ProviderConfig {
+    fn default() -> Self {
+        Self {
+            base_url: "https://api.openai.com/v1".into(),
+            model: "gpt-4o-mini".into(),
+            api_key_env: Some("OPENAI_API_KEY".into()),
+            stream: true,
+            max_retries: 4,
+            request_timeout: Duration::from_secs(120),
+            max_backoff: Duration::from_secs(20),
+            initial_backoff: Duration::from_millis(200),
+        }
+    }
+}
+
+/// Receives streamed text as it arrives.
+pub type TextSink = dyn Fn(&str) + Send + Sync;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("the API key variable {var} is not set (or empty) in the engine's environment")]
+    MissingApiKey { var: String },
+    #[error("the provider refused the request (HTTP {status}): {body}")]
+    Status { status: u16, body: String },
+    #[error("cannot reach the provider: {0}")]
+    Transport(String),
+    #[error("the provider's answer is not understood: {0}")]
+    Decode(String),
+    #[error("the provider's stream was cut off before the answer was complete{}", describe_cut(incomplete_tool_calls))]
+    StreamCut { text_so_far: String, incomplete_tool_calls: Vec<String> },
+    #[error("the provider did not answer in time")]
+    Timeout,
+    #[error("gave up after {attempts} tries: {last}")]
+    RetriesExhausted { attempts: u32, last: Box<LlmError> },
+}
+
+fn describe_cut(calls: &[String]) -> String {
+    if calls.is_empty() {
+        String::new()
+    } else {
+        format!(" (incomplete tool calls, not run: {})", calls.join(", "))
+    }
+}
+
+/// A model behind some wire format.
+pub trait ModelProvider: Send + Sync {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_text: Option<&'a TextSink>,
+    ) -> BoxFuture<'a, Result<ModelReply, LlmError>>;
+}
