@@ -1,1 +1,8 @@
+//! The local HTTP API of a running engine, its discovery files, and a client for it.
 
+pub mod client;
+pub mod discovery;
+pub mod server;
+
+pub use client::{ApiClient, ClientError};
+pub use server::{router, serve};

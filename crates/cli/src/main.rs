@@ -1,1 +1,249 @@
-fn main() {}
+//! `airlock`: the headless engine (`serve`) and a client of its local API for everything else.
+//! Exit codes: 0 done, 1 refused or failed (message on stderr), 2 usage error.
+
+mod bench;
+mod commands;
+mod serve;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(name = "airlock", version, about = "Approval inbox for AI agent tool calls")]
+struct Cli {
+    /// The data directory (default: $AIRLOCK_DATA_DIR, else the platform's data folder).
+    #[arg(long, global = true, env = "AIRLOCK_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the headless engine and its local API.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: String,
+        /// Folder of the built-in tools (default: DATA_DIR/workspace).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
+    },
+    /// Send a user message; wait for the turn to end and print the answer.
+    Chat {
+        #[arg(long, default_value = "default")]
+        session: String,
+        /// Print the session name and return at once.
+        #[arg(long)]
+        no_wait: bool,
+        message: String,
+    },
+    /// Pending requests, oldest first.
+    Inbox {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Approve one or more requests.
+    Approve {
+        #[arg(required = true)]
+        ids: Vec<String>,
+        /// Run with these arguments instead (a JSON object, checked against the tool's schema).
+        #[arg(long)]
+        args: Option<String>,
+        /// Allow this tool for the rest of the chat.
+        #[arg(long)]
+        for_chat: bool,
+        #[arg(long, value_parser = ["session", "always"])]
+        remember: Option<String>,
+        /// With --remember: only for exactly these arguments.
+        #[arg(long)]
+        exact_args: bool,
+    },
+    /// Deny one or more requests; the model reads the reason.
+    Deny {
+        #[arg(required = true)]
+        ids: Vec<String>,
+        #[arg(long)]
+        reason: Option<String>,
+        #[arg(long, value_parser = ["session", "always"])]
+        remember: Option<String>,
+    },
+    /// A session's messages and tool calls.
+    Transcript {
+        #[arg(long)]
+        session: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Wait for a session's turn to end and print the answer (for scripts).
+    Wait {
+        #[arg(long)]
+        session: String,
+    },
+    /// Cancel a session's running turn.
+    Cancel {
+        #[arg(long)]
+        session: String,
+    },
+    /// Sessions and their status.
+    Sessions {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The model provider.
+    Provider {
+        #[command(subcommand)]
+        action: ProviderAction,
+    },
+    /// Approval mode of the workspace or of one session.
+    Mode {
+        #[command(subcommand)]
+        action: ModeAction,
+    },
+    /// Every tool with its effective setting, or `tools set SERVER/TOOL SETTING`.
+    Tools {
+        #[arg(long)]
+        json: bool,
+        #[command(subcommand)]
+        action: Option<ToolsAction>,
+    },
+    /// Argument rules.
+    Rules {
+        #[command(subcommand)]
+        action: RulesAction,
+    },
+    /// Other settings: approval-timeout (seconds, 0 = off), step-limit, system-prompt.
+    Settings {
+        #[command(subcommand)]
+        action: SettingsAction,
+    },
+    /// Remembered decisions.
+    Remembered {
+        #[command(subcommand)]
+        action: Option<RememberedAction>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The audit trail, oldest first.
+    Audit {
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmarks.
+    Bench {
+        #[command(subcommand)]
+        action: bench::BenchAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ProviderAction {
+    Set {
+        #[arg(long)]
+        base_url: String,
+        #[arg(long)]
+        model: String,
+        /// Name of the environment variable holding the API key.
+        #[arg(long)]
+        api_key_env: Option<String>,
+        /// Ask for whole answers instead of streamed ones.
+        #[arg(long)]
+        no_stream: bool,
+    },
+    Show,
+}
+
+#[derive(Subcommand, Debug)]
+enum ModeAction {
+    Set {
+        #[arg(value_parser = ["ask", "never-ask", "deny-all"])]
+        mode: String,
+        #[arg(long)]
+        session: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ToolsAction {
+    Set {
+        /// SERVER/TOOL
+        target: String,
+        #[arg(value_parser = ["server-default", "required", "not-required", "blocked"])]
+        setting: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum RulesAction {
+    /// `rules add SERVER/TOOL POINTER GLOB allow|ask|deny`
+    Add {
+        target: String,
+        pointer: String,
+        pattern: String,
+        #[arg(value_parser = ["allow", "ask", "deny"])]
+        effect: String,
+        /// Treat the pattern as a regular expression instead of a glob.
+        #[arg(long)]
+        regex: bool,
+    },
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SettingsAction {
+    Set {
+        #[arg(value_parser = ["approval-timeout", "step-limit", "system-prompt"])]
+        key: String,
+        value: String,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum RememberedAction {
+    Revoke { id: String },
+}
+
+fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    match given {
+        Some(dir) => Ok(dir),
+        None => dirs::data_dir()
+            .map(|d| d.join("airlock"))
+            .ok_or_else(|| anyhow::anyhow!("no data directory: pass --data-dir or set AIRLOCK_DATA_DIR")),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("airlock: cannot start: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("airlock: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let dir = data_dir(cli.data_dir)?;
+    match cli.command {
+        Command::Serve { listen, workspace } => serve::run(&dir, &listen, workspace).await,
+        Command::Bench { action } => bench::run(action).await,
+        other => commands::run(&dir, other).await,
+    }
+}

@@ -12,6 +12,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::RegexSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 /// What happens to the call.
@@ -390,22 +391,23 @@ fn decide_after_mode(
 
 fn remembered_match(config: &PolicyConfig, call: CallFacts<'_>) -> Option<PolicyDecision> {
     let entries = config.remembered.get(call.server)?.get(call.tool)?;
-    let applies = |entry: &&Remembered| {
-        entry.session_id.as_deref().is_none_or(|session| session == call.session_id)
-    };
-    let exact: Vec<&Remembered> = entries
-        .iter()
-        .filter(applies)
-        .filter(|entry| entry.args_hash.as_deref() == Some(call.args_hash))
-        .collect();
-    let chosen = if exact.is_empty() {
-        entries.iter().filter(applies).filter(|entry| entry.args_hash.is_none()).collect()
-    } else {
-        exact
-    };
-    let first = chosen.first()?;
-    let denied = chosen.iter().find(|entry| !entry.approve);
-    let entry = denied.unwrap_or(first);
+    // One pass, no allocation: exact arguments beat the whole tool; a denial beats an approval.
+    let mut exact: Option<&Remembered> = None;
+    let mut whole_tool: Option<&Remembered> = None;
+    for entry in entries {
+        if entry.session_id.as_deref().is_some_and(|session| session != call.session_id) {
+            continue;
+        }
+        let slot = match entry.args_hash.as_deref() {
+            Some(hash) if hash == call.args_hash => &mut exact,
+            Some(_) => continue,
+            None => &mut whole_tool,
+        };
+        if slot.is_none_or(|kept| kept.approve && !entry.approve) {
+            *slot = Some(entry);
+        }
+    }
+    let entry = exact.or(whole_tool)?;
     let scope = if entry.session_id.is_some() { "session" } else { "always" };
     let what = if entry.args_hash.is_some() { "these arguments" } else { "this tool" };
     Some(if entry.approve {
@@ -503,10 +505,13 @@ impl Matchers {
 
     /// The id of the first rule matching `text`, if any.
     fn first_match(&self, text: &str) -> Option<&str> {
-        if let Some(index) = self.globs.matches(text).into_iter().min() {
+        // `is_match` first: it allocates nothing, and most values match no rule.
+        if !self.glob_ids.is_empty() && self.globs.is_match(text) {
+            let index = self.globs.matches(text).into_iter().min()?;
             return self.glob_ids.get(index).map(String::as_str);
         }
-        if let Some(index) = self.regexes.matches(text).into_iter().min() {
+        if !self.regex_ids.is_empty() && self.regexes.is_match(text) {
+            let index = self.regexes.matches(text).into_iter().next()?;
             return self.regex_ids.get(index).map(String::as_str);
         }
         None
@@ -581,19 +586,16 @@ impl ToolRules {
 }
 
 /// The texts a pointer's value is matched as: each string (or scalar) raw and normalised.
-fn texts_of(value: &Value) -> Vec<(String, String)> {
-    let one = |v: &Value| -> (String, String) {
-        let raw = match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
+fn texts_of(value: &Value) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
+    fn one(v: &Value) -> (Cow<'_, str>, Cow<'_, str>) {
+        let raw: Cow<'_, str> = match v {
+            Value::String(s) => Cow::Borrowed(s.as_str()),
+            other => Cow::Owned(other.to_string()),
         };
-        let normalized = if raw.contains('/') || raw.contains("..") {
-            normalize_lexically(&raw)
-        } else {
-            raw.clone()
-        };
+        let needs_normalizing = raw.contains("..") || raw.contains("//") || raw.contains("/.");
+        let normalized = if needs_normalizing { Cow::Owned(normalize_lexically(&raw)) } else { raw.clone() };
         (raw, normalized)
-    };
+    }
     match value {
         Value::Array(items) => items.iter().map(one).collect(),
         other => vec![one(other)],

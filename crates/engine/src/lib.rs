@@ -1,1 +1,514 @@
+//! The engine: one per data directory. It owns the store, the tools, the model provider and the
+//! running turns, and is the one path every decision goes through, whatever the channel.
 
+mod driver;
+pub mod events;
+mod provider;
+pub mod router;
+pub mod tools;
+
+pub use events::{EngineEvent, InboxItem, TurnOutcome};
+pub use provider::ProviderSettings;
+
+use airlock_core::policy::{PolicyConfig, PolicyError};
+use airlock_core::{
+    ArgRule, BUILTIN_SERVER, CallState, DecidedBy, ItemKind, Mode, RememberScope, ServerDefault, ToolSetting,
+};
+use airlock_llm::ModelProvider;
+use airlock_store::{ApprovalRow, DecisionInput, MessageRow, SessionRow, Store, StoreError};
+use router::ApprovalRouter;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use tokio::sync::{broadcast, watch};
+use tools::builtin::BuiltinTools;
+use tools::ToolRegistry;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    #[error("no model provider is configured; run `airlock provider set --base-url URL --model NAME`")]
+    NoProvider,
+    #[error("the model provider settings are invalid: {0}")]
+    Provider(String),
+    #[error("session '{session}' is busy ({status}); wait for its turn to end or cancel it")]
+    Busy { session: String, status: String },
+    #[error("no session named '{0}'")]
+    UnknownSession(String),
+    #[error("no tool {server}/{tool}")]
+    UnknownTool { server: String, tool: String },
+    #[error("edited arguments refused: {0}")]
+    InvalidEdit(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("cannot prepare the data directory {path}: {message}")]
+    DataDir { path: PathBuf, message: String },
+}
+
+pub type Result<T> = std::result::Result<T, EngineError>;
+
+/// Where the engine keeps its things.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    pub data_dir: PathBuf,
+    /// The built-in tools' folder; default `DATA_DIR/workspace`.
+    pub workspace: Option<PathBuf>,
+}
+
+/// A decision as a channel submits it.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct DecisionRequest {
+    pub approval_id: String,
+    pub approve: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub args: Option<Value>,
+    #[serde(default)]
+    pub for_chat: bool,
+    #[serde(default)]
+    pub remember: Option<RememberScope>,
+    /// Remember for exactly these arguments instead of the whole tool.
+    #[serde(default)]
+    pub exact_args: bool,
+    /// When the channel acts inside one session (the chat), the approval must belong to it.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The hash of the arguments the person was shown; a mismatch refuses the decision.
+    #[serde(default)]
+    pub args_hash: Option<String>,
+}
+
+/// A tool with its setting and what applies after defaults (`airlock tools`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ToolView {
+    pub server: String,
+    pub tool: String,
+    pub model_name: String,
+    pub description: String,
+    pub setting: ToolSetting,
+    pub effective: ToolSetting,
+    pub read_only_hint: bool,
+}
+
+/// What a running turn's watchers see.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TurnWatch {
+    pub running: bool,
+    pub outcome: Option<TurnOutcome>,
+}
+
+pub(crate) struct Turn {
+    pub cancel: watch::Sender<bool>,
+    pub state: watch::Sender<TurnWatch>,
+}
+
+pub(crate) struct Inner {
+    pub store: Store,
+    pub tools: ToolRegistry,
+    pub router: ApprovalRouter,
+    pub events: broadcast::Sender<EngineEvent>,
+    pub turns: Mutex<HashMap<String, Turn>>,
+    pub provider: RwLock<Option<Arc<dyn ModelProvider>>>,
+    pub policy: RwLock<Option<Arc<PolicyConfig>>>,
+    pub data_dir: PathBuf,
+    pub workspace: PathBuf,
+}
+
+/// Cheap to clone; every clone is the same engine.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("data_dir", &self.inner.data_dir).finish()
+    }
+}
+
+impl Engine {
+    /// Opens the data directory, recovers from a crash (calls found `running` are reported as
+    /// interrupted, never re-run) and resumes every unfinished turn. Needs a tokio runtime.
+    pub fn open(config: EngineConfig) -> Result<Self> {
+        let data_dir = config.data_dir;
+        let workspace = config.workspace.unwrap_or_else(|| data_dir.join("workspace"));
+        for dir in [&data_dir, &workspace] {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| EngineError::DataDir { path: dir.clone(), message: e.to_string() })?;
+        }
+        let store = Store::open(&data_dir.join("airlock.db"))?;
+        store.ensure_server(BUILTIN_SERVER, ServerDefault::Required, &json!({"kind": "builtin"}))?;
+        for (tool, setting) in BuiltinTools::default_settings() {
+            store.seed_tool_setting(BUILTIN_SERVER, tool, setting)?;
+        }
+        let tools = ToolRegistry::default();
+        tools.register(BUILTIN_SERVER, Arc::new(BuiltinTools::new(workspace.clone())));
+        let (events, _) = broadcast::channel(4096);
+        let engine = Self {
+            inner: Arc::new(Inner {
+                store,
+                tools,
+                router: ApprovalRouter::default(),
+                events,
+                turns: Mutex::new(HashMap::new()),
+                provider: RwLock::new(None),
+                policy: RwLock::new(None),
+                data_dir,
+                workspace,
+            }),
+        };
+        engine.recover()?;
+        Ok(engine)
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.data_dir
+    }
+
+    pub fn workspace(&self) -> &Path {
+        &self.inner.workspace
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.inner.tools
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.inner.events.subscribe()
+    }
+
+    fn recover(&self) -> Result<()> {
+        for call in self.inner.store.calls_in_state(CallState::Running)? {
+            let result = json!({
+                "type": "error",
+                "message": "interrupted: Airlock stopped while this call was running; it was not run again",
+            });
+            self.inner.store.finish_call(&call.id, CallState::Failed, &result)?;
+        }
+        for session in self.inner.store.sessions()? {
+            if driver::needs_driving(&session) {
+                driver::start(&self.inner, &session);
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends a user message and starts the turn; returns at once.
+    pub fn send_message(&self, session: &str, text: &str) -> Result<SessionRow> {
+        if text.trim().is_empty() {
+            return Err(EngineError::Invalid("the message is empty".into()));
+        }
+        self.provider()?;
+        if let Some(existing) = self.inner.store.session_by_name(session)?
+            && let Some(status) = self.running_status(&existing.id)
+        {
+            return Err(EngineError::Busy { session: existing.name, status });
+        }
+        let (session, _) = self.inner.store.start_turn(session, text)?;
+        driver::start(&self.inner, &session);
+        Ok(session)
+    }
+
+    fn running_status(&self, session_id: &str) -> Option<String> {
+        let turns = self.inner.turns.lock().unwrap_or_else(|p| p.into_inner());
+        let turn = turns.get(session_id)?;
+        if !turn.state.borrow().running {
+            return None;
+        }
+        let status = self
+            .inner
+            .store
+            .session(session_id)
+            .ok()
+            .flatten()
+            .map(|s| s.status.to_string())
+            .unwrap_or_else(|| "running".into());
+        Some(status)
+    }
+
+    /// Waits for the session's current turn to end (at once when none is running).
+    pub async fn wait_turn(&self, session: &str) -> Result<TurnOutcome> {
+        let row = self.session(session)?;
+        let receiver = {
+            let turns = self.inner.turns.lock().unwrap_or_else(|p| p.into_inner());
+            turns.get(&row.id).map(|turn| turn.state.subscribe())
+        };
+        if let Some(mut receiver) = receiver {
+            let state = receiver.wait_for(|state| !state.running).await.map(|s| s.clone());
+            if let Ok(TurnWatch { outcome: Some(outcome), .. }) = state {
+                return Ok(outcome);
+            }
+        }
+        let answer = self
+            .inner
+            .store
+            .messages(&row.id)?
+            .into_iter()
+            .rev()
+            .find(|m| m.role == "assistant" && m.calls.is_empty())
+            .map(|m| m.content);
+        Ok(TurnOutcome { session: row.name, status: "idle".into(), answer, error: row.last_error })
+    }
+
+    /// Cancels the session's running turn: pending approvals are cancelled, nothing more runs.
+    pub fn cancel(&self, session: &str) -> Result<bool> {
+        let row = self.session(session)?;
+        let turns = self.inner.turns.lock().unwrap_or_else(|p| p.into_inner());
+        match turns.get(&row.id) {
+            Some(turn) if turn.state.borrow().running => {
+                let _ = turn.cancel.send(true);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    pub fn session(&self, name: &str) -> Result<SessionRow> {
+        self.inner.store.session_by_name(name)?.ok_or_else(|| EngineError::UnknownSession(name.to_string()))
+    }
+
+    pub fn sessions(&self) -> Result<Vec<SessionRow>> {
+        Ok(self.inner.store.sessions()?)
+    }
+
+    pub fn transcript(&self, session: &str) -> Result<Vec<MessageRow>> {
+        let row = self.session(session)?;
+        Ok(self.inner.store.messages(&row.id)?)
+    }
+
+    /// Every pending item, oldest first.
+    pub fn inbox(&self) -> Result<Vec<InboxItem>> {
+        Ok(self.inner.store.pending_approvals()?.into_iter().map(|row| self.inner.inbox_item(row)).collect())
+    }
+
+    /// The one path for decisions from every channel. Refused decisions change nothing and
+    /// leave an audit row; an edit is checked against the tool's schema before anything is kept.
+    pub fn decide(&self, request: DecisionRequest, by: DecidedBy) -> Result<ApprovalRow> {
+        self.inner.decide(request, by)
+    }
+
+    // ---- settings ----
+
+    pub fn provider_settings(&self) -> Result<Option<ProviderSettings>> {
+        provider::load(&self.inner.store)
+    }
+
+    pub fn set_provider(&self, settings: ProviderSettings) -> Result<()> {
+        let built = provider::build(&settings)?;
+        self.inner.store.set_setting("provider", &serde_json::to_value(&settings).unwrap_or_default())?;
+        *self.inner.provider.write().unwrap_or_else(|p| p.into_inner()) = Some(built);
+        Ok(())
+    }
+
+    pub(crate) fn provider(&self) -> Result<Arc<dyn ModelProvider>> {
+        self.inner.provider()
+    }
+
+    /// Sets the workspace default, or one session's mode (`None` clears the override).
+    pub fn set_mode(&self, session: Option<&str>, mode: Option<Mode>) -> Result<()> {
+        match session {
+            Some(name) => {
+                let row = self.inner.store.ensure_session(name)?;
+                self.inner.store.set_session_mode(&row.id, mode)?;
+            }
+            None => {
+                let mode = mode.unwrap_or(Mode::Ask);
+                self.inner.store.set_setting("workspace_mode", &json!(mode.as_str()))?;
+                self.inner.invalidate_policy();
+            }
+        }
+        Ok(())
+    }
+
+    pub fn set_setting(&self, key: &str, value: &Value) -> Result<()> {
+        self.inner.store.set_setting(key, value)?;
+        self.inner.invalidate_policy();
+        Ok(())
+    }
+
+    pub fn tool_views(&self) -> Result<Vec<ToolView>> {
+        let policy = self.inner.policy()?;
+        let settings: HashMap<(String, String), ToolSetting> = self
+            .inner
+            .store
+            .tool_settings()?
+            .into_iter()
+            .map(|(server, tool, setting)| ((server, tool), setting))
+            .collect();
+        Ok(self
+            .inner
+            .tools
+            .all()
+            .into_iter()
+            .map(|tool| {
+                let def = &tool.def;
+                let key = (def.server.clone(), def.name.clone());
+                ToolView {
+                    server: def.server.clone(),
+                    tool: def.name.clone(),
+                    model_name: def.model_name(),
+                    description: def.description.clone(),
+                    setting: settings.get(&key).copied().unwrap_or(ToolSetting::ServerDefault),
+                    effective: policy.effective_setting(&def.server, &def.name, def.read_only_hint),
+                    read_only_hint: def.read_only_hint,
+                }
+            })
+            .collect())
+    }
+
+    pub fn set_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()> {
+        if self.inner.tools.tool(server, tool).is_none() {
+            return Err(EngineError::UnknownTool { server: server.into(), tool: tool.into() });
+        }
+        self.inner.store.set_tool_setting(server, tool, setting)?;
+        self.inner.invalidate_policy();
+        Ok(())
+    }
+
+    /// Adds an argument rule after checking that it compiles.
+    pub fn add_rule(&self, rule: ArgRule) -> Result<ArgRule> {
+        PolicyConfig::compile(airlock_core::policy::PolicyInputs { rules: vec![rule.clone()], ..Default::default() })?;
+        self.inner.store.add_rule(&rule)?;
+        self.inner.invalidate_policy();
+        Ok(rule)
+    }
+
+    pub fn revoke_remembered(&self, id: &str) -> Result<bool> {
+        let removed = self.inner.store.revoke_remembered(id)?;
+        self.inner.invalidate_policy();
+        Ok(removed)
+    }
+}
+
+impl Inner {
+    pub(crate) fn emit(&self, event: EngineEvent) {
+        let _ = self.events.send(event);
+    }
+
+    pub(crate) fn provider(&self) -> Result<Arc<dyn ModelProvider>> {
+        if let Some(provider) = self.provider.read().unwrap_or_else(|p| p.into_inner()).clone() {
+            return Ok(provider);
+        }
+        let settings = provider::load(&self.store)?.ok_or(EngineError::NoProvider)?;
+        let built = provider::build(&settings)?;
+        *self.provider.write().unwrap_or_else(|p| p.into_inner()) = Some(built.clone());
+        Ok(built)
+    }
+
+    pub(crate) fn policy(&self) -> Result<Arc<PolicyConfig>> {
+        if let Some(policy) = self.policy.read().unwrap_or_else(|p| p.into_inner()).clone() {
+            return Ok(policy);
+        }
+        let compiled = Arc::new(PolicyConfig::compile(self.store.policy_inputs()?)?);
+        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = Some(compiled.clone());
+        Ok(compiled)
+    }
+
+    pub(crate) fn invalidate_policy(&self) {
+        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    pub(crate) fn inbox_item(&self, row: ApprovalRow) -> InboxItem {
+        let tool = self.tools.tool(&row.server, &row.tool);
+        InboxItem {
+            approval_id: row.approval_id,
+            tool_call_id: row.tool_call_id,
+            kind: row.kind,
+            session: row.session,
+            session_id: row.session_id,
+            server: row.server,
+            tool: row.tool,
+            args: row.args,
+            args_hash: row.args_hash,
+            why: row.why,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            description: tool.as_ref().map(|t| t.def.description.clone()),
+            input_schema: tool.map(|t| t.def.input_schema.clone()),
+        }
+    }
+
+    pub(crate) fn decide(&self, request: DecisionRequest, by: DecidedBy) -> Result<ApprovalRow> {
+        let refuse = |message: String| -> Result<ApprovalRow> {
+            self.store.audit(
+                by.as_str(),
+                "decision_refused",
+                Some(&request.approval_id),
+                &json!({ "approve": request.approve, "error": message }),
+            )?;
+            Err(EngineError::InvalidEdit(message))
+        };
+        let edited = match (&request.args, request.approve) {
+            (Some(args), true) => {
+                let Some(row) = self.store.approval(&request.approval_id)? else {
+                    // Let the store refuse it with its own message and audit row.
+                    return self.store_decide(&request, None, by);
+                };
+                if !args.is_object() {
+                    return refuse("edited arguments must be a JSON object".into());
+                }
+                if let Some(expected) = &request.args_hash
+                    && expected != &row.args_hash
+                {
+                    return refuse("the arguments changed since they were shown; look again".into());
+                }
+                if row.kind == ItemKind::ToolCall {
+                    match self.tools.tool(&row.server, &row.tool) {
+                        Some(tool) => {
+                            if let Err(error) = tool.validate(args) {
+                                return refuse(error.to_string());
+                            }
+                        }
+                        None => return refuse(format!("the tool {}/{} is no longer available", row.server, row.tool)),
+                    }
+                }
+                Some(args.clone())
+            }
+            _ => None,
+        };
+        self.store_decide(&request, edited, by)
+    }
+
+    fn store_decide(&self, request: &DecisionRequest, edited: Option<Value>, by: DecidedBy) -> Result<ApprovalRow> {
+        let session_id = match &request.session {
+            Some(name) => Some(self.store.session_by_name(name)?.map(|s| s.id).unwrap_or_else(|| name.clone())),
+            None => None,
+        };
+        let remember = request.remember.unwrap_or(RememberScope::Once);
+        let outcome = self.store.decide(&DecisionInput {
+            approval_id: request.approval_id.clone(),
+            session_id,
+            approve: request.approve,
+            reason: request.reason.clone(),
+            edited_args: edited,
+            remember,
+            remember_exact_args: request.exact_args,
+            for_chat: request.for_chat,
+            decided_by: by,
+        })?;
+        if remember != RememberScope::Once || request.for_chat {
+            self.invalidate_policy();
+        }
+        self.router.notify(&request.approval_id);
+        self.emit(EngineEvent::ApprovalDecided {
+            approval_id: request.approval_id.clone(),
+            session: outcome.approval.session.clone(),
+            approve: request.approve,
+            decided_by: by.as_str().to_string(),
+        });
+        Ok(outcome.approval)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -149,6 +149,11 @@ impl Store {
     ) -> Result<i64> {
         self.write(|tx| {
             let at = now();
+            if calls.is_empty() {
+                // A plain answer ends the turn, in the same transaction.
+                tx.prepare_cached("UPDATE sessions SET status = 'idle', last_error = NULL, updated_at = ?2 WHERE id = ?1")?
+                    .execute(params![session_id, at])?;
+            }
             tx.execute(
                 "INSERT INTO messages (session_id, role, content, created_at) VALUES (?1, 'assistant', ?2, ?3)",
                 params![session_id, content, at],

@@ -57,8 +57,9 @@ impl SessionRowRaw {
 impl Store {
     /// The session with this name, created if it does not exist yet.
     pub fn ensure_session(&self, name: &str) -> Result<SessionRow> {
-        if name.trim().is_empty() || name.len() > 200 {
-            return Err(StoreError::Invalid("a session name needs 1 to 200 characters".into()));
+        validate_name(name)?;
+        if let Some(existing) = self.session_by_name(name)? {
+            return Ok(existing);
         }
         self.write(|tx| {
             let at = now();
@@ -70,6 +71,26 @@ impl Store {
             let sql = format!("SELECT {COLUMNS} FROM sessions WHERE name = ?1");
             let raw = tx.query_row(&sql, [name], from_row)?;
             raw.parse()
+        })
+    }
+
+    /// Starts a turn in one transaction: the session (created if new), the user message, and
+    /// the status that tells a restarted engine to resume it.
+    pub fn start_turn(&self, name: &str, text: &str) -> Result<(SessionRow, i64)> {
+        validate_name(name)?;
+        self.write(|tx| {
+            let at = now();
+            tx.prepare_cached(
+                "INSERT INTO sessions (id, name, status, created_at, updated_at)
+                 VALUES (?1, ?2, 'thinking', ?3, ?3)
+                 ON CONFLICT(name) DO UPDATE SET status = 'thinking', last_error = NULL, updated_at = ?3",
+            )?
+            .execute(params![ids::new_id("ses"), name, at])?;
+            let sql = format!("SELECT {COLUMNS} FROM sessions WHERE name = ?1");
+            let session = tx.query_row(&sql, [name], from_row)?.parse()?;
+            tx.prepare_cached("INSERT INTO messages (session_id, role, content, created_at) VALUES (?1, 'user', ?2, ?3)")?
+                .execute(params![session.id, text, at])?;
+            Ok((session, tx.last_insert_rowid()))
         })
     }
 
@@ -117,4 +138,11 @@ impl Store {
             Ok(())
         })
     }
+}
+
+fn validate_name(name: &str) -> Result<()> {
+    if name.trim().is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
+        return Err(StoreError::Invalid("a session name needs 1 to 200 printable characters".into()));
+    }
+    Ok(())
 }

@@ -46,7 +46,10 @@ pub enum Reply {
     /// Assistant tool calls (finish_reason "tool_calls").
     ToolCalls(Vec<ScriptedCall>),
     /// An HTTP error status with optional Retry-After seconds and a JSON error body.
-    Error { status: u16, retry_after: Option<u64> },
+    Error {
+        status: u16,
+        retry_after: Option<u64>,
+    },
     /// For streaming requests: send the given tool call's name and only the first half of its
     /// arguments, then close the connection without finish_reason or `[DONE]`. For non-streaming
     /// requests: close the connection without answering.
@@ -65,7 +68,11 @@ pub struct ScriptedCall {
 impl ScriptedCall {
     /// A call whose arguments are `args` serialized as JSON text.
     pub fn new(id: impl Into<String>, name: impl Into<String>, args: Value) -> Self {
-        Self { id: id.into(), name: name.into(), arguments: args.to_string() }
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments: args.to_string(),
+        }
     }
 }
 
@@ -100,7 +107,9 @@ pub struct ScriptedModel {
 
 impl std::fmt::Debug for ScriptedModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScriptedModel").field("addr", &self.addr).finish_non_exhaustive()
+        f.debug_struct("ScriptedModel")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
     }
 }
 
@@ -122,12 +131,19 @@ impl ScriptedModel {
     }
 
     /// Like [`ScriptedModel::start`], answering with `fallback` once `replies` are used up.
-    pub async fn start_with(replies: Vec<Reply>, fallback: Fallback) -> std::io::Result<ScriptedModel> {
+    pub async fn start_with(
+        replies: Vec<Reply>,
+        fallback: Fallback,
+    ) -> std::io::Result<ScriptedModel> {
         Self::start_on(SocketAddr::from(([127, 0, 0, 1], 0)), replies, fallback).await
     }
 
     /// Like [`ScriptedModel::start_with`] on a chosen address.
-    pub async fn start_on(addr: SocketAddr, replies: Vec<Reply>, fallback: Fallback) -> std::io::Result<ScriptedModel> {
+    pub async fn start_on(
+        addr: SocketAddr,
+        replies: Vec<Reply>,
+        fallback: Fallback,
+    ) -> std::io::Result<ScriptedModel> {
         let fallback_args = match &fallback {
             Fallback::RoundTrip { args, .. } => args.to_string(),
             Fallback::Exhausted => String::new(),
@@ -159,7 +175,11 @@ impl ScriptedModel {
                 })
                 .await;
         });
-        Ok(ScriptedModel { shared, addr, shutdown: Some(shutdown) })
+        Ok(ScriptedModel {
+            shared,
+            addr,
+            shutdown: Some(shutdown),
+        })
     }
 
     /// The API base, e.g. `http://127.0.0.1:PORT/v1`.
@@ -185,7 +205,11 @@ impl ScriptedModel {
 
     /// Waits until at least `n` requests were received, up to `timeout`; returns them all, or an
     /// error saying how many arrived.
-    pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> Result<Vec<Value>, String> {
+    pub async fn wait_for_requests(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<Vec<Value>, String> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let notified = self.shared.arrived.notified();
@@ -203,18 +227,26 @@ impl ScriptedModel {
                 if requests.len() >= n {
                     return Ok(requests.clone());
                 }
-                return Err(format!("only {} of {n} requests arrived within {timeout:?}", requests.len()));
+                return Err(format!(
+                    "only {} of {n} requests arrived within {timeout:?}",
+                    requests.len()
+                ));
             }
         }
     }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 async fn models() -> Json<Value> {
@@ -241,12 +273,19 @@ fn asked(request: &Value, body_len: usize) -> Asked {
         .and_then(|message| message.get("role"))
         .and_then(Value::as_str);
     Asked {
-        stream: request.get("stream").and_then(Value::as_bool).unwrap_or(false),
+        stream: request
+            .get("stream")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
         include_usage: request
             .pointer("/stream_options/include_usage")
             .and_then(Value::as_bool)
             .unwrap_or(false),
-        model: request.get("model").and_then(Value::as_str).unwrap_or(DEFAULT_MODEL).to_string(),
+        model: request
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or(DEFAULT_MODEL)
+            .to_string(),
         last_is_user: last_role == Some("user"),
         prompt_tokens: (body_len as u64).div_ceil(4),
     }
@@ -261,26 +300,42 @@ async fn completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Response
     shared.arrived.notify_waiters();
     let n = shared.counter.fetch_add(1, Ordering::Relaxed) + 1;
     if !valid {
-        return error_response(400, None, "request body is not a JSON object", "invalid_request_error");
+        return error_response(
+            400,
+            None,
+            "request body is not a JSON object",
+            "invalid_request_error",
+        );
     }
 
     let scripted = lock(&shared.replies).pop_front();
     let reply = match scripted {
         Some(reply) => reply,
         None => match &shared.fallback {
-            Fallback::Exhausted => return error_response(500, None, "script exhausted", "server_error"),
-            Fallback::RoundTrip { tool_name, .. } if asked.last_is_user => Reply::ToolCalls(vec![ScriptedCall {
-                id: format!("call_{n}"),
-                name: tool_name.clone(),
-                arguments: shared.fallback_args.clone(),
-            }]),
+            Fallback::Exhausted => {
+                return error_response(500, None, "script exhausted", "server_error");
+            }
+            Fallback::RoundTrip { tool_name, .. } if asked.last_is_user => {
+                Reply::ToolCalls(vec![ScriptedCall {
+                    id: format!("call_{n}"),
+                    name: tool_name.clone(),
+                    arguments: shared.fallback_args.clone(),
+                }])
+            }
             Fallback::RoundTrip { .. } => Reply::Text("done".to_string()),
         },
     };
 
-    let out = Out { id: format!("chatcmpl-{n}"), created: now(), asked };
+    let out = Out {
+        id: format!("chatcmpl-{n}"),
+        created: now(),
+        asked,
+    };
     match reply {
-        Reply::Error { status, retry_after } => {
+        Reply::Error {
+            status,
+            retry_after,
+        } => {
             let kind = if status == 429 {
                 "rate_limit_error"
             } else if status >= 500 {
@@ -288,7 +343,12 @@ async fn completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Response
             } else {
                 "invalid_request_error"
             };
-            error_response(status, retry_after, &format!("scripted error (HTTP {status})"), kind)
+            error_response(
+                status,
+                retry_after,
+                &format!("scripted error (HTTP {status})"),
+                kind,
+            )
         }
         Reply::CutStream(call) if out.asked.stream => cut_stream(&out, &call),
         Reply::CutStream(_) => cut_connection(),
@@ -324,9 +384,16 @@ impl Out {
                 .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}))
                 .collect();
         }
-        let finish = if calls.is_empty() { "stop" } else { "tool_calls" };
+        let finish = if calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        };
         let completion_chars = text.map_or(0, str::len)
-            + calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>();
+            + calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments.len())
+                .sum::<usize>();
         json!({
             "id": self.id,
             "object": "chat.completion",
@@ -383,7 +450,11 @@ fn push_event(body: &mut String, data: &str) {
 /// some possibly empty when the text is shorter than that.
 fn pieces(text: &str, parts: usize) -> Vec<&str> {
     let parts = parts.max(1);
-    let boundaries: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+    let boundaries: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .collect();
     let chars = boundaries.len() - 1;
     (0..parts)
         .map(|p| {
@@ -420,11 +491,16 @@ fn call_fragment(index: usize, fragment: &str) -> Value {
 }
 
 fn tool_chunks(out: &Out, calls: &[ScriptedCall]) -> String {
-    let mut body = String::with_capacity(1024 + calls.iter().map(|c| c.arguments.len() * 2).sum::<usize>());
+    let mut body =
+        String::with_capacity(1024 + calls.iter().map(|c| c.arguments.len() * 2).sum::<usize>());
     out.chunk(&mut body, json!({"role": "assistant", "content": ""}), None);
     for (index, call) in calls.iter().enumerate() {
         out.chunk(&mut body, call_head(index, call), None);
-        let parts = if call.arguments.chars().count() >= 3 { 3 } else { 2 };
+        let parts = if call.arguments.chars().count() >= 3 {
+            3
+        } else {
+            2
+        };
         for fragment in pieces(&call.arguments, parts) {
             out.chunk(&mut body, call_fragment(index, fragment), None);
         }
@@ -437,7 +513,10 @@ fn tool_chunks(out: &Out, calls: &[ScriptedCall]) -> String {
 fn sse(body: String) -> Response {
     (
         [
-            (header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream")),
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("text/event-stream"),
+            ),
             (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
         ],
         body,
@@ -446,7 +525,14 @@ fn sse(body: String) -> Response {
 }
 
 fn json_response(value: Value) -> Response {
-    ([(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], value.to_string()).into_response()
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        value.to_string(),
+    )
+        .into_response()
 }
 
 fn error_response(status: u16, retry_after: Option<u64>, message: &str, kind: &str) -> Response {
@@ -454,7 +540,9 @@ fn error_response(status: u16, retry_after: Option<u64>, message: &str, kind: &s
     let body = json!({"error": {"message": message, "type": kind, "param": null, "code": null}});
     let mut response = (code, json_response(body)).into_response();
     if let Some(seconds) = retry_after {
-        response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
     }
     response
 }
@@ -479,14 +567,23 @@ fn cut_stream(out: &Out, call: &ScriptedCall) -> Response {
                 1 => {
                     // Let hyper flush what was sent before the error drops the connection.
                     tokio::time::sleep(Duration::from_millis(20)).await;
-                    Some((Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "scripted cut")), 2))
+                    Some((
+                        Err(std::io::Error::new(
+                            std::io::ErrorKind::ConnectionAborted,
+                            "scripted cut",
+                        )),
+                        2,
+                    ))
                 }
                 _ => None,
             }
         }
     });
     (
-        [(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        )],
         Body::from_stream(stream),
     )
         .into_response()
@@ -496,7 +593,10 @@ fn cut_stream(out: &Out, call: &ScriptedCall) -> Response {
 /// (still buffered) response head, so the client sees the connection close with no answer.
 fn cut_connection() -> Response {
     let stream = futures::stream::once(async {
-        Err::<Bytes, _>(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "scripted cut"))
+        Err::<Bytes, _>(std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            "scripted cut",
+        ))
     });
     Body::from_stream(stream).into_response()
 }
@@ -536,7 +636,11 @@ impl ScriptEntryCall {
             Some(other) => other.to_string(),
             None => "{}".to_string(),
         };
-        ScriptedCall { id: self.id.unwrap_or(fallback_id), name: self.name, arguments }
+        ScriptedCall {
+            id: self.id.unwrap_or(fallback_id),
+            name: self.name,
+            arguments,
+        }
     }
 }
 
@@ -552,8 +656,16 @@ pub fn parse_script(text: &str) -> Result<Vec<Reply>, serde_json::Error> {
         .into_iter()
         .map(|entry| match entry {
             ScriptEntry::Text(text) => Reply::Text(text),
-            ScriptEntry::Error { status, retry_after } => Reply::Error { status, retry_after },
-            ScriptEntry::ToolCalls(list) => Reply::ToolCalls(list.into_iter().map(|c| c.into_call(next_id())).collect()),
+            ScriptEntry::Error {
+                status,
+                retry_after,
+            } => Reply::Error {
+                status,
+                retry_after,
+            },
+            ScriptEntry::ToolCalls(list) => {
+                Reply::ToolCalls(list.into_iter().map(|c| c.into_call(next_id())).collect())
+            }
             ScriptEntry::CutStream(call) => Reply::CutStream(call.into_call(next_id())),
         })
         .collect())

@@ -36,11 +36,16 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
     };
     while let Some(flag) = argv.next() {
         let (name, inline) = match flag.split_once('=') {
-            Some((name, value)) if name.starts_with("--") => (name.to_string(), Some(value.to_string())),
+            Some((name, value)) if name.starts_with("--") => {
+                (name.to_string(), Some(value.to_string()))
+            }
             _ => (flag.clone(), None),
         };
         if name == "-h" || name == "--help" {
             return Ok(None);
+        }
+        if !["--tool", "--args", "--script", "--port"].contains(&name.as_str()) {
+            return Err(format!("unknown option {name}"));
         }
         let value = match inline {
             Some(value) => value,
@@ -48,7 +53,10 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Options>, Stri
         };
         match name.as_str() {
             "--tool" => options.tool = value,
-            "--args" => options.args = serde_json::from_str(&value).map_err(|e| format!("--args is not JSON: {e}"))?,
+            "--args" => {
+                options.args =
+                    serde_json::from_str(&value).map_err(|e| format!("--args is not JSON: {e}"))?
+            }
             "--script" => options.script = Some(value),
             "--port" => options.port = value.parse().map_err(|e| format!("--port: {e}"))?,
             other => return Err(format!("unknown option {other}")),
@@ -85,7 +93,10 @@ async fn main() -> ExitCode {
             }
         }
     };
-    let fallback = Fallback::RoundTrip { tool_name: options.tool, args: options.args };
+    let fallback = Fallback::RoundTrip {
+        tool_name: options.tool,
+        args: options.args,
+    };
     let addr = SocketAddr::from(([127, 0, 0, 1], options.port));
     let model = match ScriptedModel::start_on(addr, replies, fallback).await {
         Ok(model) => model,
@@ -95,7 +106,10 @@ async fn main() -> ExitCode {
         }
     };
     let mut stdout = std::io::stdout().lock();
-    if writeln!(stdout, "{}", model.base_url()).and_then(|()| stdout.flush()).is_err() {
+    if writeln!(stdout, "{}", model.base_url())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
         return ExitCode::FAILURE;
     }
     drop(stdout);

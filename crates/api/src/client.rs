@@ -1,0 +1,106 @@
+//! A client of the local API, shared by the CLI and the benchmark.
+
+use crate::discovery::{self, DiscoveryError};
+use airlock_engine::{DecisionRequest, InboxItem, TurnOutcome};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error(transparent)]
+    Discovery(#[from] DiscoveryError),
+    #[error("{message}")]
+    Refused { status: u16, code: String, message: String },
+    #[error("no Airlock engine answers for {data_dir} ({message}); start one with `airlock serve`")]
+    Unreachable { data_dir: PathBuf, message: String },
+    #[error("unexpected answer from the engine: {0}")]
+    Decode(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct ApiClient {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+    data_dir: PathBuf,
+}
+
+impl ApiClient {
+    /// Finds the engine that owns `data_dir`.
+    pub fn discover(data_dir: &Path) -> Result<Self, ClientError> {
+        let (endpoint, token) = discovery::find(data_dir)?;
+        Ok(Self::new(&format!("http://{}", endpoint.addr), &token, data_dir))
+    }
+
+    pub fn new(base: &str, token: &str, data_dir: &Path) -> Self {
+        let http = reqwest::Client::builder().tcp_nodelay(true).no_proxy().build().unwrap_or_default();
+        Self { http, base: base.trim_end_matches('/').to_string(), token: token.to_string(), data_dir: data_dir.to_path_buf() }
+    }
+
+    async fn send<T: DeserializeOwned>(&self, request: reqwest::RequestBuilder) -> Result<T, ClientError> {
+        let response = request.bearer_auth(&self.token).send().await.map_err(|e| ClientError::Unreachable {
+            data_dir: self.data_dir.clone(),
+            message: e.to_string(),
+        })?;
+        let status = response.status();
+        let body: Value = response.json().await.map_err(|e| ClientError::Decode(e.to_string()))?;
+        if !status.is_success() {
+            return Err(ClientError::Refused {
+                status: status.as_u16(),
+                code: body.get("code").and_then(Value::as_str).unwrap_or("").to_string(),
+                message: body.get("error").and_then(Value::as_str).unwrap_or("refused").to_string(),
+            });
+        }
+        serde_json::from_value(body).map_err(|e| ClientError::Decode(e.to_string()))
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        self.send(self.http.get(self.url(path))).await
+    }
+
+    pub async fn post<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, ClientError> {
+        self.send(self.http.post(self.url(path)).json(body)).await
+    }
+
+    pub async fn put<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, ClientError> {
+        self.send(self.http.put(self.url(path)).json(body)).await
+    }
+
+    pub async fn delete<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        self.send(self.http.delete(self.url(path))).await
+    }
+
+    pub async fn inbox(&self) -> Result<Vec<InboxItem>, ClientError> {
+        self.get("/v1/inbox").await
+    }
+
+    pub async fn decide(&self, request: &DecisionRequest) -> Result<Value, ClientError> {
+        self.post("/v1/decisions", &serde_json::to_value(request).unwrap_or_default()).await
+    }
+
+    pub async fn send_message(&self, session: &str, text: &str) -> Result<Value, ClientError> {
+        self.post(&format!("/v1/sessions/{}/messages", encode(session)), &json!({ "text": text })).await
+    }
+
+    pub async fn wait_turn(&self, session: &str) -> Result<TurnOutcome, ClientError> {
+        self.get(&format!("/v1/sessions/{}/turn", encode(session))).await
+    }
+}
+
+/// Percent-encodes a path segment (session names may hold spaces and slashes).
+pub fn encode(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for byte in segment.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-_.~".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}

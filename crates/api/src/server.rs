@@ -1,0 +1,321 @@
+//! The local HTTP API: 127.0.0.1 only, a bearer token, Host and Origin checked so that a web
+//! page cannot reach it (DNS rebinding, cross-site requests), and server-sent events.
+
+use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
+use airlock_engine::{DecisionRequest, Engine, EngineError, ProviderSettings};
+use airlock_store::StoreError;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post, put};
+use axum::{Json, Router};
+use futures::Stream;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio_stream::StreamExt;
+use tokio_stream::wrappers::BroadcastStream;
+
+struct AppState {
+    engine: Engine,
+    token: String,
+    allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
+}
+
+/// A refusal or failure, as JSON `{"error": message, "code": code}`.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self { status, code, message: message.into() }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(json!({ "error": self.message, "code": self.code }))).into_response()
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(error: EngineError) -> Self {
+        let (status, code) = match &error {
+            EngineError::Store(StoreError::UnknownApproval(_)) => (StatusCode::NOT_FOUND, "unknown_approval"),
+            EngineError::Store(StoreError::ForeignSession { .. }) => (StatusCode::FORBIDDEN, "foreign_session"),
+            EngineError::Store(StoreError::AlreadyDecided { .. }) => (StatusCode::CONFLICT, "already_decided"),
+            EngineError::Store(StoreError::Invalid(_)) => (StatusCode::BAD_REQUEST, "invalid"),
+            EngineError::UnknownSession(_) => (StatusCode::NOT_FOUND, "unknown_session"),
+            EngineError::UnknownTool { .. } => (StatusCode::NOT_FOUND, "unknown_tool"),
+            EngineError::Busy { .. } => (StatusCode::CONFLICT, "busy"),
+            EngineError::InvalidEdit(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_edit"),
+            EngineError::Invalid(_) | EngineError::Policy(_) | EngineError::Provider(_) => {
+                (StatusCode::BAD_REQUEST, "invalid")
+            }
+            EngineError::NoProvider => (StatusCode::CONFLICT, "no_provider"),
+            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        Self::new(status, code, error.to_string())
+    }
+}
+
+type ApiResult<T> = Result<Json<T>, ApiError>;
+
+/// Serves the API on an already bound loopback listener until the future is dropped.
+pub async fn serve(engine: Engine, listener: tokio::net::TcpListener, token: String) -> std::io::Result<()> {
+    let addr = listener.local_addr()?;
+    if !addr.ip().is_loopback() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("the local API only listens on loopback, not {addr}"),
+        ));
+    }
+    axum::serve(listener, router(engine, token, addr)).await
+}
+
+pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
+    let port = addr.port();
+    let allowed_hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")];
+    let allowed_origins = allowed_hosts
+        .iter()
+        .map(|h| format!("http://{h}"))
+        .chain(["tauri://localhost".to_string(), "http://tauri.localhost".to_string()])
+        .collect();
+    let state = Arc::new(AppState { engine, token, allowed_hosts, allowed_origins });
+    Router::new()
+        .route("/v1/status", get(status))
+        .route("/v1/inbox", get(inbox))
+        .route("/v1/decisions", post(decide))
+        .route("/v1/sessions", get(sessions))
+        .route("/v1/sessions/{name}/messages", post(send_message))
+        .route("/v1/sessions/{name}/turn", get(wait_turn))
+        .route("/v1/sessions/{name}/cancel", post(cancel))
+        .route("/v1/sessions/{name}/transcript", get(transcript))
+        .route("/v1/provider", get(provider).put(set_provider))
+        .route("/v1/mode", put(set_mode))
+        .route("/v1/settings/{key}", put(set_setting))
+        .route("/v1/tools", get(tools))
+        .route("/v1/tools/{server}/{tool}", put(set_tool))
+        .route("/v1/rules", get(rules).post(add_rule))
+        .route("/v1/remembered", get(remembered))
+        .route("/v1/remembered/{id}", delete(revoke))
+        .route("/v1/audit", get(audit))
+        .route("/v1/events", get(events))
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+/// Host, Origin and token, in that order; each refusal says which check failed.
+async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    if !state.allowed_hosts.iter().any(|allowed| allowed == host) {
+        return ApiError::new(StatusCode::FORBIDDEN, "bad_host", format!("refused: Host '{host}' is not this engine"))
+            .into_response();
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        if !state.allowed_origins.iter().any(|allowed| allowed == origin) {
+            return ApiError::new(StatusCode::FORBIDDEN, "bad_origin", format!("refused: Origin '{origin}' may not use the local API"))
+                .into_response();
+        }
+    }
+    if !token_matches(headers, &state.token) {
+        return ApiError::new(StatusCode::UNAUTHORIZED, "bad_token", "refused: missing or wrong bearer token").into_response();
+    }
+    next.run(request).await
+}
+
+fn token_matches(headers: &HeaderMap, token: &str) -> bool {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .unwrap_or("");
+    // Constant time in the token's length, so timing does not reveal a prefix.
+    given.len() == token.len() && given.bytes().zip(token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+}
+
+async fn status(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(json!({
+        "pid": std::process::id(),
+        "version": env!("CARGO_PKG_VERSION"),
+        "data_dir": s.engine.data_dir(),
+        "workspace": s.engine.workspace(),
+    })))
+}
+
+async fn inbox(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(serde_json::to_value(s.engine.inbox()?).unwrap_or_default()))
+}
+
+async fn decide(State(s): State<Arc<AppState>>, Json(request): Json<DecisionRequest>) -> ApiResult<Value> {
+    let row = s.engine.decide(request, DecidedBy::Api)?;
+    Ok(Json(serde_json::to_value(row).unwrap_or_default()))
+}
+
+async fn sessions(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(serde_json::to_value(s.engine.sessions()?).unwrap_or_default()))
+}
+
+#[derive(Deserialize)]
+struct MessageBody {
+    text: String,
+}
+
+async fn send_message(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    Json(body): Json<MessageBody>,
+) -> ApiResult<Value> {
+    let session = s.engine.send_message(&name, &body.text)?;
+    Ok(Json(serde_json::to_value(session).unwrap_or_default()))
+}
+
+async fn wait_turn(State(s): State<Arc<AppState>>, Path(name): Path<String>) -> ApiResult<Value> {
+    let outcome = s.engine.wait_turn(&name).await?;
+    Ok(Json(serde_json::to_value(outcome).unwrap_or_default()))
+}
+
+async fn cancel(State(s): State<Arc<AppState>>, Path(name): Path<String>) -> ApiResult<Value> {
+    Ok(Json(json!({ "cancelled": s.engine.cancel(&name)? })))
+}
+
+async fn transcript(State(s): State<Arc<AppState>>, Path(name): Path<String>) -> ApiResult<Value> {
+    Ok(Json(serde_json::to_value(s.engine.transcript(&name)?).unwrap_or_default()))
+}
+
+async fn provider(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(serde_json::to_value(s.engine.provider_settings()?).unwrap_or_default()))
+}
+
+async fn set_provider(State(s): State<Arc<AppState>>, Json(settings): Json<ProviderSettings>) -> ApiResult<Value> {
+    s.engine.set_provider(settings.clone())?;
+    Ok(Json(serde_json::to_value(settings).unwrap_or_default()))
+}
+
+#[derive(Deserialize)]
+struct ModeBody {
+    mode: Mode,
+    #[serde(default)]
+    session: Option<String>,
+}
+
+async fn set_mode(State(s): State<Arc<AppState>>, Json(body): Json<ModeBody>) -> ApiResult<Value> {
+    s.engine.set_mode(body.session.as_deref(), Some(body.mode))?;
+    Ok(Json(json!({ "mode": body.mode, "session": body.session })))
+}
+
+/// Settings a person may change through the API, with the type each takes.
+const SETTINGS: &[(&str, &str)] = &[
+    ("approval_timeout_secs", "a number of seconds, or 0 for off"),
+    ("step_limit", "a number of model steps"),
+    ("system_prompt", "a string"),
+];
+
+async fn set_setting(State(s): State<Arc<AppState>>, Path(key): Path<String>, Json(value): Json<Value>) -> ApiResult<Value> {
+    let Some((_, expected)) = SETTINGS.iter().find(|(k, _)| *k == key) else {
+        let known: Vec<&str> = SETTINGS.iter().map(|(k, _)| *k).collect();
+        return Err(ApiError::new(StatusCode::NOT_FOUND, "unknown_setting", format!("no setting '{key}'; known: {}", known.join(", "))));
+    };
+    let ok = match key.as_str() {
+        "system_prompt" => value.is_string(),
+        _ => value.as_u64().is_some(),
+    };
+    if !ok {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid", format!("{key} takes {expected}")));
+    }
+    s.engine.set_setting(&key, &value)?;
+    Ok(Json(json!({ key: value })))
+}
+
+async fn tools(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(serde_json::to_value(s.engine.tool_views()?).unwrap_or_default()))
+}
+
+#[derive(Deserialize)]
+struct ToolSettingBody {
+    setting: ToolSetting,
+}
+
+async fn set_tool(
+    State(s): State<Arc<AppState>>,
+    Path((server, tool)): Path<(String, String)>,
+    Json(body): Json<ToolSettingBody>,
+) -> ApiResult<Value> {
+    s.engine.set_tool_setting(&server, &tool, body.setting)?;
+    Ok(Json(json!({ "server": server, "tool": tool, "setting": body.setting })))
+}
+
+async fn rules(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    let rows = s.engine.store().rules().map_err(EngineError::from)?;
+    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+}
+
+#[derive(Deserialize)]
+struct RuleBody {
+    server: String,
+    tool: String,
+    pointer: String,
+    #[serde(default)]
+    glob: Option<String>,
+    #[serde(default)]
+    regex: Option<String>,
+    effect: RuleEffect,
+}
+
+async fn add_rule(State(s): State<Arc<AppState>>, Json(body): Json<RuleBody>) -> ApiResult<Value> {
+    let pattern = match (body.glob, body.regex) {
+        (Some(glob), None) => RulePattern::Glob(glob),
+        (None, Some(regex)) => RulePattern::Regex(regex),
+        _ => return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid", "give exactly one of glob or regex")),
+    };
+    let rule = ArgRule {
+        id: airlock_store::Store::new_rule_id(),
+        server: body.server,
+        tool: body.tool,
+        pointer: body.pointer,
+        pattern,
+        effect: body.effect,
+    };
+    let rule = s.engine.add_rule(rule)?;
+    Ok(Json(serde_json::to_value(rule).unwrap_or_default()))
+}
+
+async fn remembered(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    let rows = s.engine.store().remembered().map_err(EngineError::from)?;
+    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+}
+
+async fn revoke(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
+    Ok(Json(json!({ "revoked": s.engine.revoke_remembered(&id)? })))
+}
+
+#[derive(Deserialize)]
+struct AuditQuery {
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+async fn audit(State(s): State<Arc<AppState>>, Query(query): Query<AuditQuery>) -> ApiResult<Value> {
+    let rows = s.engine.store().audit_rows(query.limit.unwrap_or(1000)).map_err(EngineError::from)?;
+    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+}
+
+async fn events(State(s): State<Arc<AppState>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let stream = BroadcastStream::new(s.engine.subscribe()).filter_map(|event| {
+        let event = event.ok()?;
+        let kind = serde_json::to_value(&event).ok()?.get("type")?.as_str()?.to_string();
+        Event::default().event(kind).json_data(&event).ok().map(Ok)
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}

@@ -1,0 +1,185 @@
+//! `airlock bench`: measured figures for BENCHMARKS.md (never timed assertions in tests).
+
+use airlock_api::ApiClient;
+use airlock_api::discovery;
+use airlock_core::policy::{
+    ArgRule, CallFacts, PolicyConfig, PolicyInputs, Remembered, RuleEffect, RulePattern, ServerPolicy, SessionPolicy,
+    decide,
+};
+use airlock_core::{ServerDefault, ToolSetting, args_hash};
+use airlock_engine::{DecisionRequest, Engine, EngineConfig, EngineEvent, ProviderSettings};
+use airlock_testkit::{Fallback, ScriptedModel};
+use anyhow::{Context, bail};
+use clap::Subcommand;
+use serde_json::json;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Subcommand, Debug)]
+pub enum BenchAction {
+    /// User message → model calls write_file → inbox → approved through the local API → tool
+    /// runs → model answers. Every state change durable as in production.
+    Roundtrip {
+        #[arg(long, default_value_t = 200)]
+        rounds: usize,
+        /// An OpenAI-compatible server that answers this way; default: the scripted one.
+        #[arg(long)]
+        base_url: Option<String>,
+        #[arg(long, default_value = "bench")]
+        model: String,
+        /// Ask the model for streamed answers (SSE).
+        #[arg(long)]
+        stream: bool,
+        /// Rounds run first and not counted.
+        #[arg(long, default_value_t = 20)]
+        warmup: usize,
+    },
+    /// One policy decision with many servers, tools and argument rules.
+    Policy {
+        #[arg(long, default_value_t = 1000)]
+        servers: usize,
+        #[arg(long, default_value_t = 50)]
+        tools: usize,
+        #[arg(long, default_value_t = 1000)]
+        rules: usize,
+        #[arg(long, default_value_t = 100_000)]
+        decisions: usize,
+    },
+}
+
+pub async fn run(action: BenchAction) -> anyhow::Result<ExitCode> {
+    match action {
+        BenchAction::Roundtrip { rounds, base_url, model, stream, warmup } => {
+            roundtrip(rounds, base_url, model, stream, warmup).await
+        }
+        BenchAction::Policy { servers, tools, rules, decisions } => policy(servers, tools, rules, decisions),
+    }
+}
+
+/// Prints `rounds=N mean_ms=… p50_ms=… p99_ms=…` (or the µs form for the policy).
+fn report(label: &str, mut samples: Vec<Duration>, unit: &str) {
+    samples.sort();
+    let n = samples.len().max(1);
+    let total: Duration = samples.iter().sum();
+    let pick = |q: f64| samples.get(((n as f64 * q).ceil() as usize).saturating_sub(1).min(n - 1)).copied().unwrap_or_default();
+    let scale = |d: Duration| if unit == "ms" { d.as_secs_f64() * 1e3 } else { d.as_secs_f64() * 1e6 };
+    println!(
+        "{label}={} mean_{unit}={:.3} p50_{unit}={:.3} p99_{unit}={:.3}",
+        samples.len(),
+        scale(total) / n as f64,
+        scale(pick(0.50)),
+        scale(pick(0.99))
+    );
+}
+
+async fn roundtrip(rounds: usize, base_url: Option<String>, model: String, stream: bool, warmup: usize) -> anyhow::Result<ExitCode> {
+    let dir = tempfile::tempdir().context("cannot make a temporary data directory")?;
+    let scripted = match &base_url {
+        Some(_) => None,
+        None => Some(
+            ScriptedModel::start_with(
+                Vec::new(),
+                Fallback::RoundTrip {
+                    tool_name: "builtin__write_file".into(),
+                    args: json!({"path": "bench.txt", "content": "hello"}),
+                },
+            )
+            .await?,
+        ),
+    };
+    let base_url = base_url.or_else(|| scripted.as_ref().map(ScriptedModel::base_url)).unwrap_or_default();
+    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None })?;
+    engine.set_provider(ProviderSettings { base_url, model, api_key_env: None, stream })?;
+    let token = discovery::load_or_create_token(dir.path())?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(airlock_api::serve(engine.clone(), listener, token.clone()));
+    let client = ApiClient::new(&format!("http://{addr}"), &token, dir.path());
+    let mut events = engine.subscribe();
+    let mut samples = Vec::with_capacity(rounds);
+    for round in 0..warmup + rounds {
+        let session = format!("bench-{round}");
+        let started = Instant::now();
+        client.send_message(&session, "write hello to bench.txt").await?;
+        let approval_id = loop {
+            match events.recv().await? {
+                EngineEvent::ApprovalRequested { item } if item.session == session => break item.approval_id,
+                EngineEvent::TurnEnded { outcome } if outcome.session == session => {
+                    bail!("round {round}: the turn ended without asking: {outcome:?}")
+                }
+                _ => {}
+            }
+        };
+        client.decide(&DecisionRequest { approval_id, approve: true, ..DecisionRequest::default() }).await?;
+        loop {
+            if let EngineEvent::TurnEnded { outcome } = events.recv().await?
+                && outcome.session == session
+            {
+                if outcome.status != "completed" {
+                    bail!("round {round}: the turn ended {}: {:?}", outcome.status, outcome.error);
+                }
+                break;
+            }
+        }
+        if round >= warmup {
+            samples.push(started.elapsed());
+        }
+    }
+    if std::fs::read_to_string(engine.workspace().join("bench.txt")).ok().as_deref() != Some("hello") {
+        bail!("the approved write_file did not write bench.txt");
+    }
+    report("rounds", samples, "ms");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn policy(servers: usize, tools: usize, rules: usize, decisions: usize) -> anyhow::Result<ExitCode> {
+    let mut inputs = PolicyInputs::default();
+    for s in 0..servers {
+        let default = if s % 2 == 0 { ServerDefault::Required } else { ServerDefault::NotRequired };
+        inputs.servers.push((format!("server{s}"), ServerPolicy { default, trust_read_only_hints: s % 3 == 0 }));
+        for t in 0..tools {
+            if t % 5 == 0 {
+                inputs.tool_settings.push((format!("server{s}"), format!("tool{t}"), ToolSetting::Required));
+            }
+        }
+    }
+    // Rules spread over the tools most likely to be called, several per tool, glob and regex.
+    for r in 0..rules {
+        let (server, tool) = (format!("server{}", r % 10), format!("tool{}", r % 7));
+        let effect = [RuleEffect::Allow, RuleEffect::Ask, RuleEffect::Deny][r % 3];
+        let pattern =
+            if r % 4 == 0 { RulePattern::Regex(format!("^/data/{r}/.*\\.txt$")) } else { RulePattern::Glob(format!("/work/{r}/**")) };
+        inputs.rules.push(ArgRule { id: format!("r{r}"), server, tool, pointer: "/path".into(), pattern, effect });
+    }
+    for m in 0..100 {
+        inputs.remembered.push(Remembered {
+            id: format!("m{m}"),
+            server: format!("server{m}"),
+            tool: "tool1".into(),
+            args_hash: None,
+            session_id: Some("s1".into()),
+            approve: true,
+        });
+    }
+    let compiled = Instant::now();
+    let config = PolicyConfig::compile(inputs)?;
+    eprintln!("compiled {servers} servers × {tools} tools, {rules} rules in {:?}", compiled.elapsed());
+    let session = SessionPolicy::new(None, [("server3".to_string(), "tool3".to_string())]);
+    let calls: Vec<(String, String, serde_json::Value)> = (0..1000)
+        .map(|i| (format!("server{}", i % 10), format!("tool{}", i % 7), json!({"path": format!("/work/{}/../x/{i}.txt", i % 1000)})))
+        .collect();
+    let hashes: Vec<String> = calls.iter().map(|(_, _, a)| args_hash(a)).collect();
+    let mut samples = Vec::with_capacity(decisions);
+    let mut runs = 0usize;
+    for i in 0..decisions {
+        let (server, tool, args) = &calls[i % calls.len()];
+        let facts = CallFacts { session_id: "s1", server, tool, args, args_hash: &hashes[i % calls.len()], read_only_hint: i % 2 == 0 };
+        let started = Instant::now();
+        let decision = decide(&config, &session, facts, None);
+        samples.push(started.elapsed());
+        runs += usize::from(decision.verdict == airlock_core::Verdict::Run);
+    }
+    eprintln!("{runs} of {decisions} decisions ran");
+    report("decisions", samples, "us");
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,329 @@
+//! The client commands: each is one or a few calls to the running engine's local API.
+
+use crate::{Command, ModeAction, ProviderAction, RememberedAction, RulesAction, SettingsAction, ToolsAction};
+use airlock_api::client::encode;
+use airlock_api::{ApiClient, ClientError};
+use airlock_core::RememberScope;
+use airlock_engine::{DecisionRequest, InboxItem};
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::ExitCode;
+
+pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> {
+    let client = ApiClient::discover(data_dir)?;
+    match command {
+        Command::Chat { session, no_wait, message } => chat(&client, &session, no_wait, &message).await,
+        Command::Inbox { json } => inbox(&client, json).await,
+        Command::Approve { ids, args, for_chat, remember, exact_args } => {
+            let args = args
+                .map(|text| serde_json::from_str::<Value>(&text))
+                .transpose()
+                .context("--args is not valid JSON")?;
+            if args.as_ref().is_some_and(|a| !a.is_object()) {
+                bail!("--args must be a JSON object");
+            }
+            let remember = parse_remember(remember)?;
+            let requests = ids.into_iter().map(|id| DecisionRequest {
+                approval_id: id,
+                approve: true,
+                args: args.clone(),
+                for_chat,
+                remember,
+                exact_args,
+                ..DecisionRequest::default()
+            });
+            decide_all(&client, requests.collect()).await
+        }
+        Command::Deny { ids, reason, remember } => {
+            let remember = parse_remember(remember)?;
+            let requests = ids.into_iter().map(|id| DecisionRequest {
+                approval_id: id,
+                approve: false,
+                reason: reason.clone(),
+                remember,
+                ..DecisionRequest::default()
+            });
+            decide_all(&client, requests.collect()).await
+        }
+        Command::Wait { session } => print_outcome(client.wait_turn(&session).await?),
+        Command::Transcript { session, json } => transcript(&client, &session, json).await,
+        Command::Cancel { session } => {
+            let answer: Value = client.post(&format!("/v1/sessions/{}/cancel", encode(&session)), &json!({})).await?;
+            if answer["cancelled"] == json!(true) {
+                println!("cancelled the turn of '{session}'");
+            } else {
+                println!("'{session}' has no running turn");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Sessions { json } => {
+            let sessions: Value = client.get("/v1/sessions").await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&sessions)?);
+            } else {
+                for s in sessions.as_array().into_iter().flatten() {
+                    let mode = s["mode"].as_str().unwrap_or("workspace default");
+                    println!("{}\t{}\t{mode}", text(&s["name"]), text(&s["status"]));
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Provider { action } => provider(&client, action).await,
+        Command::Mode { action: ModeAction::Set { mode, session } } => {
+            let _: Value = client.put("/v1/mode", &json!({ "mode": mode, "session": session })).await?;
+            match session {
+                Some(s) => println!("mode of session '{s}' set to {mode}"),
+                None => println!("workspace default mode set to {mode}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Tools { json, action } => tools(&client, json, action).await,
+        Command::Rules { action } => rules(&client, action).await,
+        Command::Settings { action: SettingsAction::Set { key, value } } => {
+            let (path, body) = match key.as_str() {
+                "approval-timeout" => ("approval_timeout_secs", json!(value.parse::<u64>().context("approval-timeout takes whole seconds (0 = off)")?)),
+                "step-limit" => ("step_limit", json!(value.parse::<u64>().context("step-limit takes a whole number")?)),
+                _ => ("system_prompt", json!(value)),
+            };
+            let _: Value = client.put(&format!("/v1/settings/{path}"), &body).await?;
+            println!("{key} set");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Remembered { action, json } => match action {
+            Some(RememberedAction::Revoke { id }) => {
+                let answer: Value = client.delete(&format!("/v1/remembered/{}", encode(&id))).await?;
+                if answer["revoked"] != json!(true) {
+                    bail!("no remembered decision with id {id}");
+                }
+                println!("revoked {id}");
+                Ok(ExitCode::SUCCESS)
+            }
+            None => {
+                let rows: Value = client.get("/v1/remembered").await?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&rows)?);
+                } else {
+                    for row in rows.as_array().into_iter().flatten() {
+                        let e = &row["entry"];
+                        let verdict = if e["approve"] == json!(true) { "approve" } else { "deny" };
+                        let scope = if e["session_id"].is_null() { "always" } else { "session" };
+                        let what = if e["args_hash"].is_null() { "any arguments" } else { "exact arguments" };
+                        println!("{}\t{}/{}\t{verdict}\t{scope}\t{what}", text(&e["id"]), text(&e["server"]), text(&e["tool"]));
+                    }
+                }
+                Ok(ExitCode::SUCCESS)
+            }
+        },
+        Command::Audit { limit, json } => {
+            let rows: Value = client.get(&format!("/v1/audit?limit={limit}")).await?;
+            for row in rows.as_array().into_iter().flatten() {
+                if json {
+                    println!("{row}");
+                } else {
+                    println!(
+                        "{}\t{}\t{}\t{}\t{}",
+                        text(&row["at"]),
+                        text(&row["actor"]),
+                        text(&row["action"]),
+                        row["approval_id"].as_str().unwrap_or("-"),
+                        row["detail"]
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve { .. } | Command::Bench { .. } => bail!("not a client command"),
+    }
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn parse_remember(remember: Option<String>) -> anyhow::Result<Option<RememberScope>> {
+    remember.map(|r| r.parse::<RememberScope>().map_err(anyhow::Error::from)).transpose()
+}
+
+async fn chat(client: &ApiClient, session: &str, no_wait: bool, message: &str) -> anyhow::Result<ExitCode> {
+    client.send_message(session, message).await?;
+    if no_wait {
+        println!("{session}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_outcome(client.wait_turn(session).await?)
+}
+
+fn print_outcome(outcome: airlock_engine::TurnOutcome) -> anyhow::Result<ExitCode> {
+    match outcome.status.as_str() {
+        "completed" | "idle" => {
+            println!("{}", outcome.answer.unwrap_or_default());
+            Ok(ExitCode::SUCCESS)
+        }
+        status => {
+            let why = outcome.error.unwrap_or_else(|| format!("the turn ended: {status}"));
+            eprintln!("airlock: {why}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn short(value: &Value, max: usize) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= max {
+        return text;
+    }
+    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    format!("{cut}…")
+}
+
+async fn inbox(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
+    let items: Vec<InboxItem> = client.inbox().await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&items)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if items.is_empty() {
+        println!("Nothing is waiting.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for item in &items {
+        println!(
+            "{}  {}  {}/{}  {}  ({})",
+            item.approval_id,
+            item.session,
+            item.server,
+            item.tool,
+            short(&item.args, 80),
+            item.why
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Sends each decision; reports every refusal and exits 1 if any was refused.
+async fn decide_all(client: &ApiClient, requests: Vec<DecisionRequest>) -> anyhow::Result<ExitCode> {
+    let mut failed = false;
+    for request in requests {
+        let verb = if request.approve { "approved" } else { "denied" };
+        match client.decide(&request).await {
+            Ok(_) => println!("{verb} {}", request.approval_id),
+            Err(ClientError::Refused { message, .. }) => {
+                eprintln!("airlock: {}: {message}", request.approval_id);
+                failed = true;
+            }
+            Err(other) => return Err(other.into()),
+        }
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let messages: Value = client.get(&format!("/v1/sessions/{}/transcript", encode(session))).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&messages)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for message in messages.as_array().into_iter().flatten() {
+        let content = text(&message["content"]);
+        if !content.is_empty() {
+            println!("{}: {content}", text(&message["role"]));
+        }
+        for call in message["calls"].as_array().into_iter().flatten() {
+            let args = if call["run_args"].is_null() { &call["args"] } else { &call["run_args"] };
+            println!("  [{}] {}/{} {}", text(&call["state"]), text(&call["server"]), text(&call["tool"]), short(args, 100));
+            if !call["result"].is_null() {
+                println!("    → {}", short(&call["result"], 200));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn provider(client: &ApiClient, action: ProviderAction) -> anyhow::Result<ExitCode> {
+    match action {
+        ProviderAction::Set { base_url, model, api_key_env, no_stream } => {
+            let body = json!({ "base_url": base_url, "model": model, "api_key_env": api_key_env, "stream": !no_stream });
+            let _: Value = client.put("/v1/provider", &body).await?;
+            println!("provider set: {base_url} model {model}");
+        }
+        ProviderAction::Show => {
+            let settings: Value = client.get("/v1/provider").await?;
+            if settings.is_null() {
+                println!("no provider is configured");
+            } else {
+                println!("{}", serde_json::to_string_pretty(&settings)?);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn split_target(target: &str) -> anyhow::Result<(&str, &str)> {
+    target
+        .split_once('/')
+        .filter(|(s, t)| !s.is_empty() && !t.is_empty())
+        .with_context(|| format!("'{target}' is not SERVER/TOOL"))
+}
+
+async fn tools(client: &ApiClient, json: bool, action: Option<ToolsAction>) -> anyhow::Result<ExitCode> {
+    if let Some(ToolsAction::Set { target, setting }) = action {
+        let (server, tool) = split_target(&target)?;
+        let _: Value =
+            client.put(&format!("/v1/tools/{}/{}", encode(server), encode(tool)), &json!({ "setting": setting })).await?;
+        println!("{server}/{tool}: {setting}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let tools: Value = client.get("/v1/tools").await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&tools)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for tool in tools.as_array().into_iter().flatten() {
+        println!(
+            "{}/{}\t{}\t(setting: {})",
+            text(&tool["server"]),
+            text(&tool["tool"]),
+            text(&tool["effective"]),
+            text(&tool["setting"])
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn rules(client: &ApiClient, action: RulesAction) -> anyhow::Result<ExitCode> {
+    match action {
+        RulesAction::Add { target, pointer, pattern, effect, regex } => {
+            let (server, tool) = split_target(&target)?;
+            let mut body = json!({ "server": server, "tool": tool, "pointer": pointer, "effect": effect });
+            body[if regex { "regex" } else { "glob" }] = json!(pattern);
+            let rule: Value = client.post("/v1/rules", &body).await?;
+            println!("added rule {}", text(&rule["id"]));
+        }
+        RulesAction::List { json } => {
+            let rows: Value = client.get("/v1/rules").await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rows)?);
+            } else {
+                for row in rows.as_array().into_iter().flatten() {
+                    let r = &row["rule"];
+                    println!(
+                        "{}\t{}/{}\t{}\t{} {}\t{}",
+                        text(&r["id"]),
+                        text(&r["server"]),
+                        text(&r["tool"]),
+                        text(&r["pointer"]),
+                        text(&r["pattern"]["kind"]),
+                        text(&r["pattern"]["pattern"]),
+                        text(&r["effect"])
+                    );
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,455 @@
+//! The deferred agent loop of PRODUCT.md §3, one task per session with a running turn.
+//!
+//! The loop keeps no state of its own between steps: each time round it reads the session from
+//! the store and does the one thing that state calls for (ask the model, run what may run, wait
+//! for decisions). That is what makes a turn resumable after a crash or restart.
+
+use crate::events::{EngineEvent, TurnOutcome};
+use crate::{DecisionRequest, EngineError, Inner, Turn, TurnWatch};
+use airlock_core::policy::{CallFacts, NeedsApproval, PolicyDecision, SessionPolicy, Step, Verdict, decide};
+use airlock_core::{CallState, DecidedBy, ItemKind, SessionStatus, args_hash, ids, split_model_tool_name};
+use airlock_llm::{ChatMessage, ChatRequest, ModelReply, ModelToolCall, ToolSpec};
+use airlock_store::{CallRow, MessageRow, NewApproval, NewCall, SessionRow};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Default number of model steps in one turn.
+pub const DEFAULT_STEP_LIMIT: usize = 25;
+/// Arguments larger than this are refused without being parsed.
+const MAX_ARGS_BYTES: usize = 1024 * 1024;
+
+/// Whether a session was in the middle of a turn (its status says so) when the engine stopped.
+pub(crate) fn needs_driving(session: &SessionRow) -> bool {
+    matches!(
+        session.status,
+        SessionStatus::Thinking | SessionStatus::AwaitingApproval | SessionStatus::RunningTools
+    )
+}
+
+/// Starts the session's turn task unless one is running.
+pub(crate) fn start(inner: &Arc<Inner>, session: &SessionRow) {
+    let mut turns = inner.turns.lock().unwrap_or_else(|p| p.into_inner());
+    if turns.get(&session.id).is_some_and(|turn| turn.state.borrow().running) {
+        return;
+    }
+    let (cancel, cancel_rx) = watch::channel(false);
+    let (state, _) = watch::channel(TurnWatch { running: true, outcome: None });
+    turns.insert(session.id.clone(), Turn { cancel, state: state.clone() });
+    drop(turns);
+    let inner = inner.clone();
+    let session = session.clone();
+    tokio::spawn(async move {
+        let outcome = match run(&inner, &session, cancel_rx).await {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                let mut outcome = ended(&session, "failed");
+                outcome.error = Some(error.to_string());
+                outcome
+            }
+        };
+        let status = if outcome.status == "failed" { SessionStatus::Failed } else { SessionStatus::Idle };
+        // A completed turn was closed with its answer, in the same transaction.
+        if outcome.status != "completed"
+            && let Err(error) = inner.store.set_session_status(&session.id, status, outcome.error.as_deref())
+        {
+            tracing::error!(%error, "cannot record the end of the turn");
+        }
+        inner.emit(EngineEvent::SessionStatus { session: session.name.clone(), status });
+        inner.emit(EngineEvent::TurnEnded { outcome: outcome.clone() });
+        state.send_replace(TurnWatch { running: false, outcome: Some(outcome) });
+    });
+}
+
+fn ended(session: &SessionRow, status: &str) -> TurnOutcome {
+    TurnOutcome { session: session.name.clone(), status: status.into(), answer: None, error: None }
+}
+
+fn set_status(inner: &Inner, session: &SessionRow, status: SessionStatus) {
+    inner.emit(EngineEvent::SessionStatus { session: session.name.clone(), status });
+}
+
+async fn run(
+    inner: &Arc<Inner>,
+    session: &SessionRow,
+    mut cancel: watch::Receiver<bool>,
+) -> Result<TurnOutcome, EngineError> {
+    let step_limit = inner
+        .store
+        .setting("step_limit")?
+        .and_then(|v| v.as_u64())
+        .map_or(DEFAULT_STEP_LIMIT, |n| n as usize);
+    loop {
+        if *cancel.borrow() {
+            return cancel_turn(inner, session);
+        }
+        let messages = inner.store.messages(&session.id)?;
+        let Some(last) = messages.last() else { return Ok(ended(session, "idle")) };
+        if last.role == "assistant" && last.calls.is_empty() {
+            let mut outcome = ended(session, "completed");
+            outcome.answer = Some(last.content.clone());
+            return Ok(outcome);
+        }
+        let calls: &[CallRow] = if last.role == "assistant" { &last.calls } else { &[] };
+        if calls.iter().all(|c| c.state.is_final()) {
+            if steps_in_turn(&messages) >= step_limit {
+                let mut outcome = ended(session, "step_limit");
+                outcome.error = Some(format!("the turn stopped after {step_limit} model steps (step limit)"));
+                return Ok(outcome);
+            }
+            set_status(inner, session, SessionStatus::Thinking);
+            let reply = tokio::select! {
+                reply = ask_model(inner, session, &messages) => reply,
+                _ = cancel.changed() => return cancel_turn(inner, session),
+            };
+            match reply {
+                Ok(reply) => record_step(inner, session, reply)?,
+                Err(error) => {
+                    let mut outcome = ended(session, "failed");
+                    outcome.error = Some(format!("the model request failed: {error}"));
+                    return Ok(outcome);
+                }
+            }
+            continue;
+        }
+        let auto: Vec<&CallRow> = calls.iter().filter(|c| c.state == CallState::AutoAllowed).collect();
+        let pending: Vec<&CallRow> = calls.iter().filter(|c| c.state == CallState::Pending).collect();
+        let approved: Vec<&CallRow> = calls.iter().filter(|c| c.state == CallState::Approved).collect();
+        if !auto.is_empty() {
+            if run_calls(inner, session, &auto, &mut cancel).await? {
+                return cancel_turn(inner, session);
+            }
+        } else if !pending.is_empty() {
+            set_status(inner, session, SessionStatus::AwaitingApproval);
+            if wait_for_decisions(inner, last.id, &mut cancel).await? {
+                return cancel_turn(inner, session);
+            }
+        } else if !approved.is_empty() {
+            if run_calls(inner, session, &approved, &mut cancel).await? {
+                return cancel_turn(inner, session);
+            }
+        } else {
+            // Only `running` calls are left: a crash in between. Never run them again.
+            for call in calls.iter().filter(|c| c.state == CallState::Running) {
+                let result = json!({"type": "error", "message": "interrupted; the call was not run again"});
+                inner.store.finish_call(&call.id, CallState::Failed, &result)?;
+            }
+        }
+    }
+}
+
+/// Model steps since the last user message.
+fn steps_in_turn(messages: &[MessageRow]) -> usize {
+    messages.iter().rev().take_while(|m| m.role != "user").filter(|m| m.role == "assistant").count()
+}
+
+fn cancel_turn(inner: &Inner, session: &SessionRow) -> Result<TurnOutcome, EngineError> {
+    inner.store.cancel_pending(&session.id)?;
+    if let Some(last) = inner.store.messages(&session.id)?.last() {
+        for call in last.calls.iter().filter(|c| !c.state.is_final()) {
+            let result = json!({"type": "cancelled", "reason": "the user cancelled the turn"});
+            inner.store.finish_call(&call.id, CallState::Cancelled, &result)?;
+        }
+    }
+    Ok(ended(session, "cancelled"))
+}
+
+fn history(inner: &Inner, messages: &[MessageRow]) -> Result<ChatRequest, EngineError> {
+    let mut chat = Vec::with_capacity(messages.len() + 1);
+    if let Some(Value::String(prompt)) = inner.store.setting("system_prompt")?
+        && !prompt.is_empty()
+    {
+        chat.push(ChatMessage::system(prompt));
+    }
+    for message in messages {
+        if message.role == "user" {
+            chat.push(ChatMessage::user(message.content.clone()));
+            continue;
+        }
+        let content = (!message.content.is_empty()).then(|| message.content.clone());
+        let calls = message
+            .calls
+            .iter()
+            .map(|c| ModelToolCall { id: c.provider_call_id.clone(), name: c.model_name.clone(), arguments: c.raw_args.clone() })
+            .collect();
+        chat.push(ChatMessage::assistant(content, calls));
+        for call in &message.calls {
+            let text = match &call.result {
+                Some(Value::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => json!({"type": "error", "message": "no result"}).to_string(),
+            };
+            chat.push(ChatMessage::tool_result(call.provider_call_id.clone(), text));
+        }
+    }
+    let tools = inner
+        .tools
+        .all()
+        .into_iter()
+        .map(|t| ToolSpec { name: t.def.model_name(), description: t.def.description.clone(), parameters: t.def.input_schema.clone() })
+        .collect();
+    Ok(ChatRequest { messages: chat, tools })
+}
+
+async fn ask_model(inner: &Arc<Inner>, session: &SessionRow, messages: &[MessageRow]) -> Result<ModelReply, EngineError> {
+    let request = history(inner, messages)?;
+    let provider = inner.provider()?;
+    let sink_inner = inner.clone();
+    let name = session.name.clone();
+    let sink = move |text: &str| {
+        sink_inner.emit(EngineEvent::TextDelta { session: name.clone(), text: text.to_string() });
+    };
+    provider.complete(&request, Some(&sink)).await.map_err(|e| EngineError::Provider(e.to_string()))
+}
+
+fn invalid(call: &mut NewCall, message: String) {
+    call.state = CallState::Invalid;
+    call.result = Some(json!({"type": "error", "message": message}));
+}
+
+/// Validates and decides every call of a model reply, then persists the step — calls, their
+/// policy outcome and approval requests in one transaction — before announcing anything.
+fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result<(), EngineError> {
+    let fresh = inner.store.session(&session.id)?.unwrap_or_else(|| session.clone());
+    let session_policy = SessionPolicy::new(fresh.mode, inner.store.session_grants(&session.id)?);
+    let policy = inner.policy();
+    let timeout = inner.store.setting("approval_timeout_secs")?.and_then(|v| v.as_u64()).filter(|s| *s > 0);
+    let mut seen = HashSet::new();
+    let mut calls = Vec::with_capacity(reply.tool_calls.len());
+    let mut approvals = Vec::new();
+    for (position, model_call) in reply.tool_calls.into_iter().enumerate() {
+        let mut provider_call_id = model_call.id.clone();
+        let duplicate = provider_call_id.is_empty() || !seen.insert(provider_call_id.clone());
+        if duplicate {
+            provider_call_id = format!("{}_airlock{position}", model_call.id);
+        }
+        let (server, tool) = split_model_tool_name(&model_call.name)
+            .map(|(s, t)| (s.to_string(), t.to_string()))
+            .unwrap_or_default();
+        let mut call = NewCall {
+            id: ids::new_id("call"),
+            provider_call_id,
+            model_name: model_call.name.clone(),
+            server,
+            tool,
+            raw_args: String::new(),
+            args: None,
+            args_hash: None,
+            state: CallState::Proposed,
+            policy_step: None,
+            policy_why: None,
+            result: None,
+        };
+        if duplicate {
+            invalid(&mut call, format!("duplicate tool call id '{}'", model_call.id));
+            calls.push(call);
+            continue;
+        }
+        if model_call.arguments.len() > MAX_ARGS_BYTES {
+            call.raw_args = "{}".into();
+            invalid(&mut call, format!("arguments too large ({} bytes; the limit is {MAX_ARGS_BYTES})", model_call.arguments.len()));
+            calls.push(call);
+            continue;
+        }
+        call.raw_args = model_call.arguments.clone();
+        let Some(registered) = inner.tools.tool(&call.server, &call.tool) else {
+            invalid(&mut call, format!("unknown tool '{}'", model_call.name));
+            calls.push(call);
+            continue;
+        };
+        let text = if model_call.arguments.trim().is_empty() { "{}" } else { model_call.arguments.as_str() };
+        let args: Value = match serde_json::from_str(text) {
+            Ok(Value::Object(map)) => Value::Object(map),
+            Ok(_) => {
+                invalid(&mut call, "arguments must be a JSON object".into());
+                calls.push(call);
+                continue;
+            }
+            Err(error) => {
+                invalid(&mut call, format!("arguments are not valid JSON: {error}"));
+                calls.push(call);
+                continue;
+            }
+        };
+        if let Err(error) = registered.validate(&args) {
+            call.args = Some(args);
+            invalid(&mut call, error.to_string());
+            calls.push(call);
+            continue;
+        }
+        let hash = args_hash(&args);
+        let decision = match &policy {
+            Ok(policy) => {
+                let needs: Option<NeedsApproval> =
+                    inner.tools.source(&call.server).and_then(|source| source.needs_approval(&call.tool, &args));
+                let facts = CallFacts {
+                    session_id: &session.id,
+                    server: &call.server,
+                    tool: &call.tool,
+                    args: &args,
+                    args_hash: &hash,
+                    read_only_hint: registered.def.read_only_hint,
+                };
+                decide(policy, &session_policy, facts, needs)
+            }
+            // Any error on the approval path means deny, never run.
+            Err(error) => PolicyDecision {
+                verdict: Verdict::Deny,
+                step: Step::Blocked,
+                why: format!("the approval settings could not be read: {error}"),
+            },
+        };
+        call.policy_step = Some(decision.step.as_str().to_string());
+        call.policy_why = Some(decision.why.clone());
+        match decision.verdict {
+            Verdict::Run => call.state = CallState::AutoAllowed,
+            Verdict::Deny => {
+                call.state = CallState::Denied;
+                call.result = Some(airlock_core::execution_denied(&decision.why));
+            }
+            Verdict::Ask => {
+                call.state = CallState::Pending;
+                approvals.push(NewApproval {
+                    approval_id: ids::new_approval_id(),
+                    tool_call_id: Some(call.id.clone()),
+                    session_id: session.id.clone(),
+                    kind: ItemKind::ToolCall,
+                    server: call.server.clone(),
+                    tool: call.tool.clone(),
+                    args: args.clone(),
+                    args_hash: hash.clone(),
+                    why: decision.why.clone(),
+                    expires_at: timeout.map(expiry_after),
+                });
+            }
+        }
+        call.args = Some(args);
+        call.args_hash = Some(hash);
+        calls.push(call);
+    }
+    let message_id = inner.store.record_assistant_step(&session.id, &reply.text, &calls, &approvals)?;
+    if !approvals.is_empty() {
+        for row in inner.store.approvals_of_message(message_id)? {
+            inner.emit(EngineEvent::ApprovalRequested { item: Box::new(inner.inbox_item(row)) });
+        }
+    }
+    Ok(())
+}
+
+fn expiry_after(seconds: u64) -> String {
+    let at = time::OffsetDateTime::now_utc() + time::Duration::seconds(seconds.min(i64::MAX as u64) as i64);
+    at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+}
+
+fn parse_time(text: &str) -> Option<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
+}
+
+/// Waits until every pending request of the step is decided (or expires). Returns true when the
+/// turn was cancelled meanwhile.
+async fn wait_for_decisions(
+    inner: &Arc<Inner>,
+    message_id: i64,
+    cancel: &mut watch::Receiver<bool>,
+) -> Result<bool, EngineError> {
+    loop {
+        let approvals = inner.store.approvals_of_message(message_id)?;
+        let ids: Vec<&str> = approvals.iter().filter(|a| a.status == "pending").map(|a| a.approval_id.as_str()).collect();
+        // Register before reading again, so that a decision landing in between still wakes us.
+        let receivers: Vec<_> = ids.iter().map(|id| inner.router.wait_for(id)).collect();
+        let still_pending: Vec<_> = inner
+            .store
+            .approvals_of_message(message_id)?
+            .into_iter()
+            .filter(|a| a.status == "pending")
+            .collect();
+        if still_pending.is_empty() {
+            ids.iter().for_each(|id| inner.router.forget(id));
+            return Ok(false);
+        }
+        let earliest = still_pending.iter().filter_map(|a| a.expires_at.as_deref().and_then(parse_time)).min();
+        let sleep = async {
+            match earliest {
+                Some(at) => {
+                    let wait = (at - time::OffsetDateTime::now_utc()).max(time::Duration::ZERO);
+                    tokio::time::sleep(std::time::Duration::from_millis(wait.whole_milliseconds() as u64)).await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            _ = futures::future::join_all(receivers) => {}
+            _ = sleep => expire_due(inner, &still_pending),
+            _ = cancel.changed() => {
+                ids.iter().for_each(|id| inner.router.forget(id));
+                return Ok(true);
+            }
+        }
+    }
+}
+
+fn expire_due(inner: &Inner, pending: &[airlock_store::ApprovalRow]) {
+    let now = time::OffsetDateTime::now_utc();
+    for approval in pending {
+        if approval.expires_at.as_deref().and_then(parse_time).is_some_and(|at| at <= now) {
+            let request = DecisionRequest {
+                approval_id: approval.approval_id.clone(),
+                approve: false,
+                reason: Some("timed out".into()),
+                ..DecisionRequest::default()
+            };
+            if let Err(error) = inner.decide(request, DecidedBy::Timeout) {
+                tracing::debug!(%error, "expiry lost to a decision");
+            }
+        }
+    }
+}
+
+/// Runs calls concurrently. `running` is written (durably) before any is invoked. Returns true
+/// when the turn was cancelled while they ran.
+async fn run_calls(
+    inner: &Arc<Inner>,
+    session: &SessionRow,
+    calls: &[&CallRow],
+    cancel: &mut watch::Receiver<bool>,
+) -> Result<bool, EngineError> {
+    set_status(inner, session, SessionStatus::RunningTools);
+    let planned: Vec<(String, Value)> = calls
+        .iter()
+        .map(|c| (c.id.clone(), c.run_args.clone().or_else(|| c.args.clone()).unwrap_or_else(|| json!({}))))
+        .collect();
+    inner.store.mark_running(&planned)?;
+    let runs = calls.iter().zip(&planned).map(|(call, (_, args))| {
+        let source = inner.tools.source(&call.server);
+        async move {
+            match source {
+                Some(source) => source.call(&call.tool, args).await.map_err(|e| e.0),
+                None => Err(format!("the server '{}' is not available", call.server)),
+            }
+        }
+    });
+    let results = tokio::select! {
+        results = futures::future::join_all(runs) => results,
+        _ = cancel.changed() => {
+            for call in calls {
+                let result = json!({"type": "error", "message": "cancelled by the user while running"});
+                inner.store.finish_call(&call.id, CallState::Failed, &result)?;
+            }
+            return Ok(true);
+        }
+    };
+    for (call, result) in calls.iter().zip(results) {
+        let (state, value) = match result {
+            Ok(value) => (CallState::Succeeded, value),
+            Err(message) => (CallState::Failed, json!({"type": "error", "message": message})),
+        };
+        inner.store.finish_call(&call.id, state, &value)?;
+        inner.emit(EngineEvent::ToolFinished {
+            session: session.name.clone(),
+            tool_call_id: call.id.clone(),
+            state: state.as_str().to_string(),
+        });
+    }
+    Ok(false)
+}

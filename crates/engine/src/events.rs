@@ -1,0 +1,46 @@
+//! What the engine announces: inbox changes, session status, streamed text, turn ends.
+
+use airlock_core::{ItemKind, SessionStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One pending item of the inbox, as every channel shows it (`inbox --json` prints these).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct InboxItem {
+    pub approval_id: String,
+    pub tool_call_id: Option<String>,
+    pub kind: ItemKind,
+    pub session: String,
+    pub session_id: String,
+    pub server: String,
+    pub tool: String,
+    pub args: Value,
+    pub args_hash: String,
+    pub why: String,
+    pub created_at: String,
+    pub expires_at: Option<String>,
+    /// The tool's description and input schema, so a channel can show and check an edit.
+    pub description: Option<String>,
+    pub input_schema: Option<Value>,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TurnOutcome {
+    pub session: String,
+    /// `completed`, `failed`, `cancelled`, `step_limit`, or `idle` when no turn was running.
+    pub status: String,
+    pub answer: Option<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EngineEvent {
+    ApprovalRequested { item: Box<InboxItem> },
+    ApprovalDecided { approval_id: String, session: String, approve: bool, decided_by: String },
+    SessionStatus { session: String, status: SessionStatus },
+    TextDelta { session: String, text: String },
+    ToolFinished { session: String, tool_call_id: String, state: String },
+    TurnEnded { outcome: TurnOutcome },
+}

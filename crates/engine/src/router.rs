@@ -1,0 +1,54 @@
+//! Wakes the turn that waits on an approval: one oneshot per approval id, so decisions can come
+//! in any order, from any channel, and each wakes exactly its own waiter. The store is the truth;
+//! the router only says "look again".
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use tokio::sync::oneshot;
+
+#[derive(Default)]
+pub struct ApprovalRouter {
+    waiters: Mutex<HashMap<String, oneshot::Sender<()>>>,
+}
+
+impl ApprovalRouter {
+    /// Registers interest in an approval id. Register *before* reading the store, so a decision
+    /// that lands in between is not missed.
+    pub fn wait_for(&self, approval_id: &str) -> oneshot::Receiver<()> {
+        let (sender, receiver) = oneshot::channel();
+        self.lock().insert(approval_id.to_string(), sender);
+        receiver
+    }
+
+    /// Wakes the waiter of this approval, if any.
+    pub fn notify(&self, approval_id: &str) {
+        if let Some(sender) = self.lock().remove(approval_id) {
+            let _ = sender.send(());
+        }
+    }
+
+    pub fn forget(&self, approval_id: &str) {
+        self.lock().remove(approval_id);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<()>>> {
+        self.waiters.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn out_of_order_decisions_wake_their_own_waiter() {
+        let router = ApprovalRouter::default();
+        let a = router.wait_for("a");
+        let b = router.wait_for("b");
+        router.notify("b");
+        router.notify("unknown");
+        assert!(b.await.is_ok());
+        router.notify("a");
+        assert!(a.await.is_ok());
+    }
+}

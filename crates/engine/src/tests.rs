@@ -1,0 +1,352 @@
+//! The engine against the project's scripted model server: real HTTP on loopback, a real
+//! SQLite file, the real built-in tools. Side effects are checked on disk and in what the model
+//! was sent.
+
+use super::*;
+use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
+use serde_json::json;
+use std::time::Duration;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    engine: Engine,
+    model: ScriptedModel,
+}
+
+async fn fixture(replies: Vec<Reply>, stream: bool) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(replies).await.unwrap();
+    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
+    engine
+        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream })
+        .unwrap();
+    Fixture { _dir: dir, engine, model }
+}
+
+fn call(id: &str, name: &str, args: Value) -> ScriptedCall {
+    ScriptedCall::new(id, name, args)
+}
+
+async fn inbox_of(engine: &Engine, n: usize) -> Vec<InboxItem> {
+    for _ in 0..500 {
+        let items = engine.inbox().unwrap();
+        if items.len() >= n {
+            return items;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the inbox never had {n} items: {:?}", engine.inbox().unwrap());
+}
+
+fn approve(id: &str) -> DecisionRequest {
+    DecisionRequest { approval_id: id.into(), approve: true, ..DecisionRequest::default() }
+}
+
+fn deny(id: &str, reason: &str) -> DecisionRequest {
+    DecisionRequest { approval_id: id.into(), approve: false, reason: Some(reason.into()), ..DecisionRequest::default() }
+}
+
+/// The tool messages of a recorded request, by tool_call_id.
+fn tool_results(request: &Value) -> Vec<(String, String)> {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| (m["tool_call_id"].as_str().unwrap().to_string(), m["content"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+#[tokio::test]
+async fn approve_with_edited_arguments_runs_the_edit() {
+    for stream in [false, true] {
+        let f = fixture(
+            vec![
+                Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "original"}))]),
+                Reply::Text("done".into()),
+            ],
+            stream,
+        )
+        .await;
+        f.engine.send_message("s", "write a file").unwrap();
+        let items = inbox_of(&f.engine, 1).await;
+        assert_eq!((items[0].server.as_str(), items[0].tool.as_str()), ("builtin", "write_file"));
+        assert_eq!(items[0].args_hash, airlock_core::args_hash(&items[0].args));
+        let edited = json!({"path": "b.txt", "content": "edited"});
+        f.engine
+            .decide(DecisionRequest { args: Some(edited.clone()), ..approve(&items[0].approval_id) }, DecidedBy::Inbox)
+            .unwrap();
+        let outcome = f.engine.wait_turn("s").await.unwrap();
+        assert_eq!(outcome.status, "completed", "{outcome:?}");
+        assert_eq!(outcome.answer.as_deref(), Some("done"));
+        assert!(!f.engine.workspace().join("a.txt").exists());
+        assert_eq!(std::fs::read_to_string(f.engine.workspace().join("b.txt")).unwrap(), "edited");
+        let requests = f.model.requests();
+        assert_eq!(requests.len(), 2);
+        let results = tool_results(&requests[1]);
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0].0, "c1");
+        assert!(results[0].1.contains("wrote 6 bytes to b.txt"), "{results:?}");
+        // The transcript shows what ran.
+        let transcript = f.engine.transcript("s").unwrap();
+        let ran = &transcript[1].calls[0];
+        assert_eq!(ran.state, CallState::Succeeded);
+        assert_eq!(ran.run_args, Some(edited));
+    }
+}
+
+#[tokio::test]
+async fn deny_with_reason_reaches_the_model_and_nothing_runs() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]),
+            Reply::Text("ok, I won't".into()),
+        ],
+        true,
+    )
+    .await;
+    f.engine.send_message("s", "write").unwrap();
+    let items = inbox_of(&f.engine, 1).await;
+    f.engine.decide(deny(&items[0].approval_id, "not in this folder"), DecidedBy::Api).unwrap();
+    let outcome = f.engine.wait_turn("s").await.unwrap();
+    assert_eq!(outcome.status, "completed");
+    assert!(!f.engine.workspace().join("a.txt").exists());
+    let results = tool_results(&f.model.requests()[1]);
+    let sent: Value = serde_json::from_str(&results[0].1).unwrap();
+    assert_eq!(sent, json!({"type": "execution-denied", "reason": "not in this folder"}));
+}
+
+#[tokio::test]
+async fn three_pending_calls_decided_in_reverse_order() {
+    let calls = (1..=3)
+        .map(|i| call(&format!("c{i}"), "builtin__write_file", json!({"path": format!("f{i}.txt"), "content": format!("{i}")})))
+        .collect();
+    let f = fixture(vec![Reply::ToolCalls(calls), Reply::Text("all done".into())], false).await;
+    f.engine.send_message("s", "write three").unwrap();
+    let items = inbox_of(&f.engine, 3).await;
+    // Nothing runs while any call of the step waits.
+    f.engine.decide(approve(&items[2].approval_id), DecidedBy::Api).unwrap();
+    f.engine.decide(deny(&items[1].approval_id, "no f2"), DecidedBy::Api).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!f.engine.workspace().join("f3.txt").exists(), "ran before the step was fully decided");
+    assert_eq!(f.model.requests().len(), 1);
+    f.engine.decide(approve(&items[0].approval_id), DecidedBy::Api).unwrap();
+    let outcome = f.engine.wait_turn("s").await.unwrap();
+    assert_eq!(outcome.status, "completed");
+    assert!(f.engine.workspace().join("f1.txt").exists());
+    assert!(!f.engine.workspace().join("f2.txt").exists());
+    assert!(f.engine.workspace().join("f3.txt").exists());
+    let results = tool_results(&f.model.requests()[1]);
+    let ids: Vec<&str> = results.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["c1", "c2", "c3"]);
+    assert!(results[1].1.contains("no f2"));
+}
+
+#[tokio::test]
+async fn auto_allowed_read_runs_while_write_waits() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![
+                call("r", "builtin__read_file", json!({"path": "notes.txt"})),
+                call("w", "builtin__write_file", json!({"path": "out.txt", "content": "x"})),
+            ]),
+            Reply::Text("done".into()),
+        ],
+        false,
+    )
+    .await;
+    std::fs::write(f.engine.workspace().join("notes.txt"), "hello notes").unwrap();
+    f.engine.send_message("s", "go").unwrap();
+    let items = inbox_of(&f.engine, 1).await;
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].tool, "write_file");
+    let mut read_state = CallState::Proposed;
+    for _ in 0..200 {
+        let transcript = f.engine.transcript("s").unwrap();
+        read_state = transcript[1].calls[0].state;
+        if read_state == CallState::Succeeded {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(read_state, CallState::Succeeded, "read_file should run while write_file waits");
+    assert_eq!(f.engine.transcript("s").unwrap()[1].calls[1].state, CallState::Pending);
+    f.engine.decide(approve(&items[0].approval_id), DecidedBy::Api).unwrap();
+    f.engine.wait_turn("s").await.unwrap();
+    let results = tool_results(&f.model.requests()[1]);
+    assert_eq!(results[0], ("r".to_string(), "hello notes".to_string()));
+}
+
+#[tokio::test]
+async fn edit_that_fails_the_schema_is_refused_and_the_call_still_waits() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]),
+            Reply::Text("done".into()),
+        ],
+        false,
+    )
+    .await;
+    f.engine.send_message("s", "write").unwrap();
+    let items = inbox_of(&f.engine, 1).await;
+    let bad = DecisionRequest { args: Some(json!({"path": 7})), ..approve(&items[0].approval_id) };
+    let err = f.engine.decide(bad, DecidedBy::Api).unwrap_err().to_string();
+    assert!(err.contains("schema") && err.contains("content"), "{err}");
+    assert_eq!(f.engine.inbox().unwrap().len(), 1, "the request must still be pending");
+    let audit = f.engine.store().audit_rows(50).unwrap();
+    assert!(audit.iter().any(|r| r.action == "decision_refused"));
+    f.engine.decide(deny(&items[0].approval_id, "stop"), DecidedBy::Api).unwrap();
+    f.engine.wait_turn("s").await.unwrap();
+    assert!(!f.engine.workspace().join("a.txt").exists());
+}
+
+#[tokio::test]
+async fn malformed_calls_get_error_results_without_asking() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![
+                ScriptedCall { id: "bad".into(), name: "builtin__write_file".into(), arguments: "{not json".into() },
+                call("unknown", "nosuch__tool", json!({})),
+                call("schema", "builtin__write_file", json!({"path": "a.txt"})),
+                call("escape", "builtin__read_file", json!({"path": "../../etc/passwd"})),
+            ]),
+            Reply::Text("sorry".into()),
+        ],
+        false,
+    )
+    .await;
+    f.engine.send_message("s", "go").unwrap();
+    let outcome = f.engine.wait_turn("s").await.unwrap();
+    assert_eq!(outcome.status, "completed");
+    assert!(f.engine.inbox().unwrap().is_empty());
+    let results = tool_results(&f.model.requests()[1]);
+    assert!(results[0].1.contains("not valid JSON"), "{results:?}");
+    assert!(results[1].1.contains("unknown tool"), "{results:?}");
+    assert!(results[2].1.contains("content"), "{results:?}");
+    assert!(results[3].1.contains("execution-denied") && results[3].1.contains("outside the workspace"), "{results:?}");
+}
+
+#[tokio::test]
+async fn modes_and_grants() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "1"}))]),
+            Reply::Text("one".into()),
+            Reply::ToolCalls(vec![call("c2", "builtin__write_file", json!({"path": "b.txt", "content": "2"}))]),
+            Reply::Text("two".into()),
+            Reply::ToolCalls(vec![call("c3", "builtin__write_file", json!({"path": "c.txt", "content": "3"}))]),
+            Reply::Text("three".into()),
+            Reply::ToolCalls(vec![call("c4", "builtin__write_file", json!({"path": "d.txt", "content": "4"}))]),
+            Reply::Text("four".into()),
+        ],
+        false,
+    )
+    .await;
+    // Allow for this chat: the next write in the same chat runs without asking.
+    f.engine.send_message("s", "one").unwrap();
+    let items = inbox_of(&f.engine, 1).await;
+    f.engine.decide(DecisionRequest { for_chat: true, ..approve(&items[0].approval_id) }, DecidedBy::Chat).unwrap();
+    f.engine.wait_turn("s").await.unwrap();
+    f.engine.send_message("s", "two").unwrap();
+    assert_eq!(f.engine.wait_turn("s").await.unwrap().answer.as_deref(), Some("two"));
+    assert!(f.engine.workspace().join("b.txt").exists());
+    // Another chat still asks; deny-all denies it without asking.
+    f.engine.set_mode(Some("other"), Some(Mode::DenyAll)).unwrap();
+    f.engine.send_message("other", "three").unwrap();
+    f.engine.wait_turn("other").await.unwrap();
+    assert!(!f.engine.workspace().join("c.txt").exists());
+    // Never-ask runs at once.
+    f.engine.set_mode(Some("other"), Some(Mode::NeverAsk)).unwrap();
+    f.engine.send_message("other", "four").unwrap();
+    f.engine.wait_turn("other").await.unwrap();
+    assert!(f.engine.workspace().join("d.txt").exists());
+}
+
+#[tokio::test]
+async fn approval_timeout_denies_with_timed_out() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]),
+            Reply::Text("gave up".into()),
+        ],
+        false,
+    )
+    .await;
+    f.engine.set_setting("approval_timeout_secs", &json!(1)).unwrap();
+    f.engine.send_message("s", "write").unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), f.engine.wait_turn("s")).await.unwrap().unwrap();
+    assert_eq!(outcome.status, "completed");
+    assert!(!f.engine.workspace().join("a.txt").exists());
+    let results = tool_results(&f.model.requests()[1]);
+    assert!(results[0].1.contains("timed out"), "{results:?}");
+    let audit = f.engine.store().audit_rows(50).unwrap();
+    assert!(audit.iter().any(|r| r.actor == "timeout" && r.action == "expired"), "{audit:?}");
+}
+
+#[tokio::test]
+async fn cancel_cancels_pending_requests() {
+    let f = fixture(
+        vec![Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))])],
+        false,
+    )
+    .await;
+    f.engine.send_message("s", "write").unwrap();
+    let items = inbox_of(&f.engine, 1).await;
+    assert!(f.engine.cancel("s").unwrap());
+    let outcome = f.engine.wait_turn("s").await.unwrap();
+    assert_eq!(outcome.status, "cancelled");
+    assert!(f.engine.inbox().unwrap().is_empty());
+    assert!(f.engine.decide(approve(&items[0].approval_id), DecidedBy::Api).is_err());
+    assert!(!f.engine.workspace().join("a.txt").exists());
+}
+
+#[tokio::test]
+async fn step_limit_ends_the_turn() {
+    let replies = (0..5).map(|i| Reply::ToolCalls(vec![call(&format!("c{i}"), "builtin__list_dir", json!({})) ])).collect();
+    let f = fixture(replies, false).await;
+    f.engine.set_setting("step_limit", &json!(3)).unwrap();
+    f.engine.send_message("s", "loop").unwrap();
+    let outcome = f.engine.wait_turn("s").await.unwrap();
+    assert_eq!(outcome.status, "step_limit", "{outcome:?}");
+    assert_eq!(f.model.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn unreadable_settings_mean_deny_never_run() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]),
+            Reply::Text("denied".into()),
+        ],
+        false,
+    )
+    .await;
+    // Never-ask would run it; a corrupt rule makes the settings unreadable.
+    f.engine.set_mode(None, Some(Mode::NeverAsk)).unwrap();
+    {
+        let conn = rusqlite::Connection::open(f.engine.data_dir().join("airlock.db")).unwrap();
+        conn.execute(
+            "INSERT INTO rules (id, server, tool, pointer, kind, pattern, effect, created_at)
+             VALUES ('broken', 'builtin', 'write_file', '/path', 'glob', 'a[', 'allow', 'now')",
+            [],
+        )
+        .unwrap();
+    }
+    f.engine.inner.invalidate_policy();
+    f.engine.send_message("s", "write").unwrap();
+    f.engine.wait_turn("s").await.unwrap();
+    assert!(!f.engine.workspace().join("a.txt").exists());
+    let results = tool_results(&f.model.requests()[1]);
+    assert!(results[0].1.contains("execution-denied"), "{results:?}");
+}
+
+#[tokio::test]
+async fn model_errors_end_the_turn_with_a_clear_message_and_keep_the_message() {
+    let f = fixture(vec![Reply::Error { status: 400, retry_after: None }], false).await;
+    f.engine.send_message("s", "hello").unwrap();
+    let outcome = f.engine.wait_turn("s").await.unwrap();
+    assert_eq!(outcome.status, "failed");
+    assert!(outcome.error.unwrap_or_default().contains("400"));
+    assert_eq!(f.engine.transcript("s").unwrap()[0].content, "hello");
+    assert_eq!(f.engine.session("s").unwrap().status, airlock_core::SessionStatus::Failed);
+}

@@ -1,0 +1,89 @@
+//! Where tools come from. Each server is a [`ToolSource`]; the registry knows every tool's
+//! definition and compiled input schema, so calls and edited arguments are validated in one place.
+
+pub mod builtin;
+
+use airlock_core::policy::NeedsApproval;
+use airlock_core::schema::{ArgsValidator, SchemaError};
+use airlock_core::ToolDef;
+use futures::future::BoxFuture;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+/// A tool call failed; the message goes to the model as an error result.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct ToolError(pub String);
+
+/// A server that offers tools: the built-in one now, MCP servers later.
+pub trait ToolSource: Send + Sync {
+    fn tools(&self) -> Vec<ToolDef>;
+    /// A code-defined tool's own opinion on whether this call needs a person.
+    fn needs_approval(&self, _tool: &str, _args: &Value) -> Option<NeedsApproval> {
+        None
+    }
+    fn call<'a>(&'a self, tool: &'a str, args: &'a Value) -> BoxFuture<'a, Result<Value, ToolError>>;
+}
+
+/// A tool with its compiled validator.
+pub struct RegisteredTool {
+    pub def: ToolDef,
+    validator: Result<ArgsValidator, SchemaError>,
+}
+
+impl RegisteredTool {
+    pub fn validate(&self, args: &Value) -> Result<(), SchemaError> {
+        match &self.validator {
+            Ok(validator) => validator.validate(args),
+            Err(error) => Err(error.clone()),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Registered {
+    sources: HashMap<String, Arc<dyn ToolSource>>,
+    tools: HashMap<String, HashMap<String, Arc<RegisteredTool>>>,
+}
+
+/// Every server's tools, by server then tool name.
+#[derive(Default)]
+pub struct ToolRegistry {
+    inner: RwLock<Registered>,
+}
+
+impl ToolRegistry {
+    /// Adds or replaces a server and (re)compiles its tools' schemas.
+    pub fn register(&self, server: &str, source: Arc<dyn ToolSource>) {
+        let tools = source
+            .tools()
+            .into_iter()
+            .map(|def| {
+                let validator = ArgsValidator::new(&def.input_schema);
+                (def.name.clone(), Arc::new(RegisteredTool { def, validator }))
+            })
+            .collect();
+        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        inner.sources.insert(server.to_string(), source);
+        inner.tools.insert(server.to_string(), tools);
+    }
+
+    pub fn tool(&self, server: &str, tool: &str) -> Option<Arc<RegisteredTool>> {
+        let inner = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        inner.tools.get(server).and_then(|tools| tools.get(tool)).cloned()
+    }
+
+    pub fn source(&self, server: &str) -> Option<Arc<dyn ToolSource>> {
+        let inner = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        inner.sources.get(server).cloned()
+    }
+
+    /// Every tool, sorted by server then name.
+    pub fn all(&self) -> Vec<Arc<RegisteredTool>> {
+        let inner = self.inner.read().unwrap_or_else(|p| p.into_inner());
+        let mut all: Vec<_> = inner.tools.values().flat_map(|tools| tools.values().cloned()).collect();
+        all.sort_by(|a, b| (&a.def.server, &a.def.name).cmp(&(&b.def.server, &b.def.name)));
+        all
+    }
+}
