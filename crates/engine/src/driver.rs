@@ -75,11 +75,6 @@ async fn run(
     session: &SessionRow,
     mut cancel: watch::Receiver<bool>,
 ) -> Result<TurnOutcome, EngineError> {
-    let step_limit = inner
-        .store
-        .setting("step_limit")?
-        .and_then(|v| v.as_u64())
-        .map_or(DEFAULT_STEP_LIMIT, |n| n as usize);
     loop {
         if *cancel.borrow() {
             return cancel_turn(inner, session);
@@ -93,6 +88,7 @@ async fn run(
         }
         let calls: &[CallRow] = if last.role == "assistant" { &last.calls } else { &[] };
         if calls.iter().all(|c| c.state.is_final()) {
+            let step_limit = inner.turn_settings()?.step_limit;
             if steps_in_turn(&messages) >= step_limit {
                 let mut outcome = ended(session, "step_limit");
                 outcome.error = Some(format!("the turn stopped after {step_limit} model steps (step limit)"));
@@ -157,10 +153,8 @@ fn cancel_turn(inner: &Inner, session: &SessionRow) -> Result<TurnOutcome, Engin
 
 fn history(inner: &Inner, messages: &[MessageRow]) -> Result<ChatRequest, EngineError> {
     let mut chat = Vec::with_capacity(messages.len() + 1);
-    if let Some(Value::String(prompt)) = inner.store.setting("system_prompt")?
-        && !prompt.is_empty()
-    {
-        chat.push(ChatMessage::system(prompt));
+    if let Some(prompt) = &inner.turn_settings()?.system_prompt {
+        chat.push(ChatMessage::system(prompt.clone()));
     }
     for message in messages {
         if message.role == "user" {
@@ -214,7 +208,7 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
     let fresh = inner.store.session(&session.id)?.unwrap_or_else(|| session.clone());
     let session_policy = SessionPolicy::new(fresh.mode, inner.store.session_grants(&session.id)?);
     let policy = inner.policy();
-    let timeout = inner.store.setting("approval_timeout_secs")?.and_then(|v| v.as_u64()).filter(|s| *s > 0);
+    let timeout = inner.turn_settings()?.approval_timeout_secs;
     let mut seen = HashSet::new();
     let mut calls = Vec::with_capacity(reply.tool_calls.len());
     let mut approvals = Vec::new();

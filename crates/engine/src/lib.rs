@@ -96,6 +96,14 @@ pub struct ToolView {
     pub read_only_hint: bool,
 }
 
+/// Settings a turn reads at every step, cached until one changes.
+#[derive(Debug, Clone)]
+pub(crate) struct TurnSettings {
+    pub step_limit: usize,
+    pub approval_timeout_secs: Option<u64>,
+    pub system_prompt: Option<String>,
+}
+
 /// What a running turn's watchers see.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct TurnWatch {
@@ -116,6 +124,7 @@ pub(crate) struct Inner {
     pub turns: Mutex<HashMap<String, Turn>>,
     pub provider: RwLock<Option<Arc<dyn ModelProvider>>>,
     pub policy: RwLock<Option<Arc<PolicyConfig>>>,
+    pub settings: RwLock<Option<Arc<TurnSettings>>>,
     pub data_dir: PathBuf,
     pub workspace: PathBuf,
 }
@@ -159,6 +168,7 @@ impl Engine {
                 turns: Mutex::new(HashMap::new()),
                 provider: RwLock::new(None),
                 policy: RwLock::new(None),
+                settings: RwLock::new(None),
                 data_dir,
                 workspace,
             }),
@@ -414,8 +424,27 @@ impl Inner {
         Ok(compiled)
     }
 
+    /// Drops the cached policy and settings; the next call reads them from the store again.
     pub(crate) fn invalidate_policy(&self) {
         *self.policy.write().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    pub(crate) fn turn_settings(&self) -> Result<Arc<TurnSettings>> {
+        if let Some(settings) = self.settings.read().unwrap_or_else(|p| p.into_inner()).clone() {
+            return Ok(settings);
+        }
+        let number = |key| -> Result<Option<u64>> { Ok(self.store.setting(key)?.and_then(|v| v.as_u64())) };
+        let settings = Arc::new(TurnSettings {
+            step_limit: number("step_limit")?.map_or(driver::DEFAULT_STEP_LIMIT, |n| n as usize),
+            approval_timeout_secs: number("approval_timeout_secs")?.filter(|s| *s > 0),
+            system_prompt: match self.store.setting("system_prompt")? {
+                Some(Value::String(prompt)) if !prompt.is_empty() => Some(prompt),
+                _ => None,
+            },
+        });
+        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Some(settings.clone());
+        Ok(settings)
     }
 
     pub(crate) fn inbox_item(&self, row: ApprovalRow) -> InboxItem {

@@ -3,9 +3,9 @@
 //! remembered decision it creates, and the audit row commit together or not at all.
 
 use crate::audit::insert_audit;
-use crate::{Result, Store, StoreError, now, parse_enum, parse_json};
+use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
 use airlock_core::{DecidedBy, ItemKind, RememberScope, ids};
-use rusqlite::{Connection, Row, Transaction, params};
+use rusqlite::{Connection, Row, params};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -63,7 +63,7 @@ pub struct DecisionOutcome {
     pub run_args: Value,
 }
 
-pub(crate) fn insert_approval(tx: &Transaction<'_>, a: &NewApproval, at: &str) -> Result<()> {
+pub(crate) fn insert_approval(tx: &Connection, a: &NewApproval, at: &str) -> Result<()> {
     tx.prepare_cached(
         "INSERT INTO approval_requests (approval_id, tool_call_id, session_id, kind, server, tool,
             args, args_hash, why, status, created_at, expires_at)
@@ -218,8 +218,8 @@ impl Store {
             };
             let at = now();
             for id in &ids {
-                tx.execute("UPDATE approval_requests SET status = 'cancelled' WHERE approval_id = ?1", [id])?;
-                tx.execute(
+                tx.run("UPDATE approval_requests SET status = 'cancelled' WHERE approval_id = ?1", [id])?;
+                tx.run(
                     "UPDATE tool_calls SET state = 'cancelled', result = ?2, updated_at = ?3
                      WHERE id = (SELECT tool_call_id FROM approval_requests WHERE approval_id = ?1)",
                     params![id, json!({"type": "cancelled", "reason": "the user cancelled the turn"}).to_string(), at],
@@ -231,7 +231,7 @@ impl Store {
     }
 }
 
-fn apply_decision(tx: &Transaction<'_>, input: &DecisionInput) -> Result<DecisionOutcome> {
+fn apply_decision(tx: &Connection, input: &DecisionInput) -> Result<DecisionOutcome> {
     let id = &input.approval_id;
     let row = query(tx, "a.approval_id = ?1", id)?
         .into_iter()
@@ -253,8 +253,8 @@ fn apply_decision(tx: &Transaction<'_>, input: &DecisionInput) -> Result<Decisio
         (false, _) => "denied",
     };
     let run_args = input.edited_args.clone().unwrap_or_else(|| row.args.clone());
-    tx.execute("UPDATE approval_requests SET status = ?2 WHERE approval_id = ?1", params![id, status])?;
-    tx.execute(
+    tx.run("UPDATE approval_requests SET status = ?2 WHERE approval_id = ?1", params![id, status])?;
+    tx.run(
         "INSERT INTO decisions (approval_id, approve, reason, edited_args, remember, for_chat, decided_by, decided_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
@@ -273,13 +273,13 @@ fn apply_decision(tx: &Transaction<'_>, input: &DecisionInput) -> Result<Decisio
             input.reason.as_deref().filter(|r| !r.trim().is_empty()).unwrap_or("denied by the user"),
         );
         let changed = if input.approve {
-            tx.execute(
+            tx.run(
                 "UPDATE tool_calls SET state = 'approved', run_args = ?2, updated_at = ?3
                  WHERE id = ?1 AND state = 'pending'",
                 params![call_id, run_args.to_string(), at],
             )?
         } else {
-            tx.execute(
+            tx.run(
                 "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1 AND state = 'pending'",
                 params![call_id, status, denied_result.to_string(), at],
             )?
@@ -289,7 +289,7 @@ fn apply_decision(tx: &Transaction<'_>, input: &DecisionInput) -> Result<Decisio
         }
     }
     if input.for_chat && input.approve {
-        tx.execute(
+        tx.run(
             "INSERT OR IGNORE INTO session_grants (session_id, server, tool, created_at) VALUES (?1, ?2, ?3, ?4)",
             params![row.session_id, row.server, row.tool, at],
         )?;
@@ -297,7 +297,7 @@ fn apply_decision(tx: &Transaction<'_>, input: &DecisionInput) -> Result<Decisio
     if input.remember != RememberScope::Once {
         let session = (input.remember == RememberScope::Session).then_some(&row.session_id);
         let hash = input.remember_exact_args.then_some(&row.args_hash);
-        tx.execute(
+        tx.run(
             "INSERT INTO remembered (id, server, tool, args_hash, session_id, approve, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![ids::new_id("mem"), row.server, row.tool, hash, session, input.approve, at],

@@ -1,7 +1,7 @@
 //! The audit trail: who or what decided, with what arguments, and every refusal.
 
 use crate::{Result, Store, StoreError, now, parse_json};
-use rusqlite::{Transaction, params};
+use rusqlite::{Connection, params};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -18,7 +18,7 @@ pub struct AuditRow {
 }
 
 pub(crate) fn insert_audit(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     actor: &str,
     action: &str,
     session_id: Option<&str>,

@@ -2,7 +2,7 @@
 
 use crate::approvals::{NewApproval, insert_approval};
 use crate::audit::insert_audit;
-use crate::{Result, Store, StoreError, now, parse_enum, parse_json};
+use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
 use airlock_core::CallState;
 use rusqlite::{Connection, Row, params};
 use serde::Serialize;
@@ -129,7 +129,7 @@ pub(crate) fn query_calls(conn: &Connection, filter: &str, param: &dyn rusqlite:
 impl Store {
     pub fn append_user_message(&self, session_id: &str, content: &str) -> Result<i64> {
         self.write(|tx| {
-            tx.execute(
+            tx.run(
                 "INSERT INTO messages (session_id, role, content, created_at) VALUES (?1, 'user', ?2, ?3)",
                 params![session_id, content, now()],
             )?;
@@ -147,14 +147,16 @@ impl Store {
         calls: &[NewCall],
         approvals: &[NewApproval],
     ) -> Result<i64> {
-        self.write(|tx| {
+        // A plain answer is off the approval path; a step with calls is on it.
+        let write = |f| if calls.is_empty() { self.write_relaxed(f) } else { self.write(f) };
+        write(&|tx: &Connection| {
             let at = now();
             if calls.is_empty() {
                 // A plain answer ends the turn, in the same transaction.
                 tx.prepare_cached("UPDATE sessions SET status = 'idle', last_error = NULL, updated_at = ?2 WHERE id = ?1")?
                     .execute(params![session_id, at])?;
             }
-            tx.execute(
+            tx.run(
                 "INSERT INTO messages (session_id, role, content, created_at) VALUES (?1, 'assistant', ?2, ?3)",
                 params![session_id, content, at],
             )?;
@@ -262,7 +264,7 @@ impl Store {
         self.write(|tx| {
             let at = now();
             for (call_id, run_args) in calls {
-                let changed = tx.execute(
+                let changed = tx.run(
                     "UPDATE tool_calls SET state = 'running', run_args = ?2, updated_at = ?3
                      WHERE id = ?1 AND state IN ('auto_allowed', 'approved')",
                     params![call_id, run_args.to_string(), at],
@@ -277,13 +279,13 @@ impl Store {
 
     /// Settles a call with the result the model will see.
     pub fn finish_call(&self, call_id: &str, state: CallState, result: &Value) -> Result<()> {
-        self.write(|tx| {
-            tx.execute(
+        self.write_relaxed(|tx| {
+            tx.run(
                 "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1",
                 params![call_id, state.as_str(), result.to_string(), now()],
             )?;
             let session: String =
-                tx.query_row("SELECT session_id FROM tool_calls WHERE id = ?1", [call_id], |r| r.get(0))?;
+                tx.row("SELECT session_id FROM tool_calls WHERE id = ?1", [call_id], |r| r.get(0))?;
             insert_audit(
                 tx,
                 "engine",

@@ -15,7 +15,7 @@ pub use calls::{CallRow, MessageRow, NewCall};
 pub use sessions::SessionRow;
 pub use settings::{RememberedRow, RuleRow, ServerRow};
 
-use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, Params, Row};
 use rusqlite_migration::{M, Migrations};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -68,6 +68,8 @@ pub fn now() -> String {
 /// engine's writes are short.
 pub struct Store {
     conn: Mutex<Connection>,
+    /// Whether the connection is currently at `synchronous=FULL` (changed only under the lock).
+    full_sync: std::sync::atomic::AtomicBool,
     path: PathBuf,
 }
 
@@ -91,7 +93,8 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrations().to_latest(&mut conn).map_err(|e| StoreError::Migration(e.to_string()))?;
-        Ok(Self { conn: Mutex::new(conn), path: path.to_path_buf() })
+        conn.set_prepared_statement_cache_capacity(64);
+        Ok(Self { conn: Mutex::new(conn), full_sync: true.into(), path: path.to_path_buf() })
     }
 
     pub fn path(&self) -> &Path {
@@ -104,13 +107,47 @@ impl Store {
         self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed only if `f` succeeds.
-    fn write<T>(&self, f: impl FnOnce(&Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.lock();
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let value = f(&tx)?;
-        tx.commit()?;
-        Ok(value)
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed only if `f` succeeds. The
+    /// BEGIN and COMMIT statements are cached like every other hot statement.
+    ///
+    /// Durable: `synchronous=FULL`, the WAL is on disk when this returns. Every write on the
+    /// approval path (requests, decisions, `running` marks) and every setting uses this.
+    fn write<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        self.write_with(true, f)
+    }
+
+    /// For writes off the approval path (messages, results, status): `synchronous=NORMAL`. In
+    /// WAL mode such a commit survives a crash of the process (kill -9) at once, and a power
+    /// failure from the next durable commit on, which syncs every frame before it.
+    fn write_relaxed<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        self.write_with(false, f)
+    }
+
+    fn write_with<T>(&self, full: bool, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        use std::sync::atomic::Ordering;
+        let conn = self.lock();
+        if self.full_sync.load(Ordering::Relaxed) != full {
+            conn.pragma_update(None, "synchronous", if full { "FULL" } else { "NORMAL" })?;
+            self.full_sync.store(full, Ordering::Relaxed);
+        }
+        if !conn.is_autocommit() {
+            // A panic mid-transaction left it open: undo that before starting anew.
+            let _ = conn.run("ROLLBACK", []);
+        }
+        conn.run("BEGIN IMMEDIATE", [])?;
+        match f(&conn) {
+            Ok(value) => match conn.run("COMMIT", []) {
+                Ok(_) => Ok(value),
+                Err(error) => {
+                    let _ = conn.run("ROLLBACK", []);
+                    Err(error.into())
+                }
+            },
+            Err(error) => {
+                let _ = conn.run("ROLLBACK", []);
+                Err(error)
+            }
+        }
     }
 
     fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
@@ -130,6 +167,23 @@ fn refuse_newer(path: &Path) -> Result<()> {
         return Err(StoreError::NewerDatabase { path: path.to_path_buf(), found, supported });
     }
     Ok(())
+}
+
+/// Statements through the connection's prepared-statement cache: parsing SQL again for every
+/// call cost more than running it.
+pub(crate) trait CachedExt {
+    fn run<P: Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize>;
+    fn row<T, P: Params, F: FnOnce(&Row<'_>) -> rusqlite::Result<T>>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T>;
+}
+
+impl CachedExt for Connection {
+    fn run<P: Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize> {
+        self.prepare_cached(sql)?.execute(params)
+    }
+
+    fn row<T, P: Params, F: FnOnce(&Row<'_>) -> rusqlite::Result<T>>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T> {
+        self.prepare_cached(sql)?.query_row(params, f)
+    }
 }
 
 pub(crate) fn parse_json(text: &str, what: &'static str) -> Result<serde_json::Value> {

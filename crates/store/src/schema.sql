@@ -42,6 +42,7 @@ CREATE TABLE tool_calls (
 );
 CREATE INDEX tool_calls_by_message ON tool_calls(message_id, position);
 CREATE INDEX tool_calls_by_state ON tool_calls(state);
+CREATE INDEX tool_calls_by_session ON tool_calls(session_id, message_id);
 
 CREATE TABLE approval_requests (
     approval_id   TEXT PRIMARY KEY,
@@ -58,6 +59,7 @@ CREATE TABLE approval_requests (
     expires_at    TEXT
 );
 CREATE INDEX approvals_pending ON approval_requests(status, created_at);
+CREATE INDEX approvals_by_call ON approval_requests(tool_call_id);
 
 CREATE TABLE decisions (
     approval_id   TEXT PRIMARY KEY REFERENCES approval_requests(approval_id),

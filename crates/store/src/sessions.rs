@@ -1,6 +1,6 @@
 //! Sessions (chats): name, mode override, status.
 
-use crate::{Result, Store, StoreError, now, parse_enum};
+use crate::{CachedExt, Result, Store, StoreError, now, parse_enum};
 use airlock_core::{Mode, SessionStatus, ids};
 use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
@@ -63,13 +63,13 @@ impl Store {
         }
         self.write(|tx| {
             let at = now();
-            tx.execute(
+            tx.run(
                 "INSERT INTO sessions (id, name, status, created_at, updated_at)
                  VALUES (?1, ?2, 'idle', ?3, ?3) ON CONFLICT(name) DO NOTHING",
                 params![ids::new_id("ses"), name, at],
             )?;
             let sql = format!("SELECT {COLUMNS} FROM sessions WHERE name = ?1");
-            let raw = tx.query_row(&sql, [name], from_row)?;
+            let raw = tx.row(&sql, [name], from_row)?;
             raw.parse()
         })
     }
@@ -78,7 +78,7 @@ impl Store {
     /// the status that tells a restarted engine to resume it.
     pub fn start_turn(&self, name: &str, text: &str) -> Result<(SessionRow, i64)> {
         validate_name(name)?;
-        self.write(|tx| {
+        self.write_relaxed(|tx| {
             let at = now();
             tx.prepare_cached(
                 "INSERT INTO sessions (id, name, status, created_at, updated_at)
@@ -87,7 +87,7 @@ impl Store {
             )?
             .execute(params![ids::new_id("ses"), name, at])?;
             let sql = format!("SELECT {COLUMNS} FROM sessions WHERE name = ?1");
-            let session = tx.query_row(&sql, [name], from_row)?.parse()?;
+            let session = tx.row(&sql, [name], from_row)?.parse()?;
             tx.prepare_cached("INSERT INTO messages (session_id, role, content, created_at) VALUES (?1, 'user', ?2, ?3)")?
                 .execute(params![session.id, text, at])?;
             Ok((session, tx.last_insert_rowid()))
@@ -97,7 +97,7 @@ impl Store {
     pub fn session_by_name(&self, name: &str) -> Result<Option<SessionRow>> {
         self.read(|conn| {
             let sql = format!("SELECT {COLUMNS} FROM sessions WHERE name = ?1");
-            let raw = conn.query_row(&sql, [name], from_row).optional()?;
+            let raw = conn.row(&sql, [name], from_row).optional()?;
             raw.map(SessionRowRaw::parse).transpose()
         })
     }
@@ -105,7 +105,7 @@ impl Store {
     pub fn session(&self, id: &str) -> Result<Option<SessionRow>> {
         self.read(|conn| {
             let sql = format!("SELECT {COLUMNS} FROM sessions WHERE id = ?1");
-            let raw = conn.query_row(&sql, [id], from_row).optional()?;
+            let raw = conn.row(&sql, [id], from_row).optional()?;
             raw.map(SessionRowRaw::parse).transpose()
         })
     }
@@ -121,7 +121,7 @@ impl Store {
 
     pub fn set_session_mode(&self, id: &str, mode: Option<Mode>) -> Result<()> {
         self.write(|tx| {
-            tx.execute(
+            tx.run(
                 "UPDATE sessions SET mode = ?2, updated_at = ?3 WHERE id = ?1",
                 params![id, mode.map(Mode::as_str), now()],
             )?;
@@ -130,8 +130,8 @@ impl Store {
     }
 
     pub fn set_session_status(&self, id: &str, status: SessionStatus, error: Option<&str>) -> Result<()> {
-        self.write(|tx| {
-            tx.execute(
+        self.write_relaxed(|tx| {
+            tx.run(
                 "UPDATE sessions SET status = ?2, last_error = ?3, updated_at = ?4 WHERE id = ?1",
                 params![id, status.as_str(), error, now()],
             )?;

@@ -2,7 +2,7 @@
 //! remembered decisions and "Allow for this chat" grants — and the policy inputs built from them.
 
 use crate::audit::insert_audit;
-use crate::{Result, Store, StoreError, now, parse_enum, parse_json};
+use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
 use airlock_core::policy::{PolicyInputs, Remembered, ServerPolicy};
 use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, ServerDefault, ToolSetting, ids};
 use rusqlite::{OptionalExtension, params};
@@ -42,7 +42,7 @@ impl Store {
 
     pub fn set_setting(&self, key: &str, value: &Value) -> Result<()> {
         self.write(|tx| {
-            tx.execute(
+            tx.run(
                 "INSERT INTO settings (key, value) VALUES (?1, ?2)
                  ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 params![key, value.to_string()],
@@ -61,7 +61,7 @@ impl Store {
     /// Adds a server if it is not there yet; an existing server keeps the person's settings.
     pub fn ensure_server(&self, name: &str, default: ServerDefault, config: &Value) -> Result<()> {
         self.write(|tx| {
-            tx.execute(
+            tx.run(
                 "INSERT INTO servers (name, default_setting, config) VALUES (?1, ?2, ?3)
                  ON CONFLICT(name) DO NOTHING",
                 params![name, default.as_str(), config.to_string()],
@@ -72,7 +72,7 @@ impl Store {
 
     pub fn set_server_default(&self, name: &str, default: ServerDefault) -> Result<()> {
         self.write(|tx| {
-            let changed = tx.execute(
+            let changed = tx.run(
                 "UPDATE servers SET default_setting = ?2 WHERE name = ?1",
                 params![name, default.as_str()],
             )?;
@@ -108,7 +108,7 @@ impl Store {
     /// Seeds a tool's setting unless the person already chose one.
     pub fn seed_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()> {
         self.write(|tx| {
-            tx.execute(
+            tx.run(
                 "INSERT INTO tool_settings (server, tool, setting) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
                 params![server, tool, setting.as_str()],
             )?;
@@ -118,7 +118,7 @@ impl Store {
 
     pub fn set_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()> {
         self.write(|tx| {
-            tx.execute(
+            tx.run(
                 "INSERT INTO tool_settings (server, tool, setting) VALUES (?1, ?2, ?3)
                  ON CONFLICT(server, tool) DO UPDATE SET setting = excluded.setting",
                 params![server, tool, setting.as_str()],
@@ -154,7 +154,7 @@ impl Store {
             RulePattern::Regex(p) => ("regex", p),
         };
         self.write(|tx| {
-            tx.execute(
+            tx.run(
                 "INSERT INTO rules (id, server, tool, pointer, kind, pattern, effect, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![rule.id, rule.server, rule.tool, rule.pointer, kind, pattern, rule.effect.as_str(), now()],
@@ -165,7 +165,7 @@ impl Store {
 
     pub fn remove_rule(&self, id: &str) -> Result<bool> {
         self.write(|tx| {
-            let removed = tx.execute("DELETE FROM rules WHERE id = ?1", [id])? > 0;
+            let removed = tx.run("DELETE FROM rules WHERE id = ?1", [id])? > 0;
             if removed {
                 insert_audit(tx, "user", "rule_removed", None, None, None, &json!({ "id": id }))?;
             }
@@ -226,7 +226,7 @@ impl Store {
 
     pub fn revoke_remembered(&self, id: &str) -> Result<bool> {
         self.write(|tx| {
-            let removed = tx.execute("DELETE FROM remembered WHERE id = ?1", [id])? > 0;
+            let removed = tx.run("DELETE FROM remembered WHERE id = ?1", [id])? > 0;
             if removed {
                 insert_audit(tx, "user", "remembered_revoked", None, None, None, &json!({ "id": id }))?;
             }
