@@ -1,20 +1,56 @@
 #!/usr/bin/env bash
-# Installs what is missing on Debian/Ubuntu (C toolchain, pkg-config) and, unless --deps-only,
-# builds and starts the Airlock engine.
+# Sets up what is missing on Debian/Ubuntu and starts the Airlock desktop app:
+#   - system packages (C toolchain, WebKitGTK and friends for Tauri, and what the tests use:
+#     Xvfb, WebKitWebDriver, a notification daemon, chromium), through apt-get;
+#   - the UI's npm packages (npm ci in ui/), and with --deps-only tauri-driver for the tests;
+#   - with --deps-only it stops there (scripts/test.sh uses that); otherwise it builds the UI
+#     and the app in release mode and runs it. Extra arguments go to the app (e.g. --data-dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-need=()
-command -v cc >/dev/null || need+=(build-essential)
-command -v pkg-config >/dev/null || need+=(pkg-config)
-if ((${#need[@]})); then
+
+PACKAGES=(
+  build-essential pkg-config libssl-dev file
+  libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
+  xvfb xauth xdotool x11-utils dbus-x11 webkit2gtk-driver dunst trayer chromium fonts-liberation imagemagick
+)
+missing=()
+for package in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  if ! command -v apt-get >/dev/null; then
+    echo "Missing system packages (${missing[*]}) and no apt-get: install their equivalents and run this again." >&2
+    exit 1
+  fi
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  echo "Installing system packages: ${missing[*]}"
   $SUDO apt-get update
-  $SUDO apt-get install -y --no-install-recommends "${need[@]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
+
 if ! command -v cargo >/dev/null; then
   echo "Rust (cargo) is needed: install it with rustup (https://rustup.rs) and run this again." >&2
   exit 1
 fi
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 20 ]; then
+  echo "Node.js 20.19 or newer (with npm) is needed for the UI; install it and run this again." >&2
+  exit 1
+fi
+
+# npm packages, reinstalled only when the lock file changed.
+if [ ! -f ui/node_modules/.package-lock.json ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
+  (cd ui && npm ci --no-audit --no-fund)
+fi
+
+# tauri-driver (WebDriver for the real app, used by scripts/e2e.sh), kept outside the clone.
+TOOLS="${AIRLOCK_TOOLS_DIR:-$HOME/.cache/airlock-tools}"
+if [ "${1:-}" = "--deps-only" ] && [ ! -x "$TOOLS/bin/tauri-driver" ]; then
+  cargo install tauri-driver --locked --root "$TOOLS"
+fi
+
 [ "${1:-}" = "--deps-only" ] && exit 0
-cargo build --release -p airlock-cli
-exec ./target/release/airlock serve "$@"
+
+(cd ui && npm run build)
+cargo build --release --locked -p airlock-desktop
+exec "${CARGO_TARGET_DIR:-target}/release/airlock-desktop" "$@"

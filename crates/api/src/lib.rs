@@ -2,6 +2,7 @@
 
 pub mod client;
 pub mod discovery;
+pub mod host;
 pub mod server;
 
 pub use client::{ApiClient, ClientError};

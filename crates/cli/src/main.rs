@@ -209,12 +209,7 @@ enum RememberedAction {
 }
 
 fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
-    match given {
-        Some(dir) => Ok(dir),
-        None => dirs::data_dir()
-            .map(|d| d.join("airlock"))
-            .ok_or_else(|| anyhow::anyhow!("no data directory: pass --data-dir or set AIRLOCK_DATA_DIR")),
-    }
+    Ok(airlock_api::host::resolve_data_dir(given)?)
 }
 
 fn main() -> ExitCode {

@@ -75,6 +75,7 @@ impl PolicyDecision {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum RuleEffect {
     Allow,
     Ask,
@@ -105,6 +106,7 @@ impl RuleEffect {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "pattern", rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum RulePattern {
     Glob(String),
     Regex(String),
@@ -112,6 +114,7 @@ pub enum RulePattern {
 
 /// An argument rule: `server/tool`, a JSON pointer into the arguments, a pattern, an effect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ArgRule {
     pub id: String,
     pub server: String,
@@ -133,6 +136,7 @@ pub enum PolicyError {
 
 /// A remembered decision (PRODUCT.md §2 step 4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Remembered {
     pub id: String,
     pub server: String,

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 /// One pending item of the inbox, as every channel shows it (`inbox --json` prints these).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct InboxItem {
     pub approval_id: String,
     pub tool_call_id: Option<String>,
@@ -26,6 +27,7 @@ pub struct InboxItem {
 
 /// How a turn ended.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TurnOutcome {
     pub session: String,
     /// `completed`, `failed`, `cancelled`, `step_limit`, or `idle` when no turn was running.
@@ -36,6 +38,7 @@ pub struct TurnOutcome {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum EngineEvent {
     ApprovalRequested { item: Box<InboxItem> },
     ApprovalDecided { approval_id: String, session: String, approve: bool, decided_by: String },

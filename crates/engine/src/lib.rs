@@ -62,6 +62,7 @@ pub struct EngineConfig {
 
 /// A decision as a channel submits it.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DecisionRequest {
     pub approval_id: String,
     pub approve: bool,
@@ -86,6 +87,7 @@ pub struct DecisionRequest {
 
 /// A tool with its setting and what applies after defaults (`airlock tools`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ToolView {
     pub server: String,
     pub tool: String,

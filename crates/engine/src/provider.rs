@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 /// What `airlock provider set` stores.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ProviderSettings {
     pub base_url: String,
     pub model: String,

@@ -24,6 +24,7 @@ pub struct NewApproval {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ApprovalRow {
     pub approval_id: String,
     pub tool_call_id: Option<String>,

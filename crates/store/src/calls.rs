@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MessageRow {
     pub id: i64,
     pub session_id: String,
@@ -37,6 +38,7 @@ pub struct NewCall {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CallRow {
     pub id: String,
     pub session_id: String,

@@ -6,6 +6,7 @@ use rusqlite::{OptionalExtension, Row, params};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SessionRow {
     pub id: String,
     pub name: String,

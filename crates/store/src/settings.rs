@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServerRow {
     pub name: String,
     pub default: ServerDefault,
@@ -19,12 +20,14 @@ pub struct ServerRow {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RuleRow {
     pub rule: ArgRule,
     pub created_at: String,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RememberedRow {
     pub entry: Remembered,
     pub created_at: String,

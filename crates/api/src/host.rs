@@ -1,0 +1,104 @@
+//! Hosting an engine: the one owner of a data directory (the desktop app or `airlock serve`).
+//! Both find the data directory the same way and publish the same discovery files, so the CLI
+//! talks to whichever runs.
+
+use crate::discovery::{self, DiscoveryError, Endpoint, EngineLock};
+use airlock_engine::{Engine, EngineConfig, EngineError};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+/// The variable that names the data directory when `--data-dir` is not given.
+pub const DATA_DIR_ENV: &str = "AIRLOCK_DATA_DIR";
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error(transparent)]
+    Discovery(#[from] DiscoveryError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("the local API listens on loopback only; {0} is not a loopback address")]
+    NotLoopback(SocketAddr),
+    #[error("cannot listen on {addr}: {message}")]
+    Listen { addr: SocketAddr, message: String },
+    #[error("no data directory: pass --data-dir or set {DATA_DIR_ENV}")]
+    NoDataDir,
+}
+
+/// PRODUCT.md §6: `--data-dir DIR`, else `$AIRLOCK_DATA_DIR`, else the platform's data folder.
+pub fn resolve_data_dir(given: Option<PathBuf>) -> Result<PathBuf, HostError> {
+    if let Some(dir) = given {
+        return Ok(dir);
+    }
+    if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    dirs::data_dir().map(|d| d.join("airlock")).ok_or(HostError::NoDataDir)
+}
+
+/// A running engine that owns its data directory; dropping it removes the discovery file.
+#[derive(Debug)]
+pub struct Host {
+    pub engine: Engine,
+    pub addr: SocketAddr,
+    data_dir: PathBuf,
+    _lock: EngineLock,
+}
+
+impl Host {
+    /// Takes the data directory's lock (refusing if another engine holds it), opens the engine,
+    /// binds the API and writes `api.json`. Returns the host and the API future to drive.
+    pub async fn start(
+        data_dir: &Path,
+        workspace: Option<PathBuf>,
+        listen: SocketAddr,
+    ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
+        if !listen.ip().is_loopback() {
+            return Err(HostError::NotLoopback(listen));
+        }
+        let lock = EngineLock::acquire(data_dir)?;
+        let engine = Engine::open(EngineConfig { data_dir: data_dir.to_path_buf(), workspace })?;
+        let token = discovery::load_or_create_token(data_dir)?;
+        let listen_error = |e: std::io::Error| HostError::Listen { addr: listen, message: e.to_string() };
+        let listener = tokio::net::TcpListener::bind(listen).await.map_err(listen_error)?;
+        let addr = listener.local_addr().map_err(listen_error)?;
+        discovery::write_endpoint(data_dir, &Endpoint { addr, pid: std::process::id() })?;
+        let served = crate::serve(engine.clone(), listener, token);
+        Ok((Self { engine, addr, data_dir: data_dir.to_path_buf(), _lock: lock }, served))
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        discovery::remove_endpoint(&self.data_dir);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn an_explicit_data_dir_wins() {
+        let dir = resolve_data_dir(Some(PathBuf::from("/tmp/x"))).unwrap();
+        assert_eq!(dir, PathBuf::from("/tmp/x"));
+    }
+
+    #[tokio::test]
+    async fn a_second_host_for_the_same_directory_is_refused_and_the_first_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let (host, _served) = Host::start(dir.path(), None, loopback).await.unwrap();
+        let second = Host::start(dir.path(), None, loopback).await.map(|_| ());
+        assert!(matches!(second, Err(HostError::Discovery(DiscoveryError::Locked(_)))), "{second:?}");
+        let (endpoint, _) = discovery::find(dir.path()).unwrap();
+        assert_eq!(endpoint.addr, host.addr);
+        drop(host);
+        assert!(discovery::find(dir.path()).is_err());
+    }
+}

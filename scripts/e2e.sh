@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The real desktop app end to end: a private X display (Xvfb) and a private D-Bus session with
+# a notification daemon, tauri-driver + WebKitWebDriver, the scripted model server. Screenshots of every screen go to
+# test-output/e2e (or $AIRLOCK_E2E_OUT). Needs `scripts/setup.sh --deps-only` first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOOLS="${AIRLOCK_TOOLS_DIR:-$HOME/.cache/airlock-tools}"
+export TAURI_DRIVER="$TOOLS/bin/tauri-driver"
+export AIRLOCK_E2E_OUT="${AIRLOCK_E2E_OUT:-$PWD/test-output/e2e}"
+mkdir -p "$AIRLOCK_E2E_OUT"
+
+display_file=$(mktemp)
+Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$display_file" 2>/dev/null &
+xvfb_pid=$!
+trap 'kill $xvfb_pid 2>/dev/null || true; rm -f "$display_file"' EXIT
+for _ in $(seq 50); do [ -s "$display_file" ] && break; sleep 0.1; done
+export DISPLAY=":$(head -n1 "$display_file")"
+
+export AIRLOCK_DBUS_LOG="$AIRLOCK_E2E_OUT/dbus-notifications.log"
+# A private session bus with a notification daemon (dunst) and a monitor that records every
+# Notify call; the ignored tests of the app (WebDriver run and notification actions) run in it.
+dbus-run-session -- bash -c '
+  dunst >/dev/null 2>&1 &
+  dbus-monitor --session "interface=org.freedesktop.Notifications" >"$AIRLOCK_DBUS_LOG" 2>&1 &
+  sleep 0.5
+  cargo test --workspace --locked -- --ignored --nocapture --test-threads 1
+'
+echo "Screenshots: $AIRLOCK_E2E_OUT"

@@ -1,0 +1,40 @@
+//! Chat: sessions, their messages (with the tool calls inside), sending, cancelling, the mode.
+
+use super::CommandResult;
+use crate::shell::{AppInfo, Shell};
+use airlock_core::Mode;
+use airlock_store::{MessageRow, SessionRow};
+use tauri::State;
+
+#[tauri::command]
+pub async fn app_info(shell: State<'_, Shell>) -> CommandResult<AppInfo> {
+    Ok(shell.info())
+}
+
+#[tauri::command]
+pub async fn list_sessions(shell: State<'_, Shell>) -> CommandResult<Vec<SessionRow>> {
+    Ok(shell.engine.sessions()?)
+}
+
+#[tauri::command]
+pub async fn transcript(shell: State<'_, Shell>, session: String) -> CommandResult<Vec<MessageRow>> {
+    Ok(shell.engine.transcript(&session)?)
+}
+
+/// Starts a turn and returns at once; progress arrives as engine events.
+#[tauri::command]
+pub async fn send_message(shell: State<'_, Shell>, session: String, text: String) -> CommandResult<SessionRow> {
+    Ok(shell.engine.send_message(&session, &text)?)
+}
+
+#[tauri::command]
+pub async fn cancel_turn(shell: State<'_, Shell>, session: String) -> CommandResult<bool> {
+    Ok(shell.engine.cancel(&session)?)
+}
+
+/// `mode: null` clears the session's override, so the workspace default applies again.
+#[tauri::command]
+pub async fn set_session_mode(shell: State<'_, Shell>, session: String, mode: Option<Mode>) -> CommandResult<SessionRow> {
+    shell.engine.set_mode(Some(&session), mode)?;
+    Ok(shell.engine.session(&session)?)
+}

@@ -1,0 +1,11 @@
+//! History: the audit trail, newest last.
+
+use super::CommandResult;
+use crate::shell::Shell;
+use airlock_store::AuditRow;
+use tauri::State;
+
+#[tauri::command]
+pub async fn audit(shell: State<'_, Shell>, limit: Option<usize>) -> CommandResult<Vec<AuditRow>> {
+    Ok(shell.engine.store().audit_rows(limit.unwrap_or(5000))?)
+}

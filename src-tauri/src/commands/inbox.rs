@@ -1,0 +1,60 @@
+//! Inbox: every pending item, and decisions on one or many of them.
+
+use super::{CommandError, CommandResult};
+use crate::shell::Shell;
+use airlock_core::DecidedBy;
+use airlock_engine::{DecisionRequest, InboxItem};
+use serde::{Deserialize, Serialize};
+use tauri::State;
+use ts_rs::TS;
+
+/// Which part of the window decided, recorded in the audit trail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum Channel {
+    Inbox,
+    Chat,
+}
+
+impl From<Channel> for DecidedBy {
+    fn from(channel: Channel) -> Self {
+        match channel {
+            Channel::Inbox => DecidedBy::Inbox,
+            Channel::Chat => DecidedBy::Chat,
+        }
+    }
+}
+
+/// The outcome of one decision of a batch: each succeeds or is refused on its own.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct DecisionOutcome {
+    pub approval_id: String,
+    pub error: Option<CommandError>,
+}
+
+#[tauri::command]
+pub async fn inbox(shell: State<'_, Shell>) -> CommandResult<Vec<InboxItem>> {
+    Ok(shell.engine.inbox()?)
+}
+
+/// Decides a batch in order; a refused decision (already decided, invalid edit) does not stop
+/// the others, and the UI shows which were refused.
+#[tauri::command]
+pub async fn decide(
+    shell: State<'_, Shell>,
+    decisions: Vec<DecisionRequest>,
+    channel: Channel,
+) -> CommandResult<Vec<DecisionOutcome>> {
+    Ok(decide_all(&shell.engine, decisions, channel))
+}
+
+pub fn decide_all(engine: &airlock_engine::Engine, decisions: Vec<DecisionRequest>, channel: Channel) -> Vec<DecisionOutcome> {
+    decisions
+        .into_iter()
+        .map(|request| {
+            let approval_id = request.approval_id.clone();
+            let error = engine.decide(request, channel.into()).err().map(CommandError::from);
+            DecisionOutcome { approval_id, error }
+        })
+        .collect()
+}

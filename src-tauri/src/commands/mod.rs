@@ -1,0 +1,35 @@
+//! The commands the UI invokes. Each is a thin call into the engine (no rule lives here) and
+//! returns a [`CommandError`] the UI can match on.
+
+pub mod chat;
+pub mod error;
+pub mod history;
+pub mod inbox;
+pub mod settings;
+
+pub use error::{CommandError, CommandResult};
+
+/// Every command, for `Builder::invoke_handler`.
+#[macro_export]
+macro_rules! command_handler {
+    () => {
+        tauri::generate_handler![
+            $crate::commands::chat::app_info,
+            $crate::commands::chat::list_sessions,
+            $crate::commands::chat::transcript,
+            $crate::commands::chat::send_message,
+            $crate::commands::chat::cancel_turn,
+            $crate::commands::chat::set_session_mode,
+            $crate::commands::inbox::inbox,
+            $crate::commands::inbox::decide,
+            $crate::commands::settings::settings,
+            $crate::commands::settings::set_workspace_mode,
+            $crate::commands::settings::set_provider,
+            $crate::commands::settings::set_tool_setting,
+            $crate::commands::settings::add_rule,
+            $crate::commands::settings::revoke_remembered,
+            $crate::commands::settings::set_option,
+            $crate::commands::history::audit,
+        ]
+    };
+}

@@ -1,0 +1,101 @@
+//! Settings: everything PRODUCT.md §5 lets a person set that the engine offers today.
+
+use super::{CommandError, CommandResult};
+use crate::shell::{AppInfo, Shell};
+use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, ToolSetting};
+use airlock_engine::{ProviderSettings, ToolView};
+use airlock_store::{RememberedRow, RuleRow, ServerRow, Store};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tauri::State;
+use ts_rs::TS;
+
+/// The store key of the notifications switch (on unless set to `false`).
+pub const NOTIFICATIONS_KEY: &str = "notifications";
+const TIMEOUT_KEY: &str = "approval_timeout_secs";
+
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct SettingsView {
+    pub app: AppInfo,
+    pub workspace_mode: Mode,
+    pub provider: Option<ProviderSettings>,
+    /// 0 means no timeout (the default).
+    pub approval_timeout_secs: u64,
+    pub notifications: bool,
+    pub servers: Vec<ServerRow>,
+    pub tools: Vec<ToolView>,
+    pub rules: Vec<RuleRow>,
+    pub remembered: Vec<RememberedRow>,
+}
+
+/// A simple switch or number of the Settings screen.
+#[derive(Debug, Clone, PartialEq, Deserialize, TS)]
+#[serde(tag = "key", content = "value", rename_all = "snake_case")]
+pub enum ShellOption {
+    ApprovalTimeoutSecs(u64),
+    Notifications(bool),
+}
+
+/// Whether new requests raise a desktop notification.
+pub fn notifications_enabled(store: &Store) -> bool {
+    !matches!(store.setting(NOTIFICATIONS_KEY), Ok(Some(Value::Bool(false))))
+}
+
+#[tauri::command]
+pub async fn settings(shell: State<'_, Shell>) -> CommandResult<SettingsView> {
+    let engine = &shell.engine;
+    let store = engine.store();
+    Ok(SettingsView {
+        app: shell.info(),
+        workspace_mode: store.workspace_mode()?,
+        provider: engine.provider_settings()?,
+        approval_timeout_secs: store.setting(TIMEOUT_KEY)?.and_then(|v| v.as_u64()).unwrap_or(0),
+        notifications: notifications_enabled(store),
+        servers: store.servers()?,
+        tools: engine.tool_views()?,
+        rules: store.rules()?,
+        remembered: store.remembered()?,
+    })
+}
+
+#[tauri::command]
+pub async fn set_workspace_mode(shell: State<'_, Shell>, mode: Mode) -> CommandResult<()> {
+    Ok(shell.engine.set_mode(None, Some(mode))?)
+}
+
+#[tauri::command]
+pub async fn set_provider(shell: State<'_, Shell>, provider: ProviderSettings) -> CommandResult<()> {
+    Ok(shell.engine.set_provider(provider)?)
+}
+
+#[tauri::command]
+pub async fn set_tool_setting(shell: State<'_, Shell>, server: String, tool: String, setting: ToolSetting) -> CommandResult<()> {
+    Ok(shell.engine.set_tool_setting(&server, &tool, setting)?)
+}
+
+#[tauri::command]
+pub async fn add_rule(
+    shell: State<'_, Shell>,
+    server: String,
+    tool: String,
+    pointer: String,
+    pattern: RulePattern,
+    effect: RuleEffect,
+) -> CommandResult<ArgRule> {
+    let rule = ArgRule { id: Store::new_rule_id(), server, tool, pointer, pattern, effect };
+    Ok(shell.engine.add_rule(rule)?)
+}
+
+#[tauri::command]
+pub async fn revoke_remembered(shell: State<'_, Shell>, id: String) -> CommandResult<bool> {
+    Ok(shell.engine.revoke_remembered(&id)?)
+}
+
+#[tauri::command]
+pub async fn set_option(shell: State<'_, Shell>, option: ShellOption) -> CommandResult<()> {
+    let (key, value) = match option {
+        ShellOption::ApprovalTimeoutSecs(secs) => (TIMEOUT_KEY, json!(secs)),
+        ShellOption::Notifications(on) => (NOTIFICATIONS_KEY, json!(on)),
+    };
+    shell.engine.set_setting(key, &value).map_err(CommandError::from)
+}

@@ -1,0 +1,96 @@
+//! Airlock desktop: a thin Tauri shell. It runs the engine in-process, serves the local API
+//! (so the `airlock` CLI works against the running app), forwards engine events to the UI and
+//! holds no rule of its own. One instance per data directory.
+
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod bindings;
+mod commands;
+mod events;
+mod notifications;
+mod pending;
+mod shell;
+mod tray;
+mod window;
+
+use airlock_api::discovery::DiscoveryError;
+use airlock_api::host::{Host, HostError, resolve_data_dir};
+use clap::Parser;
+use shell::Shell;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tauri::{Manager, RunEvent, WindowEvent};
+
+#[derive(Parser, Debug)]
+#[command(name = "airlock-desktop", version, about = "Airlock: the approval inbox for AI agent tool calls")]
+struct Args {
+    /// The data directory (default: $AIRLOCK_DATA_DIR, else the platform's data folder).
+    #[arg(long, env = "AIRLOCK_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Folder of the built-in tools (default: DATA_DIR/workspace).
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// Port of the local API on 127.0.0.1 (default: any free port; see DATA_DIR/api.json).
+    #[arg(long, default_value_t = 0)]
+    api_port: u16,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    match run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("airlock-desktop: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let data_dir = resolve_data_dir(args.data_dir)?;
+    let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, args.api_port));
+    let (host, served) = match tauri::async_runtime::block_on(Host::start(&data_dir, args.workspace, listen)) {
+        Ok(started) => started,
+        Err(HostError::Discovery(DiscoveryError::Locked(dir))) => {
+            anyhow::bail!("Airlock is already running for {} (the app or `airlock serve`); use that one", dir.display())
+        }
+        Err(error) => return Err(error.into()),
+    };
+    tauri::async_runtime::spawn(async move {
+        if let Err(error) = served.await {
+            tracing::error!("the local API stopped: {error}");
+        }
+    });
+    let engine = host.engine.clone();
+    let shell = Shell { engine: engine.clone(), api_addr: host.addr };
+    let app = tauri::Builder::default()
+        .manage(shell)
+        .invoke_handler(command_handler!())
+        .setup(move |app| {
+            tray::install(app.handle())?;
+            events::forward(app.handle().clone(), engine.clone());
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            // Closing the window keeps Airlock running in the tray.
+            if let WindowEvent::CloseRequested { api, .. } = event {
+                api.prevent_close();
+                let _ = window.hide();
+            }
+        })
+        .build(tauri::generate_context!())?;
+    let mut host = Some(host);
+    app.run(move |handle, event| {
+        if let RunEvent::Exit = event {
+            // Removes api.json, so the CLI says clearly that no engine runs.
+            drop(host.take());
+            let _ = handle.try_state::<Shell>();
+        }
+    });
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! The pending count the tray shows, kept from engine events without asking the store each time.
+
+use airlock_engine::{EngineEvent, InboxItem};
+use std::collections::HashSet;
+
+#[derive(Debug, Default)]
+pub struct PendingSet {
+    ids: HashSet<String>,
+}
+
+impl PendingSet {
+    pub fn from_items(items: &[InboxItem]) -> Self {
+        Self { ids: items.iter().map(|item| item.approval_id.clone()).collect() }
+    }
+
+    /// Applies one event; returns whether the count changed.
+    pub fn apply(&mut self, event: &EngineEvent) -> bool {
+        match event {
+            EngineEvent::ApprovalRequested { item } => self.ids.insert(item.approval_id.clone()),
+            EngineEvent::ApprovalDecided { approval_id, .. } => self.ids.remove(approval_id),
+            _ => false,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+}
+
+/// The tray menu's first line.
+pub fn pending_label(count: usize) -> String {
+    match count {
+        0 => "Nothing pending".to_string(),
+        n => format!("{n} pending"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_core::ItemKind;
+    use serde_json::json;
+
+    fn item(id: &str) -> InboxItem {
+        InboxItem {
+            approval_id: id.into(),
+            tool_call_id: None,
+            kind: ItemKind::ToolCall,
+            session: "s".into(),
+            session_id: "ses_1".into(),
+            server: "builtin".into(),
+            tool: "write_file".into(),
+            args: json!({}),
+            args_hash: "h".into(),
+            why: "required".into(),
+            created_at: "now".into(),
+            expires_at: None,
+            description: None,
+            input_schema: None,
+        }
+    }
+
+    fn decided(id: &str) -> EngineEvent {
+        EngineEvent::ApprovalDecided { approval_id: id.into(), session: "s".into(), approve: true, decided_by: "inbox".into() }
+    }
+
+    #[test]
+    fn the_label_follows_requests_and_decisions() {
+        let mut pending = PendingSet::from_items(&[item("a")]);
+        assert_eq!(pending_label(pending.len()), "1 pending");
+        assert!(pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("b")) }));
+        assert!(pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("c")) }));
+        assert_eq!(pending_label(pending.len()), "3 pending");
+        assert!(pending.apply(&decided("a")));
+        assert_eq!(pending_label(pending.len()), "2 pending");
+        assert!(pending.apply(&decided("b")));
+        assert!(pending.apply(&decided("c")));
+        assert_eq!(pending_label(pending.len()), "Nothing pending");
+    }
+
+    #[test]
+    fn repeats_and_unrelated_events_do_not_change_the_count() {
+        let mut pending = PendingSet::default();
+        assert!(pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("a")) }));
+        assert!(!pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("a")) }));
+        assert!(!pending.apply(&decided("unknown")));
+        assert!(!pending.apply(&EngineEvent::TextDelta { session: "s".into(), text: "hi".into() }));
+        assert_eq!(pending.len(), 1);
+    }
+}

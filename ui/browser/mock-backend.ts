@@ -1,0 +1,78 @@
+// A fake shell for the built UI in a plain browser: answers the app's commands from memory via
+// mockIPC. Bundled as one script (vite.mock.config.ts) and injected by Playwright before the page.
+import { mockIPC } from '@tauri-apps/api/mocks';
+import type { DecisionRequest } from '../src/lib/bindings/DecisionRequest';
+import type { InboxItem } from '../src/lib/bindings/InboxItem';
+
+declare global {
+  interface Window {
+    __airlockMock: { items: number; decided: DecisionRequest[]; calls: string[] };
+  }
+}
+
+const schema = {
+  type: 'object',
+  properties: { path: { type: 'string' }, content: { type: 'string' } },
+  required: ['path', 'content'],
+  additionalProperties: false,
+};
+const sessions = ['research', 'ops', 'release-notes', 'cleanup'];
+
+function item(n: number): InboxItem {
+  const session = sessions[n % sessions.length];
+  return {
+    approval_id: `apr_${n}`,
+    tool_call_id: `call_${n}`,
+    kind: 'tool_call',
+    session,
+    session_id: `ses_${session}`,
+    server: 'builtin',
+    tool: n % 3 === 0 ? 'run_command' : 'write_file',
+    args: n % 3 === 0 ? { command: `make test-${n}` } : { path: `notes/${n}.md`, content: `Draft ${n}` },
+    args_hash: `hash_${n}`,
+    why: 'tool setting for builtin/write_file: approval required',
+    created_at: new Date(Date.UTC(2026, 10, 23, 10, 0, n % 60)).toISOString(),
+    expires_at: null,
+    description: 'Create or overwrite a file in the workspace.',
+    input_schema: schema,
+  };
+}
+
+const state = window.__airlockMock ?? { items: 10_000, decided: [], calls: [] };
+window.__airlockMock = state;
+let inbox = Array.from({ length: state.items }, (_, n) => item(n));
+
+mockIPC(
+  (cmd, args) => {
+    state.calls.push(cmd);
+    const a = (args ?? {}) as Record<string, unknown>;
+    switch (cmd) {
+      case 'list_sessions':
+        return sessions.map((name) => ({
+          id: `ses_${name}`,
+          name,
+          mode: null,
+          status: 'idle',
+          last_error: null,
+          created_at: '2026-11-23T10:00:00Z',
+          updated_at: '2026-11-23T10:00:00Z',
+        }));
+      case 'inbox':
+        return inbox;
+      case 'transcript':
+        return [];
+      case 'audit':
+        return [];
+      case 'decide': {
+        const decisions = a.decisions as DecisionRequest[];
+        state.decided.push(...decisions);
+        const gone = new Set(decisions.map((d) => d.approval_id));
+        inbox = inbox.filter((i) => !gone.has(i.approval_id));
+        return decisions.map((d) => ({ approval_id: d.approval_id, error: null }));
+      }
+      default:
+        return null;
+    }
+  },
+  { shouldMockEvents: true },
+);

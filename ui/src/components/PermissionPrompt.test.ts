@@ -1,0 +1,40 @@
+import { render, screen } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, vi } from 'vitest';
+import { item } from '../test/fixtures';
+import PermissionPrompt from './PermissionPrompt.svelte';
+
+describe('PermissionPrompt (seed 003)', () => {
+  it('shows the words of the prompt with the arguments folded', async () => {
+    render(PermissionPrompt, { item: item(1), ondecide: vi.fn() });
+    expect(screen.getByRole('heading').textContent).toBe('Allow tool call from builtin?');
+    const disclosure = screen.getByRole('button', { name: /Run write_file from builtin/ });
+    expect(disclosure.getAttribute('aria-expanded')).toBe('false');
+    expect(screen.queryByTestId('prompt-args')).toBeNull();
+    expect(screen.getByText(/could potentially trick Airlock into attempting harmful actions/)).toBeTruthy();
+    expect(screen.getByText('Review each action carefully before approving.').tagName).toBe('STRONG');
+    await userEvent.click(disclosure);
+    expect(screen.getByTestId('prompt-args').textContent).toContain('"path": "file1.txt"');
+  });
+
+  it('offers Allow for this chat, Allow once and Deny, in that order', async () => {
+    const ondecide = vi.fn();
+    render(PermissionPrompt, { item: item(1), ondecide });
+    const buttons = screen.getAllByRole('button').map((b) => b.textContent?.trim());
+    expect(buttons.slice(1)).toEqual(['Allow for this chat', 'Allow once', 'Deny']);
+    await userEvent.click(screen.getByRole('button', { name: 'Allow for this chat' }));
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: true, reason: null });
+    await userEvent.click(screen.getByRole('button', { name: 'Allow once' }));
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null });
+  });
+
+  it('asks for an optional reason before denying', async () => {
+    const ondecide = vi.fn();
+    render(PermissionPrompt, { item: item(1), ondecide });
+    await userEvent.click(screen.getByRole('button', { name: 'Deny' }));
+    expect(ondecide).not.toHaveBeenCalled();
+    await userEvent.type(screen.getByLabelText('Reason'), 'use notes.txt instead');
+    await userEvent.click(screen.getByRole('button', { name: 'Deny' }));
+    expect(ondecide).toHaveBeenCalledWith({ approve: false, forChat: false, reason: 'use notes.txt instead' });
+  });
+});

@@ -1,0 +1,72 @@
+// Typed calls into the shell's commands (src-tauri/src/commands) and its events.
+import { invoke } from '@tauri-apps/api/core';
+import { listen, type UnlistenFn } from '@tauri-apps/api/event';
+import type { AuditRow } from './bindings/AuditRow';
+import type { Channel } from './bindings/Channel';
+import type { CommandError } from './bindings/CommandError';
+import type { DecisionOutcome } from './bindings/DecisionOutcome';
+import type { DecisionRequest } from './bindings/DecisionRequest';
+import type { EngineEvent } from './bindings/EngineEvent';
+import type { InboxItem } from './bindings/InboxItem';
+import type { MessageRow } from './bindings/MessageRow';
+import type { Mode } from './bindings/Mode';
+import type { Navigate } from './bindings/Navigate';
+import type { ProviderSettings } from './bindings/ProviderSettings';
+import type { RuleEffect } from './bindings/RuleEffect';
+import type { RulePattern } from './bindings/RulePattern';
+import type { SessionRow } from './bindings/SessionRow';
+import type { SettingsView } from './bindings/SettingsView';
+import type { ShellOption } from './bindings/ShellOption';
+import type { ToolSetting } from './bindings/ToolSetting';
+
+/** A command's refusal: `code` for programs, `message` for people. */
+export function errorMessage(error: unknown): string {
+  if (error && typeof error === 'object' && 'message' in error) return String((error as CommandError).message);
+  return String(error);
+}
+
+/** A decision with only the fields a channel usually sets. */
+export function decision(d: Partial<DecisionRequest> & { approval_id: string; approve: boolean }): DecisionRequest {
+  return {
+    reason: null,
+    args: null,
+    for_chat: false,
+    remember: null,
+    exact_args: false,
+    session: null,
+    args_hash: null,
+    ...d,
+  };
+}
+
+export const api = {
+  sessions: () => invoke<SessionRow[]>('list_sessions'),
+  transcript: (session: string) => invoke<MessageRow[]>('transcript', { session }),
+  send: (session: string, text: string) => invoke<SessionRow>('send_message', { session, text }),
+  cancel: (session: string) => invoke<boolean>('cancel_turn', { session }),
+  setSessionMode: (session: string, mode: Mode | null) => invoke<SessionRow>('set_session_mode', { session, mode }),
+  inbox: () => invoke<InboxItem[]>('inbox'),
+  decide: (decisions: DecisionRequest[], channel: Channel) => invoke<DecisionOutcome[]>('decide', { decisions, channel }),
+  settings: () => invoke<SettingsView>('settings'),
+  setWorkspaceMode: (mode: Mode) => invoke<void>('set_workspace_mode', { mode }),
+  setProvider: (provider: ProviderSettings) => invoke<void>('set_provider', { provider }),
+  setToolSetting: (server: string, tool: string, setting: ToolSetting) =>
+    invoke<void>('set_tool_setting', { server, tool, setting }),
+  addRule: (server: string, tool: string, pointer: string, pattern: RulePattern, effect: RuleEffect) =>
+    invoke('add_rule', { server, tool, pointer, pattern, effect }),
+  revokeRemembered: (id: string) => invoke<boolean>('revoke_remembered', { id }),
+  setOption: (option: ShellOption) => invoke<void>('set_option', { option }),
+  audit: (limit?: number) => invoke<AuditRow[]>('audit', { limit: limit ?? null }),
+};
+
+export function onEngineEvent(handler: (event: EngineEvent) => void): Promise<UnlistenFn> {
+  return listen<EngineEvent>('engine-event', (e) => handler(e.payload));
+}
+
+export function onResync(handler: () => void): Promise<UnlistenFn> {
+  return listen('engine-resync', () => handler());
+}
+
+export function onNavigate(handler: (n: Navigate) => void): Promise<UnlistenFn> {
+  return listen<Navigate>('navigate', (e) => handler(e.payload));
+}

@@ -1,0 +1,118 @@
+// The window's live state: sessions, the inbox and streamed text, kept current from engine
+// events. Big lists are `$state.raw` and replaced whole, so 10,000 items stay cheap.
+import { api, errorMessage, onEngineEvent, onNavigate, onResync } from './api';
+import type { EngineEvent } from './bindings/EngineEvent';
+import type { InboxItem } from './bindings/InboxItem';
+import type { SessionRow } from './bindings/SessionRow';
+import type { SessionStatus } from './bindings/SessionStatus';
+
+export type Screen = 'chat' | 'inbox' | 'settings' | 'history';
+
+export class AppState {
+  screen = $state<Screen>('chat');
+  sessions = $state.raw<SessionRow[]>([]);
+  inbox = $state.raw<InboxItem[]>([]);
+  /** Text streamed for each session's current model step, until the step is saved. */
+  live = $state<Record<string, string>>({});
+  /** Bumped when a session's transcript changed; the chat reloads it. */
+  revision = $state<Record<string, number>>({});
+  /** Status from events: the engine announces steps as events and stores only turn ends. */
+  status = $state<Record<string, SessionStatus>>({});
+  currentSession = $state<string | null>(null);
+  focusApproval = $state<string | null>(null);
+  error = $state<string | null>(null);
+
+  private added: InboxItem[] = [];
+  private removed = new Set<string>();
+  private flushTimer: ReturnType<typeof setTimeout> | null = null;
+
+  async start(): Promise<void> {
+    await this.reload();
+    await onEngineEvent((event) => this.apply(event));
+    await onResync(() => void this.reload());
+    await onNavigate((n) => {
+      if (n.screen === 'inbox') this.screen = 'inbox';
+      this.focusApproval = n.approval_id;
+    });
+  }
+
+  async reload(): Promise<void> {
+    try {
+      const [sessions, inbox] = await Promise.all([api.sessions(), api.inbox()]);
+      this.sessions = sessions;
+      this.inbox = inbox;
+      if (this.currentSession === null && sessions.length > 0) this.currentSession = sessions[sessions.length - 1].name;
+      else if (this.currentSession === null && inbox.length > 0) this.currentSession = inbox[0].session;
+    } catch (e) {
+      this.error = errorMessage(e);
+    }
+  }
+
+  apply(event: EngineEvent): void {
+    switch (event.type) {
+      case 'approval_requested':
+        this.added.push(event.item);
+        this.schedule();
+        this.bump(event.item.session);
+        break;
+      case 'approval_decided':
+        this.removed.add(event.approval_id);
+        this.schedule();
+        this.bump(event.session);
+        break;
+      case 'text_delta':
+        this.live[event.session] = (this.live[event.session] ?? '') + event.text;
+        break;
+      case 'session_status': {
+        this.status[event.session] = event.status;
+        if (!this.sessions.some((s) => s.name === event.session)) void api.sessions().then((s) => (this.sessions = s));
+        // A new step begins or the step was saved: the streamed text is in the transcript now.
+        this.live[event.session] = '';
+        this.bump(event.session);
+        break;
+      }
+      case 'tool_finished':
+        this.bump(event.session);
+        break;
+      case 'turn_ended':
+        this.live[event.outcome.session] = '';
+        this.bump(event.outcome.session);
+        void api.inbox().then((items) => (this.inbox = items));
+        break;
+    }
+  }
+
+  /** What a session is doing now; pending items mean it waits for a person. */
+  statusOf(session: SessionRow): SessionStatus {
+    const live = this.status[session.name];
+    if (live) return live;
+    if (session.status !== 'idle' && this.inbox.some((i) => i.session === session.name)) return 'awaiting_approval';
+    return session.status;
+  }
+
+  private bump(session: string): void {
+    this.revision[session] = (this.revision[session] ?? 0) + 1;
+  }
+
+  /** Applies inbox changes at most every 30 ms, so a burst of events is one update. */
+  private schedule(): void {
+    if (this.flushTimer !== null) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      const removed = this.removed;
+      const added = this.added.filter((i) => !removed.has(i.approval_id));
+      this.removed = new Set();
+      this.added = [];
+      const kept = removed.size ? this.inbox.filter((i) => !removed.has(i.approval_id)) : this.inbox;
+      this.inbox = added.length ? [...kept, ...added] : kept;
+    }, 30);
+  }
+
+  /** Removes decided items at once (the events confirm it later). */
+  forget(ids: Iterable<string>): void {
+    const gone = new Set(ids);
+    this.inbox = this.inbox.filter((i) => !gone.has(i.approval_id));
+  }
+}
+
+export const app = new AppState();

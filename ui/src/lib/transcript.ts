@@ -1,0 +1,30 @@
+// Groups a transcript for display: a user message, then everything the assistant did until
+// the next user message as one message — text and tool calls in order — so approved calls sit
+// in the same message as the rest (seed 003).
+import type { CallRow } from './bindings/CallRow';
+import type { MessageRow } from './bindings/MessageRow';
+
+export type Part = { kind: 'text'; key: string; text: string } | { kind: 'call'; key: string; call: CallRow };
+export type Group =
+  | { role: 'user'; key: string; text: string }
+  | { role: 'assistant'; key: string; parts: Part[]; last: boolean };
+
+export function groupTurns(messages: readonly MessageRow[]): Group[] {
+  const groups: Group[] = [];
+  for (const message of messages) {
+    if (message.role === 'user') {
+      groups.push({ role: 'user', key: `u${message.id}`, text: message.content });
+      continue;
+    }
+    let group = groups[groups.length - 1];
+    if (!group || group.role !== 'assistant') {
+      group = { role: 'assistant', key: `a${message.id}`, parts: [], last: false };
+      groups.push(group);
+    }
+    if (message.content.trim()) group.parts.push({ kind: 'text', key: `t${message.id}`, text: message.content });
+    for (const call of message.calls) group.parts.push({ kind: 'call', key: call.id, call });
+  }
+  const last = groups[groups.length - 1];
+  if (last && last.role === 'assistant') last.last = true;
+  return groups;
+}

@@ -1,0 +1,111 @@
+import { render, screen, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { tick } from 'svelte';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { DecisionRequest } from '../lib/bindings/DecisionRequest';
+import { app } from '../lib/state.svelte';
+import { item } from '../test/fixtures';
+import Inbox from './Inbox.svelte';
+
+const decide = vi.fn(async (decisions: DecisionRequest[], _channel?: string) => decisions.map((d) => ({ approval_id: d.approval_id, error: null })));
+
+vi.mock('../lib/api', async (original) => {
+  const actual = await original<typeof import('../lib/api')>();
+  return { ...actual, api: { ...actual.api, decide: (d: DecisionRequest[], c: string) => decide(d, c) } };
+});
+
+function rows() {
+  return screen.getAllByTestId('inbox-item');
+}
+
+function checkbox(row: HTMLElement) {
+  return within(row).getByRole('checkbox');
+}
+
+beforeEach(() => {
+  decide.mockClear();
+  app.inbox = [item(1, 'alpha'), item(2, 'beta'), item(3, 'alpha'), item(4, 'beta')];
+});
+
+describe('Inbox', () => {
+  it('groups pending items by session, oldest first', () => {
+    render(Inbox);
+    expect(screen.getByTestId('inbox-count').textContent).toBe('4 pending');
+    expect(rows().map((r) => r.textContent?.match(/file\d/)?.[0])).toEqual(['file1', 'file3', 'file2', 'file4']);
+    expect(screen.getAllByTestId('inbox-group').map((g) => g.textContent)).toEqual(['alpha · 2', 'beta · 2']);
+  });
+
+  it('selects with checkboxes and shift-click, and approves the selection in one batch', async () => {
+    const user = userEvent.setup();
+    render(Inbox);
+    await user.click(checkbox(rows()[0]));
+    await user.keyboard('{Shift>}');
+    await user.click(checkbox(rows()[2]));
+    await user.keyboard('{/Shift}');
+    expect(screen.getByTestId('inbox-count').textContent).toBe('4 pending · 3 selected');
+    await user.click(screen.getByRole('button', { name: 'Approve selected' }));
+    expect(decide).toHaveBeenCalledTimes(1);
+    const [decisions, channel] = decide.mock.calls[0];
+    expect(channel).toBe('inbox');
+    expect(decisions.map((d) => [d.approval_id, d.approve, d.args_hash])).toEqual([
+      ['apr_1', true, 'hash_1'],
+      ['apr_3', true, 'hash_3'],
+      ['apr_2', true, 'hash_2'],
+    ]);
+  });
+
+  it('denies every selected item with one reason', async () => {
+    const user = userEvent.setup();
+    render(Inbox);
+    await user.click(screen.getByLabelText('Select all'));
+    await user.click(screen.getByRole('button', { name: 'Deny selected' }));
+    await user.type(screen.getByLabelText('Deny reason'), 'not today');
+    await user.click(screen.getByRole('button', { name: 'Deny 4' }));
+    const [decisions] = decide.mock.calls[0];
+    expect(decisions).toHaveLength(4);
+    expect(decisions.every((d) => !d.approve && d.reason === 'not today' && d.args === null)).toBe(true);
+  });
+
+  it('works from the keyboard: j/k move, x selects, a approves, d denies', async () => {
+    const user = userEvent.setup();
+    render(Inbox);
+    await user.keyboard('jx'); // second item (apr_3), selected
+    await user.keyboard('jjkx'); // back to the third row (apr_2), selected
+    expect(screen.getByTestId('inbox-count').textContent).toBe('4 pending · 2 selected');
+    await user.keyboard('a');
+    expect(decide.mock.calls[0][0].map((d) => d.approval_id)).toEqual(['apr_3', 'apr_2']);
+    app.inbox = [item(1, 'alpha')];
+    await tick();
+    await user.keyboard('d');
+    await user.keyboard('why not{Enter}');
+    expect(decide.mock.calls[1][0]).toMatchObject([{ approval_id: 'apr_1', approve: false, reason: 'why not' }]);
+  });
+
+  it('checks an edit against the schema as one types; an invalid edit cannot be approved', async () => {
+    const user = userEvent.setup();
+    render(Inbox);
+    await user.keyboard('e');
+    const editor = screen.getByLabelText('Arguments (JSON)') as HTMLTextAreaElement;
+    const approve = screen.getByRole('button', { name: 'Approve with these arguments' });
+    await user.clear(editor);
+    await user.type(editor, '{{"path": "x.txt"}');
+    expect(screen.getByTestId('edit-errors').textContent).toContain('does not have required property "content"');
+    expect((approve as HTMLButtonElement).disabled).toBe(true);
+    await user.keyboard('a');
+    expect(decide).not.toHaveBeenCalled();
+    await user.clear(editor);
+    await user.type(editor, '{{"path": "x.txt", "content": "hi"}');
+    expect(screen.queryByTestId('edit-errors')).toBeNull();
+    expect(screen.getByTestId('edit-diff').textContent).toContain('+   "path": "x.txt"');
+    expect(screen.getByTestId('edit-diff').textContent).toContain('-   "path": "file1.txt"');
+    await user.click(approve);
+    expect(decide.mock.calls[0][0]).toMatchObject([{ approval_id: 'apr_1', approve: true, args: { path: 'x.txt', content: 'hi' } }]);
+  });
+
+  it('renders only what is on screen for 10,000 items', () => {
+    app.inbox = Array.from({ length: 10_000 }, (_, n) => item(n, `s${n % 7}`));
+    render(Inbox);
+    expect(screen.getByTestId('inbox-count').textContent).toBe('10000 pending');
+    expect(rows().length).toBeLessThan(60);
+  });
+});
