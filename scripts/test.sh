@@ -10,3 +10,5 @@ bash scripts/setup.sh --deps-only
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 (cd ui && npm run check && npm test && npm run test:browser)
+# The real app under Xvfb through WebDriver, and a notification's action on a private D-Bus.
+bash scripts/e2e.sh

@@ -168,6 +168,55 @@ mod tests {
         assert_eq!(args_summary(&json!({"path": "a.txt"}), 50), "path: \"a.txt\"");
     }
 
+    fn pending(id: &str) -> InboxItem {
+        InboxItem {
+            approval_id: id.into(),
+            tool_call_id: None,
+            kind: airlock_core::ItemKind::ToolCall,
+            session: "s".into(),
+            session_id: "ses_1".into(),
+            server: "files".into(),
+            tool: "write_file".into(),
+            args: json!({"path": "a.txt"}),
+            args_hash: format!("hash-{id}"),
+            why: "required".into(),
+            created_at: "now".into(),
+            expires_at: None,
+            description: None,
+            input_schema: None,
+        }
+    }
+
+    #[test]
+    fn one_request_is_announced_with_its_tool_and_a_burst_is_summarised() {
+        assert_eq!(announce(&[]), None);
+        assert_eq!(
+            announce(&[pending("a")]),
+            Some(Announcement::One {
+                approval_id: "a".into(),
+                args_hash: "hash-a".into(),
+                summary: "Allow tool call from files?".into(),
+                body: "write_file — path: \"a.txt\"".into(),
+            })
+        );
+        assert_eq!(
+            announce(&[pending("a"), pending("b"), pending("c")]),
+            Some(Announcement::Burst { count: 3, summary: "3 tool calls waiting".into() })
+        );
+    }
+
+    #[test]
+    fn unknown_actions_and_open_decide_nothing() {
+        let data = tempfile::tempdir().unwrap();
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let _guard = runtime.enter();
+        let engine = Engine::open(airlock_engine::EngineConfig { data_dir: data.path().to_path_buf(), workspace: None }).unwrap();
+        assert_eq!(handle_action(&engine, "apr_x", "h", ACTION_OPEN), ActionOutcome::Open);
+        assert_eq!(handle_action(&engine, "apr_x", "h", "__closed"), ActionOutcome::Ignored);
+        // A decision for an unknown request is refused, never run.
+        assert!(matches!(handle_action(&engine, "apr_x", "h", ACTION_ALLOW), ActionOutcome::Refused(_)));
+    }
+
     fn write_file_call() -> airlock_testkit::Reply {
         airlock_testkit::Reply::ToolCalls(vec![airlock_testkit::ScriptedCall::new(
             "c1",
