@@ -109,28 +109,31 @@ async fn run(
             }
             continue;
         }
-        let auto: Vec<&CallRow> = calls.iter().filter(|c| c.state == CallState::AutoAllowed).collect();
-        let pending: Vec<&CallRow> = calls.iter().filter(|c| c.state == CallState::Pending).collect();
-        let approved: Vec<&CallRow> = calls.iter().filter(|c| c.state == CallState::Approved).collect();
-        if !auto.is_empty() {
-            if run_calls(inner, session, &auto, &mut cancel).await? {
-                return cancel_turn(inner, session);
-            }
+        let in_state = |state| calls.iter().filter(|c| c.state == state).collect::<Vec<&CallRow>>();
+        let (auto, pending, approved) =
+            (in_state(CallState::AutoAllowed), in_state(CallState::Pending), in_state(CallState::Approved));
+        // `running` calls this engine has not invoked were started by the step's last decision
+        // (see the store's `decide`); one it did invoke can only be left over from a failure.
+        let (started, unstarted): (Vec<&CallRow>, Vec<&CallRow>) =
+            in_state(CallState::Running).into_iter().partition(|c| inner.was_invoked(&c.id));
+        let cancelled = if !auto.is_empty() {
+            run_calls(inner, session, &auto, &mut cancel).await?
         } else if !pending.is_empty() {
             set_status(inner, session, SessionStatus::AwaitingApproval);
-            if wait_for_decisions(inner, last.id, &mut cancel).await? {
-                return cancel_turn(inner, session);
-            }
-        } else if !approved.is_empty() {
-            if run_calls(inner, session, &approved, &mut cancel).await? {
-                return cancel_turn(inner, session);
-            }
+            wait_for_decisions(inner, last.id, &mut cancel).await?
+        } else if !approved.is_empty() || !unstarted.is_empty() {
+            let ready: Vec<&CallRow> = approved.into_iter().chain(unstarted).collect();
+            run_calls(inner, session, &ready, &mut cancel).await?
         } else {
-            // Only `running` calls are left: a crash in between. Never run them again.
-            for call in calls.iter().filter(|c| c.state == CallState::Running) {
+            // Never run a call twice: report it as interrupted.
+            for call in started {
                 let result = json!({"type": "error", "message": "interrupted; the call was not run again"});
                 inner.store.finish_call(&call.id, CallState::Failed, &result)?;
             }
+            false
+        };
+        if cancelled {
+            return cancel_turn(inner, session);
         }
     }
 }
@@ -413,7 +416,18 @@ async fn run_calls(
         .iter()
         .map(|c| (c.id.clone(), c.run_args.clone().or_else(|| c.args.clone()).unwrap_or_else(|| json!({}))))
         .collect();
-    inner.store.mark_running(&planned)?;
+    let to_mark: Vec<(String, Value)> = calls
+        .iter()
+        .zip(&planned)
+        .filter(|(call, _)| call.state != CallState::Running)
+        .map(|(_, plan)| plan.clone())
+        .collect();
+    if !to_mark.is_empty() {
+        inner.store.mark_running(&to_mark)?;
+    }
+    for call in calls {
+        inner.note_invoked(&call.id);
+    }
     let runs = calls.iter().zip(&planned).map(|(call, (_, args))| {
         let source = inner.tools.source(&call.server);
         async move {
@@ -429,6 +443,7 @@ async fn run_calls(
             for call in calls {
                 let result = json!({"type": "error", "message": "cancelled by the user while running"});
                 inner.store.finish_call(&call.id, CallState::Failed, &result)?;
+                inner.forget_invoked(&call.id);
             }
             return Ok(true);
         }
@@ -439,6 +454,7 @@ async fn run_calls(
             Err(message) => (CallState::Failed, json!({"type": "error", "message": message})),
         };
         inner.store.finish_call(&call.id, state, &value)?;
+        inner.forget_invoked(&call.id);
         inner.emit(EngineEvent::ToolFinished {
             session: session.name.clone(),
             tool_call_id: call.id.clone(),

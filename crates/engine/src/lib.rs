@@ -125,6 +125,9 @@ pub(crate) struct Inner {
     pub provider: RwLock<Option<Arc<dyn ModelProvider>>>,
     pub policy: RwLock<Option<Arc<PolicyConfig>>>,
     pub settings: RwLock<Option<Arc<TurnSettings>>>,
+    /// Calls this process has invoked and not yet settled: a `running` call outside this set
+    /// has never been invoked (crash recovery fails every `running` call before turns resume).
+    pub invoked: Mutex<std::collections::HashSet<String>>,
     pub data_dir: PathBuf,
     pub workspace: PathBuf,
 }
@@ -169,6 +172,7 @@ impl Engine {
                 provider: RwLock::new(None),
                 policy: RwLock::new(None),
                 settings: RwLock::new(None),
+                invoked: Mutex::new(std::collections::HashSet::new()),
                 data_dir,
                 workspace,
             }),
@@ -403,6 +407,19 @@ impl Engine {
 impl Inner {
     pub(crate) fn emit(&self, event: EngineEvent) {
         let _ = self.events.send(event);
+    }
+
+    pub(crate) fn was_invoked(&self, call_id: &str) -> bool {
+        self.invoked.lock().unwrap_or_else(|p| p.into_inner()).contains(call_id)
+    }
+
+    pub(crate) fn note_invoked(&self, call_id: &str) {
+        self.invoked.lock().unwrap_or_else(|p| p.into_inner()).insert(call_id.to_string());
+    }
+
+    /// Only once the call's result is stored: until then it stays "invoked", never to run again.
+    pub(crate) fn forget_invoked(&self, call_id: &str) {
+        self.invoked.lock().unwrap_or_else(|p| p.into_inner()).remove(call_id);
     }
 
     pub(crate) fn provider(&self) -> Result<Arc<dyn ModelProvider>> {
