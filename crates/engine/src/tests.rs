@@ -18,7 +18,7 @@ async fn fixture(replies: Vec<Reply>, stream: bool) -> Fixture {
     let model = ScriptedModel::start(replies).await.unwrap();
     let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
     engine
-        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream })
+        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream, ..ProviderSettings::default() })
         .unwrap();
     Fixture { _dir: dir, engine, model }
 }
