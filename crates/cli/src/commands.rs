@@ -1,6 +1,6 @@
 //! The client commands: each is one or a few calls to the running engine's local API.
 
-use crate::{Command, ModeAction, ProviderAction, RememberedAction, RulesAction, SettingsAction, ToolsAction};
+use crate::{Command, ModeAction, ProviderAction, ProviderSet, RememberedAction, RulesAction, SettingsAction, ToolsAction};
 use airlock_api::client::encode;
 use airlock_api::{ApiClient, ClientError};
 use airlock_core::RememberScope;
@@ -251,19 +251,20 @@ async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Re
 
 async fn provider(client: &ApiClient, action: ProviderAction) -> anyhow::Result<ExitCode> {
     match action {
-        ProviderAction::Set {
-            base_url,
-            model,
-            api_key_env,
-            no_stream,
-            kind,
-            name,
-            hosted_mcp,
-            require_approval,
-            max_tokens,
-            max_retries,
-            timeout_secs,
-        } => {
+        ProviderAction::Set(set) => {
+            let ProviderSet {
+                base_url,
+                model,
+                api_key_env,
+                no_stream,
+                kind,
+                name,
+                hosted_mcp,
+                require_approval,
+                max_tokens,
+                max_retries,
+                timeout_secs,
+            } = *set;
             let hosted: Vec<Value> = hosted_mcp
                 .iter()
                 .map(|spec| {

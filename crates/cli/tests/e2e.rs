@@ -5,7 +5,6 @@
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
-use std::path::Path;
 use std::process::Command;
 
 mod common;

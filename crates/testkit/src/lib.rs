@@ -329,7 +329,7 @@ pub(crate) fn take_reply(
     body: &Bytes,
     last_is_user: impl Fn(&Value) -> bool,
     error: impl Fn(u16, Option<u64>, &str) -> Response,
-) -> Result<(Value, Reply, u64), Response> {
+) -> Result<(Value, Reply, u64), Box<Response>> {
     let request: Value = serde_json::from_slice(body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
     let valid = request.is_object();
@@ -349,13 +349,13 @@ pub(crate) fn take_reply(
     shared.arrived.notify_waiters();
     let n = shared.counter.fetch_add(1, Ordering::Relaxed) + 1;
     if !valid {
-        return Err(error(400, None, "request body is not a JSON object"));
+        return Err(Box::new(error(400, None, "request body is not a JSON object")));
     }
     let scripted = lock(&shared.replies).pop_front();
     let reply = match scripted {
         Some(reply) => reply,
         None => match &shared.fallback {
-            Fallback::Exhausted => return Err(error(500, None, "script exhausted")),
+            Fallback::Exhausted => return Err(Box::new(error(500, None, "script exhausted"))),
             Fallback::RoundTrip { tool_name, .. } if user_last => {
                 Reply::ToolCalls(vec![ScriptedCall {
                     id: format!("call_{n}"),
@@ -397,7 +397,7 @@ async fn completions(
     let (request, reply, n) = match take_reply(&shared, &headers, &body, last_is_user, openai_error)
     {
         Ok(taken) => taken,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let asked = asked(&request, body.len());
     let out = Out {

@@ -62,7 +62,7 @@ pub(crate) async fn create(
 ) -> Response {
     let (request, reply, n) = match take_reply(&shared, &headers, &body, last_is_user, error) {
         Ok(taken) => taken,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let stream = request
         .get("stream")
