@@ -118,6 +118,14 @@ async fn responses_mcp_approval_request_approved_then_another_denied() {
         ]
     );
 
+    // The provider's report of the tool it ran is replayed right after the approval, so the
+    // provider sees that the approved tool already ran and does not run it again.
+    let input = requests[3]["input"].as_array().unwrap();
+    let position = |kind: &str, key: &str, id: &str| input.iter().position(|i| i["type"] == kind && i[key] == id).unwrap();
+    let replayed = &input[position("mcp_call", "approval_request_id", "mcpr_1")];
+    assert_eq!(replayed["output"], "a reference that does not own");
+    assert_eq!(position("mcp_call", "approval_request_id", "mcpr_1"), position("mcp_approval_response", "approval_request_id", "mcpr_1") + 1);
+
     // The person's decisions and the provider's outcome are in the audit trail.
     let rows = audit(d);
     let row = |action: &str, approval: &str| rows.iter().find(|r| r["action"] == action && r["approval_id"] == approval).cloned();

@@ -223,7 +223,15 @@ fn history(inner: &Inner, messages: &[MessageRow]) -> Result<ChatRequest, Engine
 /// call's result gives.
 fn approval_answer(call: &CallRow) -> ChatMessage {
     if call.run_args.is_some() {
-        return ChatMessage::approval_answer(call.provider_call_id.clone(), true, None);
+        let mut answer = ChatMessage::approval_answer(call.provider_call_id.clone(), true, None);
+        if let Some(approval) = answer.approval.as_mut() {
+            approval.outcome = call
+                .result
+                .as_ref()
+                .and_then(|r| r.get("outcome"))
+                .and_then(|o| serde_json::from_value::<ProviderToolOutcome>(o.clone()).ok());
+        }
+        return answer;
     }
     let reason = call
         .result
@@ -490,11 +498,7 @@ fn record_provider_outcomes(inner: &Inner, session: &SessionRow, outcomes: &[Pro
                 .map(|a| a.approval_id),
             None => None,
         };
-        let result = json!({
-            "type": "provider-result",
-            "output": outcome.output,
-            "error": outcome.error,
-        });
+        let result = json!({ "type": "provider-result", "outcome": outcome });
         inner.store.audit(
             "provider",
             "provider_tool_outcome",

@@ -85,6 +85,13 @@ impl OpenAiResponses {
                                 item["reason"] = json!(reason);
                             }
                             input.push(item);
+                            if let Some(ran) = &answer.outcome {
+                                input.push(json!({
+                                    "type": "mcp_call", "id": ran.id, "server_label": ran.server_label, "name": ran.name,
+                                    "arguments": ran.arguments, "output": ran.output, "error": ran.error,
+                                    "approval_request_id": ran.approval_request_id,
+                                }));
+                            }
                         }
                         None => input.push(json!({"type": "function_call_output", "call_id": id, "output": text})),
                     }

@@ -65,7 +65,7 @@ impl ChatMessage {
     pub fn approval_answer(approval_request_id: impl Into<String>, approve: bool, reason: Option<String>) -> Self {
         Self {
             tool_call_id: Some(approval_request_id.into()),
-            approval: Some(ApprovalAnswer { approve, reason }),
+            approval: Some(ApprovalAnswer { approve, reason, outcome: None }),
             ..Self::new(Role::Tool, None)
         }
     }
@@ -88,6 +88,10 @@ pub struct ApprovalAnswer {
     pub approve: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What the provider reported after it ran the approved tool, replayed after the answer so
+    /// the provider sees the tool already ran and does not run it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<ProviderToolOutcome>,
 }
 
 /// What the provider reports about a tool it ran itself (`mcp_call`), for the audit trail.
