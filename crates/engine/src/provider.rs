@@ -175,3 +175,6 @@ pub(crate) fn build(settings: &ProviderSettings) -> Result<Arc<dyn ModelProvider
         ProviderKind::Anthropic => Arc::new(Anthropic::new(config, settings.max_tokens).map_err(error)?),
     })
 }
+
+#[cfg(test)]
+mod tests;
