@@ -288,3 +288,24 @@ async fn a_request_timeout_is_retried_then_reported() {
     assert!(stderr.contains("gave up after 2 tries") && stderr.contains("did not answer in time"), "{stderr}");
     held.abort();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retried_request_never_runs_a_tool_again() {
+    for kind in KINDS {
+        let append = ScriptedCall::new("c1", "builtin__run_command", json!({"command": "echo ran >> ran.txt"}));
+        let model = ScriptedModel::start(vec![
+            Reply::ToolCalls(vec![append]),
+            Reply::Error { status: 503, retry_after: Some(0) },
+            Reply::Error { status: 429, retry_after: Some(0) },
+            Reply::Text("ran it once".into()),
+        ])
+        .await
+        .unwrap();
+        let (dir, _engine) = engine_for(kind, &model, &[]);
+        let d = dir.path();
+        ok(d, &["mode", "set", "never-ask"]);
+        assert_eq!(ok(d, &["chat", "run it"]).trim(), "ran it once", "{kind}");
+        assert_eq!(model.requests().len(), 4, "{kind}");
+        assert_eq!(std::fs::read_to_string(d.join("workspace/ran.txt")).unwrap(), "ran\n", "{kind}: the tool ran exactly once");
+    }
+}

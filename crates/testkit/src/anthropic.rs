@@ -10,7 +10,9 @@
 //! (<https://docs.anthropic.com/en/docs/build-with-claude/streaming>): `message_start`, per
 //! block `content_block_start`, `content_block_delta` (`text_delta` or `input_json_delta` with
 //! `partial_json` fragments), `content_block_stop`, a `ping` after the first block start, then
-//! `message_delta` (`stop_reason`, `usage`) and `message_stop`.
+//! `message_delta` (`stop_reason`, `usage`) and `message_stop`. Right after `message_start` it
+//! sends one event of a type no document defines (`airlock_testkit_unknown`): the streaming guide
+//! says new event types may be added and clients must ignore the ones they do not know.
 //!
 //! A request ends with the user's own words when its last message is a user message that is not
 //! made of `tool_result` blocks.
@@ -156,6 +158,11 @@ impl Out {
     fn events(&self, blocks: &[Value], stop: &str) -> String {
         let mut body = String::new();
         self.start(&mut body);
+        event(
+            &mut body,
+            "airlock_testkit_unknown",
+            json!({"note": "an event type clients do not know"}),
+        );
         for (index, block) in blocks.iter().enumerate() {
             if block["type"] == "text" {
                 event(

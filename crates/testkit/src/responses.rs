@@ -14,7 +14,9 @@
 //! (`response.content_part.added`, `response.output_text.delta` / `.done`,
 //! `response.content_part.done`, `response.function_call_arguments.delta` / `.done`), then
 //! `response.output_item.done`, and last `response.completed` with the whole response. There is
-//! no `[DONE]`. Errors are the status code with `{"error": {...}}` as for chat completions.
+//! no `[DONE]`. After `response.in_progress` it sends one event of a type no document defines
+//! (`response.airlock_testkit_unknown`, with an unknown field), which clients must skip.
+//! Errors are the status code with `{"error": {...}}` as for chat completions.
 //!
 //! A request's input ends with the user's own words when its last input item is a user message.
 
@@ -168,6 +170,10 @@ impl Out {
         events.push(
             "response.in_progress",
             json!({"response": self.response("in_progress", &[])}),
+        );
+        events.push(
+            "response.airlock_testkit_unknown",
+            json!({"surprise": {"nested": [1, 2, 3]}}),
         );
         for (index, item) in items.iter().enumerate() {
             let item_id = item.get("id").cloned().unwrap_or(Value::Null);
