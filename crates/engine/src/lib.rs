@@ -326,7 +326,7 @@ impl Engine {
     pub fn set_provider(&self, settings: ProviderSettings) -> Result<()> {
         let built = provider::build(&settings)?;
         provider::save(&self.inner.store, &settings)?;
-        self.inner.providers.write().unwrap_or_else(|p| p.into_inner()).insert(provider::cache_key(&settings), built);
+        self.inner.providers.write().unwrap_or_else(|p| p.into_inner()).insert(provider::cache_key(settings.name.as_deref()), built);
         Ok(())
     }
 
@@ -423,12 +423,12 @@ impl Inner {
     /// The provider a session uses (its chosen named one, else the default); `None` for a
     /// session not created yet.
     pub(crate) fn provider_for(&self, session_id: Option<&str>) -> Result<Arc<dyn ModelProvider>> {
-        let settings = provider::for_session(&self.store, session_id)?;
-        let key = provider::cache_key(&settings);
+        let chosen = provider::chosen(&self.store, session_id)?;
+        let key = provider::cache_key(chosen.as_deref());
         if let Some(provider) = self.providers.read().unwrap_or_else(|p| p.into_inner()).get(&key).cloned() {
             return Ok(provider);
         }
-        let built = provider::build(&settings)?;
+        let built = provider::build(&provider::settings_of(&self.store, chosen)?)?;
         self.providers.write().unwrap_or_else(|p| p.into_inner()).insert(key, built.clone());
         Ok(built)
     }

@@ -114,12 +114,16 @@ pub(crate) fn save(store: &Store, settings: &ProviderSettings) -> Result<()> {
     Ok(())
 }
 
-/// The settings a session uses: its chosen named provider, else the default.
-pub(crate) fn for_session(store: &Store, session_id: Option<&str>) -> Result<ProviderSettings> {
-    let chosen = match session_id {
+/// The name of the provider a session chose, if it chose one.
+pub(crate) fn chosen(store: &Store, session_id: Option<&str>) -> Result<Option<String>> {
+    Ok(match session_id {
         Some(id) => store.setting(&session_key(id))?.and_then(|v| v.as_str().map(str::to_string)),
         None => None,
-    };
+    })
+}
+
+/// The settings of the provider a session chose (`chosen`), else of the default.
+pub(crate) fn settings_of(store: &Store, chosen: Option<String>) -> Result<ProviderSettings> {
     match chosen {
         Some(name) => load_named(store)?
             .remove(&name)
@@ -139,9 +143,9 @@ pub(crate) fn choose(store: &Store, session_id: &str, name: &str) -> Result<()> 
     Ok(())
 }
 
-/// The cache key of a session's provider: its name, or "" for the default.
-pub(crate) fn cache_key(settings: &ProviderSettings) -> String {
-    settings.name.clone().unwrap_or_default()
+/// The cache key of a provider: its name, or "" for the default.
+pub(crate) fn cache_key(name: Option<&str>) -> String {
+    name.unwrap_or_default().to_string()
 }
 
 pub(crate) fn build(settings: &ProviderSettings) -> Result<Arc<dyn ModelProvider>> {
