@@ -18,7 +18,7 @@ async fn fixture(replies: Vec<Reply>, stream: bool) -> Fixture {
     let model = ScriptedModel::start(replies).await.unwrap();
     let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
     engine
-        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream })
+        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream, ..ProviderSettings::default() })
         .unwrap();
     Fixture { _dir: dir, engine, model }
 }
@@ -359,7 +359,7 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
         // What the previous engine left on disk: the decision committed (and with it the call
         // marked running), then the process died before the tool was invoked.
         let store = Store::open(&dir.path().join("airlock.db")).unwrap();
-        let settings = ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream: false };
+        let settings = ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream: false, ..ProviderSettings::default() };
         store.set_setting("provider", &serde_json::to_value(settings).unwrap()).unwrap();
         let (session, _) = store.start_turn("s", "write a file").unwrap();
         let args = json!({"path": "a.txt", "content": "x"});

@@ -232,7 +232,7 @@ impl Store {
 }
 
 /// When this was the last pending call of its step, the step's approved calls become `running`
-/// in the same durable transaction as the decision: the engine invokes them next without
+/// in the same durable transaction as the decision (not those the provider runs itself): the engine invokes them next without
 /// another sync to disk, and a crash in between reports them as interrupted — never runs them.
 fn start_step_if_decided(tx: &Connection, call_id: &str, at: &str) -> Result<()> {
     let message_id: i64 = tx.row("SELECT message_id FROM tool_calls WHERE id = ?1", [call_id], |r| r.get(0))?;
@@ -243,7 +243,9 @@ fn start_step_if_decided(tx: &Connection, call_id: &str, at: &str) -> Result<()>
     )?;
     if pending == 0 {
         tx.run(
-            "UPDATE tool_calls SET state = 'running', updated_at = ?2 WHERE message_id = ?1 AND state = 'approved'",
+            "UPDATE tool_calls SET state = 'running', updated_at = ?2
+             WHERE message_id = ?1 AND state = 'approved' AND id NOT IN
+                (SELECT tool_call_id FROM approval_requests WHERE kind = 'provider_tool_call' AND tool_call_id IS NOT NULL)",
             params![message_id, at],
         )?;
     }
