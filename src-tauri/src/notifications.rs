@@ -238,7 +238,7 @@ mod tests {
         let data = tempfile::tempdir().unwrap();
         let engine = Engine::open(EngineConfig { data_dir: data.path().to_path_buf(), workspace: None }).unwrap();
         engine
-            .set_provider(ProviderSettings { base_url: model.base_url(), model: "m".into(), api_key_env: None, stream: false })
+            .set_provider(ProviderSettings { base_url: model.base_url(), model: "m".into(), stream: false, ..Default::default() })
             .unwrap();
         engine.send_message("notify", "write it").unwrap();
         let mut item = None;

@@ -19,6 +19,8 @@ const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 struct Driver {
     http: reqwest::Client,
     base: String,
+    /// Where screenshots go, including one of the screen when a wait times out.
+    out: PathBuf,
 }
 
 impl Driver {
@@ -45,7 +47,10 @@ impl Driver {
             if let Some(id) = self.try_find(css).await {
                 return id;
             }
-            assert!(tokio::time::Instant::now() < deadline, "no element {css} appeared");
+            if tokio::time::Instant::now() >= deadline {
+                self.screenshot(&self.out, "failure").await;
+                panic!("no element {css} appeared (see failure.png)");
+            }
             tokio::time::sleep(Duration::from_millis(150)).await;
         }
     }
@@ -69,7 +74,10 @@ impl Driver {
     async fn until(&self, what: &str, script: &str) {
         let deadline = tokio::time::Instant::now() + WAIT;
         while self.run(script).await != Value::Bool(true) {
-            assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+            if tokio::time::Instant::now() >= deadline {
+                self.screenshot(&self.out, "failure").await;
+                panic!("timed out waiting for {what} (see failure.png)");
+            }
             tokio::time::sleep(Duration::from_millis(150)).await;
         }
     }
@@ -135,7 +143,7 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let session_id = session["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {session}"));
-    let ui = Driver { http: http.clone(), base: format!("http://127.0.0.1:{port}/session/{session_id}") };
+    let ui = Driver { http: http.clone(), base: format!("http://127.0.0.1:{port}/session/{session_id}"), out: out.clone() };
 
     // The app serves the local API: configure the provider through it, as the CLI would.
     let mut api = None;

@@ -22,6 +22,8 @@ export class AppState {
   focusApproval = $state<string | null>(null);
   error = $state<string | null>(null);
 
+  /** Counts inbox events, so a fetch that raced with one is not applied over it. */
+  private inboxEpoch = 0;
   private added: InboxItem[] = [];
   private removed = new Set<string>();
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
@@ -38,7 +40,7 @@ export class AppState {
 
   async reload(): Promise<void> {
     try {
-      const [sessions, inbox] = await Promise.all([api.sessions(), api.inbox()]);
+      const [sessions, inbox] = await Promise.all([api.sessions(), this.fetchInbox()]);
       this.sessions = sessions;
       this.inbox = inbox;
       if (this.currentSession === null && sessions.length > 0) this.currentSession = sessions[sessions.length - 1].name;
@@ -48,7 +50,18 @@ export class AppState {
     }
   }
 
+  /** The inbox as the engine has it, fetched again when events arrived meanwhile. */
+  private async fetchInbox(): Promise<InboxItem[]> {
+    for (;;) {
+      const epoch = this.inboxEpoch;
+      const items = await api.inbox();
+      if (epoch === this.inboxEpoch && this.added.length === 0 && this.removed.size === 0) return items;
+      await new Promise((done) => setTimeout(done, 40));
+    }
+  }
+
   apply(event: EngineEvent): void {
+    if (event.type === 'approval_requested' || event.type === 'approval_decided') this.inboxEpoch++;
     switch (event.type) {
       case 'approval_requested':
         this.added.push(event.item);
@@ -77,7 +90,7 @@ export class AppState {
       case 'turn_ended':
         this.live[event.outcome.session] = '';
         this.bump(event.outcome.session);
-        void api.inbox().then((items) => (this.inbox = items));
+        void this.fetchInbox().then((items) => (this.inbox = items));
         break;
     }
   }
