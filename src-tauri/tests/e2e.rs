@@ -98,6 +98,11 @@ impl Drop for Process {
     }
 }
 
+/// A port nobody listens on right now (other test runs on this machine may use the defaults).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
 fn write_file(id: &str, path: &str, content: &str) -> ScriptedCall {
     ScriptedCall::new(id, "builtin__write_file", json!({"path": path, "content": content}))
 }
@@ -118,10 +123,11 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     .unwrap();
 
     let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".into());
-    let port = 4444;
+    let (port, native_port) = (free_port(), free_port());
     let _tauri_driver = Process(
         Command::new(&driver_bin)
-            .args(["--port", &port.to_string(), "--native-port", "4445", "--native-driver", "/usr/bin/WebKitWebDriver"])
+            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
             .stdout(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {driver_bin}: {e}")),
