@@ -19,7 +19,7 @@ export DISPLAY=":$(head -n1 "$display_file")"
 start=$(date +%s%N)
 dbus-run-session -- "$BIN" --data-dir "$data" >/dev/null 2>&1 &
 app=$!
-until import -window root -crop 1x1+20+300 txt:- 2>/dev/null | grep -qi "#1E293B"; do sleep 0.02; done
+until import -window root -crop 1x1+20+300 txt:- 2>/dev/null | grep -q "srgb(30,41,59)"; do sleep 0.02; done
 painted=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "cold start to first paint: ${painted} ms"
 
