@@ -54,6 +54,30 @@ try {
   assert.equal(decided.length, 10000);
   assert.ok(decided.every((d) => d.approve && d.args === null && d.args_hash === `hash_${d.approval_id.slice(4)}`));
   assert.deepEqual(errors, []);
+
+  // The chat shows the pending call as seed 003's prompt inside the assistant message.
+  const chat = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  chat.on('pageerror', (e) => errors.push(String(e)));
+  await chat.addInitScript({ content: 'window.__airlockMock = { items: 3, decided: [], calls: [] };' });
+  await chat.addInitScript({ content: readFileSync(join(ui, 'dist-mock', 'mock-backend.js'), 'utf8') });
+  await chat.goto(url);
+  await chat.getByRole('button', { name: 'research' }).click();
+  const prompt = chat.getByTestId('assistant-message').getByRole('region', { name: 'Permission request' });
+  await prompt.waitFor();
+  assert.equal(await prompt.getByRole('heading').textContent(), 'Allow tool call from builtin?');
+  await prompt.getByRole('button', { name: /Run run_command from builtin/ }).click();
+  assert.match(await prompt.getByTestId('prompt-args').textContent(), /make test-0/);
+  await chat.screenshot({ path: join(out, 'chat-prompt.png') });
+  await prompt.getByRole('button', { name: 'Deny' }).click();
+  await prompt.getByLabel('Reason').fill('not on Fridays');
+  await prompt.getByRole('button', { name: 'Deny' }).click();
+  await chat.waitForFunction(() => window.__airlockMock.decided.length === 1);
+  const [denied] = await chat.evaluate(() => window.__airlockMock.decided);
+  assert.deepEqual(
+    { id: denied.approval_id, approve: denied.approve, reason: denied.reason, session: denied.session },
+    { id: 'apr_0', approve: false, reason: 'not on Fridays', session: 'research' },
+  );
+  assert.deepEqual(errors, []);
   console.log(`inbox with 10000 pending: opened in ${openMs} ms, approve all in ${approveMs} ms (browser, mocked shell)`);
 } finally {
   await browser.close();

@@ -59,8 +59,38 @@ mockIPC(
         }));
       case 'inbox':
         return inbox;
-      case 'transcript':
-        return [];
+      case 'transcript': {
+        // The first session's turn: a text, then the oldest pending call of that session.
+        const pending = inbox.find((i) => i.session === a.session);
+        const calls = pending
+          ? [
+              {
+                id: pending.tool_call_id,
+                session_id: pending.session_id,
+                message_id: 2,
+                position: 0,
+                provider_call_id: 'p1',
+                model_name: `${pending.server}__${pending.tool}`,
+                server: pending.server,
+                tool: pending.tool,
+                raw_args: JSON.stringify(pending.args),
+                args: pending.args,
+                args_hash: pending.args_hash,
+                state: 'pending',
+                policy_step: null,
+                policy_why: pending.why,
+                run_args: null,
+                result: null,
+                created_at: pending.created_at,
+                updated_at: pending.created_at,
+              },
+            ]
+          : [];
+        return [
+          { id: 1, session_id: `ses_${a.session}`, role: 'user', content: 'Write the notes', created_at: '', calls: [] },
+          { id: 2, session_id: `ses_${a.session}`, role: 'assistant', content: 'I will write them.', created_at: '', calls },
+        ];
+      }
       case 'audit':
         return [];
       case 'decide': {
