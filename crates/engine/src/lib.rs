@@ -2,13 +2,17 @@
 //! running turns, and is the one path every decision goes through, whatever the channel.
 
 mod driver;
+pub mod elicitation;
 pub mod events;
 mod provider;
 pub mod router;
+pub mod servers;
 pub mod tools;
 
 pub use events::{EngineEvent, InboxItem, TurnOutcome};
+pub use elicitation::{ElicitationAction, ElicitationAnswer, ElicitationRequest};
 pub use provider::ProviderSettings;
+pub use servers::{ServerHost, ServerStatus, ServerView};
 
 use airlock_core::policy::{PolicyConfig, PolicyError};
 use airlock_core::{
@@ -127,6 +131,7 @@ pub(crate) struct Inner {
     pub settings: RwLock<Option<Arc<TurnSettings>>>,
     pub data_dir: PathBuf,
     pub workspace: PathBuf,
+    pub server_host: RwLock<Option<Arc<dyn servers::ServerHost>>>,
 }
 
 /// Cheap to clone; every clone is the same engine.
@@ -171,6 +176,7 @@ impl Engine {
                 settings: RwLock::new(None),
                 data_dir,
                 workspace,
+                server_host: RwLock::new(None),
             }),
         };
         engine.recover()?;
@@ -198,6 +204,8 @@ impl Engine {
     }
 
     fn recover(&self) -> Result<()> {
+        // The connections that asked are gone with the previous process.
+        self.inner.store.cancel_pending_of_kind(ItemKind::Elicitation)?;
         for call in self.inner.store.calls_in_state(CallState::Running)? {
             let result = json!({
                 "type": "error",
@@ -448,7 +456,10 @@ impl Inner {
     }
 
     pub(crate) fn inbox_item(&self, row: ApprovalRow) -> InboxItem {
-        let tool = self.tools.tool(&row.server, &row.tool);
+        let elicitation = row.kind == ItemKind::Elicitation;
+        let tool = if elicitation { None } else { self.tools.tool(&row.server, &row.tool) };
+        let message = elicitation.then(|| row.args.get("message").and_then(Value::as_str).unwrap_or_default().to_string());
+        let schema = if elicitation { row.args.get("schema").cloned() } else { None };
         InboxItem {
             approval_id: row.approval_id,
             tool_call_id: row.tool_call_id,
@@ -464,6 +475,8 @@ impl Inner {
             expires_at: row.expires_at,
             description: tool.as_ref().map(|t| t.def.description.clone()),
             input_schema: tool.map(|t| t.def.input_schema.clone()),
+            message,
+            schema,
         }
     }
 
@@ -477,6 +490,11 @@ impl Inner {
             )?;
             Err(EngineError::InvalidEdit(message))
         };
+        if let Some(row) = self.store.approval(&request.approval_id)?
+            && row.kind == ItemKind::Elicitation
+        {
+            return refuse(format!("{} is an elicitation; answer it with `airlock answer`", request.approval_id));
+        }
         let edited = match (&request.args, request.approve) {
             (Some(args), true) => {
                 let Some(row) = self.store.approval(&request.approval_id)? else {
@@ -525,7 +543,9 @@ impl Inner {
             for_chat: request.for_chat,
             decided_by: by,
         })?;
-        if remember != RememberScope::Once || request.for_chat {
+        // Approving a call of a tool that changed is the person's review of the change.
+        let reviewed = request.approve && self.store.accept_pin(&outcome.approval.server, &outcome.approval.tool)?;
+        if remember != RememberScope::Once || request.for_chat || reviewed {
             self.invalidate_policy();
         }
         self.router.notify(&request.approval_id);

@@ -189,6 +189,11 @@ impl Store {
         })
     }
 
+    /// Adds one request that belongs to no tool call (an elicitation).
+    pub fn insert_request(&self, approval: &crate::NewApproval) -> Result<()> {
+        self.write(|tx| crate::approvals::insert_approval(tx, approval, &crate::now()))
+    }
+
     /// The status of one request (`pending`, `approved`, `denied`, `cancelled`, ...).
     pub fn approval_status(&self, approval_id: &str) -> Result<Option<String>> {
         self.read(|conn| {
