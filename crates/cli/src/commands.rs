@@ -79,11 +79,29 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
             Ok(ExitCode::SUCCESS)
         }
         Command::Tools { json, action } => tools(&client, json, action).await,
+        Command::Servers { json, action } => crate::servers::run(&client, json, action).await,
+        Command::Answer { id, accept, decline, cancel } => {
+            let body = match (accept, decline, cancel) {
+                (Some(text), _, _) => {
+                    let content: Value = serde_json::from_str(&text).context("--accept is not valid JSON")?;
+                    if !content.is_object() {
+                        bail!("--accept takes a JSON object");
+                    }
+                    json!({ "action": "accept", "content": content })
+                }
+                (None, true, _) => json!({ "action": "decline" }),
+                _ => json!({ "action": "cancel" }),
+            };
+            let _: Value = client.post(&format!("/v1/elicitations/{}/answer", encode(&id)), &body).await?;
+            println!("answered {id}: {}", text(&body["action"]));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Rules { action } => rules(&client, action).await,
         Command::Settings { action: SettingsAction::Set { key, value } } => {
             let (path, body) = match key.as_str() {
                 "approval-timeout" => ("approval_timeout_secs", json!(value.parse::<u64>().context("approval-timeout takes whole seconds (0 = off)")?)),
                 "step-limit" => ("step_limit", json!(value.parse::<u64>().context("step-limit takes a whole number")?)),
+                "tool-timeout" => ("tool_timeout_secs", json!(value.parse::<u64>().context("tool-timeout takes whole seconds (0 = the default, 60)")?)),
                 _ => ("system_prompt", json!(value)),
             };
             let _: Value = client.put(&format!("/v1/settings/{path}"), &body).await?;
@@ -137,7 +155,7 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
     }
 }
 
-fn text(value: &Value) -> String {
+pub(crate) fn text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),

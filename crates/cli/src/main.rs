@@ -3,6 +3,7 @@
 
 mod bench;
 mod commands;
+mod servers;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -67,6 +68,25 @@ enum Command {
         reason: Option<String>,
         #[arg(long, value_parser = ["session", "always"])]
         remember: Option<String>,
+    },
+    /// Answer an elicitation (a server asking for input): accept with a JSON object matching
+    /// the requested form, decline, or cancel.
+    #[command(group(clap::ArgGroup::new("answer").required(true).args(["accept", "decline", "cancel"])))]
+    Answer {
+        id: String,
+        #[arg(long, value_name = "JSON")]
+        accept: Option<String>,
+        #[arg(long)]
+        decline: bool,
+        #[arg(long)]
+        cancel: bool,
+    },
+    /// MCP servers with their state, or add/import/configure one.
+    Servers {
+        #[arg(long)]
+        json: bool,
+        #[command(subcommand)]
+        action: Option<ServersAction>,
     },
     /// A session's messages and tool calls.
     Transcript {
@@ -176,6 +196,44 @@ enum ToolsAction {
 }
 
 #[derive(Subcommand, Debug)]
+enum ServersAction {
+    /// `servers add NAME -- COMMAND [ARGS...]` (stdio) or `servers add NAME --url URL` (streamable HTTP).
+    Add {
+        name: String,
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// HTTP header `NAME: VALUE` (repeatable).
+        #[arg(long = "header", requires = "url")]
+        headers: Vec<String>,
+        /// Environment variable `NAME=VALUE` for a stdio server (repeatable).
+        #[arg(long = "env")]
+        env: Vec<String>,
+        /// Working folder of a stdio server.
+        #[arg(long)]
+        cwd: Option<String>,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, num_args = 1..)]
+        command: Vec<String>,
+    },
+    /// Import the `mcpServers` of a Claude Desktop style config file.
+    Import { file: PathBuf },
+    /// A server's default for tools without their own setting.
+    Default {
+        name: String,
+        #[arg(value_parser = ["required", "not-required"])]
+        default: String,
+    },
+    /// Trust the server's `readOnlyHint: true` annotations (tools without a setting run unasked).
+    Trust {
+        name: String,
+        #[arg(value_parser = ["on", "off"])]
+        trust: String,
+    },
+    Enable { name: String },
+    Disable { name: String },
+}
+
+#[derive(Subcommand, Debug)]
 enum RulesAction {
     /// `rules add SERVER/TOOL POINTER GLOB allow|ask|deny`
     Add {
@@ -197,7 +255,7 @@ enum RulesAction {
 #[derive(Subcommand, Debug)]
 enum SettingsAction {
     Set {
-        #[arg(value_parser = ["approval-timeout", "step-limit", "system-prompt"])]
+        #[arg(value_parser = ["approval-timeout", "step-limit", "system-prompt", "tool-timeout"])]
         key: String,
         value: String,
     },

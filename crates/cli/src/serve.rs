@@ -14,6 +14,7 @@ pub async fn run(data_dir: &Path, listen: &str, workspace: Option<PathBuf>) -> a
     }
     let _lock = EngineLock::acquire(data_dir)?;
     let engine = Engine::open(EngineConfig { data_dir: data_dir.to_path_buf(), workspace })?;
+    let mcp = airlock_mcp::McpManager::start(&engine);
     let token = discovery::load_or_create_token(data_dir)?;
     let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| format!("cannot listen on {addr}"))?;
     let bound = listener.local_addr()?;
@@ -26,6 +27,7 @@ pub async fn run(data_dir: &Path, listen: &str, workspace: Option<PathBuf>) -> a
         _ = shutdown_signal() => Ok(()),
     };
     discovery::remove_endpoint(data_dir);
+    mcp.stop_all();
     result.map(|()| ExitCode::SUCCESS)
 }
 

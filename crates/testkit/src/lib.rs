@@ -19,6 +19,8 @@
 //!
 //! Unknown request fields are ignored; `GET /v1/models` lists the one scripted model.
 
+pub mod mcp_server;
+
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderValue, StatusCode, header};

@@ -1,0 +1,62 @@
+//! A tiny MCP server (stdio, on rmcp's server side) for tests of the rug-pull guard: one tool,
+//! `note`, whose description comes from `AIRLOCK_TEST_TOOL_DESCRIPTION`, so a test can change
+//! it between two runs.
+
+use rmcp::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::ServiceExt;
+use serde_json::json;
+use std::sync::Arc;
+
+/// The environment variable holding the tool's description.
+pub const DESCRIPTION_VAR: &str = "AIRLOCK_TEST_TOOL_DESCRIPTION";
+
+#[derive(Clone)]
+struct NoteServer {
+    description: String,
+}
+
+impl ServerHandler for NoteServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::default();
+        capabilities.tools = Some(Default::default());
+        ServerConfig::new(capabilities).with_server_info(Implementation::new("airlock-test-mcp-server", "1"))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]});
+        let schema = match schema {
+            serde_json::Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        Ok(ListToolsResult::with_all_items(vec![Tool::new("note", self.description.clone(), Arc::new(schema))]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let text = request.arguments.as_ref().and_then(|a| a.get("text")).and_then(|t| t.as_str()).unwrap_or_default();
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(format!("noted: {text}"))])))
+    }
+}
+
+/// Serves on stdin/stdout until the client goes away.
+pub async fn run() -> Result<(), String> {
+    let description = std::env::var(DESCRIPTION_VAR).unwrap_or_else(|_| "Keeps a note.".into());
+    let service = NoteServer { description }
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("cannot start: {e}"))?;
+    service.waiting().await.map_err(|e| e.to_string())?;
+    Ok(())
+}
