@@ -1,6 +1,7 @@
-//! A tiny MCP server (stdio, on rmcp's server side) for tests of the rug-pull guard: one tool,
-//! `note`, whose description comes from `AIRLOCK_TEST_TOOL_DESCRIPTION`, so a test can change
-//! it between two runs.
+//! A tiny MCP server (stdio, on rmcp's server side) for tests: `note`, whose description comes
+//! from `AIRLOCK_TEST_TOOL_DESCRIPTION` so a test can change it between two runs (rug-pull
+//! guard), and `wait`, which runs until the client cancels it and then appends `cancelled` to
+//! the file named by `AIRLOCK_TEST_EVENTS_FILE` (proof that `notifications/cancelled` arrived).
 
 use rmcp::ServerHandler;
 use rmcp::model::{
@@ -14,6 +15,8 @@ use std::sync::Arc;
 
 /// The environment variable holding the tool's description.
 pub const DESCRIPTION_VAR: &str = "AIRLOCK_TEST_TOOL_DESCRIPTION";
+/// The environment variable naming the file where `wait` records its cancellation.
+pub const EVENTS_FILE_VAR: &str = "AIRLOCK_TEST_EVENTS_FILE";
 
 #[derive(Clone)]
 struct NoteServer {
@@ -37,14 +40,29 @@ impl ServerHandler for NoteServer {
             serde_json::Value::Object(map) => map,
             _ => serde_json::Map::new(),
         };
-        Ok(ListToolsResult::with_all_items(vec![Tool::new("note", self.description.clone(), Arc::new(schema))]))
+        let empty = serde_json::Map::from_iter([("type".to_string(), json!("object"))]);
+        Ok(ListToolsResult::with_all_items(vec![
+            Tool::new("note", self.description.clone(), Arc::new(schema)),
+            Tool::new("wait", "Waits until cancelled.", Arc::new(empty)),
+        ]))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == "wait" {
+            context.ct.cancelled().await;
+            if let Ok(path) = std::env::var(EVENTS_FILE_VAR) {
+                use std::io::Write;
+                let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+                if let Ok(mut file) = file {
+                    let _ = writeln!(file, "cancelled");
+                }
+            }
+            return Err(ErrorData::internal_error("cancelled", None));
+        }
         let text = request.arguments.as_ref().and_then(|a| a.get("text")).and_then(|t| t.as_str()).unwrap_or_default();
         Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(format!("noted: {text}"))])))
     }
