@@ -210,6 +210,26 @@ async fn inbox(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for item in &items {
+        if let Some(message) = &item.message {
+            // An elicitation: a server asks for input, or (tool_approval) for a yes or no.
+            let card = item.args.get("elicitation_type").and_then(Value::as_str) == Some("tool_approval");
+            let fields: Vec<&str> = item
+                .schema
+                .as_ref()
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let what = if card { "asks for approval" } else { "asks" };
+            println!(
+                "{}  {}  {} {what}: {message}  [form: {}]  (answer with `airlock answer ID --accept JSON | --decline | --cancel`)",
+                item.approval_id,
+                item.session,
+                item.server,
+                fields.join(", ")
+            );
+            continue;
+        }
         println!(
             "{}  {}  {}/{}  {}  ({})",
             item.approval_id,

@@ -182,7 +182,11 @@ async fn everything_edited_sum_read_only_hint_and_tool_settings() {
     let (dir, _engine) = setup(&model);
     let d = dir.path();
     ok(d, &["servers", "add", "every", "--", "node", &everything(), "stdio"]);
-    ready(d, "every", 5);
+    let status = ready(d, "every", 5);
+    // The server's stderr goes to its own log.
+    let log = PathBuf::from(status["log"].as_str().unwrap());
+    let logged = eventually("the server's stderr in its log", || std::fs::read_to_string(&log).ok().filter(|t| !t.is_empty()));
+    assert!(logged.contains("STDIO"), "{logged}");
 
     // Approve get-sum with edited arguments: the model sees the edited sum.
     model.push(call("c1", "every__get-sum", json!({"a": 1, "b": 2})));
@@ -384,4 +388,65 @@ async fn import_a_claude_desktop_config() {
     assert!(list.contains("remote\thttp\tfailed: "), "{list}");
     let bad = airlock(d, &["servers", "add", "bad name", "--", "x"]);
     assert_eq!(bad.status.code(), Some(1));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn elicitation_while_another_call_of_the_step_is_pending() {
+    let model = ScriptedModel::start(vec![]).await.unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    ok(d, &["servers", "add", "every", "--", "node", &everything(), "stdio"]);
+    ready(d, "every", 5);
+    eventually("the elicitation tool", || ok(d, &["tools"]).contains("every/trigger-elicitation-request").then_some(()));
+    ok(d, &["tools", "set", "every/trigger-elicitation-request", "not-required"]);
+
+    model.push(Reply::ToolCalls(vec![
+        ScriptedCall::new("c1", "every__get-sum", json!({"a": 2, "b": 3})),
+        ScriptedCall::new("c2", "every__trigger-elicitation-request", json!({})),
+    ]));
+    model.push(Reply::Text("both done".into()));
+    let waiter = chat_in_background(d, "both", "do both");
+    let items = inbox(d, 2);
+    let kinds: Vec<&str> = items.iter().map(|i| i["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["tool_call", "elicitation"], "{items:?}");
+    let text = ok(d, &["inbox"]);
+    assert!(text.contains("every asks: Please provide inputs") && text.contains("[form: "), "{text}");
+    ok(d, &["answer", items[1]["approval_id"].as_str().unwrap(), "--decline"]);
+    ok(d, &["approve", items[0]["approval_id"].as_str().unwrap()]);
+    let out = waiter.join().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let results = tool_messages(&model.requests()[1]);
+    assert!(results[0].contains('5'), "{results:?}");
+    assert!(results[1].to_lowercase().contains("decline"), "{results:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streamable_http_server() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut http = Command::new("node")
+        .args([everything().as_str(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let model = ScriptedModel::start(vec![]).await.unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    eventually("the HTTP server to listen", || std::net::TcpStream::connect(("127.0.0.1", port)).ok().map(|_| ()));
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    ok(d, &["servers", "add", "web", "--url", &url, "--header", "X-Test: 1"]);
+    ready(d, "web", 5);
+    model.push(call("c1", "web__get-sum", json!({"a": 20, "b": 22})));
+    model.push(Reply::Text("done".into()));
+    let waiter = chat_in_background(d, "web", "sum over http");
+    let items = inbox(d, 1);
+    assert_eq!(items[0]["server"], "web");
+    ok(d, &["approve", items[0]["approval_id"].as_str().unwrap()]);
+    assert!(waiter.join().unwrap().status.success());
+    assert!(tool_messages(&model.requests()[1])[0].contains("42"));
+    let list = ok(d, &["servers"]);
+    assert!(list.contains("web\thttp\tready"), "{list}");
+    let _ = http.kill();
+    let _ = http.wait();
 }
