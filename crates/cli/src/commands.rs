@@ -330,6 +330,16 @@ async fn tools(client: &ApiClient, json: bool, action: Option<ToolsAction>) -> a
             text(&tool["setting"])
         );
     }
+    // Servers whose tools are missing above, and why.
+    let servers: Value = client.get("/v1/servers").await?;
+    for server in servers.as_array().into_iter().flatten() {
+        let status = &server["status"];
+        match status["state"].as_str() {
+            None | Some("ready") => {}
+            Some("failed") => println!("{}/*	not available: failed: {}", text(&server["name"]), text(&status["reason"])),
+            Some(state) => println!("{}/*	not available: {state}", text(&server["name"])),
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -386,6 +386,8 @@ async fn import_a_claude_desktop_config() {
     assert!(remote["reason"].as_str().unwrap().contains("127.0.0.1:9"), "{remote}");
     let list = ok(d, &["servers"]);
     assert!(list.contains("remote\thttp\tfailed: "), "{list}");
+    let tools = ok(d, &["tools"]);
+    assert!(tools.contains("remote/*\tnot available: failed: "), "{tools}");
     let bad = airlock(d, &["servers", "add", "bad name", "--", "x"]);
     assert_eq!(bad.status.code(), Some(1));
 }
