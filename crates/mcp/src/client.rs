@@ -6,7 +6,7 @@ use airlock_engine::{ElicitationAction, ElicitationRequest, Engine};
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction as McpAction,
-    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::sync::{Arc, Mutex};
@@ -31,7 +31,9 @@ impl ClientHandler for AirlockClient {
         elicitation.form = Some(form);
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation = Some(elicitation);
+        // The newest revision with the `initialize` handshake that today's servers speak.
         ClientConfig::new(capabilities, Implementation::new("airlock", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn create_elicitation(
