@@ -263,6 +263,21 @@ async fn cancel_reaches_the_server_and_a_killed_server_is_restarted() {
         std::fs::read_to_string(&events).ok().filter(|t| t.contains("cancelled")).map(|_| ())
     });
 
+    // A call that outlasts the tool timeout is cancelled on the server and the model is told.
+    std::fs::remove_file(&events).unwrap();
+    ok(d, &["settings", "set", "tool-timeout", "1"]);
+    model.push(call("c1b", "note__wait", json!({})));
+    model.push(Reply::Text("gave up".into()));
+    let out = airlock(d, &["chat", "--session", "slow", "wait again"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let result = tool_messages(&model.requests().last().cloned().unwrap()).last().cloned().unwrap();
+    assert!(result.contains("did not answer within 1 s"), "{result}");
+    eventually("the server to see the timeout's cancellation", || {
+        std::fs::read_to_string(&events).ok().filter(|t| t.contains("cancelled")).map(|_| ())
+    });
+
+    ok(d, &["settings", "set", "tool-timeout", "60"]);
+
     // The same against server-everything's long-running operation: the turn ends cancelled.
     model.push(call("c2", "every__trigger-long-running-operation", json!({"duration": 600, "steps": 600})));
     ok(d, &["chat", "--session", "long", "--no-wait", "run long"]);
@@ -310,7 +325,14 @@ async fn elicitation_is_answered_through_the_cli() {
     assert_eq!(item["session"], "form");
     assert_eq!(item["server"], "every");
     assert!(item["message"].as_str().unwrap().contains("provide inputs"), "{item}");
-    assert_eq!(item["schema"]["required"], json!(["name"]));
+    // The form arrives whole: formats, titled oneOf/anyOf consts, legacy enumNames, defaults.
+    let schema = &item["schema"];
+    assert_eq!(schema["required"], json!(["name"]));
+    assert_eq!(schema["properties"]["email"]["format"], "email");
+    assert_eq!(schema["properties"]["titledSingleSelectEnum"]["oneOf"][1]["title"], "Green Lantern");
+    assert_eq!(schema["properties"]["titledMultipleSelectEnum"]["items"]["anyOf"][0]["const"], "fish-1");
+    assert_eq!(schema["properties"]["legacyTitledEnum"]["enumNames"][0], "Cats");
+    assert_eq!(schema["properties"]["untitledMultipleSelectEnum"]["default"], json!(["Guitar"]));
     let id = item["approval_id"].as_str().unwrap();
 
     // An answer that does not fit the form is refused and changes nothing.
@@ -394,6 +416,13 @@ async fn import_a_claude_desktop_config() {
     // It is retried with backoff, so it shows `starting` now and then; mostly it is `failed`.
     eventually("servers to show the failure", || ok(d, &["servers"]).contains("remote\thttp\tfailed: ").then_some(()));
     eventually("tools to show the failure", || ok(d, &["tools"]).contains("remote/*\tnot available: failed: ").then_some(()));
+    // Disabled: stopped, its tools gone; enabled again: back.
+    ok(d, &["servers", "disable", "every"]);
+    eventually("every to stop", || (server(d, "every")["status"]["state"] == "disabled").then_some(()));
+    assert!(!ok(d, &["tools"]).contains("every/get-sum"));
+    ok(d, &["servers", "enable", "every"]);
+    ready(d, "every", 5);
+    assert!(ok(d, &["tools"]).contains("every/get-sum"));
     let bad = airlock(d, &["servers", "add", "bad name", "--", "x"]);
     assert_eq!(bad.status.code(), Some(1));
 }

@@ -281,6 +281,11 @@ impl PolicyConfig {
         self.rules.get(server).and_then(|tools| tools.get(tool))
     }
 
+    /// What changed, when the tool's grants are suspended (rug-pull guard).
+    pub fn suspension(&self, server: &str, tool: &str) -> Option<&str> {
+        self.suspended.get(server).and_then(|tools| tools.get(tool)).map(String::as_str)
+    }
+
     /// The setting a person would see for this tool after steps 6–7, ignoring rules and grants.
     pub fn effective_setting(&self, server: &str, tool: &str, read_only_hint: bool) -> ToolSetting {
         match self.tool_setting(server, tool) {
@@ -330,7 +335,7 @@ pub fn decide(
     };
     // A tool that changed since the person reviewed it loses every standing grant (Allow for
     // this chat, remembered decisions, settings, never-ask) until they look at it again.
-    if let Some(what) = config.suspended.get(call.server).and_then(|tools| tools.get(call.tool)) {
+    if let Some(what) = config.suspension(call.server, call.tool) {
         let why = format!("{}/{} changed since it was last reviewed ({what}); earlier grants are suspended", call.server, call.tool);
         let verdict = if mode == Mode::DenyAll { Verdict::Deny } else { Verdict::Ask };
         return PolicyDecision::new(verdict, Step::Changed, why);

@@ -544,7 +544,9 @@ impl Inner {
             decided_by: by,
         })?;
         // Approving a call of a tool that changed is the person's review of the change.
-        let reviewed = request.approve && self.store.accept_pin(&outcome.approval.server, &outcome.approval.tool)?;
+        let (server, tool) = (&outcome.approval.server, &outcome.approval.tool);
+        let suspended = self.policy().map(|p| p.suspension(server, tool).is_some()).unwrap_or(true);
+        let reviewed = request.approve && suspended && self.store.accept_pin(server, tool)?;
         if remember != RememberScope::Once || request.for_chat || reviewed {
             self.invalidate_policy();
         }

@@ -118,3 +118,22 @@ impl ToolSource for McpTools {
         Box::pin(self.run(context, tool, args))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use rmcp::model::ContentBlock;
+    use serde_json::json;
+
+    #[test]
+    fn the_model_reads_text_structured_content_or_the_blocks() {
+        let text = CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
+        assert_eq!(result_value(text).unwrap(), json!("a\nb"));
+        let mut structured = CallToolResult::success(vec![]);
+        structured.structured_content = Some(json!({"sum": 3}));
+        assert_eq!(result_value(structured).unwrap(), json!({"sum": 3}));
+        let error = CallToolResult::error(vec![ContentBlock::text("no such file")]);
+        assert_eq!(result_value(error).unwrap_err().0, "no such file");
+    }
+}
