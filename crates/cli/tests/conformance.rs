@@ -25,7 +25,9 @@ async fn run_scenario(scenario: &str, replies: Vec<Reply>) -> String {
         .arg(output_dir.path())
         .arg("--command")
         .arg(format!("bash {}", root().join("tests/conformance/airlock-client.sh").display()))
-        .env("AIRLOCK_BIN", env!("CARGO_BIN_EXE_airlock"));
+        .env("AIRLOCK_BIN", env!("CARGO_BIN_EXE_airlock"))
+        // The script's own `node -e` uses the pinned Node too.
+        .env("PATH", format!("{}:{}", modules.join(".bin").display(), std::env::var("PATH").unwrap_or_default()));
     if !replies.is_empty() {
         command.env("AIRLOCK_MODEL_URL", model.base_url());
     }

@@ -19,6 +19,11 @@ fn npm_servers() -> PathBuf {
     dir
 }
 
+/// The Node that runs them: pinned in the same package.json (any system Node only runs npm).
+fn node() -> String {
+    npm_servers().join("../.bin/node").display().to_string()
+}
+
 fn everything() -> String {
     npm_servers().join("server-everything/dist/index.js").display().to_string()
 }
@@ -155,7 +160,7 @@ async fn filesystem_write_file_edited_and_denied() {
     let allowed = d.join("allowed");
     std::fs::create_dir_all(&allowed).unwrap();
     let allowed = allowed.canonicalize().unwrap();
-    ok(d, &["servers", "add", "fs", "--", "node", &filesystem(), allowed.to_str().unwrap()]);
+    ok(d, &["servers", "add", "fs", "--", &node(), &filesystem(), allowed.to_str().unwrap()]);
     ready(d, "fs", 5);
     let tools = ok(d, &["tools"]);
     assert!(tools.contains("fs/write_file\trequired\t(setting: server-default)"), "{tools}");
@@ -195,7 +200,7 @@ async fn everything_edited_sum_read_only_hint_and_tool_settings() {
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["servers", "add", "every", "--", "node", &everything(), "stdio"]);
+    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
     let status = ready(d, "every", 5);
     // The server's stderr goes to its own log.
     let log = PathBuf::from(status["log"].as_str().unwrap());
@@ -254,7 +259,7 @@ async fn cancel_reaches_the_server_and_a_killed_server_is_restarted() {
     let d = dir.path();
     let events = d.join("events.txt");
     ok(d, &["servers", "add", "note", "--env", &format!("AIRLOCK_TEST_EVENTS_FILE={}", events.display()), "--", TEST_SERVER]);
-    ok(d, &["servers", "add", "every", "--", "node", &everything(), "stdio"]);
+    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
     ok(d, &["servers", "default", "note", "not-required"]);
     ok(d, &["servers", "default", "every", "not-required"]);
     ready(d, "note", 2);
@@ -316,7 +321,7 @@ async fn elicitation_is_answered_through_the_cli() {
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["servers", "add", "every", "--", "node", &everything(), "stdio"]);
+    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
     ready(d, "every", 5);
     eventually("the elicitation tool", || ok(d, &["tools"]).contains("every/trigger-elicitation-request").then_some(()));
 
@@ -418,7 +423,7 @@ async fn import_a_claude_desktop_config() {
     let (dir, _engine) = setup(&model);
     let d = dir.path();
     let config = json!({"mcpServers": {
-        "every": {"command": "node", "args": [everything(), "stdio"]},
+        "every": {"command": node(), "args": [everything(), "stdio"]},
         "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp"}
     }});
     let file = d.join("claude_desktop_config.json");
@@ -450,7 +455,7 @@ async fn elicitation_while_another_call_of_the_step_is_pending() {
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["servers", "add", "every", "--", "node", &everything(), "stdio"]);
+    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
     ready(d, "every", 5);
     eventually("the elicitation tool", || ok(d, &["tools"]).contains("every/trigger-elicitation-request").then_some(()));
     ok(d, &["tools", "set", "every/trigger-elicitation-request", "not-required"]);
@@ -478,7 +483,7 @@ async fn elicitation_while_another_call_of_the_step_is_pending() {
 #[tokio::test(flavor = "multi_thread")]
 async fn streamable_http_server() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let mut http = Command::new("node")
+    let mut http = Command::new(node())
         .args([everything().as_str(), "streamableHttp"])
         .env("PORT", port.to_string())
         .stdout(Stdio::null())
