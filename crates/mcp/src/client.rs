@@ -51,7 +51,8 @@ impl ClientHandler for AirlockClient {
             server: self.server.clone(),
             message,
             schema,
-            meta: meta.and_then(|m| serde_json::to_value(m).ok()),
+            // rmcp hands the request's `_meta` to the context; older paths leave it in the params.
+            meta: meta.or(Some(context.meta.clone())).and_then(|m| serde_json::to_value(m).ok()).filter(|m| m.as_object().is_some_and(|o| !o.is_empty())),
             context: call,
         };
         let answer = tokio::select! {

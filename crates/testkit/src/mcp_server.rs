@@ -1,10 +1,13 @@
 //! A tiny MCP server (stdio, on rmcp's server side) for tests: `note`, whose description comes
 //! from `AIRLOCK_TEST_TOOL_DESCRIPTION` so a test can change it between two runs (rug-pull
 //! guard), and `wait`, which runs until the client cancels it and then appends `cancelled` to
-//! the file named by `AIRLOCK_TEST_EVENTS_FILE` (proof that `notifications/cancelled` arrived).
+//! the file named by `AIRLOCK_TEST_EVENTS_FILE` (proof that `notifications/cancelled` arrived),
+//! and `confirm`, which asks the client through an elicitation marked
+//! `elicitationType: "tool_approval"` and returns the answer's action.
 
 use rmcp::ServerHandler;
 use rmcp::model::{
+    ElicitRequestParams, ElicitationSchema, MetaObject, RequestMetaObject,
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
@@ -43,7 +46,8 @@ impl ServerHandler for NoteServer {
         let empty = serde_json::Map::from_iter([("type".to_string(), json!("object"))]);
         Ok(ListToolsResult::with_all_items(vec![
             Tool::new("note", self.description.clone(), Arc::new(schema)),
-            Tool::new("wait", "Waits until cancelled.", Arc::new(empty)),
+            Tool::new("wait", "Waits until cancelled.", Arc::new(empty.clone())),
+            Tool::new("confirm", "Asks the person to confirm.", Arc::new(empty)),
         ]))
     }
 
@@ -62,6 +66,23 @@ impl ServerHandler for NoteServer {
                 }
             }
             return Err(ErrorData::internal_error("cancelled", None));
+        }
+        if request.name == "confirm" {
+            let schema: ElicitationSchema = serde_json::from_value(json!({"type": "object", "properties": {}}))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            let meta = serde_json::Map::from_iter([("elicitationType".to_string(), json!("tool_approval"))]);
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: Some(RequestMetaObject(MetaObject(meta))),
+                message: "Delete the notes?".into(),
+                requested_schema: schema,
+            };
+            let answer = context
+                .peer
+                .create_elicitation(params)
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            let action = serde_json::to_value(answer.action).unwrap_or_default();
+            return Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(format!("answer: {action}"))])));
         }
         let text = request.arguments.as_ref().and_then(|a| a.get("text")).and_then(|t| t.as_str()).unwrap_or_default();
         Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(format!("noted: {text}"))])))
