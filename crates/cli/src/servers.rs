@@ -82,6 +82,9 @@ async fn list(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
             (state, _) => state.to_string(),
         };
         let trust = if server["trust_read_only_hints"] == json!(true) { "\ttrusts read-only hints" } else { "" };
+        for skipped in status["skipped_tools"].as_array().into_iter().flatten() {
+            eprintln!("airlock: {}: tool skipped: {}", text(&server["name"]), text(skipped));
+        }
         println!(
             "{}\t{}\t{state}\tdefault: approval {}{trust}",
             text(&server["name"]),

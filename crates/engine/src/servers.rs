@@ -20,6 +20,9 @@ pub struct ServerStatus {
     pub restarts: u32,
     /// Where the server's stderr goes (stdio servers).
     pub log: Option<String>,
+    /// Tools not offered to the model, with why (e.g. a name models cannot take).
+    #[serde(default)]
+    pub skipped_tools: Vec<String>,
 }
 
 /// A server with its settings and status (`airlock servers`).

@@ -74,7 +74,7 @@ impl McpManager {
 }
 
 fn disabled() -> ServerStatus {
-    ServerStatus { state: "disabled".into(), reason: None, pid: None, tools: 0, restarts: 0, log: None }
+    ServerStatus { state: "disabled".into(), reason: None, pid: None, tools: 0, restarts: 0, log: None, skipped_tools: Vec::new() }
 }
 
 impl ServerHost for McpManager {
@@ -110,6 +110,7 @@ impl ServerHost for McpManager {
             tools: 0,
             restarts: 0,
             log: log.as_ref().map(|p| p.display().to_string()),
+            skipped_tools: Vec::new(),
         }));
         let (stop, stop_rx) = watch::channel(false);
         let supervisor = supervisor::Supervisor {

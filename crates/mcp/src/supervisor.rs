@@ -103,8 +103,14 @@ impl Supervisor {
     async fn offer_tools(&self, peer: &Peer<RoleClient>, in_flight: &InFlight) -> Result<(), String> {
         let listed = peer.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
         let mut tools = Vec::with_capacity(listed.len());
+        let mut skipped = Vec::new();
         let store = self.engine.store();
         for tool in listed {
+            let model_name = airlock_core::model_tool_name(&self.name, &tool.name);
+            if !is_model_tool_name(&model_name) {
+                skipped.push(format!("{}: '{model_name}' is not a name models accept (letters, digits, _ and -, at most 64)", tool.name));
+                continue;
+            }
             let annotations = tool.annotations.as_ref().map(|a| serde_json::to_value(a).unwrap_or(Value::Null)).unwrap_or(Value::Null);
             let def = ToolDef {
                 server: self.name.clone(),
@@ -128,7 +134,28 @@ impl Supervisor {
         let count = tools.len();
         let source = McpTools { engine: self.engine.clone(), server: self.name.clone(), peer: peer.clone(), tools, in_flight: in_flight.clone() };
         self.engine.register_tools(&self.name, Arc::new(source));
-        self.set(|s| s.tools = count);
+        self.set(|s| {
+            s.tools = count;
+            s.skipped_tools = skipped;
+        });
         Ok(())
+    }
+}
+
+/// Whether model APIs take this as a function name (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`). One tool
+/// with a bad name would make every model request of every chat fail, so such tools are skipped.
+fn is_model_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_model_tool_name;
+
+    #[test]
+    fn model_tool_names() {
+        assert!(is_model_tool_name("every__get-sum"));
+        assert!(!is_model_tool_name("fs__read.file"));
+        assert!(!is_model_tool_name(&"x".repeat(65)));
     }
 }
