@@ -28,7 +28,8 @@ until_ok() {
   return 1
 }
 
-airlock serve >"$dir/serve.log" 2>&1 &
+# The binary itself in the background (not the shell function), so that its pid is the engine's.
+"$airlock_bin" --data-dir "$dir" serve >"$dir/serve.log" 2>&1 &
 pids+=($!)
 until_ok test -f "$dir/api.json"
 airlock servers add conformance --url "$url"

@@ -37,12 +37,14 @@ impl Supervisor {
                 s.state = "starting".into();
                 s.pid = None;
             });
+            let stopped = stop.clone();
             let reason = tokio::select! {
-                reason = self.serve_once(&mut backoff) => reason,
+                reason = self.serve_once(&mut backoff, &stopped) => reason,
                 _ = stop.wait_for(|stop| *stop) => None,
             };
-            self.engine.unregister_tools(&self.name);
+            // Stopped: whoever stopped it took its tools away (and may have started a successor).
             let Some(reason) = reason else { return };
+            self.engine.unregister_tools(&self.name);
             tracing::warn!(server = %self.name, %reason, "MCP server failed; restarting in {backoff:?}");
             self.set(|s| {
                 s.state = "failed".into();
@@ -60,7 +62,7 @@ impl Supervisor {
     }
 
     /// Runs one connection until it ends; returns why.
-    async fn serve_once(&self, backoff: &mut Duration) -> Option<String> {
+    async fn serve_once(&self, backoff: &mut Duration, stopped: &watch::Receiver<bool>) -> Option<String> {
         let in_flight: InFlight = Arc::new(Mutex::new(Vec::new()));
         let (list_changed, mut list_changed_rx) = mpsc::unbounded_channel();
         let client = AirlockClient { engine: self.engine.clone(), server: self.name.clone(), in_flight: in_flight.clone(), list_changed };
@@ -70,7 +72,7 @@ impl Supervisor {
         };
         let peer = connection.running.peer().clone();
         let pid = connection.pid;
-        if let Err(reason) = self.offer_tools(&peer, &in_flight).await {
+        if let Err(reason) = self.offer_tools(&peer, &in_flight, stopped).await {
             return Some(reason);
         }
         *backoff = FIRST_BACKOFF;
@@ -90,7 +92,7 @@ impl Supervisor {
                     });
                 }
                 Some(()) = list_changed_rx.recv() => {
-                    if let Err(reason) = self.offer_tools(&peer, &in_flight).await {
+                    if let Err(reason) = self.offer_tools(&peer, &in_flight, stopped).await {
                         cancel.cancel();
                         return Some(reason);
                     }
@@ -100,7 +102,7 @@ impl Supervisor {
     }
 
     /// Lists every tool (all pages), pins each definition and offers them to the engine.
-    async fn offer_tools(&self, peer: &Peer<RoleClient>, in_flight: &InFlight) -> Result<(), String> {
+    async fn offer_tools(&self, peer: &Peer<RoleClient>, in_flight: &InFlight, stopped: &watch::Receiver<bool>) -> Result<(), String> {
         let listed = peer.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
         let mut tools = Vec::with_capacity(listed.len());
         let mut skipped = Vec::new();
@@ -133,6 +135,9 @@ impl Supervisor {
         }
         let count = tools.len();
         let source = McpTools { engine: self.engine.clone(), server: self.name.clone(), peer: peer.clone(), tools, in_flight: in_flight.clone() };
+        if *stopped.borrow() {
+            return Ok(()); // replaced or disabled meanwhile: offer nothing
+        }
         self.engine.register_tools(&self.name, Arc::new(source));
         self.set(|s| {
             s.tools = count;
