@@ -221,6 +221,8 @@ async fn everything_edited_sum_read_only_hint_and_tool_settings() {
     let tools: Vec<Value> = serde_json::from_str(&ok(d, &["tools", "--json"])).unwrap();
     let env_tool = tools.iter().find(|t| t["server"] == "every" && t["tool"] == "get-env").unwrap();
     assert_eq!(env_tool["read_only_hint"], json!(true));
+    assert_eq!(env_tool["annotations"]["readOnlyHint"], json!(true));
+    assert!(env_tool["description"].as_str().is_some_and(|d| !d.is_empty()));
     assert_eq!(env_tool["effective"], "required");
     model.push(call("c2", "every__get-env", json!({})));
     model.push(Reply::Text("env seen".into()));

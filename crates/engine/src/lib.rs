@@ -98,6 +98,9 @@ pub struct ToolView {
     pub setting: ToolSetting,
     pub effective: ToolSetting,
     pub read_only_hint: bool,
+    /// MCP annotations, shown as the server's claims.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
 }
 
 /// Settings a turn reads at every step, cached until one changes.
@@ -379,6 +382,7 @@ impl Engine {
                     setting: settings.get(&key).copied().unwrap_or(ToolSetting::ServerDefault),
                     effective: policy.effective_setting(&def.server, &def.name, def.read_only_hint),
                     read_only_hint: def.read_only_hint,
+                    annotations: def.annotations.clone(),
                 }
             })
             .collect())

@@ -113,8 +113,9 @@ impl Supervisor {
                 skipped.push(format!("{}: '{model_name}' is not a name models accept (letters, digits, _ and -, at most 64)", tool.name));
                 continue;
             }
-            let annotations = tool.annotations.as_ref().map(|a| serde_json::to_value(a).unwrap_or(Value::Null)).unwrap_or(Value::Null);
+            let annotations = tool.annotations.as_ref().and_then(|a| serde_json::to_value(a).ok()).unwrap_or(Value::Null);
             let def = ToolDef {
+                annotations: (!annotations.is_null()).then(|| annotations.clone()),
                 server: self.name.clone(),
                 name: tool.name.to_string(),
                 description: tool.description.as_deref().unwrap_or_default().to_string(),
