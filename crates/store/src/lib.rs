@@ -91,7 +91,6 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.pragma_update(None, "wal_autocheckpoint", 10000)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrations().to_latest(&mut conn).map_err(|e| StoreError::Migration(e.to_string()))?;
         conn.set_prepared_statement_cache_capacity(64);
