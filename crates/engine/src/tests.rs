@@ -415,3 +415,70 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
     assert!(results[0].1.contains("interrupted"), "{results:?}");
     assert_eq!(engine.transcript("s").unwrap()[1].calls[0].state, CallState::Failed);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_sessions_at_once_each_decision_reaches_its_own_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start_with(
+        Vec::new(),
+        airlock_testkit::Fallback::RoundTrip {
+            tool_name: "builtin__write_file".into(),
+            args: json!({"path": "shared.txt", "content": "unedited"}),
+        },
+    )
+    .await
+    .unwrap();
+    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
+    engine
+        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), ..ProviderSettings::default() })
+        .unwrap();
+    let sessions: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
+    for session in &sessions {
+        engine.send_message(session, "write your file").unwrap();
+    }
+    let mut items = inbox_of(&engine, sessions.len()).await;
+    // Decide in an order unrelated to the order the requests arrived in.
+    items.sort_by(|a, b| b.approval_id.cmp(&a.approval_id));
+    for item in &items {
+        let args = json!({"path": format!("{}.txt", item.session), "content": item.session});
+        engine.decide(DecisionRequest { args: Some(args), ..approve(&item.approval_id) }, DecidedBy::Inbox).unwrap();
+    }
+    for session in &sessions {
+        let outcome = engine.wait_turn(session).await.unwrap();
+        assert_eq!(outcome.status, "completed", "{outcome:?}");
+        let written = std::fs::read_to_string(engine.workspace().join(format!("{session}.txt"))).unwrap();
+        assert_eq!(&written, session);
+    }
+    assert!(!engine.workspace().join("shared.txt").exists(), "only edited arguments ran");
+    assert!(engine.inbox().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_store_failure_while_deciding_leaves_the_call_pending_never_run() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]),
+            Reply::Text("done".into()),
+        ],
+        false,
+    )
+    .await;
+    f.engine.send_message("s", "write").unwrap();
+    let item = inbox_of(&f.engine, 1).await.remove(0);
+    let conn = rusqlite::Connection::open(f.engine.data_dir().join("airlock.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER fail_decisions BEFORE INSERT ON decisions BEGIN SELECT RAISE(ABORT, 'disk trouble'); END;",
+    )
+    .unwrap();
+    let error = f.engine.decide(approve(&item.approval_id), DecidedBy::Inbox).unwrap_err();
+    assert!(error.to_string().contains("disk trouble"), "{error}");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!f.engine.workspace().join("a.txt").exists(), "a failed decision must not run the call");
+    assert_eq!(f.engine.inbox().unwrap().len(), 1, "the request is still pending");
+    assert_eq!(f.engine.transcript("s").unwrap()[1].calls[0].state, CallState::Pending);
+
+    conn.execute_batch("DROP TRIGGER fail_decisions;").unwrap();
+    f.engine.decide(approve(&item.approval_id), DecidedBy::Inbox).unwrap();
+    assert_eq!(f.engine.wait_turn("s").await.unwrap().answer.as_deref(), Some("done"));
+    assert_eq!(std::fs::read_to_string(f.engine.workspace().join("a.txt")).unwrap(), "x");
+}
