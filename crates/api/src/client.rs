@@ -87,6 +87,11 @@ impl ApiClient {
         self.post(&format!("/v1/sessions/{}/messages", encode(session)), &json!({ "text": text })).await
     }
 
+    /// Sends a message in a session that uses the named provider from now on.
+    pub async fn send_message_with_provider(&self, session: &str, text: &str, provider: &str) -> Result<Value, ClientError> {
+        self.post(&format!("/v1/sessions/{}/messages", encode(session)), &json!({ "text": text, "provider": provider })).await
+    }
+
     pub async fn wait_turn(&self, session: &str) -> Result<TurnOutcome, ClientError> {
         self.get(&format!("/v1/sessions/{}/turn", encode(session))).await
     }

@@ -102,6 +102,7 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
         .route("/v1/sessions/{name}/cancel", post(cancel))
         .route("/v1/sessions/{name}/transcript", get(transcript))
         .route("/v1/provider", get(provider).put(set_provider))
+        .route("/v1/providers", get(providers))
         .route("/v1/mode", put(set_mode))
         .route("/v1/settings/{key}", put(set_setting))
         .route("/v1/servers", get(servers).post(add_server))
@@ -175,6 +176,9 @@ async fn sessions(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 #[derive(Deserialize)]
 struct MessageBody {
     text: String,
+    /// A named provider the session uses from this message on.
+    #[serde(default)]
+    provider: Option<String>,
 }
 
 async fn send_message(
@@ -182,6 +186,9 @@ async fn send_message(
     Path(name): Path<String>,
     Json(body): Json<MessageBody>,
 ) -> ApiResult<Value> {
+    if let Some(provider) = &body.provider {
+        s.engine.choose_provider(&name, provider)?;
+    }
     let session = s.engine.send_message(&name, &body.text)?;
     Ok(Json(serde_json::to_value(session).unwrap_or_default()))
 }
@@ -201,6 +208,10 @@ async fn transcript(State(s): State<Arc<AppState>>, Path(name): Path<String>) ->
 
 async fn provider(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
     Ok(Json(serde_json::to_value(s.engine.provider_settings()?).unwrap_or_default()))
+}
+
+async fn providers(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(serde_json::to_value(s.engine.providers()?).unwrap_or_default()))
 }
 
 async fn set_provider(State(s): State<Arc<AppState>>, Json(settings): Json<ProviderSettings>) -> ApiResult<Value> {

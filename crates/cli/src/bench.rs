@@ -89,7 +89,7 @@ async fn roundtrip(rounds: usize, base_url: Option<String>, model: String, strea
     };
     let base_url = base_url.or_else(|| scripted.as_ref().map(ScriptedModel::base_url)).unwrap_or_default();
     let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None })?;
-    engine.set_provider(ProviderSettings { base_url, model, api_key_env: None, stream })?;
+    engine.set_provider(ProviderSettings { base_url, model, api_key_env: None, stream, ..ProviderSettings::default() })?;
     let token = discovery::load_or_create_token(dir.path())?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;

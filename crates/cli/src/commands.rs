@@ -1,6 +1,6 @@
 //! The client commands: each is one or a few calls to the running engine's local API.
 
-use crate::{Command, ModeAction, ProviderAction, RememberedAction, RulesAction, SettingsAction, ToolsAction};
+use crate::{Command, ModeAction, ProviderAction, ProviderSet, RememberedAction, RulesAction, SettingsAction, ToolsAction};
 use airlock_api::client::encode;
 use airlock_api::{ApiClient, ClientError};
 use airlock_core::RememberScope;
@@ -13,7 +13,9 @@ use std::process::ExitCode;
 pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> {
     let client = ApiClient::discover(data_dir)?;
     match command {
-        Command::Chat { session, no_wait, message } => chat(&client, &session, no_wait, &message).await,
+        Command::Chat { session, no_wait, provider, message } => {
+            chat(&client, &session, no_wait, provider.as_deref(), &message).await
+        }
         Command::Inbox { json } => inbox(&client, json).await,
         Command::Approve { ids, args, for_chat, remember, exact_args } => {
             let args = args
@@ -167,8 +169,11 @@ fn parse_remember(remember: Option<String>) -> anyhow::Result<Option<RememberSco
     remember.map(|r| r.parse::<RememberScope>().map_err(anyhow::Error::from)).transpose()
 }
 
-async fn chat(client: &ApiClient, session: &str, no_wait: bool, message: &str) -> anyhow::Result<ExitCode> {
-    client.send_message(session, message).await?;
+async fn chat(client: &ApiClient, session: &str, no_wait: bool, provider: Option<&str>, message: &str) -> anyhow::Result<ExitCode> {
+    match provider {
+        Some(provider) => client.send_message_with_provider(session, message, provider).await?,
+        None => client.send_message(session, message).await?,
+    };
     if no_wait {
         println!("{session}");
         return Ok(ExitCode::SUCCESS);
@@ -284,14 +289,44 @@ async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Re
 
 async fn provider(client: &ApiClient, action: ProviderAction) -> anyhow::Result<ExitCode> {
     match action {
-        ProviderAction::Set { base_url, model, api_key_env, no_stream } => {
-            let body = json!({ "base_url": base_url, "model": model, "api_key_env": api_key_env, "stream": !no_stream });
+        ProviderAction::Set(set) => {
+            let ProviderSet {
+                base_url,
+                model,
+                api_key_env,
+                no_stream,
+                kind,
+                name,
+                hosted_mcp,
+                require_approval,
+                max_tokens,
+                max_retries,
+                timeout_secs,
+            } = *set;
+            let hosted: Vec<Value> = hosted_mcp
+                .iter()
+                .map(|spec| {
+                    let (label, url) = spec
+                        .split_once('=')
+                        .filter(|(l, u)| !l.is_empty() && !u.is_empty())
+                        .with_context(|| format!("--hosted-mcp '{spec}' is not LABEL=URL"))?;
+                    Ok(json!({ "server_label": label, "server_url": url, "require_approval": require_approval }))
+                })
+                .collect::<anyhow::Result<_>>()?;
+            let body = json!({
+                "name": name, "kind": kind, "base_url": base_url, "model": model, "api_key_env": api_key_env,
+                "stream": !no_stream, "hosted_mcp": hosted, "max_tokens": max_tokens,
+                "max_retries": max_retries, "timeout_secs": timeout_secs,
+            });
             let _: Value = client.put("/v1/provider", &body).await?;
-            println!("provider set: {base_url} model {model}");
+            match name {
+                Some(name) => println!("provider '{name}' set: {kind} {base_url} model {model}"),
+                None => println!("provider set: {base_url} model {model}"),
+            }
         }
         ProviderAction::Show => {
-            let settings: Value = client.get("/v1/provider").await?;
-            if settings.is_null() {
+            let settings: Value = client.get("/v1/providers").await?;
+            if settings.as_array().is_none_or(Vec::is_empty) {
                 println!("no provider is configured");
             } else {
                 println!("{}", serde_json::to_string_pretty(&settings)?);

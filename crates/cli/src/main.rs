@@ -1,6 +1,11 @@
 //! `airlock`: the headless engine (`serve`) and a client of its local API for everything else.
 //! Exit codes: 0 done, 1 refused or failed (message on stderr), 2 usage error.
 
+/// The engine allocates many small short-lived values per step (JSON, SQL rows, HTTP frames);
+/// mimalloc serves them with less contention between the runtime's threads than glibc's malloc.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bench;
 mod commands;
 mod servers;
@@ -37,6 +42,9 @@ enum Command {
         /// Print the session name and return at once.
         #[arg(long)]
         no_wait: bool,
+        /// Use this named provider for the session (see `provider set --name`).
+        #[arg(long)]
+        provider: Option<String>,
         message: String,
     },
     /// Pending requests, oldest first.
@@ -160,19 +168,46 @@ enum Command {
 
 #[derive(Subcommand, Debug)]
 enum ProviderAction {
-    Set {
-        #[arg(long)]
-        base_url: String,
-        #[arg(long)]
-        model: String,
-        /// Name of the environment variable holding the API key.
-        #[arg(long)]
-        api_key_env: Option<String>,
-        /// Ask for whole answers instead of streamed ones.
-        #[arg(long)]
-        no_stream: bool,
-    },
+    /// Set the default provider, or a named one with --name.
+    Set(Box<ProviderSet>),
+    /// The default provider and the named ones.
     Show,
+}
+
+#[derive(clap::Args, Debug)]
+struct ProviderSet {
+    #[arg(long)]
+    base_url: String,
+    #[arg(long)]
+    model: String,
+    /// Name of the environment variable holding the API key.
+    #[arg(long)]
+    api_key_env: Option<String>,
+    /// Ask for whole answers instead of streamed ones.
+    #[arg(long)]
+    no_stream: bool,
+    /// The wire format.
+    #[arg(long, value_parser = ["openai-chat", "openai-responses", "anthropic"], default_value = "openai-chat")]
+    kind: String,
+    /// Store it as a named provider (a session picks it with `chat --provider NAME`)
+    /// instead of the default one.
+    #[arg(long)]
+    name: Option<String>,
+    /// openai-responses: a remote MCP server the provider calls itself, LABEL=URL (repeatable).
+    #[arg(long = "hosted-mcp", value_name = "LABEL=URL")]
+    hosted_mcp: Vec<String>,
+    /// openai-responses: whether the provider asks before running hosted MCP tools.
+    #[arg(long, value_parser = ["always", "never"], default_value = "always")]
+    require_approval: String,
+    /// anthropic: max_tokens of each request (default 4096).
+    #[arg(long)]
+    max_tokens: Option<u32>,
+    /// Retries on 429, 5xx, timeouts and connection errors (default 4).
+    #[arg(long)]
+    max_retries: Option<u32>,
+    /// Seconds to wait for an answer to start, and of silence in a stream (default 120).
+    #[arg(long)]
+    timeout_secs: Option<u64>,
 }
 
 #[derive(Subcommand, Debug)]

@@ -8,8 +8,8 @@ use crate::events::{EngineEvent, TurnOutcome};
 use crate::tools::CallContext;
 use crate::{DecisionRequest, EngineError, Inner, Turn, TurnWatch};
 use airlock_core::policy::{CallFacts, NeedsApproval, PolicyDecision, SessionPolicy, Step, Verdict, decide};
-use airlock_core::{CallState, DecidedBy, ItemKind, SessionStatus, args_hash, ids, split_model_tool_name};
-use airlock_llm::{ChatMessage, ChatRequest, ModelReply, ModelToolCall, ToolSpec};
+use airlock_core::{CallState, DecidedBy, ItemKind, Mode, SessionStatus, args_hash, ids, split_model_tool_name};
+use airlock_llm::{ChatMessage, ChatRequest, ModelReply, ModelToolCall, ProviderApprovalRequest, ProviderToolOutcome, ToolSpec};
 use airlock_store::{CallRow, MessageRow, NewApproval, NewCall, SessionRow};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -20,6 +20,20 @@ use tokio::sync::watch;
 pub const DEFAULT_STEP_LIMIT: usize = 25;
 /// Arguments larger than this are refused without being parsed.
 const MAX_ARGS_BYTES: usize = 1024 * 1024;
+/// The `policy_step` of a call the provider runs itself and asked about (seed 000,
+/// provider-executed tools): Airlock's hook does not decide it, the provider asked.
+pub(crate) const PROVIDER_STEP: &str = "provider";
+
+/// A provider-executed call: Airlock only answers the provider's approval request.
+fn is_provider(call: &CallRow) -> bool {
+    call.policy_step.as_deref() == Some(PROVIDER_STEP)
+}
+
+/// Nothing more happens to this call on Airlock's side: its result is settled, or it is a
+/// provider-executed call whose approval is decided (the answer goes out with the next request).
+fn settled(call: &CallRow) -> bool {
+    call.state.is_final() || (is_provider(call) && matches!(call.state, CallState::Approved | CallState::AutoAllowed))
+}
 
 /// Whether a session was in the middle of a turn (its status says so) when the engine stopped.
 pub(crate) fn needs_driving(session: &SessionRow) -> bool {
@@ -88,7 +102,7 @@ async fn run(
             return Ok(outcome);
         }
         let calls: &[CallRow] = if last.role == "assistant" { &last.calls } else { &[] };
-        if calls.iter().all(|c| c.state.is_final()) {
+        if calls.iter().all(settled) {
             let step_limit = inner.turn_settings()?.step_limit;
             if steps_in_turn(&messages) >= step_limit {
                 let mut outcome = ended(session, "step_limit");
@@ -110,28 +124,35 @@ async fn run(
             }
             continue;
         }
-        let auto: Vec<&CallRow> = calls.iter().filter(|c| c.state == CallState::AutoAllowed).collect();
+        // Airlock never runs a provider-executed call, whatever its state.
+        let in_state = |state| calls.iter().filter(|c| c.state == state && !is_provider(c)).collect::<Vec<&CallRow>>();
+        let (auto, approved) = (in_state(CallState::AutoAllowed), in_state(CallState::Approved));
         let pending: Vec<&CallRow> = calls.iter().filter(|c| c.state == CallState::Pending).collect();
-        let approved: Vec<&CallRow> = calls.iter().filter(|c| c.state == CallState::Approved).collect();
-        if !auto.is_empty() {
-            if run_calls(inner, session, &auto, &mut cancel).await? {
-                return cancel_turn(inner, session);
-            }
+        // `running` calls this engine has not invoked were started by the step's last decision
+        // (see the store's `decide`); one it did invoke can only be left over from a failure.
+        let (started, unstarted): (Vec<&CallRow>, Vec<&CallRow>) =
+            in_state(CallState::Running).into_iter().partition(|c| inner.was_invoked(&c.id));
+        let cancelled = if !auto.is_empty() {
+            run_calls(inner, session, &auto, &mut cancel).await?
         } else if !pending.is_empty() {
             set_status(inner, session, SessionStatus::AwaitingApproval);
-            if wait_for_decisions(inner, last.id, &mut cancel).await? {
-                return cancel_turn(inner, session);
-            }
-        } else if !approved.is_empty() {
-            if run_calls(inner, session, &approved, &mut cancel).await? {
-                return cancel_turn(inner, session);
-            }
+            wait_for_decisions(inner, last.id, &mut cancel).await?
+        } else if !approved.is_empty() || !unstarted.is_empty() {
+            let ready: Vec<&CallRow> = approved.into_iter().chain(unstarted).collect();
+            run_calls(inner, session, &ready, &mut cancel).await?
+        } else if started.is_empty() {
+            // No state this loop can move on from; stop rather than spin.
+            return Err(EngineError::Invalid("the step's tool calls are in a state the engine cannot continue from".into()));
         } else {
-            // Only `running` calls are left: a crash in between. Never run them again.
-            for call in calls.iter().filter(|c| c.state == CallState::Running) {
+            // Never run a call twice: report it as interrupted.
+            for call in started {
                 let result = json!({"type": "error", "message": "interrupted; the call was not run again"});
                 inner.store.finish_call(&call.id, CallState::Failed, &result)?;
             }
+            false
+        };
+        if cancelled {
+            return cancel_turn(inner, session);
         }
     }
 }
@@ -163,19 +184,35 @@ fn history(inner: &Inner, messages: &[MessageRow]) -> Result<ChatRequest, Engine
             continue;
         }
         let content = (!message.content.is_empty()).then(|| message.content.clone());
-        let calls = message
-            .calls
+        let (asked, calls): (Vec<&CallRow>, Vec<&CallRow>) = message.calls.iter().partition(|c| is_provider(c));
+        let mut assistant = ChatMessage::assistant(
+            content,
+            calls
+                .iter()
+                .map(|c| ModelToolCall { id: c.provider_call_id.clone(), name: c.model_name.clone(), arguments: c.raw_args.clone() })
+                .collect(),
+        );
+        assistant.approval_requests = asked
             .iter()
-            .map(|c| ModelToolCall { id: c.provider_call_id.clone(), name: c.model_name.clone(), arguments: c.raw_args.clone() })
+            .map(|c| ProviderApprovalRequest {
+                id: c.provider_call_id.clone(),
+                server_label: c.server.clone(),
+                name: c.tool.clone(),
+                arguments: c.raw_args.clone(),
+            })
             .collect();
-        chat.push(ChatMessage::assistant(content, calls));
-        for call in &message.calls {
+        chat.push(assistant);
+        for call in calls {
             let text = match &call.result {
                 Some(Value::String(text)) => text.clone(),
                 Some(other) => other.to_string(),
                 None => json!({"type": "error", "message": "no result"}).to_string(),
             };
-            chat.push(ChatMessage::tool_result(call.provider_call_id.clone(), text));
+            let id = call.provider_call_id.clone();
+            chat.push(if call.state == CallState::Succeeded { ChatMessage::tool_result(id, text) } else { ChatMessage::tool_error(id, text) });
+        }
+        for call in asked {
+            chat.push(approval_answer(call));
         }
     }
     let tools = inner
@@ -187,9 +224,34 @@ fn history(inner: &Inner, messages: &[MessageRow]) -> Result<ChatRequest, Engine
     Ok(ChatRequest { messages: chat, tools })
 }
 
+/// The answer to a provider's approval request: approved when the person (or the session mode)
+/// approved it — then it has arguments to run with — otherwise denied with the reason the
+/// call's result gives.
+fn approval_answer(call: &CallRow) -> ChatMessage {
+    if call.run_args.is_some() {
+        let mut answer = ChatMessage::approval_answer(call.provider_call_id.clone(), true, None);
+        if let Some(approval) = answer.approval.as_mut() {
+            approval.outcome = call
+                .result
+                .as_ref()
+                .and_then(|r| r.get("outcome"))
+                .and_then(|o| serde_json::from_value::<ProviderToolOutcome>(o.clone()).ok());
+        }
+        return answer;
+    }
+    let reason = call
+        .result
+        .as_ref()
+        .and_then(|r| r.get("reason").or_else(|| r.get("message")))
+        .and_then(Value::as_str)
+        .unwrap_or("denied by the user")
+        .to_string();
+    ChatMessage::approval_answer(call.provider_call_id.clone(), false, Some(reason))
+}
+
 async fn ask_model(inner: &Arc<Inner>, session: &SessionRow, messages: &[MessageRow]) -> Result<ModelReply, EngineError> {
     let request = history(inner, messages)?;
-    let provider = inner.provider()?;
+    let provider = inner.provider_for(Some(&session.id))?;
     let sink_inner = inner.clone();
     let name = session.name.clone();
     let sink = move |text: &str| {
@@ -323,10 +385,139 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
         call.args_hash = Some(hash);
         calls.push(call);
     }
+    let mode = fresh.mode.or_else(|| policy.as_ref().ok().map(|p| p.workspace_mode)).unwrap_or(Mode::Ask);
+    for asked in reply.approval_requests {
+        let fresh_id = seen.insert(asked.id.clone()) && !asked.id.is_empty();
+        let (call, approval) = provider_call(session, asked, fresh_id, mode, timeout);
+        calls.push(call);
+        approvals.extend(approval);
+    }
+    if !reply.provider_outcomes.is_empty() {
+        record_provider_outcomes(inner, session, &reply.provider_outcomes)?;
+    }
     let message_id = inner.store.record_assistant_step(&session.id, &reply.text, &calls, &approvals)?;
     if !approvals.is_empty() {
         for row in inner.store.approvals_of_message(message_id)? {
             inner.emit(EngineEvent::ApprovalRequested { item: Box::new(inner.inbox_item(row)) });
+        }
+    }
+    Ok(())
+}
+
+/// Records a provider's approval request as a call Airlock will never run, and — unless the
+/// session mode decides — the inbox item of kind `provider_tool_call` that asks the person.
+fn provider_call(
+    session: &SessionRow,
+    asked: ProviderApprovalRequest,
+    fresh_id: bool,
+    mode: Mode,
+    timeout: Option<u64>,
+) -> (NewCall, Option<NewApproval>) {
+    let mut call = NewCall {
+        id: ids::new_id("call"),
+        provider_call_id: asked.id.clone(),
+        model_name: asked.name.clone(),
+        server: asked.server_label.clone(),
+        tool: asked.name.clone(),
+        raw_args: asked.arguments.clone(),
+        args: None,
+        args_hash: None,
+        state: CallState::Proposed,
+        policy_step: Some(PROVIDER_STEP.into()),
+        policy_why: Some(format!(
+            "the provider asks before it runs '{}' of its MCP server '{}'",
+            asked.name, asked.server_label
+        )),
+        result: None,
+    };
+    if !fresh_id {
+        // An answer could not name this request unambiguously: never approve it.
+        call.provider_call_id = format!("{}_airlock_duplicate", asked.id);
+        invalid(&mut call, format!("the provider's approval request id '{}' is empty or repeated", asked.id));
+        return (call, None);
+    }
+    let text = if asked.arguments.trim().is_empty() { "{}" } else { asked.arguments.as_str() };
+    let args = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => Value::Object(map),
+        Ok(_) => {
+            invalid(&mut call, "the provider's arguments are not a JSON object; denied".into());
+            return (call, None);
+        }
+        Err(error) => {
+            invalid(&mut call, format!("the provider's arguments are not valid JSON ({error}); denied"));
+            return (call, None);
+        }
+    };
+    let hash = args_hash(&args);
+    call.args = Some(args.clone());
+    call.args_hash = Some(hash.clone());
+    match mode {
+        Mode::NeverAsk => {
+            call.state = CallState::AutoAllowed;
+            call.policy_why = Some("session mode 'never-ask': approved without asking".into());
+            (call, None)
+        }
+        Mode::DenyAll => {
+            let why = "session mode 'deny-all': denied without asking";
+            call.state = CallState::Denied;
+            call.policy_why = Some(why.into());
+            call.result = Some(airlock_core::execution_denied(why));
+            (call, None)
+        }
+        Mode::Ask => {
+            call.state = CallState::Pending;
+            let approval = NewApproval {
+                approval_id: ids::new_approval_id(),
+                tool_call_id: Some(call.id.clone()),
+                session_id: session.id.clone(),
+                kind: ItemKind::ProviderToolCall,
+                server: asked.server_label,
+                tool: asked.name,
+                args,
+                args_hash: hash,
+                why: call.policy_why.clone().unwrap_or_default(),
+                expires_at: timeout.map(expiry_after),
+            };
+            (call, Some(approval))
+        }
+    }
+}
+
+/// What the provider reports about tools it ran: into the audit trail, and onto the call it
+/// asked about (so the transcript shows the provider's result).
+fn record_provider_outcomes(inner: &Inner, session: &SessionRow, outcomes: &[ProviderToolOutcome]) -> Result<(), EngineError> {
+    let messages = inner.store.messages(&session.id)?;
+    for outcome in outcomes {
+        let asked = outcome.approval_request_id.as_deref().and_then(|id| {
+            messages
+                .iter()
+                .rev()
+                .flat_map(|m| m.calls.iter())
+                .find(|c| is_provider(c) && c.provider_call_id == id && !c.state.is_final())
+        });
+        let approval_id = match asked {
+            Some(call) => inner
+                .store
+                .approvals_of_message(call.message_id)?
+                .into_iter()
+                .find(|a| a.tool_call_id.as_deref() == Some(call.id.as_str()))
+                .map(|a| a.approval_id),
+            None => None,
+        };
+        let result = json!({ "type": "provider-result", "outcome": outcome });
+        inner.store.audit(
+            "provider",
+            "provider_tool_outcome",
+            approval_id.as_deref(),
+            &json!({
+                "session": session.name, "server_label": outcome.server_label, "tool": outcome.name,
+                "arguments": outcome.arguments, "provider_call_id": outcome.id,
+                "approval_request_id": outcome.approval_request_id, "output": outcome.output, "error": outcome.error,
+            }),
+        )?;
+        if let Some(call) = asked {
+            let state = if outcome.error.is_some() { CallState::Failed } else { CallState::Succeeded };
+            inner.store.finish_call(&call.id, state, &result)?;
         }
     }
     Ok(())
@@ -414,7 +605,18 @@ async fn run_calls(
         .iter()
         .map(|c| (c.id.clone(), c.run_args.clone().or_else(|| c.args.clone()).unwrap_or_else(|| json!({}))))
         .collect();
-    inner.store.mark_running(&planned)?;
+    let to_mark: Vec<(String, Value)> = calls
+        .iter()
+        .zip(&planned)
+        .filter(|(call, _)| call.state != CallState::Running)
+        .map(|(_, plan)| plan.clone())
+        .collect();
+    if !to_mark.is_empty() {
+        inner.store.mark_running(&to_mark)?;
+    }
+    for call in calls {
+        inner.note_invoked(&call.id);
+    }
     let runs = calls.iter().zip(&planned).map(|(call, (_, args))| {
         let source = inner.tools.source(&call.server);
         let context = CallContext { session_id: session.id.clone(), session: session.name.clone(), tool_call_id: call.id.clone() };
@@ -431,6 +633,7 @@ async fn run_calls(
             for call in calls {
                 let result = json!({"type": "error", "message": "cancelled by the user while running"});
                 inner.store.finish_call(&call.id, CallState::Failed, &result)?;
+                inner.forget_invoked(&call.id);
             }
             return Ok(true);
         }
@@ -441,6 +644,7 @@ async fn run_calls(
             Err(message) => (CallState::Failed, json!({"type": "error", "message": message})),
         };
         inner.store.finish_call(&call.id, state, &value)?;
+        inner.forget_invoked(&call.id);
         inner.emit(EngineEvent::ToolFinished {
             session: session.name.clone(),
             tool_call_id: call.id.clone(),

@@ -11,7 +11,7 @@ pub mod tools;
 
 pub use events::{EngineEvent, InboxItem, TurnOutcome};
 pub use elicitation::{ElicitationAction, ElicitationAnswer, ElicitationRequest};
-pub use provider::ProviderSettings;
+pub use provider::{ProviderKind, ProviderSettings};
 pub use servers::{ServerHost, ServerStatus, ServerView};
 
 use airlock_core::policy::{PolicyConfig, PolicyError};
@@ -129,9 +129,13 @@ pub(crate) struct Inner {
     pub router: ApprovalRouter,
     pub events: broadcast::Sender<EngineEvent>,
     pub turns: Mutex<HashMap<String, Turn>>,
-    pub provider: RwLock<Option<Arc<dyn ModelProvider>>>,
+    /// Built providers by name ("" for the default), rebuilt when their settings change.
+    pub providers: RwLock<HashMap<String, Arc<dyn ModelProvider>>>,
     pub policy: RwLock<Option<Arc<PolicyConfig>>>,
     pub settings: RwLock<Option<Arc<TurnSettings>>>,
+    /// Calls this process has invoked and not yet settled: a `running` call outside this set
+    /// has never been invoked (crash recovery fails every `running` call before turns resume).
+    pub invoked: Mutex<std::collections::HashSet<String>>,
     pub data_dir: PathBuf,
     pub workspace: PathBuf,
     pub server_host: RwLock<Option<Arc<dyn servers::ServerHost>>>,
@@ -174,9 +178,10 @@ impl Engine {
                 router: ApprovalRouter::default(),
                 events,
                 turns: Mutex::new(HashMap::new()),
-                provider: RwLock::new(None),
+                providers: RwLock::new(HashMap::new()),
                 policy: RwLock::new(None),
                 settings: RwLock::new(None),
+                invoked: Mutex::new(std::collections::HashSet::new()),
                 data_dir,
                 workspace,
                 server_host: RwLock::new(None),
@@ -229,8 +234,9 @@ impl Engine {
         if text.trim().is_empty() {
             return Err(EngineError::Invalid("the message is empty".into()));
         }
-        self.provider()?;
-        if let Some(existing) = self.inner.store.session_by_name(session)?
+        let existing = self.inner.store.session_by_name(session)?;
+        self.inner.provider_for(existing.as_ref().map(|s| s.id.as_str()))?;
+        if let Some(existing) = existing
             && let Some(status) = self.running_status(&existing.id)
         {
             return Err(EngineError::Busy { session: existing.name, status });
@@ -324,15 +330,28 @@ impl Engine {
         provider::load(&self.inner.store)
     }
 
+    /// The default provider first (when set), then the named ones by name.
+    pub fn providers(&self) -> Result<Vec<ProviderSettings>> {
+        let mut all: Vec<ProviderSettings> = provider::load(&self.inner.store)?.into_iter().collect();
+        all.extend(provider::load_named(&self.inner.store)?.into_values());
+        Ok(all)
+    }
+
+    /// Sets the default provider, or the named one `settings.name` names.
     pub fn set_provider(&self, settings: ProviderSettings) -> Result<()> {
         let built = provider::build(&settings)?;
-        self.inner.store.set_setting("provider", &serde_json::to_value(&settings).unwrap_or_default())?;
-        *self.inner.provider.write().unwrap_or_else(|p| p.into_inner()) = Some(built);
+        provider::save(&self.inner.store, &settings)?;
+        self.inner.providers.write().unwrap_or_else(|p| p.into_inner()).insert(provider::cache_key(settings.name.as_deref()), built);
         Ok(())
     }
 
-    pub(crate) fn provider(&self) -> Result<Arc<dyn ModelProvider>> {
-        self.inner.provider()
+    /// Makes a session (created if new) use the named provider from its next model request on.
+    pub fn choose_provider(&self, session: &str, name: &str) -> Result<()> {
+        let row = self.inner.store.ensure_session(session)?;
+        if let Some(status) = self.running_status(&row.id) {
+            return Err(EngineError::Busy { session: row.name, status });
+        }
+        provider::choose(&self.inner.store, &row.id, name)
     }
 
     /// Sets the workspace default, or one session's mode (`None` clears the override).
@@ -417,13 +436,29 @@ impl Inner {
         let _ = self.events.send(event);
     }
 
-    pub(crate) fn provider(&self) -> Result<Arc<dyn ModelProvider>> {
-        if let Some(provider) = self.provider.read().unwrap_or_else(|p| p.into_inner()).clone() {
+    pub(crate) fn was_invoked(&self, call_id: &str) -> bool {
+        self.invoked.lock().unwrap_or_else(|p| p.into_inner()).contains(call_id)
+    }
+
+    pub(crate) fn note_invoked(&self, call_id: &str) {
+        self.invoked.lock().unwrap_or_else(|p| p.into_inner()).insert(call_id.to_string());
+    }
+
+    /// Only once the call's result is stored: until then it stays "invoked", never to run again.
+    pub(crate) fn forget_invoked(&self, call_id: &str) {
+        self.invoked.lock().unwrap_or_else(|p| p.into_inner()).remove(call_id);
+    }
+
+    /// The provider a session uses (its chosen named one, else the default); `None` for a
+    /// session not created yet.
+    pub(crate) fn provider_for(&self, session_id: Option<&str>) -> Result<Arc<dyn ModelProvider>> {
+        let chosen = provider::chosen(&self.store, session_id)?;
+        let key = provider::cache_key(chosen.as_deref());
+        if let Some(provider) = self.providers.read().unwrap_or_else(|p| p.into_inner()).get(&key).cloned() {
             return Ok(provider);
         }
-        let settings = provider::load(&self.store)?.ok_or(EngineError::NoProvider)?;
-        let built = provider::build(&settings)?;
-        *self.provider.write().unwrap_or_else(|p| p.into_inner()) = Some(built.clone());
+        let built = provider::build(&provider::settings_of(&self.store, chosen)?)?;
+        self.providers.write().unwrap_or_else(|p| p.into_inner()).insert(key, built.clone());
         Ok(built)
     }
 
@@ -512,6 +547,9 @@ impl Inner {
                     && expected != &row.args_hash
                 {
                     return refuse("the arguments changed since they were shown; look again".into());
+                }
+                if row.kind == ItemKind::ProviderToolCall {
+                    return refuse("the provider runs this tool itself; its arguments cannot be edited, only approved or denied".into());
                 }
                 if row.kind == ItemKind::ToolCall {
                     match self.tools.tool(&row.server, &row.tool) {

@@ -1,14 +1,36 @@
-//! The model provider chosen in settings (OpenAI-compatible chat completions for now).
+//! The model providers chosen in settings: one default (`provider set` without `--name`) and
+//! any number of named ones; a session may choose a named one (`chat --provider NAME`).
 
 use crate::{EngineError, Result};
-use airlock_llm::{ModelProvider, OpenAiChat, ProviderConfig};
+use airlock_llm::{Anthropic, HostedMcpTool, ModelProvider, OpenAiChat, OpenAiResponses, ProviderConfig};
 use airlock_store::Store;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// The wire format a provider speaks.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProviderKind {
+    /// OpenAI-compatible Chat Completions (`/chat/completions`).
+    #[default]
+    OpenaiChat,
+    /// OpenAI Responses API (`/responses`), with hosted remote MCP tools.
+    OpenaiResponses,
+    /// Anthropic Messages API (`/messages`).
+    Anthropic,
+}
 
 /// What `airlock provider set` stores.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ProviderSettings {
+    /// `None`: the default provider; otherwise one of the named providers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub kind: ProviderKind,
     pub base_url: String,
     pub model: String,
     /// The name of the environment variable that holds the API key (never the key itself).
@@ -16,19 +38,114 @@ pub struct ProviderSettings {
     pub api_key_env: Option<String>,
     #[serde(default = "default_stream")]
     pub stream: bool,
+    /// OpenAI Responses only: remote MCP servers the provider calls itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosted_mcp: Vec<HostedMcpTool>,
+    /// Anthropic only: `max_tokens` of each request (default 4096).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Retries after the first try on 429, 5xx, timeouts and connection errors (default 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_retries: Option<u32>,
+    /// Seconds to wait for an answer to start, and of silence inside a stream (default 120).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+}
+
+impl Default for ProviderSettings {
+    fn default() -> Self {
+        Self {
+            name: None,
+            kind: ProviderKind::default(),
+            base_url: String::new(),
+            model: String::new(),
+            api_key_env: None,
+            stream: true,
+            hosted_mcp: Vec::new(),
+            max_tokens: None,
+            max_retries: None,
+            timeout_secs: None,
+        }
+    }
 }
 
 fn default_stream() -> bool {
     true
 }
 
+/// The settings key of the default provider; named ones live under [`NAMED_KEY`].
+const DEFAULT_KEY: &str = "provider";
+const NAMED_KEY: &str = "providers";
+
+/// The settings key that remembers which named provider a session chose.
+fn session_key(session_id: &str) -> String {
+    format!("session_provider/{session_id}")
+}
+
+fn unreadable(e: serde_json::Error) -> EngineError {
+    EngineError::Provider(format!("stored provider settings are unreadable: {e}"))
+}
+
 pub(crate) fn load(store: &Store) -> Result<Option<ProviderSettings>> {
-    match store.setting("provider")? {
+    match store.setting(DEFAULT_KEY)? {
         None => Ok(None),
-        Some(value) => serde_json::from_value(value)
-            .map(Some)
-            .map_err(|e| EngineError::Provider(format!("stored provider settings are unreadable: {e}"))),
+        Some(value) => serde_json::from_value(value).map(Some).map_err(unreadable),
     }
+}
+
+pub(crate) fn load_named(store: &Store) -> Result<BTreeMap<String, ProviderSettings>> {
+    match store.setting(NAMED_KEY)? {
+        None => Ok(BTreeMap::new()),
+        Some(value) => serde_json::from_value(value).map_err(unreadable),
+    }
+}
+
+/// Stores `settings` as the default provider or as the named one it names.
+pub(crate) fn save(store: &Store, settings: &ProviderSettings) -> Result<()> {
+    let value = serde_json::to_value(settings).map_err(unreadable)?;
+    match &settings.name {
+        None => store.set_setting(DEFAULT_KEY, &value)?,
+        Some(name) => {
+            let mut named = load_named(store)?;
+            named.insert(name.clone(), settings.clone());
+            store.set_setting(NAMED_KEY, &serde_json::to_value(named).map_err(unreadable)?)?;
+        }
+    }
+    Ok(())
+}
+
+/// The name of the provider a session chose, if it chose one.
+pub(crate) fn chosen(store: &Store, session_id: Option<&str>) -> Result<Option<String>> {
+    Ok(match session_id {
+        Some(id) => store.setting(&session_key(id))?.and_then(|v| v.as_str().map(str::to_string)),
+        None => None,
+    })
+}
+
+/// The settings of the provider a session chose (`chosen`), else of the default.
+pub(crate) fn settings_of(store: &Store, chosen: Option<String>) -> Result<ProviderSettings> {
+    match chosen {
+        Some(name) => load_named(store)?
+            .remove(&name)
+            .ok_or_else(|| EngineError::Provider(format!("the session's provider '{name}' is no longer configured"))),
+        None => load(store)?.ok_or(EngineError::NoProvider),
+    }
+}
+
+/// Makes the session use the named provider from now on.
+pub(crate) fn choose(store: &Store, session_id: &str, name: &str) -> Result<()> {
+    if !load_named(store)?.contains_key(name) {
+        return Err(EngineError::Provider(format!(
+            "no provider named '{name}'; add it with `airlock provider set --name {name} --kind ... --base-url URL --model NAME`"
+        )));
+    }
+    store.set_setting(&session_key(session_id), &json!(name))?;
+    Ok(())
+}
+
+/// The cache key of a provider: its name, or "" for the default.
+pub(crate) fn cache_key(name: Option<&str>) -> String {
+    name.unwrap_or_default().to_string()
 }
 
 pub(crate) fn build(settings: &ProviderSettings) -> Result<Arc<dyn ModelProvider>> {
@@ -39,13 +156,29 @@ pub(crate) fn build(settings: &ProviderSettings) -> Result<Arc<dyn ModelProvider
     if settings.model.trim().is_empty() {
         return Err(EngineError::Provider("the model name is empty".into()));
     }
+    if let Some(name) = &settings.name {
+        airlock_core::validate_server_name(name).map_err(|e| EngineError::Provider(e.replace("server", "provider")))?;
+    }
+    if !settings.hosted_mcp.is_empty() && settings.kind != ProviderKind::OpenaiResponses {
+        return Err(EngineError::Provider("hosted MCP tools need a provider of kind openai-responses".into()));
+    }
+    let defaults = ProviderConfig::default();
     let config = ProviderConfig {
         base_url: url.to_string(),
         model: settings.model.clone(),
         api_key_env: settings.api_key_env.clone().filter(|v| !v.is_empty()),
         stream: settings.stream,
-        ..ProviderConfig::default()
+        max_retries: settings.max_retries.unwrap_or(defaults.max_retries),
+        request_timeout: settings.timeout_secs.filter(|s| *s > 0).map_or(defaults.request_timeout, Duration::from_secs),
+        ..defaults
     };
-    let provider = OpenAiChat::new(config).map_err(|e| EngineError::Provider(e.to_string()))?;
-    Ok(Arc::new(provider))
+    let error = |e: airlock_llm::LlmError| EngineError::Provider(e.to_string());
+    Ok(match settings.kind {
+        ProviderKind::OpenaiChat => Arc::new(OpenAiChat::new(config).map_err(error)?),
+        ProviderKind::OpenaiResponses => Arc::new(OpenAiResponses::new(config, settings.hosted_mcp.clone()).map_err(error)?),
+        ProviderKind::Anthropic => Arc::new(Anthropic::new(config, settings.max_tokens).map_err(error)?),
+    })
 }
+
+#[cfg(test)]
+mod tests;

@@ -18,7 +18,7 @@ async fn fixture(replies: Vec<Reply>, stream: bool) -> Fixture {
     let model = ScriptedModel::start(replies).await.unwrap();
     let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
     engine
-        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream })
+        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream, ..ProviderSettings::default() })
         .unwrap();
     Fixture { _dir: dir, engine, model }
 }
@@ -349,4 +349,136 @@ async fn model_errors_end_the_turn_with_a_clear_message_and_keep_the_message() {
     assert!(outcome.error.unwrap_or_default().contains("400"));
     assert_eq!(f.engine.transcript("s").unwrap()[0].content, "hello");
     assert_eq!(f.engine.session("s").unwrap().status, airlock_core::SessionStatus::Failed);
+}
+
+#[tokio::test]
+async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupted_never_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(vec![Reply::Text("understood".into())]).await.unwrap();
+    {
+        // What the previous engine left on disk: the decision committed (and with it the call
+        // marked running), then the process died before the tool was invoked.
+        let store = Store::open(&dir.path().join("airlock.db")).unwrap();
+        let settings = ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream: false, ..ProviderSettings::default() };
+        store.set_setting("provider", &serde_json::to_value(settings).unwrap()).unwrap();
+        let (session, _) = store.start_turn("s", "write a file").unwrap();
+        let args = json!({"path": "a.txt", "content": "x"});
+        let call = airlock_store::NewCall {
+            id: "call_1".into(),
+            provider_call_id: "c1".into(),
+            model_name: "builtin__write_file".into(),
+            server: "builtin".into(),
+            tool: "write_file".into(),
+            raw_args: args.to_string(),
+            args: Some(args.clone()),
+            args_hash: Some(airlock_core::args_hash(&args)),
+            state: CallState::Pending,
+            policy_step: None,
+            policy_why: None,
+            result: None,
+        };
+        let approval = airlock_store::NewApproval {
+            approval_id: "approval_1".into(),
+            tool_call_id: Some("call_1".into()),
+            session_id: session.id.clone(),
+            kind: ItemKind::ToolCall,
+            server: "builtin".into(),
+            tool: "write_file".into(),
+            args_hash: airlock_core::args_hash(&args),
+            args,
+            why: "required".into(),
+            expires_at: None,
+        };
+        store.record_assistant_step(&session.id, "", &[call], &[approval]).unwrap();
+        store.set_session_status(&session.id, airlock_core::SessionStatus::RunningTools, None).unwrap();
+        store
+            .decide(&DecisionInput {
+                approval_id: "approval_1".into(),
+                session_id: None,
+                approve: true,
+                reason: None,
+                edited_args: None,
+                remember: RememberScope::Once,
+                remember_exact_args: false,
+                for_chat: false,
+                decided_by: DecidedBy::Api,
+            })
+            .unwrap();
+        assert_eq!(store.calls_in_state(CallState::Running).unwrap().len(), 1);
+    }
+    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
+    let outcome = engine.wait_turn("s").await.unwrap();
+    assert_eq!(outcome.answer.as_deref(), Some("understood"), "{outcome:?}");
+    assert!(!engine.workspace().join("a.txt").exists(), "the tool must not run after the crash");
+    let results = tool_results(&model.requests()[0]);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].1.contains("interrupted"), "{results:?}");
+    assert_eq!(engine.transcript("s").unwrap()[1].calls[0].state, CallState::Failed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_sessions_at_once_each_decision_reaches_its_own_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start_with(
+        Vec::new(),
+        airlock_testkit::Fallback::RoundTrip {
+            tool_name: "builtin__write_file".into(),
+            args: json!({"path": "shared.txt", "content": "unedited"}),
+        },
+    )
+    .await
+    .unwrap();
+    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
+    engine
+        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), ..ProviderSettings::default() })
+        .unwrap();
+    let sessions: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
+    for session in &sessions {
+        engine.send_message(session, "write your file").unwrap();
+    }
+    let mut items = inbox_of(&engine, sessions.len()).await;
+    // Decide in an order unrelated to the order the requests arrived in.
+    items.sort_by(|a, b| b.approval_id.cmp(&a.approval_id));
+    for item in &items {
+        let args = json!({"path": format!("{}.txt", item.session), "content": item.session});
+        engine.decide(DecisionRequest { args: Some(args), ..approve(&item.approval_id) }, DecidedBy::Inbox).unwrap();
+    }
+    for session in &sessions {
+        let outcome = engine.wait_turn(session).await.unwrap();
+        assert_eq!(outcome.status, "completed", "{outcome:?}");
+        let written = std::fs::read_to_string(engine.workspace().join(format!("{session}.txt"))).unwrap();
+        assert_eq!(&written, session);
+    }
+    assert!(!engine.workspace().join("shared.txt").exists(), "only edited arguments ran");
+    assert!(engine.inbox().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_store_failure_while_deciding_leaves_the_call_pending_never_run() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]),
+            Reply::Text("done".into()),
+        ],
+        false,
+    )
+    .await;
+    f.engine.send_message("s", "write").unwrap();
+    let item = inbox_of(&f.engine, 1).await.remove(0);
+    let conn = rusqlite::Connection::open(f.engine.data_dir().join("airlock.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER fail_decisions BEFORE INSERT ON decisions BEGIN SELECT RAISE(ABORT, 'disk trouble'); END;",
+    )
+    .unwrap();
+    let error = f.engine.decide(approve(&item.approval_id), DecidedBy::Inbox).unwrap_err();
+    assert!(error.to_string().contains("disk trouble"), "{error}");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!f.engine.workspace().join("a.txt").exists(), "a failed decision must not run the call");
+    assert_eq!(f.engine.inbox().unwrap().len(), 1, "the request is still pending");
+    assert_eq!(f.engine.transcript("s").unwrap()[1].calls[0].state, CallState::Pending);
+
+    conn.execute_batch("DROP TRIGGER fail_decisions;").unwrap();
+    f.engine.decide(approve(&item.approval_id), DecidedBy::Inbox).unwrap();
+    assert_eq!(f.engine.wait_turn("s").await.unwrap().answer.as_deref(), Some("done"));
+    assert_eq!(std::fs::read_to_string(f.engine.workspace().join("a.txt")).unwrap(), "x");
 }

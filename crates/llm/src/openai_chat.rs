@@ -1,60 +1,33 @@
 //! OpenAI-compatible Chat Completions (`POST {base}/chat/completions`), JSON and SSE.
 
-use crate::retry::{Attempt, with_retries};
+use crate::transport::{Auth, Flow, StreamDecoder, Transport, WireFormat, null_as_default, parse_event};
 use crate::types::{ChatMessage, ChatRequest, LlmError, ModelProvider, ModelReply, ModelToolCall, ProviderConfig, Role, TextSink};
-use eventsource_stream::Eventsource;
-use futures::StreamExt;
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::time::Duration;
-
-/// How long to keep reading after `[DONE]` for the end of the body, so the connection can go
-/// back to the pool instead of being closed.
-const DRAIN_AFTER_DONE: Duration = Duration::from_millis(250);
 
 pub struct OpenAiChat {
-    config: ProviderConfig,
-    http: reqwest::Client,
-    url: String,
+    transport: Transport,
 }
 
 impl std::fmt::Debug for OpenAiChat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiChat").field("url", &self.url).field("model", &self.config.model).finish()
+        f.debug_struct("OpenAiChat").field("url", &self.transport.url).field("model", &self.transport.config.model).finish()
     }
 }
 
 impl OpenAiChat {
     pub fn new(config: ProviderConfig) -> Result<Self, LlmError> {
-        let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
-        let mut builder = reqwest::Client::builder()
-            .tcp_nodelay(true)
-            .pool_max_idle_per_host(64)
-            .pool_idle_timeout(Duration::from_secs(90))
-            .connect_timeout(config.request_timeout.min(Duration::from_secs(10)));
-        if is_loopback(&url) {
-            // A local model server is never behind the HTTP(S)_PROXY of the environment.
-            builder = builder.no_proxy();
-        }
-        let http = builder.build().map_err(|e| LlmError::Transport(describe(&e)))?;
-        Ok(Self { config, http, url })
-    }
-
-    fn api_key(&self) -> Result<Option<String>, LlmError> {
-        match &self.config.api_key_env {
-            None => Ok(None),
-            Some(var) => match std::env::var(var) {
-                Ok(key) if !key.trim().is_empty() => Ok(Some(key.trim().to_string())),
-                _ => Err(LlmError::MissingApiKey { var: var.clone() }),
-            },
-        }
+        Ok(Self { transport: Transport::new(config, "/chat/completions", Auth::Bearer, Vec::new())? })
     }
 
     fn body(&self, request: &ChatRequest) -> Value {
-        let messages: Vec<WireMessage<'_>> = request.messages.iter().map(WireMessage::from).collect();
-        let mut body = json!({ "model": self.config.model, "messages": messages, "stream": self.config.stream });
+        // Answers to a provider's own approval requests have no place in this wire format.
+        let messages: Vec<WireMessage<'_>> =
+            request.messages.iter().filter(|m| m.approval.is_none()).map(WireMessage::from).collect();
+        let config = &self.transport.config;
+        let mut body = json!({ "model": config.model, "messages": messages, "stream": config.stream });
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
@@ -64,83 +37,23 @@ impl OpenAiChat {
         }
         body
     }
-
-    async fn attempt(&self, body: &Value, key: Option<&str>, on_text: Option<&TextSink>) -> Attempt {
-        let timeout = self.config.request_timeout;
-        let mut request = self.http.post(&self.url).json(body);
-        request = if self.config.stream {
-            // A stream may rightly take longer than `timeout` in all; it is bounded instead by
-            // `timeout` for the headers and then by `timeout` of silence between events.
-            request.header(reqwest::header::ACCEPT, "text/event-stream")
-        } else {
-            request.timeout(timeout)
-        };
-        if let Some(key) = key {
-            request = request.bearer_auth(key);
-        }
-        let response = match tokio::time::timeout(timeout, request.send()).await {
-            Err(_) => return Attempt::Retry(LlmError::Timeout, None),
-            Ok(Ok(response)) => response,
-            Ok(Err(error)) if error.is_timeout() => return Attempt::Retry(LlmError::Timeout, None),
-            Ok(Err(error)) => return Attempt::Retry(LlmError::Transport(describe(&error)), None),
-        };
-        let status = response.status();
-        if !status.is_success() {
-            let retry_after = crate::retry::retry_after(response.headers());
-            let mut text = match tokio::time::timeout(timeout, response.text()).await {
-                Ok(Ok(text)) => text,
-                _ => String::new(),
-            };
-            if text.len() > 2000 {
-                let mut cut = 2000;
-                while !text.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                text.truncate(cut);
-            }
-            let error = LlmError::Status { status: status.as_u16(), body: text };
-            return if status.as_u16() == 429 || status.is_server_error() {
-                Attempt::Retry(error, retry_after)
-            } else {
-                Attempt::Fail(error)
-            };
-        }
-        let is_event_stream = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
-        let result = if self.config.stream && is_event_stream {
-            read_stream(response, on_text, timeout).await
-        } else {
-            // Also what a server that ignores `"stream": true` answers.
-            let reply = match tokio::time::timeout(timeout, read_json(response)).await {
-                Ok(reply) => reply,
-                Err(_) => Err(LlmError::Timeout),
-            };
-            if let (Ok(reply), Some(sink), true) = (&reply, on_text, self.config.stream)
-                && !reply.text.is_empty()
-            {
-                sink(&reply.text);
-            }
-            reply
-        };
-        match result {
-            Ok(reply) => Attempt::Done(reply),
-            // Only a whole JSON body fails this way: nothing was passed on yet, so a retry is safe.
-            Err(error @ (LlmError::Timeout | LlmError::Transport(_))) => Attempt::Retry(error, None),
-            Err(error) => Attempt::Fail(error),
-        }
-    }
 }
 
 impl ModelProvider for OpenAiChat {
     fn complete<'a>(&'a self, request: &'a ChatRequest, on_text: Option<&'a TextSink>) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        Box::pin(async move {
-            let key = self.api_key()?;
-            let body = self.body(request);
-            with_retries(&self.config, || self.attempt(&body, key.as_deref(), on_text)).await
-        })
+        Box::pin(async move { self.transport.complete(&self.body(request), &ChatWire, on_text).await })
+    }
+}
+
+struct ChatWire;
+
+impl WireFormat for ChatWire {
+    fn decode_json(&self, bytes: &[u8]) -> Result<ModelReply, LlmError> {
+        read_json(bytes)
+    }
+
+    fn stream_decoder(&self) -> Box<dyn StreamDecoder + Send> {
+        Box::new(ChunkReader::default())
     }
 }
 
@@ -175,16 +88,6 @@ struct Completion {
     choices: Vec<Choice>,
 }
 
-/// Reads `null` as the default, as `#[serde(default)]` does a missing field: OpenAI-compatible
-/// servers differ on whether an absent value is left out or sent as `null`.
-fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
-}
-
 #[derive(Deserialize)]
 struct Choice {
     message: WireReply,
@@ -215,37 +118,8 @@ struct WireFunction {
     arguments: String,
 }
 
-/// A reqwest error with its causes ("error sending request…: client error (Connect): tcp
-/// connect error: Connection refused"): the top level alone rarely says what went wrong.
-fn describe(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
-}
-
-fn is_loopback(url: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(url) else { return false };
-    let Some(host) = url.host_str() else { return false };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// A body that breaks off is a transport failure (worth a retry), not a decoding one.
-fn body_error(error: reqwest::Error) -> LlmError {
-    if error.is_timeout() { LlmError::Timeout } else { LlmError::Transport(describe(&error)) }
-}
-
-async fn read_json(response: reqwest::Response) -> Result<ModelReply, LlmError> {
-    let bytes = response.bytes().await.map_err(body_error)?;
-    let completion: Completion = serde_json::from_slice(&bytes).map_err(|e| LlmError::Decode(e.to_string()))?;
+fn read_json(bytes: &[u8]) -> Result<ModelReply, LlmError> {
+    let completion: Completion = serde_json::from_slice(bytes).map_err(|e| LlmError::Decode(e.to_string()))?;
     let choice = completion.choices.into_iter().next().ok_or_else(|| LlmError::Decode("the answer has no choices".into()))?;
     Ok(ModelReply {
         text: choice.message.content.unwrap_or_default(),
@@ -256,6 +130,7 @@ async fn read_json(response: reqwest::Response) -> Result<ModelReply, LlmError> 
             .map(|c| ModelToolCall { id: c.id, name: c.function.name, arguments: c.function.arguments })
             .collect(),
         finish_reason: choice.finish_reason,
+        ..ModelReply::default()
     })
 }
 
@@ -303,42 +178,22 @@ struct DeltaFunction {
 
 /// Reads `chat.completion.chunk` events until `[DONE]`, joining tool call fragments by index.
 /// A stream that ends before a finish reason or `[DONE]` is cut: nothing of it is used.
-/// `idle` bounds the silence between two events; a stream quiet for longer counts as cut.
-async fn read_stream(response: reqwest::Response, on_text: Option<&TextSink>, idle: Duration) -> Result<ModelReply, LlmError> {
-    let mut events = response.bytes_stream().eventsource();
-    let mut text = String::new();
-    let mut calls: BTreeMap<usize, ModelToolCall> = BTreeMap::new();
-    let mut finish_reason: Option<String> = None;
-    let mut done = false;
-    loop {
-        let event = match tokio::time::timeout(idle, events.next()).await {
-            Err(_) => {
-                tracing::warn!(idle_ms = idle.as_millis() as u64, "model stream went silent; treating it as ended");
-                break;
-            }
-            Ok(None) => break,
-            Ok(Some(Ok(event))) => event,
-            Ok(Some(Err(error))) => {
-                tracing::warn!(%error, "model stream broke off");
-                break;
-            }
-        };
-        if event.data.trim() == "[DONE]" {
-            done = true;
-            // Read the end of the body so the connection is reused rather than closed.
-            let _ = tokio::time::timeout(DRAIN_AFTER_DONE, async { while events.next().await.is_some() {} }).await;
-            break;
+#[derive(Default)]
+struct ChunkReader {
+    text: String,
+    calls: BTreeMap<usize, ModelToolCall>,
+    finish_reason: Option<String>,
+}
+
+impl StreamDecoder for ChunkReader {
+    fn event(&mut self, name: &str, data: &str, on_text: Option<&TextSink>) -> Result<Flow, LlmError> {
+        if data.trim() == "[DONE]" {
+            return Ok(Flow::End);
         }
-        if !event.event.is_empty() && event.event != "message" {
-            continue;
+        if !name.is_empty() {
+            return Ok(Flow::Continue);
         }
-        let chunk = match serde_json::from_str::<Chunk>(&event.data) {
-            Ok(chunk) => chunk,
-            Err(error) => {
-                tracing::warn!(%error, data = %event.data, "ignoring a stream event that is not a completion chunk");
-                continue;
-            }
-        };
+        let Some(chunk) = parse_event::<Chunk>(data) else { return Ok(Flow::Continue) };
         if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
             tracing::warn!(%error, "the provider reported an error inside the stream");
         }
@@ -347,10 +202,10 @@ async fn read_stream(response: reqwest::Response, on_text: Option<&TextSink>, id
                 if let Some(sink) = on_text {
                     sink(&piece);
                 }
-                text.push_str(&piece);
+                self.text.push_str(&piece);
             }
             for delta in choice.delta.tool_calls {
-                let call = calls.entry(delta.index).or_insert_with(|| ModelToolCall {
+                let call = self.calls.entry(delta.index).or_insert_with(|| ModelToolCall {
                     id: String::new(),
                     name: String::new(),
                     arguments: String::new(),
@@ -368,15 +223,20 @@ async fn read_stream(response: reqwest::Response, on_text: Option<&TextSink>, id
                 }
             }
             if choice.finish_reason.is_some() {
-                finish_reason = choice.finish_reason;
+                self.finish_reason = choice.finish_reason;
             }
         }
+        Ok(Flow::Continue)
     }
-    if !done && finish_reason.is_none() {
-        return Err(LlmError::StreamCut {
-            text_so_far: text,
-            incomplete_tool_calls: calls.into_values().map(|c| c.name).collect(),
-        });
+
+    fn finish(self: Box<Self>, ended: bool) -> Result<ModelReply, LlmError> {
+        let ChunkReader { text, calls, finish_reason } = *self;
+        if !ended && finish_reason.is_none() {
+            return Err(LlmError::StreamCut {
+                text_so_far: text,
+                incomplete_tool_calls: calls.into_values().map(|c| c.name).collect(),
+            });
+        }
+        Ok(ModelReply { text, tool_calls: calls.into_values().collect(), finish_reason, ..ModelReply::default() })
     }
-    Ok(ModelReply { text, tool_calls: calls.into_values().collect(), finish_reason })
 }

@@ -231,6 +231,27 @@ impl Store {
     }
 }
 
+/// When this was the last pending call of its step, the step's approved calls become `running`
+/// in the same durable transaction as the decision (not those the provider runs itself): the engine invokes them next without
+/// another sync to disk, and a crash in between reports them as interrupted — never runs them.
+fn start_step_if_decided(tx: &Connection, call_id: &str, at: &str) -> Result<()> {
+    let message_id: i64 = tx.row("SELECT message_id FROM tool_calls WHERE id = ?1", [call_id], |r| r.get(0))?;
+    let pending: i64 = tx.row(
+        "SELECT COUNT(*) FROM tool_calls WHERE message_id = ?1 AND state = 'pending'",
+        [message_id],
+        |r| r.get(0),
+    )?;
+    if pending == 0 {
+        tx.run(
+            "UPDATE tool_calls SET state = 'running', updated_at = ?2
+             WHERE message_id = ?1 AND state = 'approved' AND id NOT IN
+                (SELECT tool_call_id FROM approval_requests WHERE kind = 'provider_tool_call' AND tool_call_id IS NOT NULL)",
+            params![message_id, at],
+        )?;
+    }
+    Ok(())
+}
+
 fn apply_decision(tx: &Connection, input: &DecisionInput) -> Result<DecisionOutcome> {
     let id = &input.approval_id;
     let row = query(tx, "a.approval_id = ?1", id)?
@@ -287,6 +308,7 @@ fn apply_decision(tx: &Connection, input: &DecisionInput) -> Result<DecisionOutc
         if changed != 1 {
             return Err(StoreError::AlreadyDecided { id: id.clone(), status: "settled".into() });
         }
+        start_step_if_decided(tx, call_id, &at)?;
     }
     if input.for_chat && input.approve {
         tx.run(

@@ -8,40 +8,51 @@ fn open() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
-/// One assistant step with one pending `fs/write_file` call; returns (session id, approval id, call id).
-fn pending_call(store: &Store, session: &str) -> (String, String, String) {
+/// One assistant step with `n` pending `fs/write_file` calls; returns (session id, [(approval id, call id)]).
+fn pending_step(store: &Store, session: &str, n: usize) -> (String, Vec<(String, String)>) {
     let session = store.ensure_session(session).unwrap();
-    let args = json!({"path": "a.txt", "content": "x"});
-    let call_id = airlock_core::ids::new_id("call");
-    let approval_id = airlock_core::ids::new_approval_id();
-    let call = NewCall {
-        id: call_id.clone(),
-        provider_call_id: "call_1".into(),
-        model_name: "fs__write_file".into(),
-        server: "fs".into(),
-        tool: "write_file".into(),
-        raw_args: args.to_string(),
-        args: Some(args.clone()),
-        args_hash: Some(args_hash(&args)),
-        state: CallState::Pending,
-        policy_step: Some("server_default".into()),
-        policy_why: Some("server default".into()),
-        result: None,
-    };
-    let approval = NewApproval {
-        approval_id: approval_id.clone(),
-        tool_call_id: Some(call_id.clone()),
-        session_id: session.id.clone(),
-        kind: ItemKind::ToolCall,
-        server: "fs".into(),
-        tool: "write_file".into(),
-        args_hash: args_hash(&args),
-        args,
-        why: "server default".into(),
-        expires_at: None,
-    };
-    store.record_assistant_step(&session.id, "", &[call], &[approval]).unwrap();
-    (session.id, approval_id, call_id)
+    let (mut calls, mut approvals, mut ids) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..n {
+        let args = json!({"path": format!("{i}.txt"), "content": "x"});
+        let call_id = airlock_core::ids::new_id("call");
+        let approval_id = airlock_core::ids::new_approval_id();
+        calls.push(NewCall {
+            id: call_id.clone(),
+            provider_call_id: format!("call_{i}"),
+            model_name: "fs__write_file".into(),
+            server: "fs".into(),
+            tool: "write_file".into(),
+            raw_args: args.to_string(),
+            args: Some(args.clone()),
+            args_hash: Some(args_hash(&args)),
+            state: CallState::Pending,
+            policy_step: Some("server_default".into()),
+            policy_why: Some("server default".into()),
+            result: None,
+        });
+        approvals.push(NewApproval {
+            approval_id: approval_id.clone(),
+            tool_call_id: Some(call_id.clone()),
+            session_id: session.id.clone(),
+            kind: ItemKind::ToolCall,
+            server: "fs".into(),
+            tool: "write_file".into(),
+            args_hash: args_hash(&args),
+            args,
+            why: "server default".into(),
+            expires_at: None,
+        });
+        ids.push((approval_id, call_id));
+    }
+    store.record_assistant_step(&session.id, "", &calls, &approvals).unwrap();
+    (session.id, ids)
+}
+
+/// One assistant step with one pending call; returns (session id, approval id, call id).
+fn pending_call(store: &Store, session: &str) -> (String, String, String) {
+    let (session, mut ids) = pending_step(store, session, 1);
+    let (approval_id, call_id) = ids.remove(0);
+    (session, approval_id, call_id)
 }
 
 fn input(id: &str, approve: bool) -> DecisionInput {
@@ -108,7 +119,8 @@ fn approve_with_edit_sets_run_args_and_audits() {
         .unwrap();
     assert_eq!(outcome.run_args, edited);
     let call = store.call(&call_id).unwrap().unwrap();
-    assert_eq!(call.state, CallState::Approved);
+    // The step's only pending call: its decision also starts it.
+    assert_eq!(call.state, CallState::Running);
     assert_eq!(call.run_args, Some(edited));
     assert_eq!(store.session_grants(&call.session_id).unwrap(), vec![("fs".to_string(), "write_file".to_string())]);
     let audit = store.audit_rows(10).unwrap();
@@ -162,10 +174,27 @@ fn running_is_only_entered_from_approved() {
     let (_s, approval_id, call_id) = pending_call(&store, "s");
     assert!(store.mark_running(&[(call_id.clone(), json!({}))]).is_err(), "a pending call must not run");
     store.decide(&input(&approval_id, true)).unwrap();
-    store.mark_running(&[(call_id.clone(), json!({"path": "a.txt"}))]).unwrap();
     assert_eq!(store.calls_in_state(CallState::Running).unwrap().len(), 1);
+    assert!(store.mark_running(&[(call_id.clone(), json!({}))]).is_err(), "a running call is not started twice");
     store.finish_call(&call_id, CallState::Succeeded, &json!("ok")).unwrap();
     assert_eq!(store.call(&call_id).unwrap().unwrap().state, CallState::Succeeded);
+}
+
+#[test]
+fn the_steps_last_decision_starts_its_approved_calls_in_the_same_transaction() {
+    let (_dir, store) = open();
+    let (_s, ids) = pending_step(&store, "s", 3);
+    let state = |i: usize| store.call(&ids[i].1).unwrap().unwrap().state;
+    store.decide(&input(&ids[2].0, true)).unwrap();
+    assert_eq!(state(2), CallState::Approved, "other calls of the step still wait");
+    store.decide(&input(&ids[0].0, true)).unwrap();
+    assert_eq!((state(0), state(2)), (CallState::Approved, CallState::Approved));
+    store.decide(&input(&ids[1].0, false)).unwrap();
+    assert_eq!([state(0), state(1), state(2)], [CallState::Running, CallState::Denied, CallState::Running]);
+    // And an approval in another step is not touched by this one.
+    let (_s, other) = pending_step(&store, "other", 2);
+    store.decide(&input(&other[0].0, true)).unwrap();
+    assert_eq!(store.call(&other[0].1).unwrap().unwrap().state, CallState::Approved);
 }
 
 #[test]

@@ -23,7 +23,7 @@ pub mod mcp_server;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
@@ -56,6 +56,33 @@ pub enum Reply {
     /// arguments, then close the connection without finish_reason or `[DONE]`. For non-streaming
     /// requests: close the connection without answering.
     CutStream(ScriptedCall),
+    /// OpenAI Responses only: the provider asks before running hosted MCP tools
+    /// (`mcp_approval_request` output items). Other wire formats answer 500.
+    McpApprovalRequests(Vec<ScriptedApproval>),
+    /// OpenAI Responses only: the provider ran a hosted MCP tool (an `mcp_call` output item)
+    /// and then answered `text`. Other wire formats answer 500.
+    McpCall { call: ScriptedMcpCall, text: String },
+}
+
+/// An `mcp_approval_request` the scripted provider sends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptedApproval {
+    pub id: String,
+    pub server_label: String,
+    pub name: String,
+    /// JSON text of the arguments.
+    pub arguments: String,
+}
+
+/// An `mcp_call` the scripted provider reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptedMcpCall {
+    pub approval_request_id: Option<String>,
+    pub server_label: String,
+    pub name: String,
+    pub arguments: String,
+    pub output: Option<String>,
+    pub error: Option<String>,
 }
 
 /// One scripted tool call.
@@ -89,12 +116,14 @@ pub enum Fallback {
     RoundTrip { tool_name: String, args: Value },
 }
 
-struct Shared {
+pub(crate) struct Shared {
     replies: Mutex<VecDeque<Reply>>,
     fallback: Fallback,
     /// `args` of a `RoundTrip` fallback, serialized once.
     fallback_args: String,
     requests: Mutex<Vec<Value>>,
+    /// The headers of each request, in the same order, names lower-case.
+    headers: Mutex<Vec<Vec<(String, String)>>>,
     arrived: Notify,
     /// Numbers responses (`chatcmpl-N`) and fallback calls (`call_N`).
     counter: AtomicU64,
@@ -155,6 +184,7 @@ impl ScriptedModel {
             fallback,
             fallback_args,
             requests: Mutex::new(Vec::new()),
+            headers: Mutex::new(Vec::new()),
             arrived: Notify::new(),
             counter: AtomicU64::new(0),
         });
@@ -166,6 +196,8 @@ impl ScriptedModel {
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(completions))
+            .route("/v1/responses", post(responses::create))
+            .route("/v1/messages", post(anthropic::create))
             .route("/v1/models", get(models))
             .layer(DefaultBodyLimit::max(256 * 1024 * 1024))
             .with_state(shared.clone());
@@ -199,10 +231,15 @@ impl ScriptedModel {
         lock(&self.shared.replies).push_back(reply);
     }
 
-    /// Every request body received on `/v1/chat/completions`, in order, including ones answered
-    /// with errors. A body that is not JSON is recorded as a JSON string of its text.
+    /// Every request body received (on any of the three endpoints), in order, including ones
+    /// answered with errors. A body that is not JSON is recorded as a JSON string of its text.
     pub fn requests(&self) -> Vec<Value> {
         lock(&self.shared.requests).clone()
+    }
+
+    /// The headers of every request, in the order of [`ScriptedModel::requests`].
+    pub fn request_headers(&self) -> Vec<Vec<(String, String)>> {
+        lock(&self.shared.headers).clone()
     }
 
     /// Waits until at least `n` requests were received, up to `timeout`; returns them all, or an
@@ -238,13 +275,13 @@ impl ScriptedModel {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -263,17 +300,10 @@ struct Asked {
     stream: bool,
     include_usage: bool,
     model: String,
-    last_is_user: bool,
     prompt_tokens: u64,
 }
 
 fn asked(request: &Value, body_len: usize) -> Asked {
-    let last_role = request
-        .get("messages")
-        .and_then(Value::as_array)
-        .and_then(|messages| messages.last())
-        .and_then(|message| message.get("role"))
-        .and_then(Value::as_str);
     Asked {
         stream: request
             .get("stream")
@@ -288,36 +318,47 @@ fn asked(request: &Value, body_len: usize) -> Asked {
             .and_then(Value::as_str)
             .unwrap_or(DEFAULT_MODEL)
             .to_string(),
-        last_is_user: last_role == Some("user"),
         prompt_tokens: (body_len as u64).div_ceil(4),
     }
 }
 
-async fn completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    let request: Value = serde_json::from_slice(&body)
-        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
-    let asked = asked(&request, body.len());
+/// Records a request and takes the reply for it: the next scripted one, else the fallback.
+/// `last_is_user` says whether the request ends with the user's own words (for the fallback).
+/// `Err` is the response to send at once (a body that is not JSON, an exhausted script).
+pub(crate) fn take_reply(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: &Bytes,
+    last_is_user: impl Fn(&Value) -> bool,
+    error: impl Fn(u16, Option<u64>, &str) -> Response,
+) -> Result<(Value, Reply, u64), Box<Response>> {
+    let request: Value = serde_json::from_slice(body)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(body).into_owned()));
     let valid = request.is_object();
-    lock(&shared.requests).push(request);
+    let user_last = last_is_user(&request);
+    lock(&shared.requests).push(request.clone());
+    lock(&shared.headers).push(
+        headers
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.as_str().to_string(),
+                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+    );
     shared.arrived.notify_waiters();
     let n = shared.counter.fetch_add(1, Ordering::Relaxed) + 1;
     if !valid {
-        return error_response(
-            400,
-            None,
-            "request body is not a JSON object",
-            "invalid_request_error",
-        );
+        return Err(Box::new(error(400, None, "request body is not a JSON object")));
     }
-
     let scripted = lock(&shared.replies).pop_front();
     let reply = match scripted {
         Some(reply) => reply,
         None => match &shared.fallback {
-            Fallback::Exhausted => {
-                return error_response(500, None, "script exhausted", "server_error");
-            }
-            Fallback::RoundTrip { tool_name, .. } if asked.last_is_user => {
+            Fallback::Exhausted => return Err(Box::new(error(500, None, "script exhausted"))),
+            Fallback::RoundTrip { tool_name, .. } if user_last => {
                 Reply::ToolCalls(vec![ScriptedCall {
                     id: format!("call_{n}"),
                     name: tool_name.clone(),
@@ -327,7 +368,40 @@ async fn completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Response
             Fallback::RoundTrip { .. } => Reply::Text("done".to_string()),
         },
     };
+    Ok((request, reply, n))
+}
 
+fn openai_error(status: u16, retry_after: Option<u64>, message: &str) -> Response {
+    let kind = if status == 429 {
+        "rate_limit_error"
+    } else if status >= 500 {
+        "server_error"
+    } else {
+        "invalid_request_error"
+    };
+    error_response(status, retry_after, message, kind)
+}
+
+async fn completions(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let last_is_user = |request: &Value| {
+        request
+            .get("messages")
+            .and_then(Value::as_array)
+            .and_then(|messages| messages.last())
+            .and_then(|message| message.get("role"))
+            .and_then(Value::as_str)
+            == Some("user")
+    };
+    let (request, reply, n) = match take_reply(&shared, &headers, &body, last_is_user, openai_error)
+    {
+        Ok(taken) => taken,
+        Err(response) => return *response,
+    };
+    let asked = asked(&request, body.len());
     let out = Out {
         id: format!("chatcmpl-{n}"),
         created: now(),
@@ -337,27 +411,22 @@ async fn completions(State(shared): State<Arc<Shared>>, body: Bytes) -> Response
         Reply::Error {
             status,
             retry_after,
-        } => {
-            let kind = if status == 429 {
-                "rate_limit_error"
-            } else if status >= 500 {
-                "server_error"
-            } else {
-                "invalid_request_error"
-            };
-            error_response(
-                status,
-                retry_after,
-                &format!("scripted error (HTTP {status})"),
-                kind,
-            )
-        }
+        } => openai_error(
+            status,
+            retry_after,
+            &format!("scripted error (HTTP {status})"),
+        ),
         Reply::CutStream(call) if out.asked.stream => cut_stream(&out, &call),
         Reply::CutStream(_) => cut_connection(),
         Reply::Text(text) if out.asked.stream => sse(text_chunks(&out, &text)),
         Reply::ToolCalls(calls) if out.asked.stream => sse(tool_chunks(&out, &calls)),
         Reply::Text(text) => json_response(out.completion(Some(&text), &[])),
         Reply::ToolCalls(calls) => json_response(out.completion(None, &calls)),
+        Reply::McpApprovalRequests(_) | Reply::McpCall { .. } => openai_error(
+            500,
+            None,
+            "scripted hosted-MCP replies exist only in the Responses API",
+        ),
     }
 }
 
@@ -442,7 +511,7 @@ impl Out {
     }
 }
 
-fn push_event(body: &mut String, data: &str) {
+pub(crate) fn push_event(body: &mut String, data: &str) {
     body.push_str("data: ");
     body.push_str(data);
     body.push_str("\n\n");
@@ -450,7 +519,7 @@ fn push_event(body: &mut String, data: &str) {
 
 /// Splits `text` into `parts` pieces on character boundaries; always exactly `parts` pieces,
 /// some possibly empty when the text is shorter than that.
-fn pieces(text: &str, parts: usize) -> Vec<&str> {
+pub(crate) fn pieces(text: &str, parts: usize) -> Vec<&str> {
     let parts = parts.max(1);
     let boundaries: Vec<usize> = text
         .char_indices()
@@ -512,7 +581,7 @@ fn tool_chunks(out: &Out, calls: &[ScriptedCall]) -> String {
     body
 }
 
-fn sse(body: String) -> Response {
+pub(crate) fn sse(body: String) -> Response {
     (
         [
             (
@@ -526,7 +595,7 @@ fn sse(body: String) -> Response {
         .into_response()
 }
 
-fn json_response(value: Value) -> Response {
+pub(crate) fn json_response(value: Value) -> Response {
     (
         [(
             header::CONTENT_TYPE,
@@ -537,7 +606,7 @@ fn json_response(value: Value) -> Response {
         .into_response()
 }
 
-fn error_response(status: u16, retry_after: Option<u64>, message: &str, kind: &str) -> Response {
+pub(crate) fn error_response(status: u16, retry_after: Option<u64>, message: &str, kind: &str) -> Response {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let body = json!({"error": {"message": message, "type": kind, "param": null, "code": null}});
     let mut response = (code, json_response(body)).into_response();
@@ -560,6 +629,12 @@ fn cut_stream(out: &Out, call: &ScriptedCall) -> Response {
     if chars > 1 {
         out.chunk(&mut body, call_fragment(0, half), None);
     }
+    send_then_cut(body)
+}
+
+/// Sends `body` as an event stream, then fails the body so hyper drops the connection
+/// mid-stream (no terminating chunk).
+pub(crate) fn send_then_cut(body: String) -> Response {
     let sent = Bytes::from(body);
     let stream = futures::stream::unfold(0u8, move |step| {
         let sent = sent.clone();
@@ -593,7 +668,7 @@ fn cut_stream(out: &Out, call: &ScriptedCall) -> Response {
 
 /// A body that fails before yielding anything: hyper drops the connection without writing the
 /// (still buffered) response head, so the client sees the connection close with no answer.
-fn cut_connection() -> Response {
+pub(crate) fn cut_connection() -> Response {
     let stream = futures::stream::once(async {
         Err::<Bytes, _>(std::io::Error::new(
             std::io::ErrorKind::ConnectionAborted,
@@ -672,6 +747,9 @@ pub fn parse_script(text: &str) -> Result<Vec<Reply>, serde_json::Error> {
         })
         .collect())
 }
+
+mod anthropic;
+mod responses;
 
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,7 @@ use std::time::Duration;
 const MAX_OUTPUT: usize = 64 * 1024;
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
+#[derive(Clone)]
 pub struct BuiltinTools {
     workspace: PathBuf,
 }
@@ -60,39 +61,61 @@ impl BuiltinTools {
         Ok(joined)
     }
 
+    /// File work runs on the blocking pool in one hop: resolving, creating and writing are all
+    /// blocking system calls, and one hand-off costs less than one per call.
+    async fn on_files<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Self) -> Result<T, ToolError> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let this = self.clone();
+        tokio::task::spawn_blocking(move || work(&this))
+            .await
+            .map_err(|e| ToolError(format!("the file operation did not complete: {e}")))?
+    }
+
     async fn read_file(&self, args: &Value) -> Result<Value, ToolError> {
-        let path = self.resolve(str_arg(args, "path")?)?;
-        let bytes = tokio::fs::read(&path).await.map_err(|e| io_error("read", &path, &e))?;
-        Ok(Value::String(truncate(String::from_utf8_lossy(&bytes).into_owned())))
+        let relative = str_arg(args, "path")?.to_string();
+        self.on_files(move |this| {
+            let path = this.resolve(&relative)?;
+            let bytes = std::fs::read(&path).map_err(|e| io_error("read", &path, &e))?;
+            Ok(Value::String(truncate(String::from_utf8_lossy(&bytes).into_owned())))
+        })
+        .await
     }
 
     async fn list_dir(&self, args: &Value) -> Result<Value, ToolError> {
-        let relative = args.get("path").and_then(Value::as_str).unwrap_or(".");
-        let path = self.resolve(relative)?;
-        let mut entries = tokio::fs::read_dir(&path).await.map_err(|e| io_error("list", &path, &e))?;
-        let mut names = Vec::new();
-        while let Some(entry) = entries.next_entry().await.map_err(|e| io_error("list", &path, &e))? {
-            let mut name = entry.file_name().to_string_lossy().into_owned();
-            if entry.file_type().await.is_ok_and(|t| t.is_dir()) {
-                name.push('/');
+        let relative = args.get("path").and_then(Value::as_str).unwrap_or(".").to_string();
+        self.on_files(move |this| {
+            let path = this.resolve(&relative)?;
+            let mut names = Vec::new();
+            for entry in std::fs::read_dir(&path).map_err(|e| io_error("list", &path, &e))? {
+                let entry = entry.map_err(|e| io_error("list", &path, &e))?;
+                let mut name = entry.file_name().to_string_lossy().into_owned();
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    name.push('/');
+                }
+                names.push(name);
             }
-            names.push(name);
-        }
-        names.sort();
-        Ok(Value::String(names.join("\n")))
+            names.sort();
+            Ok(Value::String(names.join("\n")))
+        })
+        .await
     }
 
     async fn write_file(&self, args: &Value) -> Result<Value, ToolError> {
-        let relative = str_arg(args, "path")?;
-        let content = str_arg(args, "content")?;
-        let path = self.resolve(relative)?;
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(|e| io_error("create", parent, &e))?;
-        }
-        // Check again now that the parents exist: a link created meanwhile must not be followed.
-        let path = self.resolve(relative)?;
-        tokio::fs::write(&path, content).await.map_err(|e| io_error("write", &path, &e))?;
-        Ok(Value::String(format!("wrote {} bytes to {relative}", content.len())))
+        let relative = str_arg(args, "path")?.to_string();
+        let content = str_arg(args, "content")?.to_string();
+        self.on_files(move |this| {
+            let path = this.resolve(&relative)?;
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| io_error("create", parent, &e))?;
+            }
+            // Check again now that the parents exist: a link created meanwhile must not be followed.
+            let path = this.resolve(&relative)?;
+            std::fs::write(&path, &content).map_err(|e| io_error("write", &path, &e))?;
+            Ok(Value::String(format!("wrote {} bytes to {relative}", content.len())))
+        })
+        .await
     }
 
     async fn run_command(&self, args: &Value) -> Result<Value, ToolError> {

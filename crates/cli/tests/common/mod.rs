@@ -1,0 +1,81 @@
+//! The harness shared by the end-to-end tests: the real `airlock` binary with a temporary data
+//! directory.
+#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_airlock");
+
+pub struct Engine {
+    child: Child,
+    data_dir: PathBuf,
+}
+
+impl Engine {
+    pub fn start(data_dir: &Path) -> Self {
+        Self::start_with_env(data_dir, &[])
+    }
+
+    /// Starts `serve` with extra environment variables (e.g. the API key variable).
+    pub fn start_with_env(data_dir: &Path, env: &[(&str, &str)]) -> Self {
+        let _ = std::fs::remove_file(data_dir.join("api.json"));
+        let child = Command::new(BIN)
+            .args(["--data-dir", data_dir.to_str().unwrap(), "serve"])
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while !data_dir.join("api.json").exists() {
+            assert!(started.elapsed() < Duration::from_secs(30), "serve did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, data_dir: data_dir.to_path_buf() }
+    }
+
+    pub fn kill9(mut self) {
+        // SIGKILL: no cleanup of any kind runs in the engine.
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        std::mem::forget(self);
+    }
+
+    pub fn addr(&self) -> String {
+        let endpoint: Value = serde_json::from_str(&std::fs::read_to_string(self.data_dir.join("api.json")).unwrap()).unwrap();
+        endpoint["addr"].as_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn airlock(data_dir: &Path, args: &[&str]) -> Output {
+    Command::new(BIN).arg("--data-dir").arg(data_dir).args(args).output().unwrap()
+}
+
+pub fn ok(data_dir: &Path, args: &[&str]) -> String {
+    let out = airlock(data_dir, args);
+    assert!(out.status.success(), "airlock {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+pub fn inbox(data_dir: &Path, n: usize) -> Vec<Value> {
+    let started = Instant::now();
+    loop {
+        let items: Vec<Value> = serde_json::from_str(&ok(data_dir, &["inbox", "--json"])).unwrap();
+        if items.len() >= n {
+            return items;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "inbox never reached {n}: {items:?}");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
