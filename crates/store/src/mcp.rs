@@ -231,4 +231,30 @@ mod tests {
         assert!(suspended[0].2.contains("server definition"), "{suspended:?}");
         assert!(matches!(store.check_pin("fs", "read", &v2, "t2").unwrap(), PinCheck::Changed(_)));
     }
+
+    #[test]
+    fn elicitations_do_not_outlive_the_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("a.db")).unwrap();
+        let session = store.ensure_session("s").unwrap();
+        let args = json!({"message": "name?", "schema": {"type": "object"}});
+        store
+            .insert_request(&crate::NewApproval {
+                approval_id: "e1".into(),
+                tool_call_id: None,
+                session_id: session.id,
+                kind: airlock_core::ItemKind::Elicitation,
+                server: "every".into(),
+                tool: "elicitation".into(),
+                args_hash: airlock_core::args_hash(&args),
+                args,
+                why: "asks".into(),
+                expires_at: None,
+            })
+            .unwrap();
+        assert_eq!(store.pending_approvals().unwrap().len(), 1);
+        assert_eq!(store.cancel_pending_of_kind(airlock_core::ItemKind::Elicitation).unwrap(), ["e1"]);
+        assert_eq!(store.approval_status("e1").unwrap().as_deref(), Some("cancelled"));
+        assert!(store.pending_approvals().unwrap().is_empty());
+    }
 }
