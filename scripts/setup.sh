@@ -2,7 +2,8 @@
 # Sets up what is missing on Debian/Ubuntu and starts the Airlock desktop app:
 #   - system packages (C toolchain, WebKitGTK and friends for Tauri, and what the tests use:
 #     Xvfb, WebKitWebDriver, a notification daemon, chromium), through apt-get;
-#   - the UI's npm packages (npm ci in ui/), and with --deps-only tauri-driver for the tests;
+#   - the UI's npm packages (npm ci in ui/), the pinned MCP servers of tests/mcp-servers for the
+#     end-to-end tests, and with --deps-only tauri-driver for the tests;
 #   - with --deps-only it stops there (scripts/test.sh uses that); otherwise it builds the UI
 #     and the app in release mode and runs it. Extra arguments go to the app (e.g. --data-dir).
 set -euo pipefail
@@ -14,6 +15,7 @@ PACKAGES=(
   xvfb xauth xdotool x11-utils dbus-x11 webkit2gtk-driver dunst trayer chromium fonts-liberation imagemagick
 )
 missing=()
+command -v npm >/dev/null || missing+=(nodejs npm)
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
@@ -41,6 +43,11 @@ fi
 # npm packages, reinstalled only when the lock file changed.
 if [ ! -f ui/node_modules/.package-lock.json ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
   (cd ui && npm ci --no-audit --no-fund)
+fi
+# The real MCP servers the end-to-end tests run against, at the versions pinned in the lock file.
+mcp_servers=tests/mcp-servers
+if [ ! -d "$mcp_servers/node_modules" ] || [ "$mcp_servers/package-lock.json" -nt "$mcp_servers/node_modules" ]; then
+  (cd "$mcp_servers" && npm ci --no-audit --no-fund)
 fi
 
 # tauri-driver (WebDriver for the real app, used by scripts/e2e.sh), kept outside the clone.

@@ -54,7 +54,13 @@ fn main() -> ExitCode {
 fn run(args: Args) -> anyhow::Result<()> {
     let data_dir = resolve_data_dir(args.data_dir)?;
     let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, args.api_port));
-    let (host, served) = match tauri::async_runtime::block_on(Host::start(&data_dir, args.workspace, listen)) {
+    let started = tauri::async_runtime::block_on(async {
+        let (host, served) = Host::start(&data_dir, args.workspace, listen).await?;
+        // The MCP servers run while the app runs, as they do under `airlock serve`.
+        let mcp = airlock_mcp::McpManager::start(&host.engine);
+        Ok::<_, HostError>((host, served, mcp))
+    });
+    let (host, served, mcp) = match started {
         Ok(started) => started,
         Err(HostError::Discovery(DiscoveryError::Locked(dir))) => {
             anyhow::bail!("Airlock is already running for {} (the app or `airlock serve`); use that one", dir.display())
@@ -89,6 +95,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         if let RunEvent::Exit = event {
             // Removes api.json, so the CLI says clearly that no engine runs.
             drop(host.take());
+            mcp.stop_all();
             let _ = handle.try_state::<Shell>();
         }
     });

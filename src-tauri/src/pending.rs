@@ -57,6 +57,8 @@ mod tests {
             expires_at: None,
             description: None,
             input_schema: None,
+            message: None,
+            schema: None,
         }
     }
 

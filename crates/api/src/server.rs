@@ -2,7 +2,8 @@
 //! page cannot reach it (DNS rebinding, cross-site requests), and server-sent events.
 
 use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
-use airlock_engine::{DecisionRequest, Engine, EngineError, ProviderSettings};
+use airlock_core::{ServerConfig, ServerDefault};
+use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
 use airlock_store::StoreError;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
@@ -104,6 +105,10 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
         .route("/v1/providers", get(providers))
         .route("/v1/mode", put(set_mode))
         .route("/v1/settings/{key}", put(set_setting))
+        .route("/v1/servers", get(servers).post(add_server))
+        .route("/v1/servers/import", post(import_servers))
+        .route("/v1/servers/{name}", put(update_server))
+        .route("/v1/elicitations/{id}/answer", post(answer))
         .route("/v1/tools", get(tools))
         .route("/v1/tools/{server}/{tool}", put(set_tool))
         .route("/v1/rules", get(rules).post(add_rule))
@@ -231,6 +236,7 @@ const SETTINGS: &[(&str, &str)] = &[
     ("approval_timeout_secs", "a number of seconds, or 0 for off"),
     ("step_limit", "a number of model steps"),
     ("system_prompt", "a string"),
+    ("tool_timeout_secs", "a number of seconds an MCP tool call may take (0 = the default, 60)"),
 ];
 
 async fn set_setting(State(s): State<Arc<AppState>>, Path(key): Path<String>, Json(value): Json<Value>) -> ApiResult<Value> {
@@ -247,6 +253,60 @@ async fn set_setting(State(s): State<Arc<AppState>>, Path(key): Path<String>, Js
     }
     s.engine.set_setting(&key, &value)?;
     Ok(Json(json!({ key: value })))
+}
+
+async fn servers(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(serde_json::to_value(s.engine.servers()?).unwrap_or_default()))
+}
+
+#[derive(Deserialize)]
+struct ServerBody {
+    name: String,
+    config: ServerConfig,
+}
+
+async fn add_server(State(s): State<Arc<AppState>>, Json(body): Json<ServerBody>) -> ApiResult<Value> {
+    s.engine.add_server(&body.name, body.config)?;
+    Ok(Json(json!({ "name": body.name })))
+}
+
+/// The `mcpServers` object of a Claude Desktop style config (or the whole file).
+async fn import_servers(State(s): State<Arc<AppState>>, Json(config): Json<Value>) -> ApiResult<Value> {
+    let parsed = airlock_core::parse_mcp_servers(&config).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e))?;
+    let mut names = Vec::with_capacity(parsed.len());
+    for (name, config) in parsed {
+        s.engine.add_server(&name, config)?;
+        names.push(name);
+    }
+    Ok(Json(json!({ "imported": names })))
+}
+
+#[derive(Deserialize)]
+struct ServerUpdate {
+    #[serde(default)]
+    default: Option<ServerDefault>,
+    #[serde(default)]
+    trust_read_only_hints: Option<bool>,
+    #[serde(default)]
+    enabled: Option<bool>,
+}
+
+async fn update_server(State(s): State<Arc<AppState>>, Path(name): Path<String>, Json(body): Json<ServerUpdate>) -> ApiResult<Value> {
+    if let Some(default) = body.default {
+        s.engine.set_server_default(&name, default)?;
+    }
+    if let Some(trust) = body.trust_read_only_hints {
+        s.engine.set_server_trust(&name, trust)?;
+    }
+    if let Some(enabled) = body.enabled {
+        s.engine.set_server_enabled(&name, enabled)?;
+    }
+    Ok(Json(json!({ "name": name })))
+}
+
+async fn answer(State(s): State<Arc<AppState>>, Path(id): Path<String>, Json(body): Json<ElicitationAnswer>) -> ApiResult<Value> {
+    s.engine.answer(&id, body.clone(), DecidedBy::Api)?;
+    Ok(Json(json!({ "approval_id": id, "action": body.action })))
 }
 
 async fn tools(State(s): State<Arc<AppState>>) -> ApiResult<Value> {

@@ -33,6 +33,9 @@ pub enum BenchAction {
         /// Rounds run first and not counted.
         #[arg(long, default_value_t = 20)]
         warmup: usize,
+        /// The built-in tools' folder (default: inside the temporary data directory).
+        #[arg(long)]
+        workspace: Option<std::path::PathBuf>,
     },
     /// One policy decision with many servers, tools and argument rules.
     Policy {
@@ -49,8 +52,8 @@ pub enum BenchAction {
 
 pub async fn run(action: BenchAction) -> anyhow::Result<ExitCode> {
     match action {
-        BenchAction::Roundtrip { rounds, base_url, model, stream, warmup } => {
-            roundtrip(rounds, base_url, model, stream, warmup).await
+        BenchAction::Roundtrip { rounds, base_url, model, stream, warmup, workspace } => {
+            roundtrip(rounds, base_url, model, stream, warmup, workspace).await
         }
         BenchAction::Policy { servers, tools, rules, decisions } => policy(servers, tools, rules, decisions),
     }
@@ -72,7 +75,14 @@ fn report(label: &str, mut samples: Vec<Duration>, unit: &str) {
     );
 }
 
-async fn roundtrip(rounds: usize, base_url: Option<String>, model: String, stream: bool, warmup: usize) -> anyhow::Result<ExitCode> {
+async fn roundtrip(
+    rounds: usize,
+    base_url: Option<String>,
+    model: String,
+    stream: bool,
+    warmup: usize,
+    workspace: Option<std::path::PathBuf>,
+) -> anyhow::Result<ExitCode> {
     let dir = tempfile::tempdir().context("cannot make a temporary data directory")?;
     let scripted = match &base_url {
         Some(_) => None,
@@ -88,7 +98,7 @@ async fn roundtrip(rounds: usize, base_url: Option<String>, model: String, strea
         ),
     };
     let base_url = base_url.or_else(|| scripted.as_ref().map(ScriptedModel::base_url)).unwrap_or_default();
-    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None })?;
+    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace })?;
     engine.set_provider(ProviderSettings { base_url, model, api_key_env: None, stream, ..ProviderSettings::default() })?;
     let token = discovery::load_or_create_token(dir.path())?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

@@ -81,11 +81,29 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
             Ok(ExitCode::SUCCESS)
         }
         Command::Tools { json, action } => tools(&client, json, action).await,
+        Command::Servers { json, action } => crate::servers::run(&client, json, action).await,
+        Command::Answer { id, accept, decline, cancel } => {
+            let body = match (accept, decline, cancel) {
+                (Some(text), _, _) => {
+                    let content: Value = serde_json::from_str(&text).context("--accept is not valid JSON")?;
+                    if !content.is_object() {
+                        bail!("--accept takes a JSON object");
+                    }
+                    json!({ "action": "accept", "content": content })
+                }
+                (None, true, _) => json!({ "action": "decline" }),
+                _ => json!({ "action": "cancel" }),
+            };
+            let _: Value = client.post(&format!("/v1/elicitations/{}/answer", encode(&id)), &body).await?;
+            println!("answered {id}: {}", text(&body["action"]));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Rules { action } => rules(&client, action).await,
         Command::Settings { action: SettingsAction::Set { key, value } } => {
             let (path, body) = match key.as_str() {
                 "approval-timeout" => ("approval_timeout_secs", json!(value.parse::<u64>().context("approval-timeout takes whole seconds (0 = off)")?)),
                 "step-limit" => ("step_limit", json!(value.parse::<u64>().context("step-limit takes a whole number")?)),
+                "tool-timeout" => ("tool_timeout_secs", json!(value.parse::<u64>().context("tool-timeout takes whole seconds (0 = the default, 60)")?)),
                 _ => ("system_prompt", json!(value)),
             };
             let _: Value = client.put(&format!("/v1/settings/{path}"), &body).await?;
@@ -139,7 +157,7 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
     }
 }
 
-fn text(value: &Value) -> String {
+pub(crate) fn text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
@@ -197,6 +215,26 @@ async fn inbox(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for item in &items {
+        if let Some(message) = &item.message {
+            // An elicitation: a server asks for input, or (tool_approval) for a yes or no.
+            let card = item.args.get("elicitation_type").and_then(Value::as_str) == Some("tool_approval");
+            let fields: Vec<&str> = item
+                .schema
+                .as_ref()
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let what = if card { "asks for approval" } else { "asks" };
+            println!(
+                "{}  {}  {} {what}: {message}  [form: {}]  (answer with `airlock answer ID --accept JSON | --decline | --cancel`)",
+                item.approval_id,
+                item.session,
+                item.server,
+                fields.join(", ")
+            );
+            continue;
+        }
         println!(
             "{}  {}  {}/{}  {}  ({})",
             item.approval_id,
@@ -326,6 +364,16 @@ async fn tools(client: &ApiClient, json: bool, action: Option<ToolsAction>) -> a
             text(&tool["effective"]),
             text(&tool["setting"])
         );
+    }
+    // Servers whose tools are missing above, and why.
+    let servers: Value = client.get("/v1/servers").await?;
+    for server in servers.as_array().into_iter().flatten() {
+        let status = &server["status"];
+        match status["state"].as_str() {
+            None | Some("ready") => {}
+            Some("failed") => println!("{}/*	not available: failed: {}", text(&server["name"]), text(&status["reason"])),
+            Some(state) => println!("{}/*	not available: {state}", text(&server["name"])),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

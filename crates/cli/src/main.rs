@@ -1,8 +1,14 @@
 //! `airlock`: the headless engine (`serve`) and a client of its local API for everything else.
 //! Exit codes: 0 done, 1 refused or failed (message on stderr), 2 usage error.
 
+/// The engine allocates many small short-lived values per step (JSON, SQL rows, HTTP frames);
+/// mimalloc serves them with less contention between the runtime's threads than glibc's malloc.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod bench;
 mod commands;
+mod servers;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -70,6 +76,25 @@ enum Command {
         reason: Option<String>,
         #[arg(long, value_parser = ["session", "always"])]
         remember: Option<String>,
+    },
+    /// Answer an elicitation (a server asking for input): accept with a JSON object matching
+    /// the requested form, decline, or cancel.
+    #[command(group(clap::ArgGroup::new("answer").required(true).args(["accept", "decline", "cancel"])))]
+    Answer {
+        id: String,
+        #[arg(long, value_name = "JSON")]
+        accept: Option<String>,
+        #[arg(long)]
+        decline: bool,
+        #[arg(long)]
+        cancel: bool,
+    },
+    /// MCP servers with their state, or add/import/configure one.
+    Servers {
+        #[arg(long)]
+        json: bool,
+        #[command(subcommand)]
+        action: Option<ServersAction>,
     },
     /// A session's messages and tool calls.
     Transcript {
@@ -206,6 +231,44 @@ enum ToolsAction {
 }
 
 #[derive(Subcommand, Debug)]
+enum ServersAction {
+    /// `servers add NAME -- COMMAND [ARGS...]` (stdio) or `servers add NAME --url URL` (streamable HTTP).
+    Add {
+        name: String,
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// HTTP header `NAME: VALUE` (repeatable).
+        #[arg(long = "header", requires = "url")]
+        headers: Vec<String>,
+        /// Environment variable `NAME=VALUE` for a stdio server (repeatable).
+        #[arg(long = "env")]
+        env: Vec<String>,
+        /// Working folder of a stdio server.
+        #[arg(long)]
+        cwd: Option<String>,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, num_args = 1..)]
+        command: Vec<String>,
+    },
+    /// Import the `mcpServers` of a Claude Desktop style config file.
+    Import { file: PathBuf },
+    /// A server's default for tools without their own setting.
+    Default {
+        name: String,
+        #[arg(value_parser = ["required", "not-required"])]
+        default: String,
+    },
+    /// Trust the server's `readOnlyHint: true` annotations (tools without a setting run unasked).
+    Trust {
+        name: String,
+        #[arg(value_parser = ["on", "off"])]
+        trust: String,
+    },
+    Enable { name: String },
+    Disable { name: String },
+}
+
+#[derive(Subcommand, Debug)]
 enum RulesAction {
     /// `rules add SERVER/TOOL POINTER GLOB allow|ask|deny`
     Add {
@@ -227,7 +290,7 @@ enum RulesAction {
 #[derive(Subcommand, Debug)]
 enum SettingsAction {
     Set {
-        #[arg(value_parser = ["approval-timeout", "step-limit", "system-prompt"])]
+        #[arg(value_parser = ["approval-timeout", "step-limit", "system-prompt", "tool-timeout"])]
         key: String,
         value: String,
     },

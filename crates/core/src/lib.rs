@@ -6,6 +6,7 @@ pub mod ids;
 pub mod path;
 pub mod policy;
 pub mod schema;
+pub mod server;
 pub mod types;
 
 pub use canonical::args_hash;
@@ -13,4 +14,5 @@ pub use policy::{
     ArgRule, CallFacts, NeedsApproval, PolicyConfig, PolicyDecision, PolicyError, RuleEffect,
     RulePattern, SessionPolicy, Step, Verdict, decide,
 };
+pub use server::{ServerConfig, parse_mcp_servers};
 pub use types::*;

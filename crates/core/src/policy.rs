@@ -39,6 +39,9 @@ pub enum Step {
     ToolSetting,
     ReadOnlyHint,
     ServerDefault,
+    /// The server's definition or the tool's description, schema or annotations changed since
+    /// the person last reviewed them: standing grants are suspended.
+    Changed,
 }
 
 impl Step {
@@ -55,6 +58,7 @@ impl Step {
             Step::ToolSetting => "tool_setting",
             Step::ReadOnlyHint => "read_only_hint",
             Step::ServerDefault => "server_default",
+            Step::Changed => "changed",
         }
     }
 }
@@ -208,6 +212,7 @@ pub struct PolicyConfig {
     tool_settings: HashMap<String, HashMap<String, ToolSetting>>,
     rules: HashMap<String, HashMap<String, ToolRules>>,
     remembered: HashMap<String, HashMap<String, Vec<Remembered>>>,
+    suspended: HashMap<String, HashMap<String, String>>,
 }
 
 /// Plain inputs for [`PolicyConfig::compile`].
@@ -218,6 +223,8 @@ pub struct PolicyInputs {
     pub tool_settings: Vec<(String, String, ToolSetting)>,
     pub rules: Vec<ArgRule>,
     pub remembered: Vec<Remembered>,
+    /// `(server, tool, what changed)`: tools whose pinned definition changed (rug-pull guard).
+    pub suspended: Vec<(String, String, String)>,
 }
 
 impl PolicyConfig {
@@ -252,8 +259,13 @@ impl PolicyConfig {
                 .or_default()
                 .push(entry);
         }
+        let mut suspended: HashMap<String, HashMap<String, String>> = HashMap::new();
+        for (server, tool, what) in inputs.suspended {
+            suspended.entry(server).or_default().insert(tool, what);
+        }
         Ok(Self {
             workspace_mode: inputs.workspace_mode.unwrap_or(Mode::Ask),
+            suspended,
             servers: inputs.servers.into_iter().collect(),
             tool_settings,
             rules,
@@ -271,6 +283,11 @@ impl PolicyConfig {
 
     fn rules_for(&self, server: &str, tool: &str) -> Option<&ToolRules> {
         self.rules.get(server).and_then(|tools| tools.get(tool))
+    }
+
+    /// What changed, when the tool's grants are suspended (rug-pull guard).
+    pub fn suspension(&self, server: &str, tool: &str) -> Option<&str> {
+        self.suspended.get(server).and_then(|tools| tools.get(tool)).map(String::as_str)
     }
 
     /// The setting a person would see for this tool after steps 6–7, ignoring rules and grants.
@@ -320,6 +337,13 @@ pub fn decide(
         Some(mode) => (mode, Step::SessionMode),
         None => (config.workspace_mode, Step::WorkspaceMode),
     };
+    // A tool that changed since the person reviewed it loses every standing grant (Allow for
+    // this chat, remembered decisions, settings, never-ask) until they look at it again.
+    if let Some(what) = config.suspension(call.server, call.tool) {
+        let why = format!("{}/{} changed since it was last reviewed ({what}); earlier grants are suspended", call.server, call.tool);
+        let verdict = if mode == Mode::DenyAll { Verdict::Deny } else { Verdict::Ask };
+        return PolicyDecision::new(verdict, Step::Changed, why);
+    }
     if mode == Mode::NeverAsk {
         return PolicyDecision::new(Verdict::Run, mode_step, "mode is never-ask");
     }

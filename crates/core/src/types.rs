@@ -153,6 +153,9 @@ pub struct ToolDef {
     pub input_schema: Value,
     #[serde(default)]
     pub read_only_hint: bool,
+    /// The MCP annotations as the server sent them (hints only: never trusted by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
 }
 
 impl ToolDef {

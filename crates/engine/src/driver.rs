@@ -5,6 +5,7 @@
 //! for decisions). That is what makes a turn resumable after a crash or restart.
 
 use crate::events::{EngineEvent, TurnOutcome};
+use crate::tools::CallContext;
 use crate::{DecisionRequest, EngineError, Inner, Turn, TurnWatch};
 use airlock_core::policy::{CallFacts, NeedsApproval, PolicyDecision, SessionPolicy, Step, Verdict, decide};
 use airlock_core::{CallState, DecidedBy, ItemKind, Mode, SessionStatus, args_hash, ids, split_model_tool_name};
@@ -618,9 +619,10 @@ async fn run_calls(
     }
     let runs = calls.iter().zip(&planned).map(|(call, (_, args))| {
         let source = inner.tools.source(&call.server);
+        let context = CallContext { session_id: session.id.clone(), session: session.name.clone(), tool_call_id: call.id.clone() };
         async move {
             match source {
-                Some(source) => source.call(&call.tool, args).await.map_err(|e| e.0),
+                Some(source) => source.call_in(&context, &call.tool, args).await.map_err(|e| e.0),
                 None => Err(format!("the server '{}' is not available", call.server)),
             }
         }

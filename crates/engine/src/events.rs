@@ -23,6 +23,11 @@ pub struct InboxItem {
     /// The tool's description and input schema, so a channel can show and check an edit.
     pub description: Option<String>,
     pub input_schema: Option<Value>,
+    /// Elicitations: the server's message and the requested form (JSON Schema).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
 }
 
 /// How a turn ended.

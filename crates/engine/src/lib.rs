@@ -2,13 +2,17 @@
 //! running turns, and is the one path every decision goes through, whatever the channel.
 
 mod driver;
+pub mod elicitation;
 pub mod events;
 mod provider;
 pub mod router;
+pub mod servers;
 pub mod tools;
 
 pub use events::{EngineEvent, InboxItem, TurnOutcome};
+pub use elicitation::{ElicitationAction, ElicitationAnswer, ElicitationRequest};
 pub use provider::{ProviderKind, ProviderSettings};
+pub use servers::{ServerHost, ServerStatus, ServerView};
 
 use airlock_core::policy::{PolicyConfig, PolicyError};
 use airlock_core::{
@@ -96,6 +100,9 @@ pub struct ToolView {
     pub setting: ToolSetting,
     pub effective: ToolSetting,
     pub read_only_hint: bool,
+    /// MCP annotations, shown as the server's claims.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
 }
 
 /// Settings a turn reads at every step, cached until one changes.
@@ -133,6 +140,7 @@ pub(crate) struct Inner {
     pub invoked: Mutex<std::collections::HashSet<String>>,
     pub data_dir: PathBuf,
     pub workspace: PathBuf,
+    pub server_host: RwLock<Option<Arc<dyn servers::ServerHost>>>,
 }
 
 /// Cheap to clone; every clone is the same engine.
@@ -178,6 +186,7 @@ impl Engine {
                 invoked: Mutex::new(std::collections::HashSet::new()),
                 data_dir,
                 workspace,
+                server_host: RwLock::new(None),
             }),
         };
         engine.recover()?;
@@ -205,6 +214,8 @@ impl Engine {
     }
 
     fn recover(&self) -> Result<()> {
+        // The connections that asked are gone with the previous process.
+        self.inner.store.cancel_pending_of_kind(ItemKind::Elicitation)?;
         for call in self.inner.store.calls_in_state(CallState::Running)? {
             let result = json!({
                 "type": "error",
@@ -392,6 +403,7 @@ impl Engine {
                     setting: settings.get(&key).copied().unwrap_or(ToolSetting::ServerDefault),
                     effective: policy.effective_setting(&def.server, &def.name, def.read_only_hint),
                     read_only_hint: def.read_only_hint,
+                    annotations: def.annotations.clone(),
                 }
             })
             .collect())
@@ -485,7 +497,10 @@ impl Inner {
     }
 
     pub(crate) fn inbox_item(&self, row: ApprovalRow) -> InboxItem {
-        let tool = self.tools.tool(&row.server, &row.tool);
+        let elicitation = row.kind == ItemKind::Elicitation;
+        let tool = if elicitation { None } else { self.tools.tool(&row.server, &row.tool) };
+        let message = elicitation.then(|| row.args.get("message").and_then(Value::as_str).unwrap_or_default().to_string());
+        let schema = if elicitation { row.args.get("schema").cloned() } else { None };
         InboxItem {
             approval_id: row.approval_id,
             tool_call_id: row.tool_call_id,
@@ -501,6 +516,8 @@ impl Inner {
             expires_at: row.expires_at,
             description: tool.as_ref().map(|t| t.def.description.clone()),
             input_schema: tool.map(|t| t.def.input_schema.clone()),
+            message,
+            schema,
         }
     }
 
@@ -514,6 +531,11 @@ impl Inner {
             )?;
             Err(EngineError::InvalidEdit(message))
         };
+        if let Some(row) = self.store.approval(&request.approval_id)?
+            && row.kind == ItemKind::Elicitation
+        {
+            return refuse(format!("{} is an elicitation; answer it with `airlock answer`", request.approval_id));
+        }
         let edited = match (&request.args, request.approve) {
             (Some(args), true) => {
                 let Some(row) = self.store.approval(&request.approval_id)? else {
@@ -565,7 +587,11 @@ impl Inner {
             for_chat: request.for_chat,
             decided_by: by,
         })?;
-        if remember != RememberScope::Once || request.for_chat {
+        // Approving a call of a tool that changed is the person's review of the change.
+        let (server, tool) = (&outcome.approval.server, &outcome.approval.tool);
+        let suspended = self.policy().map(|p| p.suspension(server, tool).is_some()).unwrap_or(true);
+        let reviewed = request.approve && suspended && self.store.accept_pin(server, tool)?;
+        if remember != RememberScope::Once || request.for_chat || reviewed {
             self.invalidate_policy();
         }
         self.router.notify(&request.approval_id);

@@ -23,11 +23,25 @@ async fn fixture(replies: Vec<Reply>, stream: bool) -> Fixture {
     Fixture { _dir: dir, engine, model }
 }
 
+/// A model that proposes writing `a.txt` (which needs approval), then answers `answer`.
+async fn write_then(answer: &str, stream: bool) -> Fixture {
+    let write = Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]);
+    fixture(vec![write, Reply::Text(answer.into())], stream).await
+}
+
+/// [`write_then`], with the message sent and its approval request in the inbox.
+async fn pending_write(answer: &str, stream: bool) -> (Fixture, InboxItem) {
+    let f = write_then(answer, stream).await;
+    f.engine.send_message("s", "write").unwrap();
+    let item = inbox_of(&f.engine, 1).await.remove(0);
+    (f, item)
+}
+
 fn call(id: &str, name: &str, args: Value) -> ScriptedCall {
     ScriptedCall::new(id, name, args)
 }
 
-async fn inbox_of(engine: &Engine, n: usize) -> Vec<InboxItem> {
+pub(crate) async fn inbox_of(engine: &Engine, n: usize) -> Vec<InboxItem> {
     for _ in 0..500 {
         let items = engine.inbox().unwrap();
         if items.len() >= n {
@@ -97,17 +111,8 @@ async fn approve_with_edited_arguments_runs_the_edit() {
 
 #[tokio::test]
 async fn deny_with_reason_reaches_the_model_and_nothing_runs() {
-    let f = fixture(
-        vec![
-            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]),
-            Reply::Text("ok, I won't".into()),
-        ],
-        true,
-    )
-    .await;
-    f.engine.send_message("s", "write").unwrap();
-    let items = inbox_of(&f.engine, 1).await;
-    f.engine.decide(deny(&items[0].approval_id, "not in this folder"), DecidedBy::Api).unwrap();
+    let (f, item) = pending_write("ok, I won't", true).await;
+    f.engine.decide(deny(&item.approval_id, "not in this folder"), DecidedBy::Api).unwrap();
     let outcome = f.engine.wait_turn("s").await.unwrap();
     assert_eq!(outcome.status, "completed");
     assert!(!f.engine.workspace().join("a.txt").exists());
@@ -179,23 +184,14 @@ async fn auto_allowed_read_runs_while_write_waits() {
 
 #[tokio::test]
 async fn edit_that_fails_the_schema_is_refused_and_the_call_still_waits() {
-    let f = fixture(
-        vec![
-            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]),
-            Reply::Text("done".into()),
-        ],
-        false,
-    )
-    .await;
-    f.engine.send_message("s", "write").unwrap();
-    let items = inbox_of(&f.engine, 1).await;
-    let bad = DecisionRequest { args: Some(json!({"path": 7})), ..approve(&items[0].approval_id) };
+    let (f, item) = pending_write("done", false).await;
+    let bad = DecisionRequest { args: Some(json!({"path": 7})), ..approve(&item.approval_id) };
     let err = f.engine.decide(bad, DecidedBy::Api).unwrap_err().to_string();
     assert!(err.contains("schema") && err.contains("content"), "{err}");
     assert_eq!(f.engine.inbox().unwrap().len(), 1, "the request must still be pending");
     let audit = f.engine.store().audit_rows(50).unwrap();
     assert!(audit.iter().any(|r| r.action == "decision_refused"));
-    f.engine.decide(deny(&items[0].approval_id, "stop"), DecidedBy::Api).unwrap();
+    f.engine.decide(deny(&item.approval_id, "stop"), DecidedBy::Api).unwrap();
     f.engine.wait_turn("s").await.unwrap();
     assert!(!f.engine.workspace().join("a.txt").exists());
 }
@@ -264,14 +260,7 @@ async fn modes_and_grants() {
 
 #[tokio::test]
 async fn approval_timeout_denies_with_timed_out() {
-    let f = fixture(
-        vec![
-            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]),
-            Reply::Text("gave up".into()),
-        ],
-        false,
-    )
-    .await;
+    let f = write_then("gave up", false).await;
     f.engine.set_setting("approval_timeout_secs", &json!(1)).unwrap();
     f.engine.send_message("s", "write").unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(10), f.engine.wait_turn("s")).await.unwrap().unwrap();
@@ -285,18 +274,12 @@ async fn approval_timeout_denies_with_timed_out() {
 
 #[tokio::test]
 async fn cancel_cancels_pending_requests() {
-    let f = fixture(
-        vec![Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))])],
-        false,
-    )
-    .await;
-    f.engine.send_message("s", "write").unwrap();
-    let items = inbox_of(&f.engine, 1).await;
+    let (f, item) = pending_write("unused", false).await;
     assert!(f.engine.cancel("s").unwrap());
     let outcome = f.engine.wait_turn("s").await.unwrap();
     assert_eq!(outcome.status, "cancelled");
     assert!(f.engine.inbox().unwrap().is_empty());
-    assert!(f.engine.decide(approve(&items[0].approval_id), DecidedBy::Api).is_err());
+    assert!(f.engine.decide(approve(&item.approval_id), DecidedBy::Api).is_err());
     assert!(!f.engine.workspace().join("a.txt").exists());
 }
 
@@ -313,14 +296,7 @@ async fn step_limit_ends_the_turn() {
 
 #[tokio::test]
 async fn unreadable_settings_mean_deny_never_run() {
-    let f = fixture(
-        vec![
-            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]),
-            Reply::Text("denied".into()),
-        ],
-        false,
-    )
-    .await;
+    let f = write_then("denied", false).await;
     // Never-ask would run it; a corrupt rule makes the settings unreadable.
     f.engine.set_mode(None, Some(Mode::NeverAsk)).unwrap();
     {
@@ -414,4 +390,62 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
     assert_eq!(results.len(), 1);
     assert!(results[0].1.contains("interrupted"), "{results:?}");
     assert_eq!(engine.transcript("s").unwrap()[1].calls[0].state, CallState::Failed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_sessions_at_once_each_decision_reaches_its_own_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start_with(
+        Vec::new(),
+        airlock_testkit::Fallback::RoundTrip {
+            tool_name: "builtin__write_file".into(),
+            args: json!({"path": "shared.txt", "content": "unedited"}),
+        },
+    )
+    .await
+    .unwrap();
+    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
+    engine
+        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), ..ProviderSettings::default() })
+        .unwrap();
+    let sessions: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
+    for session in &sessions {
+        engine.send_message(session, "write your file").unwrap();
+    }
+    let mut items = inbox_of(&engine, sessions.len()).await;
+    // Decide in an order unrelated to the order the requests arrived in.
+    items.sort_by(|a, b| b.approval_id.cmp(&a.approval_id));
+    for item in &items {
+        let args = json!({"path": format!("{}.txt", item.session), "content": item.session});
+        engine.decide(DecisionRequest { args: Some(args), ..approve(&item.approval_id) }, DecidedBy::Inbox).unwrap();
+    }
+    for session in &sessions {
+        let outcome = engine.wait_turn(session).await.unwrap();
+        assert_eq!(outcome.status, "completed", "{outcome:?}");
+        let written = std::fs::read_to_string(engine.workspace().join(format!("{session}.txt"))).unwrap();
+        assert_eq!(&written, session);
+    }
+    assert!(!engine.workspace().join("shared.txt").exists(), "only edited arguments ran");
+    assert!(engine.inbox().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_store_failure_while_deciding_leaves_the_call_pending_never_run() {
+    let (f, item) = pending_write("done", false).await;
+    let conn = rusqlite::Connection::open(f.engine.data_dir().join("airlock.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER fail_decisions BEFORE INSERT ON decisions BEGIN SELECT RAISE(ABORT, 'disk trouble'); END;",
+    )
+    .unwrap();
+    let error = f.engine.decide(approve(&item.approval_id), DecidedBy::Inbox).unwrap_err();
+    assert!(error.to_string().contains("disk trouble"), "{error}");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!f.engine.workspace().join("a.txt").exists(), "a failed decision must not run the call");
+    assert_eq!(f.engine.inbox().unwrap().len(), 1, "the request is still pending");
+    assert_eq!(f.engine.transcript("s").unwrap()[1].calls[0].state, CallState::Pending);
+
+    conn.execute_batch("DROP TRIGGER fail_decisions;").unwrap();
+    f.engine.decide(approve(&item.approval_id), DecidedBy::Inbox).unwrap();
+    assert_eq!(f.engine.wait_turn("s").await.unwrap().answer.as_deref(), Some("done"));
+    assert_eq!(std::fs::read_to_string(f.engine.workspace().join("a.txt")).unwrap(), "x");
 }

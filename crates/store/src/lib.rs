@@ -6,12 +6,14 @@
 mod approvals;
 mod audit;
 mod calls;
+mod mcp;
 mod sessions;
 mod settings;
 
 pub use approvals::{ApprovalRow, DecisionInput, DecisionOutcome, NewApproval};
 pub use audit::AuditRow;
 pub use calls::{CallRow, MessageRow, NewCall};
+pub use mcp::{DecisionRow, PinCheck};
 pub use sessions::SessionRow;
 pub use settings::{RememberedRow, RuleRow, ServerRow};
 
@@ -49,12 +51,12 @@ pub enum StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(include_str!("schema.sql"))])
+    Migrations::new(vec![M::up(include_str!("schema.sql")), M::up(include_str!("migration_2_mcp.sql"))])
 }
 
 /// The number of migrations this build knows: the newest schema version it can open.
 pub fn supported_schema_version() -> i64 {
-    1
+    2
 }
 
 /// Now, as the RFC 3339 text every table stores.
@@ -91,7 +93,6 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
-        conn.pragma_update(None, "wal_autocheckpoint", 10000)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrations().to_latest(&mut conn).map_err(|e| StoreError::Migration(e.to_string()))?;
         conn.set_prepared_statement_cache_capacity(64);

@@ -259,6 +259,7 @@ impl Store {
             tool_settings: self.tool_settings()?,
             rules: self.rules()?.into_iter().map(|r| r.rule).collect(),
             remembered: self.remembered()?.into_iter().map(|r| r.entry).collect(),
+            suspended: self.suspended_tools()?,
         })
     }
 

@@ -22,8 +22,7 @@ use crate::{
 };
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -35,15 +34,7 @@ fn error(status: u16, retry_after: Option<u64>, message: &str) -> Response {
         401 => "authentication_error",
         _ => "invalid_request_error",
     };
-    let body = json!({"type": "error", "error": {"type": kind, "message": message}});
-    let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let mut response = (code, json_response(body)).into_response();
-    if let Some(seconds) = retry_after {
-        response
-            .headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
-    }
-    response
+    crate::error_with_body(status, retry_after, json!({"type": "error", "error": {"type": kind, "message": message}}))
 }
 
 fn last_is_user(request: &Value) -> bool {
@@ -74,15 +65,7 @@ pub(crate) async fn create(
         Ok(taken) => taken,
         Err(response) => return *response,
     };
-    let stream = request
-        .get("stream")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let model = request
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or(crate::DEFAULT_MODEL)
-        .to_string();
+    let (stream, model) = crate::stream_and_model(&request);
     let out = Out {
         id: format!("msg_{n}"),
         model,

@@ -19,6 +19,8 @@
 //!
 //! Unknown request fields are ignored; `GET /v1/models` lists the one scripted model.
 
+pub mod mcp_server;
+
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -323,6 +325,13 @@ fn asked(request: &Value, body_len: usize) -> Asked {
 /// Records a request and takes the reply for it: the next scripted one, else the fallback.
 /// `last_is_user` says whether the request ends with the user's own words (for the fallback).
 /// `Err` is the response to send at once (a body that is not JSON, an exhausted script).
+/// The `stream` flag and `model` name of a request, as every wire format spells them.
+pub(crate) fn stream_and_model(request: &Value) -> (bool, String) {
+    let stream = request.get("stream").and_then(Value::as_bool).unwrap_or(false);
+    let model = request.get("model").and_then(Value::as_str).unwrap_or(DEFAULT_MODEL).to_string();
+    (stream, model)
+}
+
 pub(crate) fn take_reply(
     shared: &Shared,
     headers: &HeaderMap,
@@ -369,7 +378,7 @@ pub(crate) fn take_reply(
     Ok((request, reply, n))
 }
 
-fn openai_error(status: u16, retry_after: Option<u64>, message: &str) -> Response {
+pub(crate) fn openai_error(status: u16, retry_after: Option<u64>, message: &str) -> Response {
     let kind = if status == 429 {
         "rate_limit_error"
     } else if status >= 500 {
@@ -605,8 +614,12 @@ pub(crate) fn json_response(value: Value) -> Response {
 }
 
 pub(crate) fn error_response(status: u16, retry_after: Option<u64>, message: &str, kind: &str) -> Response {
+    error_with_body(status, retry_after, json!({"error": {"message": message, "type": kind, "param": null, "code": null}}))
+}
+
+/// An error status with a JSON body and, for 429/503 scripts, a `Retry-After` header.
+pub(crate) fn error_with_body(status: u16, retry_after: Option<u64>, body: Value) -> Response {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body = json!({"error": {"message": message, "type": kind, "param": null, "code": null}});
     let mut response = (code, json_response(body)).into_response();
     if let Some(seconds) = retry_after {
         response

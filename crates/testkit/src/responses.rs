@@ -21,7 +21,7 @@
 //! A request's input ends with the user's own words when its last input item is a user message.
 
 use crate::{
-    Reply, ScriptedCall, Shared, error_response, json_response, now, pieces, push_event,
+    Reply, ScriptedCall, Shared, json_response, now, pieces, push_event,
     send_then_cut, sse, take_reply,
 };
 use axum::body::Bytes;
@@ -30,17 +30,6 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 use serde_json::{Value, json};
 use std::sync::Arc;
-
-fn error(status: u16, retry_after: Option<u64>, message: &str) -> Response {
-    let kind = if status == 429 {
-        "rate_limit_error"
-    } else if status >= 500 {
-        "server_error"
-    } else {
-        "invalid_request_error"
-    };
-    error_response(status, retry_after, message, kind)
-}
 
 fn last_is_user(request: &Value) -> bool {
     let last = request
@@ -62,19 +51,11 @@ pub(crate) async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (request, reply, n) = match take_reply(&shared, &headers, &body, last_is_user, error) {
+    let (request, reply, n) = match take_reply(&shared, &headers, &body, last_is_user, crate::openai_error) {
         Ok(taken) => taken,
         Err(response) => return *response,
     };
-    let stream = request
-        .get("stream")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let model = request
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or(crate::DEFAULT_MODEL)
-        .to_string();
+    let (stream, model) = crate::stream_and_model(&request);
     let out = Out {
         id: format!("resp_{n}"),
         model,
@@ -84,7 +65,7 @@ pub(crate) async fn create(
             status,
             retry_after,
         } => {
-            return error(
+            return crate::openai_error(
                 status,
                 retry_after,
                 &format!("scripted error (HTTP {status})"),

@@ -348,6 +348,30 @@ fn cases() -> Vec<Case> {
             step: Step::ToolSetting,
             ..base()
         },
+        Case {
+            name: "a changed tool asks despite Allow for this chat, remembered approval and setting",
+            inputs: PolicyInputs {
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]),
+                remembered: vec![remembered("fs", "write_file", None, None, true)],
+                suspended: vec![("fs".into(), "write_file".into(), "description changed".into())],
+                ..Default::default()
+            },
+            session: grant("fs", "write_file"),
+            verdict: Verdict::Ask,
+            step: Step::Changed,
+            ..base()
+        },
+        Case {
+            name: "a changed tool is still blocked when blocked",
+            inputs: PolicyInputs {
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::Blocked)]),
+                suspended: vec![("fs".into(), "write_file".into(), "description changed".into())],
+                ..Default::default()
+            },
+            verdict: Verdict::Deny,
+            step: Step::Blocked,
+            ..base()
+        },
     ]
 }
 

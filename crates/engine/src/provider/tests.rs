@@ -2,7 +2,8 @@
 //! server speaking the OpenAI Responses API (see `crates/testkit/src/responses.rs` for the
 //! documents it follows).
 
-use crate::{DecisionRequest, Engine, EngineConfig, InboxItem, ProviderKind, ProviderSettings};
+use crate::tests::inbox_of;
+use crate::{DecisionRequest, Engine, EngineConfig, ProviderKind, ProviderSettings};
 use airlock_core::{DecidedBy, ItemKind, Mode};
 use airlock_testkit::{Reply, ScriptedApproval, ScriptedCall, ScriptedMcpCall, ScriptedModel};
 use serde_json::{Value, json};
@@ -24,17 +25,6 @@ fn open(dir: &tempfile::TempDir) -> Engine {
 
 fn ask(id: &str, arguments: &str) -> ScriptedApproval {
     ScriptedApproval { id: id.into(), server_label: "wiki".into(), name: "search".into(), arguments: arguments.into() }
-}
-
-async fn inbox_of(engine: &Engine, n: usize) -> Vec<InboxItem> {
-    for _ in 0..500 {
-        let items = engine.inbox().unwrap();
-        if items.len() >= n {
-            return items;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("the inbox never had {n} items: {:?}", engine.inbox().unwrap());
 }
 
 /// The `mcp_approval_response` items of a recorded request.

@@ -179,6 +179,7 @@ impl ToolSource for BuiltinTools {
             description: description.to_string(),
             input_schema: schema,
             read_only_hint: read_only,
+            annotations: None,
         };
         vec![
             def(

@@ -16,7 +16,16 @@ use std::sync::{Arc, RwLock};
 #[error("{0}")]
 pub struct ToolError(pub String);
 
-/// A server that offers tools: the built-in one now, MCP servers later.
+/// Which call a tool runs for: lets a server's requests during the call (elicitation) land in
+/// the right session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallContext {
+    pub session_id: String,
+    pub session: String,
+    pub tool_call_id: String,
+}
+
+/// A server that offers tools: the built-in one and each MCP server.
 pub trait ToolSource: Send + Sync {
     fn tools(&self) -> Vec<ToolDef>;
     /// A code-defined tool's own opinion on whether this call needs a person.
@@ -24,6 +33,15 @@ pub trait ToolSource: Send + Sync {
         None
     }
     fn call<'a>(&'a self, tool: &'a str, args: &'a Value) -> BoxFuture<'a, Result<Value, ToolError>>;
+    /// Runs a call knowing which session and call it is for. Dropping the future cancels it.
+    fn call_in<'a>(
+        &'a self,
+        _context: &'a CallContext,
+        tool: &'a str,
+        args: &'a Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
+        self.call(tool, args)
+    }
 }
 
 /// A tool with its compiled validator.
@@ -67,6 +85,13 @@ impl ToolRegistry {
         let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
         inner.sources.insert(server.to_string(), source);
         inner.tools.insert(server.to_string(), tools);
+    }
+
+    /// Removes a server and its tools (stopped, failed or disabled).
+    pub fn unregister(&self, server: &str) {
+        let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
+        inner.sources.remove(server);
+        inner.tools.remove(server);
     }
 
     pub fn tool(&self, server: &str, tool: &str) -> Option<Arc<RegisteredTool>> {

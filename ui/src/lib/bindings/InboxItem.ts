@@ -9,4 +9,8 @@ export type InboxItem = { approval_id: string, tool_call_id: string | null, kind
 /**
  * The tool's description and input schema, so a channel can show and check an edit.
  */
-description: string | null, input_schema: JsonValue | null, };
+description: string | null, input_schema: JsonValue | null, 
+/**
+ * Elicitations: the server's message and the requested form (JSON Schema).
+ */
+message?: string | null, schema?: JsonValue | null, };

@@ -1,0 +1,96 @@
+//! `airlock servers`: MCP servers with their state; add, import and configure them.
+
+use crate::ServersAction;
+use crate::commands::text;
+use airlock_api::ApiClient;
+use airlock_api::client::encode;
+use airlock_core::ServerConfig;
+use anyhow::{Context, bail};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+fn pairs(items: &[String], separator: char, what: &str) -> anyhow::Result<BTreeMap<String, String>> {
+    items
+        .iter()
+        .map(|item| {
+            item.split_once(separator)
+                .map(|(k, v)| (k.trim().to_string(), v.trim_start().to_string()))
+                .filter(|(k, _)| !k.is_empty())
+                .with_context(|| format!("{what} '{item}' is not NAME{separator}VALUE"))
+        })
+        .collect()
+}
+
+pub async fn run(client: &ApiClient, json: bool, action: Option<ServersAction>) -> anyhow::Result<ExitCode> {
+    let Some(action) = action else { return list(client, json).await };
+    match action {
+        ServersAction::Add { name, url, headers, env, cwd, command } => {
+            let config = match url {
+                Some(url) => ServerConfig::Http { url, headers: pairs(&headers, ':', "header")? },
+                None => {
+                    let Some((program, args)) = command.split_first() else {
+                        bail!("give the server's command after `--` (servers add NAME -- COMMAND ARGS...) or --url URL");
+                    };
+                    ServerConfig::Stdio { command: program.clone(), args: args.to_vec(), env: pairs(&env, '=', "env")?, cwd }
+                }
+            };
+            let _: Value = client.post("/v1/servers", &json!({ "name": name, "config": config })).await?;
+            println!("added server '{name}' (new servers ask before every tool call; see `airlock servers`)");
+        }
+        ServersAction::Import { file } => {
+            let contents = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let config: Value = serde_json::from_str(&contents).with_context(|| format!("{} is not valid JSON", file.display()))?;
+            let answer: Value = client.post("/v1/servers/import", &config).await?;
+            for name in answer["imported"].as_array().into_iter().flatten() {
+                println!("imported server '{}'", text(name));
+            }
+        }
+        ServersAction::Default { name, default } => {
+            let _: Value = client.put(&format!("/v1/servers/{}", encode(&name)), &json!({ "default": default })).await?;
+            println!("{name}: tools without their own setting are approval {default}");
+        }
+        ServersAction::Trust { name, trust } => {
+            let on = trust == "on";
+            let _: Value = client.put(&format!("/v1/servers/{}", encode(&name)), &json!({ "trust_read_only_hints": on })).await?;
+            println!("{name}: read-only hints {}", if on { "trusted" } else { "not trusted" });
+        }
+        ServersAction::Enable { name } => {
+            let _: Value = client.put(&format!("/v1/servers/{}", encode(&name)), &json!({ "enabled": true })).await?;
+            println!("{name}: enabled");
+        }
+        ServersAction::Disable { name } => {
+            let _: Value = client.put(&format!("/v1/servers/{}", encode(&name)), &json!({ "enabled": false })).await?;
+            println!("{name}: disabled");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn list(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
+    let servers: Value = client.get("/v1/servers").await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&servers)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for server in servers.as_array().into_iter().flatten() {
+        let status = &server["status"];
+        let state = match (text(&status["state"]).as_str(), server["kind"].as_str()) {
+            (_, Some("builtin")) => "ready".to_string(),
+            ("failed", _) => format!("failed: {}", text(&status["reason"])),
+            ("", _) => "stopped".to_string(),
+            (state, _) => state.to_string(),
+        };
+        let trust = if server["trust_read_only_hints"] == json!(true) { "\ttrusts read-only hints" } else { "" };
+        for skipped in status["skipped_tools"].as_array().into_iter().flatten() {
+            eprintln!("airlock: {}: tool skipped: {}", text(&server["name"]), text(skipped));
+        }
+        println!(
+            "{}\t{}\t{state}\tdefault: approval {}{trust}",
+            text(&server["name"]),
+            text(&server["kind"]),
+            text(&server["default"])
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,127 @@
+//! An MCP server's definition as the person gave it: a stdio command or a streamable-HTTP URL,
+//! the Claude Desktop `mcpServers` form it may be imported from, and the hash the rug-pull guard
+//! pins.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ServerConfig {
+    /// A local process speaking MCP on stdin/stdout; its stderr goes to a per-server log.
+    Stdio {
+        command: String,
+        #[serde(default)]
+        args: Vec<String>,
+        #[serde(default)]
+        env: BTreeMap<String, String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+    },
+    /// A streamable-HTTP endpoint.
+    Http {
+        url: String,
+        #[serde(default)]
+        headers: BTreeMap<String, String>,
+    },
+}
+
+impl ServerConfig {
+    /// SHA-256 over what defines the server — command, arguments, environment variable names,
+    /// folder, URL, header names — but not secret values, which may rotate.
+    pub fn definition_hash(&self) -> String {
+        let pinned = match self {
+            ServerConfig::Stdio { command, args, env, cwd } => serde_json::json!({
+                "command": command, "args": args, "env": env.keys().collect::<Vec<_>>(), "cwd": cwd,
+            }),
+            ServerConfig::Http { url, headers } => serde_json::json!({
+                "url": url, "headers": headers.keys().collect::<Vec<_>>(),
+            }),
+        };
+        crate::args_hash(&pinned)
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ServerConfig::Stdio { .. } => "stdio",
+            ServerConfig::Http { .. } => "http",
+        }
+    }
+}
+
+/// Reads the `mcpServers` object of a Claude Desktop style config (`command`/`args`/`env`/`cwd`,
+/// or `url` with optional `type` and `headers`). The whole file or just the object is accepted.
+pub fn parse_mcp_servers(config: &Value) -> Result<Vec<(String, ServerConfig)>, String> {
+    let servers = config.get("mcpServers").unwrap_or(config);
+    let servers = servers.as_object().ok_or("expected an object \"mcpServers\" of servers by name")?;
+    let mut parsed = Vec::with_capacity(servers.len());
+    for (name, entry) in servers {
+        crate::validate_server_name(name).map_err(|e| format!("server '{name}': {e}"))?;
+        let strings = |key: &str| -> Result<BTreeMap<String, String>, String> {
+            match entry.get(key) {
+                None | Some(Value::Null) => Ok(BTreeMap::new()),
+                Some(Value::Object(map)) => map
+                    .iter()
+                    .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())).ok_or(format!("server '{name}': {key}.{k} must be a string")))
+                    .collect(),
+                Some(_) => Err(format!("server '{name}': {key} must be an object")),
+            }
+        };
+        let kind = entry.get("type").and_then(Value::as_str);
+        let config = match (entry.get("command").and_then(Value::as_str), entry.get("url").and_then(Value::as_str)) {
+            (Some(command), None) => {
+                let args = match entry.get("args") {
+                    None | Some(Value::Null) => Vec::new(),
+                    Some(Value::Array(items)) => items
+                        .iter()
+                        .map(|a| a.as_str().map(str::to_string).ok_or(format!("server '{name}': args must be strings")))
+                        .collect::<Result<_, _>>()?,
+                    Some(_) => return Err(format!("server '{name}': args must be an array")),
+                };
+                let cwd = entry.get("cwd").and_then(Value::as_str).map(str::to_string);
+                ServerConfig::Stdio { command: command.to_string(), args, env: strings("env")?, cwd }
+            }
+            (None, Some(url)) => {
+                if kind.is_some_and(|k| k == "sse") {
+                    return Err(format!("server '{name}': the old SSE transport is not supported; use its streamable-HTTP URL"));
+                }
+                ServerConfig::Http { url: url.to_string(), headers: strings("headers")? }
+            }
+            (Some(_), Some(_)) => return Err(format!("server '{name}': give either command or url, not both")),
+            (None, None) => return Err(format!("server '{name}': needs a command or a url")),
+        };
+        parsed.push((name.clone(), config));
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn imports_claude_desktop_config() {
+        let file = json!({"mcpServers": {
+            "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {"A": "1"}},
+            "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer x"}}
+        }});
+        let servers = parse_mcp_servers(&file).unwrap();
+        assert_eq!(servers.len(), 2);
+        assert!(matches!(&servers[0].1, ServerConfig::Stdio { command, args, .. } if command == "npx" && args.len() == 3));
+        assert!(matches!(&servers[1].1, ServerConfig::Http { url, .. } if url.ends_with("/mcp")));
+        assert!(parse_mcp_servers(&json!({"mcpServers": {"bad name": {"command": "x"}}})).is_err());
+        assert!(parse_mcp_servers(&json!({"mcpServers": {"x": {}}})).is_err());
+    }
+
+    #[test]
+    fn secret_values_do_not_change_the_definition() {
+        let a = ServerConfig::Stdio { command: "c".into(), args: vec![], env: [("K".into(), "1".into())].into(), cwd: None };
+        let b = ServerConfig::Stdio { command: "c".into(), args: vec![], env: [("K".into(), "2".into())].into(), cwd: None };
+        let c = ServerConfig::Stdio { command: "c".into(), args: vec!["x".into()], env: BTreeMap::new(), cwd: None };
+        assert_eq!(a.definition_hash(), b.definition_hash());
+        assert_ne!(a.definition_hash(), c.definition_hash());
+    }
+}

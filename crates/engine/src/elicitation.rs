@@ -1,0 +1,224 @@
+//! Elicitation (PRODUCT.md §3): a server asks the person for input during a call. The request
+//! becomes an inbox item of kind `elicitation` in the session whose call is running, and waits
+//! for `answer` (accept with content checked against the requested schema, decline, cancel).
+
+use crate::events::EngineEvent;
+use crate::tools::CallContext;
+use crate::{Engine, EngineError, Inner, Result};
+use airlock_core::schema::ArgsValidator;
+use airlock_core::{DecidedBy, ItemKind, RememberScope, args_hash, ids};
+use airlock_store::{DecisionInput, NewApproval};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElicitationAction {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ElicitationAnswer {
+    pub action: ElicitationAction,
+    #[serde(default)]
+    pub content: Option<Value>,
+}
+
+impl ElicitationAnswer {
+    pub fn cancel() -> Self {
+        Self { action: ElicitationAction::Cancel, content: None }
+    }
+}
+
+/// One elicitation as a server sent it.
+#[derive(Debug, Clone)]
+pub struct ElicitationRequest {
+    pub server: String,
+    pub message: String,
+    pub schema: Value,
+    /// The request's `_meta` (e.g. `elicitationType: "tool_approval"`).
+    pub meta: Option<Value>,
+    /// The call that was running on that server, if any.
+    pub context: Option<CallContext>,
+}
+
+/// Cancels the inbox item when the server stops waiting for it (its request was cancelled or
+/// the connection died), so that nothing is left to answer in vain.
+struct PendingGuard {
+    inner: Arc<Inner>,
+    approval_id: String,
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        self.inner.router.forget(&self.approval_id);
+        if let Ok(Some(status)) = self.inner.store.approval_status(&self.approval_id)
+            && status == "pending"
+        {
+            let decision = DecisionInput {
+                approval_id: self.approval_id.clone(),
+                session_id: None,
+                approve: false,
+                reason: Some("cancel".into()),
+                edited_args: None,
+                remember: RememberScope::Once,
+                remember_exact_args: false,
+                for_chat: false,
+                decided_by: DecidedBy::Engine,
+            };
+            if let Err(error) = self.inner.store.decide(&decision) {
+                tracing::debug!(%error, "elicitation already settled");
+            }
+        }
+    }
+}
+
+/// Fills in the defaults of the requested schema for fields the person left out.
+fn with_defaults(schema: &Value, mut content: Value) -> Value {
+    if let (Some(properties), Some(object)) = (schema.get("properties").and_then(Value::as_object), content.as_object_mut()) {
+        for (name, property) in properties {
+            if let Some(default) = property.get("default")
+                && !object.contains_key(name)
+            {
+                object.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    content
+}
+
+impl Engine {
+    /// Puts the request in the inbox and waits for the person's answer (or a cancel).
+    pub async fn elicit(&self, request: ElicitationRequest) -> Result<ElicitationAnswer> {
+        let inner = &self.inner;
+        let session_id = match &request.context {
+            Some(context) => context.session_id.clone(),
+            None => inner.store.ensure_session(&format!("{}-requests", request.server))?.id,
+        };
+        let tool_approval = request.meta.as_ref().and_then(|m| m.get("elicitationType")).and_then(Value::as_str) == Some("tool_approval");
+        let args = json!({
+            "message": request.message,
+            "schema": request.schema,
+            "meta": request.meta,
+            "elicitation_type": if tool_approval { "tool_approval" } else { "form" },
+            "tool_call_id": request.context.as_ref().map(|c| c.tool_call_id.clone()),
+        });
+        let approval_id = ids::new_approval_id();
+        let why = if tool_approval {
+            format!("the server {} asks for approval", request.server)
+        } else {
+            format!("the server {} asks for input", request.server)
+        };
+        let mut receiver = inner.router.wait_for(&approval_id);
+        inner.store.insert_request(&NewApproval {
+            approval_id: approval_id.clone(),
+            tool_call_id: None,
+            session_id,
+            kind: ItemKind::Elicitation,
+            server: request.server.clone(),
+            tool: "elicitation".into(),
+            args_hash: args_hash(&args),
+            args,
+            why,
+            expires_at: None,
+        })?;
+        let _guard = PendingGuard { inner: inner.clone(), approval_id: approval_id.clone() };
+        if let Some(row) = inner.store.approval(&approval_id)? {
+            inner.emit(EngineEvent::ApprovalRequested { item: Box::new(inner.inbox_item(row)) });
+        }
+        loop {
+            match inner.store.approval_status(&approval_id)?.as_deref() {
+                Some("pending") | None => {}
+                Some(_) => break,
+            }
+            // A cancelled turn settles the item in the store without a wake-up: look again now
+            // and then.
+            tokio::select! {
+                _ = &mut receiver => receiver = inner.router.wait_for(&approval_id),
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+            }
+        }
+        let answer = match inner.store.decision(&approval_id)? {
+            Some(decision) if decision.approve => {
+                ElicitationAnswer { action: ElicitationAction::Accept, content: decision.edited_args }
+            }
+            Some(decision) if decision.reason.as_deref() == Some("decline") => {
+                ElicitationAnswer { action: ElicitationAction::Decline, content: None }
+            }
+            _ => ElicitationAnswer::cancel(),
+        };
+        Ok(answer)
+    }
+
+    /// Answers an elicitation. Accepted content must be an object matching the requested
+    /// schema (after its defaults are filled in); otherwise nothing changes.
+    pub fn answer(&self, approval_id: &str, answer: ElicitationAnswer, by: DecidedBy) -> Result<()> {
+        let inner = &self.inner;
+        let row = inner
+            .store
+            .approval(approval_id)?
+            .ok_or_else(|| EngineError::Store(airlock_store::StoreError::UnknownApproval(approval_id.to_string())))?;
+        if row.kind != ItemKind::Elicitation {
+            return Err(EngineError::Invalid(format!("{approval_id} is a tool call, not an elicitation; use approve or deny")));
+        }
+        let content = match answer.action {
+            ElicitationAction::Accept => {
+                let content = answer.content.unwrap_or_else(|| json!({}));
+                if !content.is_object() {
+                    return Err(EngineError::InvalidEdit("the accepted content must be a JSON object".into()));
+                }
+                let schema = row.args.get("schema").cloned().unwrap_or_else(|| json!({"type": "object"}));
+                let content = with_defaults(&schema, content);
+                let validator = ArgsValidator::new(&schema).map_err(|e| EngineError::InvalidEdit(e.to_string()))?;
+                if let Err(error) = validator.validate(&content) {
+                    inner.store.audit(by.as_str(), "decision_refused", Some(approval_id), &json!({"error": error.to_string()}))?;
+                    return Err(EngineError::InvalidEdit(error.to_string().replace("arguments do not match the tool's schema", "the answer does not match the requested form")));
+                }
+                Some(content)
+            }
+            _ => None,
+        };
+        let accept = answer.action == ElicitationAction::Accept;
+        inner.store.decide(&DecisionInput {
+            approval_id: approval_id.to_string(),
+            session_id: None,
+            approve: accept,
+            reason: match answer.action {
+                ElicitationAction::Accept => None,
+                ElicitationAction::Decline => Some("decline".into()),
+                ElicitationAction::Cancel => Some("cancel".into()),
+            },
+            edited_args: content,
+            remember: RememberScope::Once,
+            remember_exact_args: false,
+            for_chat: false,
+            decided_by: by,
+        })?;
+        inner.router.notify(approval_id);
+        inner.emit(EngineEvent::ApprovalDecided {
+            approval_id: approval_id.to_string(),
+            session: row.session,
+            approve: accept,
+            decided_by: by.as_str().to_string(),
+        });
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn defaults_fill_missing_fields_only() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "x"}, "n": {"type": "integer", "default": 3}
+        }});
+        assert_eq!(with_defaults(&schema, json!({"name": "y"})), json!({"name": "y", "n": 3}));
+    }
+}

@@ -1,0 +1,79 @@
+//! Airlock's side of an MCP connection: declares elicitation, turns `elicitation/create` into
+//! an inbox item, and reports `tools/list_changed`.
+
+use airlock_engine::tools::CallContext;
+use airlock_engine::{ElicitationAction, ElicitationRequest, Engine};
+use rmcp::ClientHandler;
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction as McpAction,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation, ProtocolVersion,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use std::sync::{Arc, Mutex};
+use tokio::sync::mpsc;
+
+/// The calls running on one server, newest last: an elicitation belongs to the newest.
+pub(crate) type InFlight = Arc<Mutex<Vec<CallContext>>>;
+
+#[derive(Clone)]
+pub(crate) struct AirlockClient {
+    pub engine: Engine,
+    pub server: String,
+    pub in_flight: InFlight,
+    pub list_changed: mpsc::UnboundedSender<()>,
+}
+
+impl ClientHandler for AirlockClient {
+    fn get_info(&self) -> ClientConfig {
+        let mut form = FormElicitationCapability::new();
+        form.schema_validation = Some(true);
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(form);
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(elicitation);
+        // The newest revision with the `initialize` handshake that today's servers speak.
+        ClientConfig::new(capabilities, Implementation::new("airlock", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams { meta, message, requested_schema } = request else {
+            // URL elicitation would send the person to a web page; Airlock does not do that.
+            return Ok(ElicitResult::new(McpAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let call = self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).last().cloned();
+        let request = ElicitationRequest {
+            server: self.server.clone(),
+            message,
+            schema,
+            // rmcp hands the request's `_meta` to the context; older paths leave it in the params.
+            meta: meta.or(Some(context.meta.clone())).and_then(|m| serde_json::to_value(m).ok()).filter(|m| m.as_object().is_some_and(|o| !o.is_empty())),
+            context: call,
+        };
+        let answer = tokio::select! {
+            answer = self.engine.elicit(request) => answer,
+            _ = context.ct.cancelled() => return Ok(ElicitResult::new(McpAction::Cancel)),
+        };
+        let answer = answer.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(match answer.action {
+            ElicitationAction::Accept => {
+                let result = ElicitResult::new(McpAction::Accept);
+                match answer.content {
+                    Some(content) => result.with_content(content),
+                    None => result,
+                }
+            }
+            ElicitationAction::Decline => ElicitResult::new(McpAction::Decline),
+            ElicitationAction::Cancel => ElicitResult::new(McpAction::Cancel),
+        })
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.list_changed.send(());
+    }
+}

@@ -1,0 +1,68 @@
+//! Opening one connection with rmcp: a child process for stdio servers (stderr appended to the
+//! server's log), or a streamable-HTTP transport.
+
+use crate::client::AirlockClient;
+use airlock_core::ServerConfig;
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::ServiceExt;
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Stdio;
+
+pub(crate) struct Connection {
+    pub running: RunningService<RoleClient, AirlockClient>,
+    pub pid: Option<u32>,
+}
+
+pub(crate) async fn connect(config: &ServerConfig, log: Option<&Path>, client: AirlockClient) -> Result<Connection, String> {
+    match config {
+        ServerConfig::Stdio { command, args, env, cwd } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).envs(env);
+            if let Some(cwd) = cwd {
+                cmd.current_dir(cwd);
+            }
+            let stderr = match log {
+                Some(path) => {
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+                    }
+                    let file = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(path)
+                        .map_err(|e| format!("cannot open the log {}: {e}", path.display()))?;
+                    Stdio::from(file)
+                }
+                None => Stdio::null(),
+            };
+            let (process, _) = TokioChildProcess::builder(cmd)
+                .stderr(stderr)
+                .spawn()
+                .map_err(|e| format!("cannot start '{command}': {e}"))?;
+            let pid = process.id();
+            let running = client.serve(process).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            Ok(Connection { running, pid })
+        }
+        ServerConfig::Http { url, headers } => {
+            let mut transport = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+            let mut custom = HashMap::new();
+            for (name, value) in headers {
+                if name.eq_ignore_ascii_case("authorization") {
+                    let token = value.strip_prefix("Bearer ").unwrap_or(value);
+                    transport.auth_header = Some(token.to_string());
+                    continue;
+                }
+                let header = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| format!("header '{name}': {e}"))?;
+                let value = reqwest::header::HeaderValue::from_str(value).map_err(|e| format!("header '{name}': {e}"))?;
+                custom.insert(header, value);
+            }
+            transport.custom_headers = custom;
+            let transport = StreamableHttpClientTransport::from_config(transport);
+            let running = client.serve(transport).await.map_err(|e| format!("cannot connect to {url}: {e}"))?;
+            Ok(Connection { running, pid: None })
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! One server's life: connect, list and pin its tools, offer them, wait; when it dies, take its
+//! tools away, say why, and start it again after a backoff (0.5 s doubling up to 30 s).
+
+use crate::client::{AirlockClient, InFlight};
+use crate::connect::connect;
+use crate::source::McpTools;
+use airlock_core::{ServerConfig, ToolDef};
+use airlock_engine::{Engine, ServerStatus};
+use airlock_store::PinCheck;
+use rmcp::service::{Peer, RoleClient};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, watch};
+
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+pub(crate) struct Supervisor {
+    pub engine: Engine,
+    pub name: String,
+    pub config: ServerConfig,
+    pub log: Option<PathBuf>,
+    pub status: Arc<Mutex<ServerStatus>>,
+}
+
+impl Supervisor {
+    fn set(&self, f: impl FnOnce(&mut ServerStatus)) {
+        f(&mut self.status.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+
+    pub(crate) async fn run(self, mut stop: watch::Receiver<bool>) {
+        let mut backoff = FIRST_BACKOFF;
+        loop {
+            self.set(|s| {
+                s.state = "starting".into();
+                s.pid = None;
+            });
+            let stopped = stop.clone();
+            let reason = tokio::select! {
+                reason = self.serve_once(&mut backoff, &stopped) => reason,
+                _ = stop.wait_for(|stop| *stop) => None,
+            };
+            // Stopped: whoever stopped it took its tools away (and may have started a successor).
+            let Some(reason) = reason else { return };
+            self.engine.unregister_tools(&self.name);
+            tracing::warn!(server = %self.name, %reason, "MCP server failed; restarting in {backoff:?}");
+            self.set(|s| {
+                s.state = "failed".into();
+                s.reason = Some(reason);
+                s.pid = None;
+                s.tools = 0;
+                s.restarts += 1;
+            });
+            tokio::select! {
+                _ = tokio::time::sleep(backoff) => {}
+                _ = stop.wait_for(|stop| *stop) => return,
+            }
+            backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    /// Runs one connection until it ends; returns why.
+    async fn serve_once(&self, backoff: &mut Duration, stopped: &watch::Receiver<bool>) -> Option<String> {
+        let in_flight: InFlight = Arc::new(Mutex::new(Vec::new()));
+        let (list_changed, mut list_changed_rx) = mpsc::unbounded_channel();
+        let client = AirlockClient { engine: self.engine.clone(), server: self.name.clone(), in_flight: in_flight.clone(), list_changed };
+        let connection = match connect(&self.config, self.log.as_deref(), client).await {
+            Ok(connection) => connection,
+            Err(reason) => return Some(reason),
+        };
+        let peer = connection.running.peer().clone();
+        let pid = connection.pid;
+        if let Err(reason) = self.offer_tools(&peer, &in_flight, stopped).await {
+            return Some(reason);
+        }
+        *backoff = FIRST_BACKOFF;
+        self.set(|s| {
+            s.state = "ready".into();
+            s.reason = None;
+            s.pid = pid;
+        });
+        let cancel = connection.running.cancellation_token();
+        let mut waiting = std::pin::pin!(connection.running.waiting());
+        loop {
+            tokio::select! {
+                quit = &mut waiting => {
+                    return Some(match quit {
+                        Ok(reason) => format!("the server closed the connection ({reason:?})"),
+                        Err(error) => format!("the connection task failed: {error}"),
+                    });
+                }
+                Some(()) = list_changed_rx.recv() => {
+                    if let Err(reason) = self.offer_tools(&peer, &in_flight, stopped).await {
+                        cancel.cancel();
+                        return Some(reason);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lists every tool (all pages), pins each definition and offers them to the engine.
+    async fn offer_tools(&self, peer: &Peer<RoleClient>, in_flight: &InFlight, stopped: &watch::Receiver<bool>) -> Result<(), String> {
+        let listed = peer.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+        let mut tools = Vec::with_capacity(listed.len());
+        let mut skipped = Vec::new();
+        let store = self.engine.store();
+        for tool in listed {
+            let model_name = airlock_core::model_tool_name(&self.name, &tool.name);
+            if !is_model_tool_name(&model_name) {
+                skipped.push(format!("{}: '{model_name}' is not a name models accept (letters, digits, _ and -, at most 64)", tool.name));
+                continue;
+            }
+            let annotations = tool.annotations.as_ref().and_then(|a| serde_json::to_value(a).ok()).unwrap_or(Value::Null);
+            let def = ToolDef {
+                annotations: (!annotations.is_null()).then(|| annotations.clone()),
+                server: self.name.clone(),
+                name: tool.name.to_string(),
+                description: tool.description.as_deref().unwrap_or_default().to_string(),
+                input_schema: Value::Object((*tool.input_schema).clone()),
+                read_only_hint: tool.annotations.as_ref().and_then(|a| a.read_only_hint).unwrap_or(false),
+            };
+            let pinned = json!({
+                "description": def.description,
+                "input_schema": def.input_schema,
+                "annotations": annotations,
+            });
+            match store.check_pin(&self.name, &def.name, &pinned, &airlock_core::args_hash(&pinned)) {
+                Ok(PinCheck::Changed(what)) => tracing::warn!(server = %self.name, tool = %def.name, %what, "tool changed; its grants are suspended"),
+                Ok(_) => {}
+                Err(error) => return Err(format!("cannot pin the tools: {error}")),
+            }
+            tools.push(def);
+        }
+        let count = tools.len();
+        let source = McpTools { engine: self.engine.clone(), server: self.name.clone(), peer: peer.clone(), tools, in_flight: in_flight.clone() };
+        if *stopped.borrow() {
+            return Ok(()); // replaced or disabled meanwhile: offer nothing
+        }
+        self.engine.register_tools(&self.name, Arc::new(source));
+        self.set(|s| {
+            s.tools = count;
+            s.skipped_tools = skipped;
+        });
+        Ok(())
+    }
+}
+
+/// Whether model APIs take this as a function name (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`). One tool
+/// with a bad name would make every model request of every chat fail, so such tools are skipped.
+fn is_model_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_model_tool_name;
+
+    #[test]
+    fn model_tool_names() {
+        assert!(is_model_tool_name("every__get-sum"));
+        assert!(!is_model_tool_name("fs__read.file"));
+        assert!(!is_model_tool_name(&"x".repeat(65)));
+    }
+}

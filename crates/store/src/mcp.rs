@@ -1,0 +1,260 @@
+//! MCP servers' definitions and the rug-pull guard: pins of each server's definition and of each
+//! tool's description, schema and annotations. A changed pin suspends the tool's standing grants
+//! (the policy asks) until the person reviews it.
+
+use crate::audit::insert_audit;
+use crate::{CachedExt, Result, Store, StoreError, parse_json};
+use airlock_core::ServerDefault;
+use rusqlite::{OptionalExtension, params};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// What comparing a tool's definition with its pin found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PinCheck {
+    /// First seen: pinned now.
+    New,
+    /// Same as pinned (and not suspended).
+    Same,
+    /// Differs from the pin, or the server's definition changed: what changed.
+    Changed(String),
+}
+
+/// A decision as stored, for the waiter that needs its content (elicitation answers).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DecisionRow {
+    pub approve: bool,
+    pub reason: Option<String>,
+    pub edited_args: Option<Value>,
+}
+
+/// Names the top-level fields that differ between two definitions, e.g. "description changed".
+fn what_changed(pinned: &Value, current: &Value) -> String {
+    let mut keys: Vec<&String> = pinned
+        .as_object()
+        .into_iter()
+        .flat_map(|o| o.keys())
+        .chain(current.as_object().into_iter().flat_map(|o| o.keys()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let changed: Vec<String> = keys
+        .into_iter()
+        .filter(|key| pinned.get(key.as_str()) != current.get(key.as_str()))
+        .map(|key| key.replace('_', " "))
+        .collect();
+    if changed.is_empty() { "definition changed".into() } else { format!("{} changed", changed.join(", ")) }
+}
+
+impl Store {
+    /// Adds a server or replaces its definition. A replaced definition with a different hash
+    /// suspends every tool of the server until reviewed. New servers ask by default.
+    pub fn upsert_server(&self, name: &str, config: &Value, definition_hash: &str) -> Result<()> {
+        self.write(|tx| {
+            let previous: Option<Option<String>> = tx
+                .query_row("SELECT definition_hash FROM servers WHERE name = ?1", [name], |r| r.get(0))
+                .optional()?;
+            match previous {
+                None => {
+                    tx.run(
+                        "INSERT INTO servers (name, default_setting, config, definition_hash) VALUES (?1, ?2, ?3, ?4)",
+                        params![name, ServerDefault::Required.as_str(), config.to_string(), definition_hash],
+                    )?;
+                    insert_audit(tx, "user", "server_added", None, None, None, &json!({"server": name, "config": config}))
+                }
+                Some(old) => {
+                    tx.run(
+                        "UPDATE servers SET config = ?2, definition_hash = ?3 WHERE name = ?1",
+                        params![name, config.to_string(), definition_hash],
+                    )?;
+                    if old.as_deref().is_some_and(|old| old != definition_hash) {
+                        tx.run(
+                            "UPDATE tool_pins SET change = 'the server definition (command, arguments, environment or URL) changed' WHERE server = ?1",
+                            [name],
+                        )?;
+                    }
+                    insert_audit(tx, "user", "server_changed", None, None, None, &json!({"server": name, "config": config}))
+                }
+            }
+        })
+    }
+
+    pub fn set_server_trust(&self, name: &str, trust_read_only_hints: bool) -> Result<()> {
+        self.update_server(name, "trust_read_only_hints", trust_read_only_hints)
+    }
+
+    pub fn set_server_enabled(&self, name: &str, enabled: bool) -> Result<()> {
+        self.update_server(name, "enabled", enabled)
+    }
+
+    fn update_server(&self, name: &str, column: &'static str, value: bool) -> Result<()> {
+        self.write(|tx| {
+            let changed = tx.run(&format!("UPDATE servers SET {column} = ?2 WHERE name = ?1"), params![name, value])?;
+            if changed == 0 {
+                return Err(StoreError::Invalid(format!("no server named '{name}'")));
+            }
+            insert_audit(tx, "user", "server_changed", None, None, None, &json!({"server": name, column: value}))
+        })
+    }
+
+    /// Compares a tool's definition with its pin; pins it when first seen. A change is kept
+    /// (with what changed) until [`Store::accept_pin`].
+    pub fn check_pin(&self, server: &str, tool: &str, definition: &Value, hash: &str) -> Result<PinCheck> {
+        self.write(|tx| {
+            let row: Option<(String, String, Option<String>)> = tx
+                .query_row(
+                    "SELECT pinned_hash, pinned, change FROM tool_pins WHERE server = ?1 AND tool = ?2",
+                    params![server, tool],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()?;
+            let Some((pinned_hash, pinned, change)) = row else {
+                tx.run(
+                    "INSERT INTO tool_pins (server, tool, pinned_hash, pinned, current_hash, current) VALUES (?1, ?2, ?3, ?4, ?3, ?4)",
+                    params![server, tool, hash, definition.to_string()],
+                )?;
+                return Ok(PinCheck::New);
+            };
+            let change = if pinned_hash != hash {
+                Some(what_changed(&parse_json(&pinned, "tool pin")?, definition))
+            } else {
+                change
+            };
+            tx.run(
+                "UPDATE tool_pins SET current_hash = ?3, current = ?4, change = ?5 WHERE server = ?1 AND tool = ?2",
+                params![server, tool, hash, definition.to_string(), change],
+            )?;
+            if let Some(what) = &change {
+                insert_audit(tx, "engine", "tool_changed", None, None, None, &json!({"server": server, "tool": tool, "change": what}))?;
+            }
+            Ok(change.map_or(PinCheck::Same, PinCheck::Changed))
+        })
+    }
+
+    /// The person reviewed the tool as it is now: pin it and lift the suspension.
+    pub fn accept_pin(&self, server: &str, tool: &str) -> Result<bool> {
+        self.write(|tx| {
+            let changed = tx.run(
+                "UPDATE tool_pins SET pinned_hash = current_hash, pinned = current, change = NULL
+                 WHERE server = ?1 AND tool = ?2 AND change IS NOT NULL",
+                params![server, tool],
+            )? > 0;
+            if changed {
+                insert_audit(tx, "user", "tool_change_reviewed", None, None, None, &json!({"server": server, "tool": tool}))?;
+            }
+            Ok(changed)
+        })
+    }
+
+    /// `(server, tool, what changed)` for every suspended tool.
+    pub fn suspended_tools(&self) -> Result<Vec<(String, String, String)>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached("SELECT server, tool, change FROM tool_pins WHERE change IS NOT NULL")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            rows.map(|r| r.map_err(StoreError::from)).collect()
+        })
+    }
+
+    pub fn decision(&self, approval_id: &str) -> Result<Option<DecisionRow>> {
+        self.read(|conn| {
+            let row: Option<(bool, Option<String>, Option<String>)> = conn
+                .query_row(
+                    "SELECT approve, reason, edited_args FROM decisions WHERE approval_id = ?1",
+                    [approval_id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()?;
+            row.map(|(approve, reason, edited)| {
+                let edited_args = edited.map(|text| parse_json(&text, "decision arguments")).transpose()?;
+                Ok(DecisionRow { approve, reason, edited_args })
+            })
+            .transpose()
+        })
+    }
+
+    /// Marks pending requests of one kind cancelled (elicitations cannot outlive the engine:
+    /// the server connection that asked is gone). Returns their ids.
+    pub fn cancel_pending_of_kind(&self, kind: airlock_core::ItemKind) -> Result<Vec<String>> {
+        self.write(|tx| {
+            let ids: Vec<String> = {
+                let mut stmt = tx.prepare("SELECT approval_id FROM approval_requests WHERE kind = ?1 AND status = 'pending'")?;
+                let rows = stmt.query_map([kind.as_str()], |r| r.get(0))?;
+                rows.collect::<rusqlite::Result<_>>()?
+            };
+            for id in &ids {
+                tx.run("UPDATE approval_requests SET status = 'cancelled' WHERE approval_id = ?1", [id])?;
+                insert_audit(tx, "engine", "approval_cancelled", None, None, Some(id), &json!({"why": "engine restarted"}))?;
+            }
+            Ok(ids)
+        })
+    }
+
+    /// Adds one request that belongs to no tool call (an elicitation).
+    pub fn insert_request(&self, approval: &crate::NewApproval) -> Result<()> {
+        self.write(|tx| crate::approvals::insert_approval(tx, approval, &crate::now()))
+    }
+
+    /// The status of one request (`pending`, `approved`, `denied`, `cancelled`, ...).
+    pub fn approval_status(&self, approval_id: &str) -> Result<Option<String>> {
+        self.read(|conn| {
+            Ok(conn
+                .query_row("SELECT status FROM approval_requests WHERE approval_id = ?1", [approval_id], |r| r.get(0))
+                .optional()?)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_changed_tool_or_server_is_suspended_until_reviewed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("a.db")).unwrap();
+        store.upsert_server("fs", &json!({"command": "a"}), "h1").unwrap();
+        let v1 = json!({"description": "reads", "input_schema": {}, "annotations": null});
+        assert_eq!(store.check_pin("fs", "read", &v1, "t1").unwrap(), PinCheck::New);
+        assert_eq!(store.check_pin("fs", "read", &v1, "t1").unwrap(), PinCheck::Same);
+        let v2 = json!({"description": "steals", "input_schema": {}, "annotations": null});
+        assert_eq!(store.check_pin("fs", "read", &v2, "t2").unwrap(), PinCheck::Changed("description changed".into()));
+        assert_eq!(store.suspended_tools().unwrap().len(), 1);
+        assert!(store.policy_inputs().unwrap().suspended.len() == 1);
+        assert!(store.accept_pin("fs", "read").unwrap());
+        assert_eq!(store.check_pin("fs", "read", &v2, "t2").unwrap(), PinCheck::Same);
+
+        store.upsert_server("fs", &json!({"command": "a"}), "h1").unwrap();
+        assert!(store.suspended_tools().unwrap().is_empty());
+        store.upsert_server("fs", &json!({"command": "b"}), "h2").unwrap();
+        let suspended = store.suspended_tools().unwrap();
+        assert!(suspended[0].2.contains("server definition"), "{suspended:?}");
+        assert!(matches!(store.check_pin("fs", "read", &v2, "t2").unwrap(), PinCheck::Changed(_)));
+    }
+
+    #[test]
+    fn elicitations_do_not_outlive_the_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("a.db")).unwrap();
+        let session = store.ensure_session("s").unwrap();
+        let args = json!({"message": "name?", "schema": {"type": "object"}});
+        store
+            .insert_request(&crate::NewApproval {
+                approval_id: "e1".into(),
+                tool_call_id: None,
+                session_id: session.id,
+                kind: airlock_core::ItemKind::Elicitation,
+                server: "every".into(),
+                tool: "elicitation".into(),
+                args_hash: airlock_core::args_hash(&args),
+                args,
+                why: "asks".into(),
+                expires_at: None,
+            })
+            .unwrap();
+        assert_eq!(store.pending_approvals().unwrap().len(), 1);
+        assert_eq!(store.cancel_pending_of_kind(airlock_core::ItemKind::Elicitation).unwrap(), ["e1"]);
+        assert_eq!(store.approval_status("e1").unwrap().as_deref(), Some("cancelled"));
+        assert!(store.pending_approvals().unwrap().is_empty());
+    }
+}

@@ -1,0 +1,101 @@
+//! A tiny MCP server (stdio, on rmcp's server side) for tests: `note`, whose description comes
+//! from `AIRLOCK_TEST_TOOL_DESCRIPTION` so a test can change it between two runs (rug-pull
+//! guard), and `wait`, which runs until the client cancels it and then appends `cancelled` to
+//! the file named by `AIRLOCK_TEST_EVENTS_FILE` (proof that `notifications/cancelled` arrived),
+//! and `confirm`, which asks the client through an elicitation marked
+//! `elicitationType: "tool_approval"` and returns the answer's action.
+
+use rmcp::ServerHandler;
+use rmcp::model::{
+    ElicitRequestParams, ElicitationSchema, MetaObject, RequestMetaObject,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::ServiceExt;
+use serde_json::json;
+use std::sync::Arc;
+
+/// The environment variable holding the tool's description.
+pub const DESCRIPTION_VAR: &str = "AIRLOCK_TEST_TOOL_DESCRIPTION";
+/// The environment variable naming the file where `wait` records its cancellation.
+pub const EVENTS_FILE_VAR: &str = "AIRLOCK_TEST_EVENTS_FILE";
+
+#[derive(Clone)]
+struct NoteServer {
+    description: String,
+}
+
+impl ServerHandler for NoteServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut capabilities = ServerCapabilities::default();
+        capabilities.tools = Some(Default::default());
+        ServerConfig::new(capabilities).with_server_info(Implementation::new("airlock-test-mcp-server", "1"))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]});
+        let schema = match schema {
+            serde_json::Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        let empty = serde_json::Map::from_iter([("type".to_string(), json!("object"))]);
+        Ok(ListToolsResult::with_all_items(vec![
+            Tool::new("note", self.description.clone(), Arc::new(schema)),
+            Tool::new("wait", "Waits until cancelled.", Arc::new(empty.clone())),
+            Tool::new("confirm", "Asks the person to confirm.", Arc::new(empty)),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == "wait" {
+            context.ct.cancelled().await;
+            if let Ok(path) = std::env::var(EVENTS_FILE_VAR) {
+                use std::io::Write;
+                let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+                if let Ok(mut file) = file {
+                    let _ = writeln!(file, "cancelled");
+                }
+            }
+            return Err(ErrorData::internal_error("cancelled", None));
+        }
+        if request.name == "confirm" {
+            let schema: ElicitationSchema = serde_json::from_value(json!({"type": "object", "properties": {}}))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            let meta = serde_json::Map::from_iter([("elicitationType".to_string(), json!("tool_approval"))]);
+            let params = ElicitRequestParams::FormElicitationParams {
+                meta: Some(RequestMetaObject(MetaObject(meta))),
+                message: "Delete the notes?".into(),
+                requested_schema: schema,
+            };
+            let answer = context
+                .peer
+                .create_elicitation(params)
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            let action = serde_json::to_value(answer.action).unwrap_or_default();
+            return Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(format!("answer: {action}"))])));
+        }
+        let text = request.arguments.as_ref().and_then(|a| a.get("text")).and_then(|t| t.as_str()).unwrap_or_default();
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(format!("noted: {text}"))])))
+    }
+}
+
+/// Serves on stdin/stdout until the client goes away.
+pub async fn run() -> Result<(), String> {
+    let description = std::env::var(DESCRIPTION_VAR).unwrap_or_else(|_| "Keeps a note.".into());
+    let service = NoteServer { description }
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("cannot start: {e}"))?;
+    service.waiting().await.map_err(|e| e.to_string())?;
+    Ok(())
+}

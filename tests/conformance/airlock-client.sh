@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The client command the MCP conformance suite runs (it appends the scenario server's URL and sets
+# MCP_CONFORMANCE_SCENARIO): the real `airlock` engine with the scenario's server added over
+# streamable HTTP and, when AIRLOCK_MODEL_URL is set, one chat turn with that (scripted) model,
+# which proposes the scenario's tool call, and an approver that answers every inbox item
+# automatically (approve tool calls, accept elicitations as offered: the form's defaults apply).
+#
+# crates/cli/tests/conformance.rs runs the suite with this; it sets AIRLOCK_BIN and the model.
+set -euo pipefail
+url="${*: -1}"
+airlock_bin="${AIRLOCK_BIN:?set AIRLOCK_BIN to the airlock binary}"
+dir="$(mktemp -d)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+airlock() { "$airlock_bin" --data-dir "$dir" "$@"; }
+# Polls a command until it succeeds (up to 20 s).
+until_ok() {
+  for _ in $(seq 1 400); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.05
+  done
+  echo "airlock-client: gave up waiting for: $*" >&2
+  return 1
+}
+
+# The binary itself in the background (not the shell function), so that its pid is the engine's.
+"$airlock_bin" --data-dir "$dir" serve >"$dir/serve.log" 2>&1 &
+pids+=($!)
+until_ok test -f "$dir/api.json"
+airlock servers add conformance --url "$url"
+until_ok sh -c "\"$airlock_bin\" --data-dir \"$dir\" servers | grep -q '^conformance	http	ready'"
+
+# Without a model (initialize), connecting — handshake and tools/list — is the whole scenario.
+[ -n "${AIRLOCK_MODEL_URL:-}" ] || exit 0
+airlock provider set --base-url "$AIRLOCK_MODEL_URL" --model scripted >/dev/null
+airlock chat --session conformance --no-wait "run the scenario" >/dev/null
+
+# The approver: answer whatever waits until the turn is over.
+while :; do
+  status="$(airlock sessions --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const x=JSON.parse(s).find(s=>s.name==="conformance");console.log(x?x.status:"")})')"
+  items="$(airlock inbox --json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const i of JSON.parse(s))console.log(i.kind+" "+i.approval_id)})')"
+  while read -r kind id; do
+    [ -n "${id:-}" ] || continue
+    if [ "$kind" = elicitation ]; then airlock answer "$id" --accept '{}' >/dev/null || true
+    else airlock approve "$id" >/dev/null || true; fi
+  done <<<"$items"
+  if [ -z "$items" ] && { [ "$status" = idle ] || [ "$status" = failed ]; }; then break; fi
+  sleep 0.1
+done
+airlock transcript --session conformance
