@@ -10,7 +10,7 @@ mod tests {
     use crate::commands::CommandError;
     use crate::commands::error::ErrorCode;
     use crate::window::Navigate;
-    use airlock_engine::{DecisionRequest, EngineEvent, InboxItem, TurnOutcome};
+    use airlock_engine::{DecisionRequest, ElicitationAnswer, EngineEvent, InboxItem, TurnOutcome};
     use airlock_store::{AuditRow, MessageRow, SessionRow};
     use std::collections::BTreeMap;
     use std::path::{Path, PathBuf};
@@ -32,6 +32,7 @@ mod tests {
         CommandError::export_all(&cfg).unwrap();
         ErrorCode::export_all(&cfg).unwrap();
         Navigate::export_all(&cfg).unwrap();
+        ElicitationAnswer::export_all(&cfg).unwrap();
     }
 
     /// Every file under `dir` (recursively), by relative path.

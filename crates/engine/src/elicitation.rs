@@ -15,6 +15,7 @@ use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum ElicitationAction {
     Accept,
     Decline,
@@ -22,6 +23,7 @@ pub enum ElicitationAction {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ElicitationAnswer {
     pub action: ElicitationAction,
     #[serde(default)]

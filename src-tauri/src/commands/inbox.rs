@@ -3,7 +3,7 @@
 use super::{CommandError, CommandResult};
 use crate::shell::Shell;
 use airlock_core::DecidedBy;
-use airlock_engine::{DecisionRequest, InboxItem};
+use airlock_engine::{DecisionRequest, ElicitationAnswer, InboxItem};
 use serde::{Deserialize, Serialize};
 use tauri::State;
 use ts_rs::TS;
@@ -57,4 +57,10 @@ pub fn decide_all(engine: &airlock_engine::Engine, decisions: Vec<DecisionReques
             DecisionOutcome { approval_id, error }
         })
         .collect()
+}
+
+/// Answers an MCP server's elicitation (its form) from the inbox.
+#[tauri::command]
+pub async fn answer_elicitation(shell: State<'_, Shell>, approval_id: String, answer: ElicitationAnswer) -> CommandResult<()> {
+    Ok(shell.engine.answer(&approval_id, answer, DecidedBy::Inbox)?)
 }

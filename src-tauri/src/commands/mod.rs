@@ -22,6 +22,7 @@ macro_rules! command_handler {
             $crate::commands::chat::set_session_mode,
             $crate::commands::inbox::inbox,
             $crate::commands::inbox::decide,
+            $crate::commands::inbox::answer_elicitation,
             $crate::commands::settings::settings,
             $crate::commands::settings::set_workspace_mode,
             $crate::commands::settings::set_provider,

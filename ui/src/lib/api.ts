@@ -6,6 +6,7 @@ import type { Channel } from './bindings/Channel';
 import type { CommandError } from './bindings/CommandError';
 import type { DecisionOutcome } from './bindings/DecisionOutcome';
 import type { DecisionRequest } from './bindings/DecisionRequest';
+import type { ElicitationAnswer } from './bindings/ElicitationAnswer';
 import type { EngineEvent } from './bindings/EngineEvent';
 import type { InboxItem } from './bindings/InboxItem';
 import type { MessageRow } from './bindings/MessageRow';
@@ -47,6 +48,7 @@ export const api = {
   setSessionMode: (session: string, mode: Mode | null) => invoke<SessionRow>('set_session_mode', { session, mode }),
   inbox: () => invoke<InboxItem[]>('inbox'),
   decide: (decisions: DecisionRequest[], channel: Channel) => invoke<DecisionOutcome[]>('decide', { decisions, channel }),
+  answer: (approvalId: string, answer: ElicitationAnswer) => invoke<void>('answer_elicitation', { approvalId, answer }),
   settings: () => invoke<SettingsView>('settings'),
   setWorkspaceMode: (mode: Mode) => invoke<void>('set_workspace_mode', { mode }),
   setProvider: (provider: ProviderSettings) => invoke<void>('set_provider', { provider }),

@@ -1,0 +1,44 @@
+import { render, screen } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, vi } from 'vitest';
+import ElicitationForm from './ElicitationForm.svelte';
+
+const schema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', title: 'Name' },
+    email: { type: 'string', format: 'email', title: 'Email' },
+    age: { type: 'integer', title: 'Age' },
+    subscribe: { type: 'boolean', title: 'Subscribe' },
+    plan: { type: 'string', enum: ['free', 'pro'], title: 'Plan' },
+    tags: { type: 'array', items: { enum: ['a', 'b', 'c'] }, title: 'Tags' },
+  },
+  required: ['name', 'plan'],
+};
+
+describe('ElicitationForm', () => {
+  it('builds fields from the requested schema and accepts typed content', async () => {
+    const onanswer = vi.fn();
+    const user = userEvent.setup();
+    render(ElicitationForm, { message: 'Who are you?', schema, onanswer });
+    expect(screen.getByText('Who are you?')).toBeTruthy();
+    expect((screen.getByLabelText('Email') as HTMLInputElement).type).toBe('email');
+    await user.type(screen.getByLabelText('Name *'), 'Ada');
+    await user.type(screen.getByLabelText('Age'), '36');
+    await user.click(screen.getByLabelText('Subscribe'));
+    await user.selectOptions(screen.getByLabelText('Plan *'), 'pro');
+    await user.click(screen.getByLabelText('a'));
+    await user.click(screen.getByLabelText('c'));
+    await user.click(screen.getByRole('button', { name: 'Accept' }));
+    expect(onanswer).toHaveBeenCalledWith('accept', { name: 'Ada', age: 36, subscribe: true, plan: 'pro', tags: ['a', 'c'] });
+  });
+
+  it('declines and cancels without content', async () => {
+    const onanswer = vi.fn();
+    render(ElicitationForm, { message: null, schema, onanswer });
+    await userEvent.click(screen.getByRole('button', { name: 'Decline' }));
+    expect(onanswer).toHaveBeenLastCalledWith('decline', null);
+    await userEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(onanswer).toHaveBeenLastCalledWith('cancel', null);
+  });
+});
