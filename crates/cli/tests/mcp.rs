@@ -4,13 +4,14 @@
 //! installed by `scripts/setup.sh --deps-only`) plus the project's own tiny rmcp test server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::*;
+
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_airlock");
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_airlock-test-mcp-server");
 
 fn npm_servers() -> PathBuf {
@@ -30,79 +31,6 @@ fn everything() -> String {
 
 fn filesystem() -> String {
     npm_servers().join("server-filesystem/dist/index.js").display().to_string()
-}
-
-struct Engine {
-    child: Child,
-}
-
-impl Engine {
-    fn start(data_dir: &Path) -> Self {
-        Self::start_with_env(data_dir, &[])
-    }
-
-    /// The engine's environment is inherited by the stdio servers it starts.
-    fn start_with_env(data_dir: &Path, env: &[(&str, &str)]) -> Self {
-        let _ = std::fs::remove_file(data_dir.join("api.json"));
-        let child = Command::new(BIN)
-            .args(["--data-dir", data_dir.to_str().unwrap(), "serve"])
-            .envs(env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        while !data_dir.join("api.json").exists() {
-            assert!(started.elapsed() < Duration::from_secs(30), "serve did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Self { child }
-    }
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        // SIGTERM first so the engine stops its MCP servers, then make sure.
-        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn airlock(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).arg("--data-dir").arg(data_dir).args(args).output().unwrap()
-}
-
-fn ok(data_dir: &Path, args: &[&str]) -> String {
-    let out = airlock(data_dir, args);
-    assert!(out.status.success(), "airlock {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Polls until `check` returns a value (every step of these tests waits on an outcome, not a time).
-fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn inbox(data_dir: &Path, n: usize) -> Vec<Value> {
-    eventually(&format!("{n} inbox items"), || {
-        let items: Vec<Value> = serde_json::from_str(&ok(data_dir, &["inbox", "--json"])).unwrap();
-        (items.len() >= n).then_some(items)
-    })
 }
 
 fn server(data_dir: &Path, name: &str) -> Value {
