@@ -46,6 +46,16 @@ fn ready(data_dir: &Path, name: &str, min_tools: u64) -> Value {
     })
 }
 
+/// `server-everything` over stdio as server `every`, ready with its tools.
+fn add_everything(d: &Path) -> Value {
+    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
+    ready(d, "every", 5)
+}
+
+fn wait_for_tool(d: &Path, tool: &str) {
+    eventually(tool, || ok(d, &["tools"]).contains(tool).then_some(()));
+}
+
 fn setup(model: &ScriptedModel) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::start(dir.path());
@@ -128,8 +138,7 @@ async fn everything_edited_sum_read_only_hint_and_tool_settings() {
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
-    let status = ready(d, "every", 5);
+    let status = add_everything(d);
     // The server's stderr goes to its own log.
     let log = PathBuf::from(status["log"].as_str().unwrap());
     let logged = eventually("the server's stderr in its log", || std::fs::read_to_string(&log).ok().filter(|t| !t.is_empty()));
@@ -251,9 +260,8 @@ async fn elicitation_is_answered_through_the_cli() {
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
-    ready(d, "every", 5);
-    eventually("the elicitation tool", || ok(d, &["tools"]).contains("every/trigger-elicitation-request").then_some(()));
+    add_everything(d);
+    wait_for_tool(d, "every/trigger-elicitation-request");
 
     model.push(call("c1", "every__trigger-elicitation-request", json!({})));
     model.push(Reply::Text("thanks".into()));
@@ -399,9 +407,8 @@ async fn elicitation_while_another_call_of_the_step_is_pending() {
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
-    ready(d, "every", 5);
-    eventually("the elicitation tool", || ok(d, &["tools"]).contains("every/trigger-elicitation-request").then_some(()));
+    add_everything(d);
+    wait_for_tool(d, "every/trigger-elicitation-request");
     ok(d, &["tools", "set", "every/trigger-elicitation-request", "not-required"]);
 
     model.push(Reply::ToolCalls(vec![
