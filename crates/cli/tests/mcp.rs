@@ -4,13 +4,14 @@
 //! installed by `scripts/setup.sh --deps-only`) plus the project's own tiny rmcp test server.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+use common::*;
+
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output, Stdio};
 
-const BIN: &str = env!("CARGO_BIN_EXE_airlock");
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_airlock-test-mcp-server");
 
 fn npm_servers() -> PathBuf {
@@ -32,79 +33,6 @@ fn filesystem() -> String {
     npm_servers().join("server-filesystem/dist/index.js").display().to_string()
 }
 
-struct Engine {
-    child: Child,
-}
-
-impl Engine {
-    fn start(data_dir: &Path) -> Self {
-        Self::start_with_env(data_dir, &[])
-    }
-
-    /// The engine's environment is inherited by the stdio servers it starts.
-    fn start_with_env(data_dir: &Path, env: &[(&str, &str)]) -> Self {
-        let _ = std::fs::remove_file(data_dir.join("api.json"));
-        let child = Command::new(BIN)
-            .args(["--data-dir", data_dir.to_str().unwrap(), "serve"])
-            .envs(env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        while !data_dir.join("api.json").exists() {
-            assert!(started.elapsed() < Duration::from_secs(30), "serve did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Self { child }
-    }
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        // SIGTERM first so the engine stops its MCP servers, then make sure.
-        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn airlock(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).arg("--data-dir").arg(data_dir).args(args).output().unwrap()
-}
-
-fn ok(data_dir: &Path, args: &[&str]) -> String {
-    let out = airlock(data_dir, args);
-    assert!(out.status.success(), "airlock {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Polls until `check` returns a value (every step of these tests waits on an outcome, not a time).
-fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn inbox(data_dir: &Path, n: usize) -> Vec<Value> {
-    eventually(&format!("{n} inbox items"), || {
-        let items: Vec<Value> = serde_json::from_str(&ok(data_dir, &["inbox", "--json"])).unwrap();
-        (items.len() >= n).then_some(items)
-    })
-}
-
 fn server(data_dir: &Path, name: &str) -> Value {
     let servers: Vec<Value> = serde_json::from_str(&ok(data_dir, &["servers", "--json"])).unwrap();
     servers.into_iter().find(|s| s["name"] == name).unwrap_or(Value::Null)
@@ -116,6 +44,16 @@ fn ready(data_dir: &Path, name: &str, min_tools: u64) -> Value {
         let status = server(data_dir, name)["status"].clone();
         (status["state"] == "ready" && status["tools"].as_u64().unwrap_or(0) >= min_tools).then_some(status)
     })
+}
+
+/// `server-everything` over stdio as server `every`, ready with its tools.
+fn add_everything(d: &Path) -> Value {
+    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
+    ready(d, "every", 5)
+}
+
+fn wait_for_tool(d: &Path, tool: &str) {
+    eventually(tool, || ok(d, &["tools"]).contains(tool).then_some(()));
 }
 
 fn setup(model: &ScriptedModel) -> (tempfile::TempDir, Engine) {
@@ -200,8 +138,7 @@ async fn everything_edited_sum_read_only_hint_and_tool_settings() {
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
-    let status = ready(d, "every", 5);
+    let status = add_everything(d);
     // The server's stderr goes to its own log.
     let log = PathBuf::from(status["log"].as_str().unwrap());
     let logged = eventually("the server's stderr in its log", || std::fs::read_to_string(&log).ok().filter(|t| !t.is_empty()));
@@ -323,9 +260,8 @@ async fn elicitation_is_answered_through_the_cli() {
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
-    ready(d, "every", 5);
-    eventually("the elicitation tool", || ok(d, &["tools"]).contains("every/trigger-elicitation-request").then_some(()));
+    add_everything(d);
+    wait_for_tool(d, "every/trigger-elicitation-request");
 
     model.push(call("c1", "every__trigger-elicitation-request", json!({})));
     model.push(Reply::Text("thanks".into()));
@@ -471,9 +407,8 @@ async fn elicitation_while_another_call_of_the_step_is_pending() {
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["servers", "add", "every", "--", &node(), &everything(), "stdio"]);
-    ready(d, "every", 5);
-    eventually("the elicitation tool", || ok(d, &["tools"]).contains("every/trigger-elicitation-request").then_some(()));
+    add_everything(d);
+    wait_for_tool(d, "every/trigger-elicitation-request");
     ok(d, &["tools", "set", "every/trigger-elicitation-request", "not-required"]);
 
     model.push(Reply::ToolCalls(vec![

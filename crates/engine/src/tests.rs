@@ -368,17 +368,7 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
         store.record_assistant_step(&session.id, "", &[call], &[approval]).unwrap();
         store.set_session_status(&session.id, airlock_core::SessionStatus::RunningTools, None).unwrap();
         store
-            .decide(&DecisionInput {
-                approval_id: "approval_1".into(),
-                session_id: None,
-                approve: true,
-                reason: None,
-                edited_args: None,
-                remember: RememberScope::Once,
-                remember_exact_args: false,
-                for_chat: false,
-                decided_by: DecidedBy::Api,
-            })
+            .decide(&DecisionInput::new("approval_1", true, DecidedBy::Api))
             .unwrap();
         assert_eq!(store.calls_in_state(CallState::Running).unwrap().len(), 1);
     }

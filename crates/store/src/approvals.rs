@@ -58,6 +58,23 @@ pub struct DecisionInput {
     pub decided_by: DecidedBy,
 }
 
+impl DecisionInput {
+    /// A plain decision: once, no reason, the arguments as shown.
+    pub fn new(approval_id: impl Into<String>, approve: bool, decided_by: DecidedBy) -> Self {
+        Self {
+            approval_id: approval_id.into(),
+            session_id: None,
+            approve,
+            reason: None,
+            edited_args: None,
+            remember: RememberScope::Once,
+            remember_exact_args: false,
+            for_chat: false,
+            decided_by,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct DecisionOutcome {
     pub approval: ApprovalRow,

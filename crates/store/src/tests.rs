@@ -56,17 +56,7 @@ fn pending_call(store: &Store, session: &str) -> (String, String, String) {
 }
 
 fn input(id: &str, approve: bool) -> DecisionInput {
-    DecisionInput {
-        approval_id: id.into(),
-        session_id: None,
-        approve,
-        reason: None,
-        edited_args: None,
-        remember: RememberScope::Once,
-        remember_exact_args: false,
-        for_chat: false,
-        decided_by: DecidedBy::Api,
-    }
+    DecisionInput::new(id, approve, DecidedBy::Api)
 }
 
 #[test]

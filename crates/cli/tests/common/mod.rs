@@ -52,6 +52,15 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        // SIGTERM first so the engine stops its MCP servers, then make sure.
+        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(5) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -67,15 +76,21 @@ pub fn ok(data_dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-pub fn inbox(data_dir: &Path, n: usize) -> Vec<Value> {
+/// Polls until `check` returns a value (every step of these tests waits on an outcome, not a time).
+pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     let started = Instant::now();
     loop {
-        let items: Vec<Value> = serde_json::from_str(&ok(data_dir, &["inbox", "--json"])).unwrap();
-        if items.len() >= n {
-            return items;
+        if let Some(value) = check() {
+            return value;
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "inbox never reached {n}: {items:?}");
+        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
         std::thread::sleep(Duration::from_millis(30));
     }
 }
 
+pub fn inbox(data_dir: &Path, n: usize) -> Vec<Value> {
+    eventually(&format!("{n} inbox items"), || {
+        let items: Vec<Value> = serde_json::from_str(&ok(data_dir, &["inbox", "--json"])).unwrap();
+        (items.len() >= n).then_some(items)
+    })
+}
