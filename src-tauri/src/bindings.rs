@@ -64,7 +64,8 @@ mod tests {
         let fresh = tempfile::tempdir().unwrap();
         export_into(fresh.path());
         let (want, have) = (files(fresh.path()), files(&committed));
-        let stale: Vec<&String> = want.keys().chain(have.keys()).filter(|name| want.get(*name) != have.get(*name)).collect();
+        let stale: std::collections::BTreeSet<&String> =
+            want.keys().chain(have.keys()).filter(|name| want.get(*name) != have.get(*name)).collect();
         assert!(
             stale.is_empty(),
             "ui/src/lib/bindings is stale ({stale:?}); run `UPDATE_BINDINGS=1 cargo test -p airlock-desktop bindings` and commit"
