@@ -42,7 +42,10 @@ fi
 
 # npm packages, reinstalled only when the lock file changed.
 if [ ! -f ui/node_modules/.package-lock.json ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
-  (cd ui && npm ci --no-audit --no-fund)
+  # `npm install`, not `npm ci`: the registry reachable here has no builds of @tauri-apps/cli for
+  # other platforms, so the lock file cannot list them and `npm ci` refuses it. `npm install`
+  # still installs exactly the locked versions (and leaves the lock file as it is).
+  (cd ui && npm install --no-audit --no-fund)
 fi
 # The real MCP servers the end-to-end tests run against, at the versions pinned in the lock file.
 mcp_servers=tests/mcp-servers
