@@ -170,22 +170,10 @@ mod tests {
 
     fn pending(id: &str) -> InboxItem {
         InboxItem {
-            approval_id: id.into(),
-            tool_call_id: None,
-            kind: airlock_core::ItemKind::ToolCall,
-            session: "s".into(),
-            session_id: "ses_1".into(),
             server: "files".into(),
-            tool: "write_file".into(),
             args: json!({"path": "a.txt"}),
             args_hash: format!("hash-{id}"),
-            why: "required".into(),
-            created_at: "now".into(),
-            expires_at: None,
-            description: None,
-            input_schema: None,
-            message: None,
-            schema: None,
+            ..crate::pending::tests::item(id)
         }
     }
 

@@ -36,12 +36,13 @@ pub fn pending_label(count: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use airlock_core::ItemKind;
     use serde_json::json;
 
-    fn item(id: &str) -> InboxItem {
+    /// A pending `builtin/write_file` request, for the shell's tests.
+    pub(crate) fn item(id: &str) -> InboxItem {
         InboxItem {
             approval_id: id.into(),
             tool_call_id: None,

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use airlock_llm::{
-    Anthropic, ChatMessage, ChatRequest, HostedMcpTool, LlmError, ModelProvider, ModelToolCall, OpenAiResponses,
+    Anthropic, ChatMessage, ChatRequest, HostedMcpTool, LlmError, ModelProvider, ModelReply, ModelToolCall, OpenAiResponses,
     ProviderApprovalRequest, ProviderConfig, ToolSpec,
 };
 use airlock_testkit::{Reply, ScriptedApproval, ScriptedCall, ScriptedMcpCall, ScriptedModel};
@@ -61,6 +61,20 @@ fn hosted() -> Vec<HostedMcpTool> {
     }]
 }
 
+
+/// Completes `hello()` with a text sink: the text arrives whole, and through the sink when streamed.
+async fn complete_hello_text(provider: &impl ModelProvider, stream: bool) -> ModelReply {
+    let seen = Arc::new(Mutex::new(String::new()));
+    let sink_seen = seen.clone();
+    let sink = move |t: &str| sink_seen.lock().unwrap().push_str(t);
+    let reply = provider.complete(&hello(), Some(&sink)).await.unwrap();
+    assert_eq!(reply.text, "hello world");
+    if stream {
+        assert_eq!(*seen.lock().unwrap(), "hello world");
+    }
+    reply
+}
+
 #[tokio::test]
 async fn responses_text_function_calls_and_mcp_approvals_in_json_and_sse() {
     for stream in [false, true] {
@@ -83,15 +97,7 @@ async fn responses_text_function_calls_and_mcp_approvals_in_json_and_sse() {
         .await
         .unwrap();
         let provider = OpenAiResponses::new(config(&server, stream), hosted()).unwrap();
-        let seen = Arc::new(Mutex::new(String::new()));
-        let sink_seen = seen.clone();
-        let sink = move |t: &str| sink_seen.lock().unwrap().push_str(t);
-
-        let reply = provider.complete(&hello(), Some(&sink)).await.unwrap();
-        assert_eq!(reply.text, "hello world");
-        if stream {
-            assert_eq!(*seen.lock().unwrap(), "hello world");
-        }
+        let reply = complete_hello_text(&provider, stream).await;
         assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
 
         let reply = provider.complete(&hello(), None).await.unwrap();
@@ -178,14 +184,7 @@ async fn anthropic_text_and_two_tool_uses_in_json_and_sse() {
     for stream in [false, true] {
         let server = ScriptedModel::start(vec![Reply::Text("hello world".into()), Reply::ToolCalls(two_calls())]).await.unwrap();
         let provider = Anthropic::new(ProviderConfig { api_key_env: Some(var.clone()), ..config(&server, stream) }, Some(1000)).unwrap();
-        let seen = Arc::new(Mutex::new(String::new()));
-        let sink_seen = seen.clone();
-        let sink = move |t: &str| sink_seen.lock().unwrap().push_str(t);
-        let reply = provider.complete(&hello(), Some(&sink)).await.unwrap();
-        assert_eq!(reply.text, "hello world");
-        if stream {
-            assert_eq!(*seen.lock().unwrap(), "hello world");
-        }
+        let reply = complete_hello_text(&provider, stream).await;
         assert_eq!(reply.finish_reason.as_deref(), Some("end_turn"));
 
         let reply = provider.complete(&hello(), None).await.unwrap();
