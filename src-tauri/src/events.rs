@@ -31,6 +31,7 @@ pub fn forward<R: Runtime>(app: AppHandle<R>, engine: Engine) {
                             pending = recount(&engine);
                             changed = true;
                         }
+                        EngineEvent::Paused { paused } => tray::show_paused(&app, *paused),
                         _ => {}
                     }
                     if changed {

@@ -3,7 +3,6 @@
 use crate::pending::pending_label;
 use crate::shell::Shell;
 use crate::window;
-use airlock_core::SessionStatus;
 use tauri::image::Image;
 use tauri::menu::{Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
@@ -13,13 +12,22 @@ const TRAY_ID: &str = "airlock";
 const ICON: &[u8] = include_bytes!("../icons/tray.png");
 const ICON_BADGED: &[u8] = include_bytes!("../icons/tray-badge.png");
 
-/// The menu line that shows the count, kept to change its text.
-struct CountItem<R: Runtime>(MenuItem<R>);
+/// The menu lines whose text changes: the count, and Pause / Resume.
+struct TrayItems<R: Runtime> {
+    count: MenuItem<R>,
+    pause: MenuItem<R>,
+}
+
+/// The pause line's text: it says what clicking it does.
+pub fn pause_label(paused: bool) -> &'static str {
+    if paused { "Resume agents" } else { "Pause all agents" }
+}
 
 pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let count = MenuItem::with_id(app, "count", pending_label(0), false, None::<&str>)?;
     let open = MenuItem::with_id(app, "open", "Open inbox", true, None::<&str>)?;
-    let pause = MenuItem::with_id(app, "pause", "Pause all agents", true, None::<&str>)?;
+    let paused = app.try_state::<Shell>().is_some_and(|shell| shell.engine.paused());
+    let pause = MenuItem::with_id(app, "pause", pause_label(paused), true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", "Quit Airlock", true, None::<&str>)?;
     let separator = PredefinedMenuItem::separator(app)?;
     let menu = Menu::with_items(app, &[&count, &separator, &open, &pause, &quit])?;
@@ -29,20 +37,20 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         .menu(&menu)
         .on_menu_event(|app, event| match event.id().as_ref() {
             "open" => window::open_inbox(app, None),
-            "pause" => pause_all(app),
+            "pause" => toggle_pause(app),
             "quit" => app.exit(0),
             _ => {}
         })
         .build(app)?;
-    app.manage(CountItem(count));
+    app.manage(TrayItems { count, pause });
     Ok(())
 }
 
 /// Shows the count in the menu, the tooltip and the icon's badge.
 pub fn show_count<R: Runtime>(app: &AppHandle<R>, count: usize) {
     let label = pending_label(count);
-    if let Some(item) = app.try_state::<CountItem<R>>() {
-        let _ = item.0.set_text(&label);
+    if let Some(items) = app.try_state::<TrayItems<R>>() {
+        let _ = items.count.set_text(&label);
     }
     if let Some(tray) = app.tray_by_id(TRAY_ID) {
         let _ = tray.set_tooltip(Some(format!("Airlock — {label}")));
@@ -52,13 +60,17 @@ pub fn show_count<R: Runtime>(app: &AppHandle<R>, count: usize) {
     }
 }
 
-/// Cancels every running turn: pending calls are cancelled and nothing more runs.
-fn pause_all<R: Runtime>(app: &AppHandle<R>) {
+/// Shows whether the agents are paused (switched from here, the UI or `airlock pause`).
+pub fn show_paused<R: Runtime>(app: &AppHandle<R>, paused: bool) {
+    if let Some(items) = app.try_state::<TrayItems<R>>() {
+        let _ = items.pause.set_text(pause_label(paused));
+    }
+}
+
+/// Pauses every agent, or resumes them; the engine announces it, which updates this menu.
+fn toggle_pause<R: Runtime>(app: &AppHandle<R>) {
     let Some(shell) = app.try_state::<Shell>() else { return };
-    let Ok(sessions) = shell.engine.sessions() else { return };
-    for session in sessions.iter().filter(|s| !matches!(s.status, SessionStatus::Idle | SessionStatus::Failed)) {
-        if let Err(error) = shell.engine.cancel(&session.name) {
-            tracing::warn!("cannot pause session {}: {error}", session.name);
-        }
+    if let Err(error) = shell.engine.set_paused(!shell.engine.paused()) {
+        tracing::warn!("cannot switch the pause: {error}");
     }
 }

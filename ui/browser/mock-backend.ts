@@ -93,6 +93,8 @@ mockIPC(
       }
       case 'audit':
         return [];
+      case 'paused':
+        return false;
       case 'decide': {
         const decisions = a.decisions as DecisionRequest[];
         state.decided.push(...decisions);

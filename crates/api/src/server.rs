@@ -104,6 +104,7 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
         .route("/v1/provider", get(provider).put(set_provider))
         .route("/v1/providers", get(providers))
         .route("/v1/mode", put(set_mode))
+        .route("/v1/paused", get(paused).put(set_paused))
         .route("/v1/settings/{key}", put(set_setting))
         .route("/v1/servers", get(servers).post(add_server))
         .route("/v1/servers/import", post(import_servers))
@@ -157,6 +158,7 @@ async fn status(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
         "version": env!("CARGO_PKG_VERSION"),
         "data_dir": s.engine.data_dir(),
         "workspace": s.engine.workspace(),
+        "paused": s.engine.paused(),
     })))
 }
 
@@ -229,6 +231,21 @@ struct ModeBody {
 async fn set_mode(State(s): State<Arc<AppState>>, Json(body): Json<ModeBody>) -> ApiResult<Value> {
     s.engine.set_mode(body.session.as_deref(), Some(body.mode))?;
     Ok(Json(json!({ "mode": body.mode, "session": body.session })))
+}
+
+#[derive(Deserialize)]
+struct PausedBody {
+    paused: bool,
+}
+
+async fn paused(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(json!({ "paused": s.engine.paused() })))
+}
+
+/// "Pause all agents" (and resume): no model request or tool run starts while paused.
+async fn set_paused(State(s): State<Arc<AppState>>, Json(body): Json<PausedBody>) -> ApiResult<Value> {
+    let changed = s.engine.set_paused(body.paused)?;
+    Ok(Json(json!({ "paused": body.paused, "changed": changed })))
 }
 
 /// Settings a person may change through the API, with the type each takes.

@@ -80,6 +80,13 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Pause | Command::Resume => {
+            let paused = matches!(command, Command::Pause);
+            let reply: Value = client.put("/v1/paused", &json!({ "paused": paused })).await?;
+            let already = if reply["changed"] == json!(false) { " (already)" } else { "" };
+            println!("{}{already}", if paused { "agents paused; `airlock resume` lets them go on" } else { "agents resumed" });
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Tools { json, action } => tools(&client, json, action).await,
         Command::Servers { json, action } => crate::servers::run(&client, json, action).await,
         Command::Answer { id, accept, decline, cancel } => {

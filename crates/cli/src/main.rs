@@ -123,6 +123,11 @@ enum Command {
         #[command(subcommand)]
         action: ProviderAction,
     },
+    /// Pause all agents: no model request or tool run starts until `resume`; waiting requests
+    /// stay in the inbox and can still be decided.
+    Pause,
+    /// Resume the agents after `pause`.
+    Resume,
     /// Approval mode of the workspace or of one session.
     Mode {
         #[command(subcommand)]

@@ -143,6 +143,20 @@ async fn settings_commands() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no approval request"));
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn pause_holds_every_agent_until_resume() {
+    let model = ScriptedModel::start(vec![Reply::Text("after the pause".into())]).await.unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    assert!(ok(d, &["pause"]).contains("agents paused"));
+    assert!(ok(d, &["pause"]).contains("(already)"));
+    ok(d, &["chat", "--session", "p", "--no-wait", "hello"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(model.requests().is_empty(), "the model is not asked while paused");
+    ok(d, &["resume"]);
+    assert_eq!(ok(d, &["wait", "--session", "p"]).trim(), "after the pause");
+}
+
 #[test]
 fn no_engine_running_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();

@@ -91,7 +91,7 @@ async fn run(
     mut cancel: watch::Receiver<bool>,
 ) -> Result<TurnOutcome, EngineError> {
     loop {
-        if *cancel.borrow() {
+        if *cancel.borrow() || inner.wait_while_paused(&mut cancel).await {
             return cancel_turn(inner, session);
         }
         let messages = inner.store.messages(&session.id)?;

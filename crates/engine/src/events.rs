@@ -51,4 +51,6 @@ pub enum EngineEvent {
     TextDelta { session: String, text: String },
     ToolFinished { session: String, tool_call_id: String, state: String },
     TurnEnded { outcome: TurnOutcome },
+    /// "Pause all agents" was switched (see `Engine::set_paused`).
+    Paused { paused: bool },
 }

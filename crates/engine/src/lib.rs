@@ -3,6 +3,7 @@
 
 mod driver;
 pub mod elicitation;
+pub mod pause;
 pub mod events;
 mod provider;
 pub mod router;
@@ -141,6 +142,8 @@ pub(crate) struct Inner {
     pub data_dir: PathBuf,
     pub workspace: PathBuf,
     pub server_host: RwLock<Option<Arc<dyn servers::ServerHost>>>,
+    /// "Pause all agents" (see `pause`).
+    pub paused: watch::Sender<bool>,
 }
 
 /// Cheap to clone; every clone is the same engine.
@@ -173,6 +176,7 @@ impl Engine {
         let tools = ToolRegistry::default();
         tools.register(BUILTIN_SERVER, Arc::new(BuiltinTools::new(workspace.clone())));
         let (events, _) = broadcast::channel(4096);
+        let paused = pause::load(&store)?;
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
@@ -187,6 +191,7 @@ impl Engine {
                 data_dir,
                 workspace,
                 server_host: RwLock::new(None),
+                paused,
             }),
         };
         engine.recover()?;

@@ -439,3 +439,45 @@ async fn a_store_failure_while_deciding_leaves_the_call_pending_never_run() {
     assert_eq!(f.engine.wait_turn("s").await.unwrap().answer.as_deref(), Some("done"));
     assert_eq!(std::fs::read_to_string(f.engine.workspace().join("a.txt")).unwrap(), "x");
 }
+
+#[tokio::test]
+async fn paused_agents_run_nothing_until_resumed() {
+    let (f, item) = pending_write("written", false).await;
+    let mut events = f.engine.subscribe();
+    assert!(f.engine.set_paused(true).unwrap());
+    assert!(!f.engine.set_paused(true).unwrap(), "pausing twice changes nothing");
+    assert!(matches!(events.recv().await.unwrap(), EngineEvent::Paused { paused: true }));
+    // A decision is still taken and kept while paused; the call waits for the resume.
+    f.engine.decide(approve(&item.approval_id), DecidedBy::Api).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!f.engine.workspace().join("a.txt").exists(), "nothing runs while paused");
+    assert_eq!(f.model.requests().len(), 1, "no model request while paused");
+
+    f.engine.set_paused(false).unwrap();
+    let outcome = f.engine.wait_turn("s").await.unwrap();
+    assert_eq!((outcome.status.as_str(), outcome.answer.as_deref()), ("completed", Some("written")));
+    assert!(f.engine.workspace().join("a.txt").exists());
+}
+
+#[tokio::test]
+async fn a_message_sent_while_paused_waits_and_cancel_still_ends_the_turn() {
+    let f = fixture(vec![Reply::Text("unused".into())], false).await;
+    f.engine.set_paused(true).unwrap();
+    f.engine.send_message("s", "hello").unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(f.model.requests().is_empty(), "the model is not asked while paused");
+    assert!(f.engine.cancel("s").unwrap());
+    assert_eq!(f.engine.wait_turn("s").await.unwrap().status, "cancelled");
+    assert!(f.model.requests().is_empty());
+}
+
+#[tokio::test]
+async fn the_pause_outlives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
+    let engine = open();
+    assert!(!engine.paused());
+    engine.set_paused(true).unwrap();
+    drop(engine);
+    assert!(open().paused());
+}

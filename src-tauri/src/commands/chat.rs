@@ -32,6 +32,19 @@ pub async fn cancel_turn(shell: State<'_, Shell>, session: String) -> CommandRes
     Ok(shell.engine.cancel(&session)?)
 }
 
+/// Whether the agents are paused ("Pause all agents" in the tray, the window or `airlock pause`).
+#[tauri::command]
+pub async fn paused(shell: State<'_, Shell>) -> CommandResult<bool> {
+    Ok(shell.engine.paused())
+}
+
+/// Pauses or resumes every agent; the engine announces the change to every channel.
+#[tauri::command]
+pub async fn set_paused(shell: State<'_, Shell>, paused: bool) -> CommandResult<()> {
+    shell.engine.set_paused(paused)?;
+    Ok(())
+}
+
 /// `mode: null` clears the session's override, so the workspace default applies again.
 #[tauri::command]
 pub async fn set_session_mode(shell: State<'_, Shell>, session: String, mode: Option<Mode>) -> CommandResult<SessionRow> {

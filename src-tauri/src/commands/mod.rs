@@ -19,6 +19,8 @@ macro_rules! command_handler {
             $crate::commands::chat::transcript,
             $crate::commands::chat::send_message,
             $crate::commands::chat::cancel_turn,
+            $crate::commands::chat::paused,
+            $crate::commands::chat::set_paused,
             $crate::commands::chat::set_session_mode,
             $crate::commands::inbox::inbox,
             $crate::commands::inbox::decide,

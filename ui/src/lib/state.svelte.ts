@@ -21,6 +21,8 @@ export class AppState {
   currentSession = $state<string | null>(null);
   focusApproval = $state<string | null>(null);
   error = $state<string | null>(null);
+  /** "Pause all agents": nothing runs until resumed (switched here, in the tray or the CLI). */
+  paused = $state(false);
 
   /** Counts inbox events, so a fetch that raced with one is not applied over it. */
   private inboxEpoch = 0;
@@ -40,7 +42,8 @@ export class AppState {
 
   async reload(): Promise<void> {
     try {
-      const [sessions, inbox] = await Promise.all([api.sessions(), this.fetchInbox()]);
+      const [sessions, inbox, paused] = await Promise.all([api.sessions(), this.fetchInbox(), api.paused()]);
+      this.paused = paused === true;
       this.sessions = sessions;
       this.inbox = inbox;
       if (this.currentSession === null && sessions.length > 0) this.currentSession = sessions[sessions.length - 1].name;
@@ -87,11 +90,23 @@ export class AppState {
       case 'tool_finished':
         this.bump(event.session);
         break;
+      case 'paused':
+        this.paused = event.paused;
+        break;
       case 'turn_ended':
         this.live[event.outcome.session] = '';
         this.bump(event.outcome.session);
         void this.fetchInbox().then((items) => (this.inbox = items));
         break;
+    }
+  }
+
+  async setPaused(paused: boolean): Promise<void> {
+    try {
+      await api.setPaused(paused);
+      this.paused = paused;
+    } catch (e) {
+      this.error = errorMessage(e);
     }
   }
 

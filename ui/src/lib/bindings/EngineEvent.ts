@@ -3,4 +3,4 @@ import type { InboxItem } from "./InboxItem";
 import type { SessionStatus } from "./SessionStatus";
 import type { TurnOutcome } from "./TurnOutcome";
 
-export type EngineEvent = { "type": "approval_requested", item: InboxItem, } | { "type": "approval_decided", approval_id: string, session: string, approve: boolean, decided_by: string, } | { "type": "session_status", session: string, status: SessionStatus, } | { "type": "text_delta", session: string, text: string, } | { "type": "tool_finished", session: string, tool_call_id: string, state: string, } | { "type": "turn_ended", outcome: TurnOutcome, };
+export type EngineEvent = { "type": "approval_requested", item: InboxItem, } | { "type": "approval_decided", approval_id: string, session: string, approve: boolean, decided_by: string, } | { "type": "session_status", session: string, status: SessionStatus, } | { "type": "text_delta", session: string, text: string, } | { "type": "tool_finished", session: string, tool_call_id: string, state: string, } | { "type": "turn_ended", outcome: TurnOutcome, } | { "type": "paused", paused: boolean, };

@@ -1,0 +1,46 @@
+//! "Pause all agents": while paused no turn asks its model or runs a tool; requests already
+//! waiting stay in the inbox and can still be decided. A running tool call or model request is
+//! let finish (it cannot be taken back), and nothing starts after it. Kept in the store, so a
+//! pause outlives a restart: a person who paused expects the agents to stay stopped.
+
+use crate::{Engine, EngineEvent, Inner, Result};
+use serde_json::Value;
+use tokio::sync::watch;
+
+/// The store key of the pause switch.
+pub const PAUSED_KEY: &str = "paused";
+
+pub(crate) fn load(store: &airlock_store::Store) -> Result<watch::Sender<bool>> {
+    let paused = matches!(store.setting(PAUSED_KEY)?, Some(Value::Bool(true)));
+    Ok(watch::Sender::new(paused))
+}
+
+impl Engine {
+    /// Pauses or resumes every agent; returns whether the switch changed.
+    pub fn set_paused(&self, paused: bool) -> Result<bool> {
+        self.inner.store.set_setting(PAUSED_KEY, &Value::Bool(paused))?;
+        let changed = self.inner.paused.send_replace(paused) != paused;
+        if changed {
+            self.inner.emit(EngineEvent::Paused { paused });
+        }
+        Ok(changed)
+    }
+
+    pub fn paused(&self) -> bool {
+        *self.inner.paused.borrow()
+    }
+}
+
+impl Inner {
+    /// Waits while the agents are paused. Returns true when the turn was cancelled meanwhile.
+    pub(crate) async fn wait_while_paused(&self, cancel: &mut watch::Receiver<bool>) -> bool {
+        let mut paused = self.paused.subscribe();
+        if !*paused.borrow_and_update() {
+            return false;
+        }
+        tokio::select! {
+            _ = paused.wait_for(|paused| !*paused) => false,
+            _ = cancel.changed() => true,
+        }
+    }
+}
