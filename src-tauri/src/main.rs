@@ -13,13 +13,15 @@ mod shell;
 mod tray;
 mod window;
 
+use airlock_api::ApiClient;
 use airlock_api::discovery::DiscoveryError;
 use airlock_api::host::{Host, HostError, resolve_data_dir};
 use clap::Parser;
 use shell::Shell;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use tauri::{Manager, RunEvent, WindowEvent};
 
 #[derive(Parser, Debug)]
@@ -62,9 +64,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     });
     let (host, served, mcp) = match started {
         Ok(started) => started,
-        Err(HostError::Discovery(DiscoveryError::Locked(dir))) => {
-            anyhow::bail!("Airlock is already running for {} (the app or `airlock serve`); use that one", dir.display())
-        }
+        Err(HostError::Discovery(DiscoveryError::Locked(dir))) => return show_running_app(&dir),
         Err(error) => return Err(error.into()),
     };
     tauri::async_runtime::spawn(async move {
@@ -78,6 +78,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         .manage(shell)
         .invoke_handler(command_handler!())
         .setup(move |app| {
+            engine.set_frontend(Arc::new(window::WindowFrontend(app.handle().clone())));
             tray::install(app.handle())?;
             events::forward(app.handle().clone(), engine.clone());
             Ok(())
@@ -100,4 +101,17 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
     });
     Ok(())
+}
+
+/// One instance per data directory: a second launch brings the running app's window forward.
+fn show_running_app(dir: &Path) -> anyhow::Result<()> {
+    let shown = tauri::async_runtime::block_on(async { ApiClient::discover(dir)?.show_window(None).await });
+    match shown {
+        Ok(true) => {
+            eprintln!("Airlock is already running for {}; showed its window", dir.display());
+            Ok(())
+        }
+        Ok(false) => anyhow::bail!("`airlock serve` is already running for {}; stop it or use the CLI", dir.display()),
+        Err(error) => anyhow::bail!("Airlock is already running for {} but does not answer: {error}", dir.display()),
+    }
 }

@@ -89,6 +89,64 @@ impl Driver {
     }
 }
 
+/// The real app under tauri-driver, with a WebDriver session on its window and a client of the
+/// local API it serves.
+struct App {
+    ui: Driver,
+    api: ApiClient,
+    session_url: String,
+    _tauri_driver: Process,
+}
+
+impl App {
+    async fn launch(data_dir: &Path, out: &Path) -> App {
+        let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".into());
+        let (port, native_port) = (free_port(), free_port());
+        let tauri_driver = Process(
+            Command::new(&driver_bin)
+                .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+                .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {driver_bin}: {e}")),
+        );
+        let http = reqwest::Client::builder().no_proxy().build().unwrap();
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "wry",
+            "tauri:options": {
+                "application": env!("CARGO_BIN_EXE_airlock-desktop"),
+                "args": ["--data-dir", data_dir],
+            }
+        }}});
+        let mut session = Value::Null;
+        for _ in 0..50 {
+            if let Ok(response) = http.post(format!("http://127.0.0.1:{port}/session")).json(&capabilities).send().await {
+                session = response.json().await.unwrap();
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let session_id = session["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {session}"));
+        let session_url = format!("http://127.0.0.1:{port}/session/{session_id}");
+        let ui = Driver { http, base: session_url.clone(), out: out.to_path_buf() };
+        // The app serves the local API, as the CLI would find it.
+        let mut api = None;
+        for _ in 0..100 {
+            if let Ok(client) = ApiClient::discover(data_dir) {
+                api = Some(client);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let api = api.expect("the app published its local API");
+        App { ui, api, session_url, _tauri_driver: tauri_driver }
+    }
+
+    async fn end(self) {
+        let _ = self.ui.http.delete(&self.session_url).send().await;
+    }
+}
+
 struct Process(Child);
 
 impl Drop for Process {
@@ -122,45 +180,8 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     .await
     .unwrap();
 
-    let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".into());
-    let (port, native_port) = (free_port(), free_port());
-    let _tauri_driver = Process(
-        Command::new(&driver_bin)
-            .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
-            .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {driver_bin}: {e}")),
-    );
-    let http = reqwest::Client::builder().no_proxy().build().unwrap();
-    let capabilities = json!({"capabilities": {"alwaysMatch": {
-        "browserName": "wry",
-        "tauri:options": {
-            "application": env!("CARGO_BIN_EXE_airlock-desktop"),
-            "args": ["--data-dir", data.path()],
-        }
-    }}});
-    let mut session = Value::Null;
-    for _ in 0..50 {
-        if let Ok(response) = http.post(format!("http://127.0.0.1:{port}/session")).json(&capabilities).send().await {
-            session = response.json().await.unwrap();
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let session_id = session["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {session}"));
-    let ui = Driver { http: http.clone(), base: format!("http://127.0.0.1:{port}/session/{session_id}"), out: out.clone() };
-
-    // The app serves the local API: configure the provider through it, as the CLI would.
-    let mut api = None;
-    for _ in 0..100 {
-        if let Ok(client) = ApiClient::discover(data.path()) {
-            api = Some(client);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let api = api.expect("the app published its local API");
+    let app = App::launch(data.path(), &out).await;
+    let (ui, api) = (&app.ui, &app.api);
     let _: Value = api
         .put("/v1/provider", &json!({"base_url": model.base_url(), "model": "scripted", "stream": true}))
         .await
@@ -232,5 +253,146 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     ui.until("the final answer", "return document.body.textContent.includes('Understood, I will not write them.')").await;
     ui.screenshot(&out, "chat-batch-denied").await;
 
-    let _ = http.delete(format!("http://127.0.0.1:{port}/session/{session_id}")).send().await;
+    app.end().await;
+}
+
+/// The X11 side of the window, as a window manager sees it (Xvfb runs none).
+#[cfg(target_os = "linux")]
+mod x11 {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::{AtomEnum, ClientMessageEvent, ConnectionExt, EventMask, MapState, Window};
+    use x11rb::rust_connection::RustConnection;
+
+    pub struct Display {
+        conn: RustConnection,
+        root: Window,
+    }
+
+    impl Display {
+        pub fn open() -> Self {
+            let (conn, screen) = x11rb::connect(None).expect("an X display (DISPLAY)");
+            let root = conn.setup().roots[screen].root;
+            Display { conn, root }
+        }
+
+        fn atom(&self, name: &str) -> u32 {
+            self.conn.intern_atom(false, name.as_bytes()).unwrap().reply().unwrap().atom
+        }
+
+        fn property(&self, window: Window, name: &str, kind: impl Into<u32>) -> Vec<u8> {
+            let atom = self.atom(name);
+            self.conn.get_property(false, window, atom, kind, 0, 1024).unwrap().reply().map(|r| r.value).unwrap_or_default()
+        }
+
+        /// The process's top-level windows with this title.
+        pub fn windows(&self, pid: u32, title: &str) -> Vec<Window> {
+            let utf8 = self.atom("UTF8_STRING");
+            let children = self.conn.query_tree(self.root).unwrap().reply().unwrap().children;
+            children
+                .into_iter()
+                .filter(|&w| self.property(w, "_NET_WM_PID", AtomEnum::CARDINAL) == pid.to_ne_bytes())
+                .filter(|&w| self.property(w, "_NET_WM_NAME", utf8) == title.as_bytes())
+                .collect()
+        }
+
+        pub fn viewable(&self, window: Window) -> bool {
+            self.conn.get_window_attributes(window).unwrap().reply().is_ok_and(|a| a.map_state == MapState::VIEWABLE)
+        }
+
+        /// What a window manager sends when the person clicks the window's close button.
+        pub fn request_close(&self, window: Window) {
+            let protocols = self.atom("WM_PROTOCOLS");
+            let delete = self.atom("WM_DELETE_WINDOW");
+            let event = ClientMessageEvent::new(32, window, protocols, [delete, 0, 0, 0, 0]);
+            self.conn.send_event(false, window, EventMask::NO_EVENT, event).unwrap();
+            self.conn.flush().unwrap();
+        }
+    }
+}
+
+/// Polls until `check` holds (the window changes state asynchronously).
+async fn until_true(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !check() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and a notification daemon; run through scripts/e2e.sh"]
+async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_and_notification_click() {
+    let out = PathBuf::from(std::env::var("AIRLOCK_E2E_OUT").unwrap_or_else(|_| "test-output/e2e".into()));
+    std::fs::create_dir_all(&out).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(vec![Reply::ToolCalls(vec![write_file("n1", "from-click.txt", "x")]), Reply::Text("done".into())])
+        .await
+        .unwrap();
+    let app = App::launch(data.path(), &out).await;
+    let (ui, api) = (&app.ui, &app.api);
+    let _: Value = api.put("/v1/provider", &json!({"base_url": model.base_url(), "model": "scripted"})).await.unwrap();
+    let status: Value = api.get("/v1/status").await.unwrap();
+    let pid = u32::try_from(status["pid"].as_u64().unwrap()).unwrap();
+    let display = x11::Display::open();
+    let mut window = None;
+    until_true("the window on screen", || {
+        window = display.windows(pid, "Airlock").into_iter().find(|&w| display.viewable(w));
+        window.is_some()
+    })
+    .await;
+    let window = window.unwrap();
+
+    // 1. Closing the window keeps Airlock running: hidden, the API still answers.
+    display.request_close(window);
+    until_true("the window hidden", || !display.viewable(window)).await;
+    let still: Value = api.get("/v1/status").await.unwrap();
+    assert_eq!(still["pid"], status["pid"]);
+
+    // 2. Launching again on the same data directory shows the running app's window.
+    let second = Command::new(env!("CARGO_BIN_EXE_airlock-desktop")).arg("--data-dir").arg(data.path()).output().unwrap();
+    assert!(second.status.success(), "{second:?}");
+    assert!(String::from_utf8_lossy(&second.stderr).contains("showed its window"), "{second:?}");
+    until_true("the window shown again", || display.viewable(window)).await;
+
+    // 3. Hidden again, a request arrives; clicking its notification opens the inbox on it.
+    ui.click("[data-testid=nav-chat]").await;
+    display.request_close(window);
+    until_true("the window hidden", || !display.viewable(window)).await;
+    let _ = Command::new("dunstctl").arg("close-all").status();
+    api.send_message("clicked", "write it").await.unwrap();
+    let mut pending = Vec::new();
+    for _ in 0..100 {
+        pending = api.inbox().await.unwrap();
+        if !pending.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let approval_id = pending.first().expect("a pending request").approval_id.clone();
+    // dunst shows it once the burst window has passed; its "action" is a left click on it.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !display.viewable(window) {
+        assert!(tokio::time::Instant::now() < deadline, "clicking the notification never showed the window");
+        let _ = Command::new("dunstctl").args(["action", "0"]).status();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    ui.until(
+        "the inbox focused on the clicked request",
+        &format!("return document.querySelector('.row.item.focused[data-approval-id=\"{approval_id}\"]') !== null"),
+    )
+    .await;
+    ui.screenshot(&out, "inbox-from-notification").await;
+
+    // 4. Pause all agents from the window: the banner says so and the engine holds.
+    ui.click("[data-testid=pause-all]").await;
+    ui.find("[data-testid=paused-banner]").await;
+    let paused: Value = api.get("/v1/paused").await.unwrap();
+    assert_eq!(paused["paused"], json!(true));
+    ui.screenshot(&out, "paused").await;
+    ui.click("[data-testid=paused-banner] button").await;
+    ui.until("the banner gone", "return document.querySelector('[data-testid=paused-banner]') === null").await;
+    let paused: Value = api.get("/v1/paused").await.unwrap();
+    assert_eq!(paused["paused"], json!(false));
+    app.end().await;
 }

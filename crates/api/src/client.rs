@@ -95,6 +95,13 @@ impl ApiClient {
     pub async fn wait_turn(&self, session: &str) -> Result<TurnOutcome, ClientError> {
         self.get(&format!("/v1/sessions/{}/turn", encode(session))).await
     }
+
+    /// Brings the desktop app's window forward (on an inbox item). False when the engine has no
+    /// window (`airlock serve`).
+    pub async fn show_window(&self, approval_id: Option<&str>) -> Result<bool, ClientError> {
+        let reply: Value = self.post("/v1/window", &json!({ "approval_id": approval_id })).await?;
+        Ok(reply["shown"] == json!(true))
+    }
 }
 
 /// Percent-encodes a path segment (session names may hold spaces and slashes).

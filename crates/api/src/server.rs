@@ -105,6 +105,7 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
         .route("/v1/providers", get(providers))
         .route("/v1/mode", put(set_mode))
         .route("/v1/paused", get(paused).put(set_paused))
+        .route("/v1/window", post(show_window))
         .route("/v1/settings/{key}", put(set_setting))
         .route("/v1/servers", get(servers).post(add_server))
         .route("/v1/servers/import", post(import_servers))
@@ -246,6 +247,18 @@ async fn paused(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 async fn set_paused(State(s): State<Arc<AppState>>, Json(body): Json<PausedBody>) -> ApiResult<Value> {
     let changed = s.engine.set_paused(body.paused)?;
     Ok(Json(json!({ "paused": body.paused, "changed": changed })))
+}
+
+#[derive(Deserialize, Default)]
+struct WindowBody {
+    #[serde(default)]
+    approval_id: Option<String>,
+}
+
+/// Brings the desktop app's window forward (on an inbox item); `shown: false` under `airlock serve`.
+async fn show_window(State(s): State<Arc<AppState>>, body: Option<Json<WindowBody>>) -> ApiResult<Value> {
+    let body = body.map(|Json(body)| body).unwrap_or_default();
+    Ok(Json(json!({ "shown": s.engine.show_frontend(body.approval_id) })))
 }
 
 /// Settings a person may change through the API, with the type each takes.

@@ -80,6 +80,12 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Open { id } => {
+            if !client.show_window(id.as_deref()).await? {
+                bail!("the engine of {} is `airlock serve`, which has no window", data_dir.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Pause | Command::Resume => {
             let paused = matches!(command, Command::Pause);
             let reply: Value = client.put("/v1/paused", &json!({ "paused": paused })).await?;

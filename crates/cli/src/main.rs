@@ -123,6 +123,8 @@ enum Command {
         #[command(subcommand)]
         action: ProviderAction,
     },
+    /// Show the desktop app's window, on the inbox item ID when given.
+    Open { id: Option<String> },
     /// Pause all agents: no model request or tool run starts until `resume`; waiting requests
     /// stay in the inbox and can still be decided.
     Pause,

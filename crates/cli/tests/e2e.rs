@@ -175,6 +175,10 @@ fn a_second_engine_on_the_same_data_dir_is_refused() {
     let out = Command::new(BIN).arg("--data-dir").arg(dir.path()).arg("serve").output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("already owns"));
+    // `airlock open` reaches the engine, which says plainly that it has no window.
+    let out = airlock(dir.path(), &["open"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("has no window"), "{out:?}");
 }
 
 /// Sends a raw HTTP request and returns the status code.

@@ -3,6 +3,7 @@
 
 mod driver;
 pub mod elicitation;
+pub mod frontend;
 pub mod pause;
 pub mod events;
 mod provider;
@@ -13,6 +14,7 @@ pub mod tools;
 pub use events::{EngineEvent, InboxItem, TurnOutcome};
 pub use elicitation::{ElicitationAction, ElicitationAnswer, ElicitationRequest};
 pub use provider::{ProviderKind, ProviderSettings};
+pub use frontend::Frontend;
 pub use servers::{ServerHost, ServerStatus, ServerView};
 
 use airlock_core::policy::{PolicyConfig, PolicyError};
@@ -144,6 +146,7 @@ pub(crate) struct Inner {
     pub server_host: RwLock<Option<Arc<dyn servers::ServerHost>>>,
     /// "Pause all agents" (see `pause`).
     pub paused: watch::Sender<bool>,
+    pub frontend: RwLock<Option<Arc<dyn Frontend>>>,
 }
 
 /// Cheap to clone; every clone is the same engine.
@@ -192,6 +195,7 @@ impl Engine {
                 workspace,
                 server_host: RwLock::new(None),
                 paused,
+                frontend: RwLock::new(None),
             }),
         };
         engine.recover()?;
