@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${CARGO_TARGET_DIR:-target}/release/airlock-desktop"
 [ -x "$BIN" ] || { echo "no release build at $BIN" >&2; exit 1; }
+BIN=$(realpath "$BIN")
 data=$(mktemp -d)
 display_file=$(mktemp)
 Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$display_file" 2>/dev/null &

@@ -11,6 +11,7 @@ mod notifications;
 mod pending;
 mod shell;
 mod tray;
+mod webkit_env;
 mod window;
 
 use airlock_api::ApiClient;
@@ -40,6 +41,7 @@ struct Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    webkit_env::apply_defaults();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG").unwrap_or_else(|_| "warn".into()))
         .with_writer(std::io::stderr)
