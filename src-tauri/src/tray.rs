@@ -74,3 +74,14 @@ fn toggle_pause<R: Runtime>(app: &AppHandle<R>) {
         tracing::warn!("cannot switch the pause: {error}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::pause_label;
+
+    #[test]
+    fn the_pause_line_says_what_a_click_does() {
+        assert_eq!(pause_label(false), "Pause all agents");
+        assert_eq!(pause_label(true), "Resume agents");
+    }
+}
