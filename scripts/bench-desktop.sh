@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Desktop benchmarks for BENCHMARKS.md: cold start to first paint under Xvfb, idle memory (PSS)
-# of all the app's processes, release binary size. Needs a release build
+# of all the app's processes, release binary size, then 10,000 pending requests in the real app
+# (inbox open, Approve all) through WebDriver. Needs a release build
 # (`ui/node_modules/.bin/tauri build --bundles deb,rpm`, or `cargo build --release -p airlock-desktop`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,3 +35,10 @@ for pid in $(echo "$pids" | tr ' ' '\n' | sort -u); do
 done
 echo "idle memory (PSS, all processes): $((pss / 1024)) MB"
 echo "release binary: $(du -m "$BIN" | cut -f1) MB ($(stat -c %s "$BIN") bytes)"
+kill $app 2>/dev/null || true
+wait $app 2>/dev/null || true
+
+# 10,000 pending requests in the real app, through WebDriver (`scripts/setup.sh --deps-only`
+# installs tauri-driver).
+export TAURI_DRIVER="${AIRLOCK_TOOLS_DIR:-$HOME/.cache/airlock-tools}/bin/tauri-driver"
+dbus-run-session -- cargo bench -q -p airlock-desktop --bench inbox_10k 2>&1 | grep -v '^dbus-daemon'

@@ -1,0 +1,227 @@
+//! The WebDriver harness of the real app, shared by the end-to-end tests and the desktop
+//! benchmark: tauri-driver + WebKitWebDriver, the app's local API, and the X11 view of its window.
+#![allow(dead_code)]
+
+use airlock_api::ApiClient;
+use base64::Engine as _;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+pub const WAIT: Duration = Duration::from_secs(30);
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// A minimal W3C WebDriver client: just what this test needs.
+pub struct Driver {
+    pub http: reqwest::Client,
+    pub base: String,
+    /// Where screenshots go, including one of the screen when a wait times out.
+    pub out: PathBuf,
+}
+
+impl Driver {
+    pub async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}{path}", self.base);
+        let mut request = self.http.request(method, &url);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap_or_else(|e| panic!("{url}: {e}"));
+        let value: Value = response.json().await.unwrap();
+        value["value"].clone()
+    }
+
+    pub async fn try_find(&self, css: &str) -> Option<String> {
+        let found = self.call(reqwest::Method::POST, "/elements", Some(json!({"using": "css selector", "value": css}))).await;
+        found.as_array()?.first()?[ELEMENT].as_str().map(str::to_string)
+    }
+
+    /// Waits for an element to appear (the UI updates from engine events).
+    pub async fn find(&self, css: &str) -> String {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            if let Some(id) = self.try_find(css).await {
+                return id;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                self.screenshot(&self.out, "failure").await;
+                panic!("no element {css} appeared (see failure.png)");
+            }
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    }
+
+    pub async fn click(&self, css: &str) {
+        let id = self.find(css).await;
+        self.call(reqwest::Method::POST, &format!("/element/{id}/click"), Some(json!({}))).await;
+    }
+
+    pub async fn type_into(&self, css: &str, text: &str) {
+        let id = self.find(css).await;
+        self.call(reqwest::Method::POST, &format!("/element/{id}/clear"), Some(json!({}))).await;
+        self.call(reqwest::Method::POST, &format!("/element/{id}/value"), Some(json!({"text": text}))).await;
+    }
+
+    pub async fn run(&self, script: &str) -> Value {
+        self.call(reqwest::Method::POST, "/execute/sync", Some(json!({"script": script, "args": []}))).await
+    }
+
+    /// Runs an asynchronous script (its last argument is the callback) and returns what it passed.
+    pub async fn run_async(&self, script: &str, args: Value) -> Value {
+        self.call(reqwest::Method::POST, "/execute/async", Some(json!({"script": script, "args": args}))).await
+    }
+
+    /// Waits until the script returns `true`.
+    pub async fn until(&self, what: &str, script: &str) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while self.run(script).await != Value::Bool(true) {
+            if tokio::time::Instant::now() >= deadline {
+                self.screenshot(&self.out, "failure").await;
+                panic!("timed out waiting for {what} (see failure.png)");
+            }
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    }
+
+    pub async fn screenshot(&self, out: &Path, name: &str) {
+        let data = self.call(reqwest::Method::GET, "/screenshot", None).await;
+        let png = base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap()).unwrap();
+        std::fs::write(out.join(format!("{name}.png")), png).unwrap();
+    }
+}
+
+/// The real app under tauri-driver, with a WebDriver session on its window and a client of the
+/// local API it serves.
+pub struct App {
+    pub ui: Driver,
+    pub api: ApiClient,
+    pub session_url: String,
+    _tauri_driver: Process,
+}
+
+impl App {
+    pub async fn launch(data_dir: &Path, out: &Path) -> App {
+        let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".into());
+        let (port, native_port) = (free_port(), free_port());
+        let tauri_driver = Process(
+            Command::new(&driver_bin)
+                .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+                .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
+                .stdout(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {driver_bin}: {e}")),
+        );
+        let http = reqwest::Client::builder().no_proxy().build().unwrap();
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "wry",
+            "tauri:options": {
+                "application": env!("CARGO_BIN_EXE_airlock-desktop"),
+                "args": ["--data-dir", data_dir],
+            }
+        }}});
+        let mut session = Value::Null;
+        for _ in 0..50 {
+            if let Ok(response) = http.post(format!("http://127.0.0.1:{port}/session")).json(&capabilities).send().await {
+                session = response.json().await.unwrap();
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let session_id = session["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {session}"));
+        let session_url = format!("http://127.0.0.1:{port}/session/{session_id}");
+        let ui = Driver { http, base: session_url.clone(), out: out.to_path_buf() };
+        // The app serves the local API, as the CLI would find it.
+        let mut api = None;
+        for _ in 0..100 {
+            if let Ok(client) = ApiClient::discover(data_dir) {
+                api = Some(client);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let api = api.expect("the app published its local API");
+        App { ui, api, session_url, _tauri_driver: tauri_driver }
+    }
+
+    pub async fn end(self) {
+        let _ = self.ui.http.delete(&self.session_url).send().await;
+    }
+}
+
+pub struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A port nobody listens on right now (other test runs on this machine may use the defaults).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The X11 side of the window, as a window manager sees it (Xvfb runs none).
+#[cfg(target_os = "linux")]
+pub mod x11 {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::{AtomEnum, ClientMessageEvent, ConnectionExt, EventMask, MapState, Window};
+    use x11rb::rust_connection::RustConnection;
+
+    pub struct Display {
+        conn: RustConnection,
+        root: Window,
+    }
+
+    impl Display {
+        pub fn open() -> Self {
+            let (conn, screen) = x11rb::connect(None).expect("an X display (DISPLAY)");
+            let root = conn.setup().roots[screen].root;
+            Display { conn, root }
+        }
+
+        fn atom(&self, name: &str) -> u32 {
+            self.conn.intern_atom(false, name.as_bytes()).unwrap().reply().unwrap().atom
+        }
+
+        fn property(&self, window: Window, name: &str, kind: impl Into<u32>) -> Vec<u8> {
+            let atom = self.atom(name);
+            self.conn.get_property(false, window, atom, kind, 0, 1024).unwrap().reply().map(|r| r.value).unwrap_or_default()
+        }
+
+        /// The process's top-level windows with this title.
+        pub fn windows(&self, pid: u32, title: &str) -> Vec<Window> {
+            let utf8 = self.atom("UTF8_STRING");
+            let children = self.conn.query_tree(self.root).unwrap().reply().unwrap().children;
+            children
+                .into_iter()
+                .filter(|&w| self.property(w, "_NET_WM_PID", AtomEnum::CARDINAL) == pid.to_ne_bytes())
+                .filter(|&w| self.property(w, "_NET_WM_NAME", utf8) == title.as_bytes())
+                .collect()
+        }
+
+        pub fn viewable(&self, window: Window) -> bool {
+            self.conn.get_window_attributes(window).unwrap().reply().is_ok_and(|a| a.map_state == MapState::VIEWABLE)
+        }
+
+        /// What a window manager sends when the person clicks the window's close button.
+        pub fn request_close(&self, window: Window) {
+            let protocols = self.atom("WM_PROTOCOLS");
+            let delete = self.atom("WM_DELETE_WINDOW");
+            let event = ClientMessageEvent::new(32, window, protocols, [delete, 0, 0, 0, 0]);
+            self.conn.send_event(false, window, EventMask::NO_EVENT, event).unwrap();
+            self.conn.flush().unwrap();
+        }
+    }
+}
+
+/// Polls until `check` holds (the window changes state asynchronously).
+pub async fn until_true(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !check() {
+        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
