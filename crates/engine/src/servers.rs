@@ -124,6 +124,7 @@ impl Engine {
         if name == BUILTIN_SERVER {
             return Err(EngineError::Invalid(format!("'{BUILTIN_SERVER}' is the built-in server's name")));
         }
+        config.validate().map_err(|e| EngineError::Invalid(format!("server '{name}': {e}")))?;
         let value = serde_json::to_value(&config).map_err(|e| EngineError::Invalid(e.to_string()))?;
         self.inner.store.upsert_server(name, &value, &config.definition_hash())?;
         self.inner.invalidate_policy();
