@@ -75,9 +75,12 @@ pub fn parse_mcp_servers(config: &Value) -> Result<Vec<(String, ServerConfig)>, 
     parse_mcp_servers_each(config)?.into_iter().map(|(name, parsed)| parsed.map(|config| (name, config))).collect()
 }
 
+/// One server of a config by name: its definition, or why it was refused.
+pub type ParsedServer = (String, Result<ServerConfig, String>);
+
 /// [`parse_mcp_servers`], each server on its own, so one bad entry does not hide the others
 /// (the desktop's import says which servers were refused and why).
-pub fn parse_mcp_servers_each(config: &Value) -> Result<Vec<(String, Result<ServerConfig, String>)>, String> {
+pub fn parse_mcp_servers_each(config: &Value) -> Result<Vec<ParsedServer>, String> {
     let servers = config.get("mcpServers").unwrap_or(config);
     let servers = servers.as_object().ok_or("expected an object \"mcpServers\" of servers by name")?;
     Ok(servers.iter().map(|(name, entry)| (name.clone(), parse_entry(name, entry))).collect())
