@@ -6,11 +6,13 @@
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use crate::commands::inbox::{Channel, DecisionOutcome};
+    use crate::commands::servers::ImportReport;
     use crate::commands::settings::{SettingsView, ShellOption};
     use crate::commands::CommandError;
     use crate::commands::error::ErrorCode;
     use crate::window::Navigate;
-    use airlock_engine::{DecisionRequest, ElicitationAnswer, EngineEvent, InboxItem, TurnOutcome};
+    use airlock_core::ServerConfig;
+    use airlock_engine::{DecisionRequest, ElicitationAnswer, EngineEvent, InboxItem, ServerView, TurnOutcome};
     use airlock_store::{AuditRow, MessageRow, SessionRow};
     use std::collections::BTreeMap;
     use std::path::{Path, PathBuf};
@@ -33,6 +35,9 @@ mod tests {
         ErrorCode::export_all(&cfg).unwrap();
         Navigate::export_all(&cfg).unwrap();
         ElicitationAnswer::export_all(&cfg).unwrap();
+        ServerView::export_all(&cfg).unwrap();
+        ServerConfig::export_all(&cfg).unwrap();
+        ImportReport::export_all(&cfg).unwrap();
     }
 
     /// Every file under `dir` (recursively), by relative path.

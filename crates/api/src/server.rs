@@ -57,6 +57,7 @@ impl From<EngineError> for ApiError {
             EngineError::Store(StoreError::Invalid(_)) => (StatusCode::BAD_REQUEST, "invalid"),
             EngineError::UnknownSession(_) => (StatusCode::NOT_FOUND, "unknown_session"),
             EngineError::UnknownTool { .. } => (StatusCode::NOT_FOUND, "unknown_tool"),
+            EngineError::UnknownServer(_) => (StatusCode::NOT_FOUND, "unknown_server"),
             EngineError::Busy { .. } => (StatusCode::CONFLICT, "busy"),
             EngineError::InvalidEdit(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_edit"),
             EngineError::Invalid(_) | EngineError::Policy(_) | EngineError::Provider(_) => {

@@ -14,5 +14,5 @@ pub use policy::{
     ArgRule, CallFacts, NeedsApproval, PolicyConfig, PolicyDecision, PolicyError, RuleEffect,
     RulePattern, SessionPolicy, Step, Verdict, decide,
 };
-pub use server::{ServerConfig, parse_mcp_servers};
+pub use server::{ServerConfig, parse_mcp_servers, parse_mcp_servers_each};
 pub use types::*;

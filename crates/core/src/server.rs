@@ -7,6 +7,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ServerConfig {
     /// A local process speaking MCP on stdin/stdout; its stderr goes to a per-server log.
@@ -42,6 +43,24 @@ impl ServerConfig {
         crate::args_hash(&pinned)
     }
 
+    /// Refuses a definition that cannot start: no command, or a URL that is not http(s).
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            ServerConfig::Stdio { command, .. } if command.trim().is_empty() => Err("the command is empty".into()),
+            ServerConfig::Http { url, .. } if !(url.starts_with("http://") || url.starts_with("https://")) => {
+                Err(format!("the URL '{url}' must start with http:// or https://"))
+            }
+            ServerConfig::Http { headers, .. } => match headers.keys().find(|name| name.trim().is_empty()) {
+                Some(_) => Err("a header has no name".into()),
+                None => Ok(()),
+            },
+            ServerConfig::Stdio { env, .. } => match env.keys().find(|name| name.trim().is_empty() || name.contains('=')) {
+                Some(name) => Err(format!("the environment variable name '{name}' is not valid")),
+                None => Ok(()),
+            },
+        }
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             ServerConfig::Stdio { .. } => "stdio",
@@ -53,47 +72,57 @@ impl ServerConfig {
 /// Reads the `mcpServers` object of a Claude Desktop style config (`command`/`args`/`env`/`cwd`,
 /// or `url` with optional `type` and `headers`). The whole file or just the object is accepted.
 pub fn parse_mcp_servers(config: &Value) -> Result<Vec<(String, ServerConfig)>, String> {
+    parse_mcp_servers_each(config)?.into_iter().map(|(name, parsed)| parsed.map(|config| (name, config))).collect()
+}
+
+/// One server of a config by name: its definition, or why it was refused.
+pub type ParsedServer = (String, Result<ServerConfig, String>);
+
+/// [`parse_mcp_servers`], each server on its own, so one bad entry does not hide the others
+/// (the desktop's import says which servers were refused and why).
+pub fn parse_mcp_servers_each(config: &Value) -> Result<Vec<ParsedServer>, String> {
     let servers = config.get("mcpServers").unwrap_or(config);
     let servers = servers.as_object().ok_or("expected an object \"mcpServers\" of servers by name")?;
-    let mut parsed = Vec::with_capacity(servers.len());
-    for (name, entry) in servers {
-        crate::validate_server_name(name).map_err(|e| format!("server '{name}': {e}"))?;
-        let strings = |key: &str| -> Result<BTreeMap<String, String>, String> {
-            match entry.get(key) {
-                None | Some(Value::Null) => Ok(BTreeMap::new()),
-                Some(Value::Object(map)) => map
+    Ok(servers.iter().map(|(name, entry)| (name.clone(), parse_entry(name, entry))).collect())
+}
+
+fn parse_entry(name: &str, entry: &Value) -> Result<ServerConfig, String> {
+    crate::validate_server_name(name).map_err(|e| format!("server '{name}': {e}"))?;
+    let strings = |key: &str| -> Result<BTreeMap<String, String>, String> {
+        match entry.get(key) {
+            None | Some(Value::Null) => Ok(BTreeMap::new()),
+            Some(Value::Object(map)) => map
+                .iter()
+                .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())).ok_or(format!("server '{name}': {key}.{k} must be a string")))
+                .collect(),
+            Some(_) => Err(format!("server '{name}': {key} must be an object")),
+        }
+    };
+    let kind = entry.get("type").and_then(Value::as_str);
+    let config = match (entry.get("command").and_then(Value::as_str), entry.get("url").and_then(Value::as_str)) {
+        (Some(command), None) => {
+            let args = match entry.get("args") {
+                None | Some(Value::Null) => Vec::new(),
+                Some(Value::Array(items)) => items
                     .iter()
-                    .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())).ok_or(format!("server '{name}': {key}.{k} must be a string")))
-                    .collect(),
-                Some(_) => Err(format!("server '{name}': {key} must be an object")),
+                    .map(|a| a.as_str().map(str::to_string).ok_or(format!("server '{name}': args must be strings")))
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err(format!("server '{name}': args must be an array")),
+            };
+            let cwd = entry.get("cwd").and_then(Value::as_str).map(str::to_string);
+            ServerConfig::Stdio { command: command.to_string(), args, env: strings("env")?, cwd }
+        }
+        (None, Some(url)) => {
+            if kind.is_some_and(|k| k == "sse") {
+                return Err(format!("server '{name}': the old SSE transport is not supported; use its streamable-HTTP URL"));
             }
-        };
-        let kind = entry.get("type").and_then(Value::as_str);
-        let config = match (entry.get("command").and_then(Value::as_str), entry.get("url").and_then(Value::as_str)) {
-            (Some(command), None) => {
-                let args = match entry.get("args") {
-                    None | Some(Value::Null) => Vec::new(),
-                    Some(Value::Array(items)) => items
-                        .iter()
-                        .map(|a| a.as_str().map(str::to_string).ok_or(format!("server '{name}': args must be strings")))
-                        .collect::<Result<_, _>>()?,
-                    Some(_) => return Err(format!("server '{name}': args must be an array")),
-                };
-                let cwd = entry.get("cwd").and_then(Value::as_str).map(str::to_string);
-                ServerConfig::Stdio { command: command.to_string(), args, env: strings("env")?, cwd }
-            }
-            (None, Some(url)) => {
-                if kind.is_some_and(|k| k == "sse") {
-                    return Err(format!("server '{name}': the old SSE transport is not supported; use its streamable-HTTP URL"));
-                }
-                ServerConfig::Http { url: url.to_string(), headers: strings("headers")? }
-            }
-            (Some(_), Some(_)) => return Err(format!("server '{name}': give either command or url, not both")),
-            (None, None) => return Err(format!("server '{name}': needs a command or a url")),
-        };
-        parsed.push((name.clone(), config));
-    }
-    Ok(parsed)
+            ServerConfig::Http { url: url.to_string(), headers: strings("headers")? }
+        }
+        (Some(_), Some(_)) => return Err(format!("server '{name}': give either command or url, not both")),
+        (None, None) => return Err(format!("server '{name}': needs a command or a url")),
+    };
+    config.validate().map_err(|e| format!("server '{name}': {e}"))?;
+    Ok(config)
 }
 
 #[cfg(test)]
@@ -114,6 +143,24 @@ mod tests {
         assert!(matches!(&servers[1].1, ServerConfig::Http { url, .. } if url.ends_with("/mcp")));
         assert!(parse_mcp_servers(&json!({"mcpServers": {"bad name": {"command": "x"}}})).is_err());
         assert!(parse_mcp_servers(&json!({"mcpServers": {"x": {}}})).is_err());
+    }
+
+    #[test]
+    fn each_server_is_parsed_on_its_own() {
+        let file = json!({"mcpServers": {
+            "good": {"command": "npx", "args": ["-y", "pkg"]},
+            "old": {"type": "sse", "url": "https://example.com/sse"},
+            "blank": {"command": " "},
+            "ftp": {"url": "ftp://example.com"},
+        }});
+        let parsed = parse_mcp_servers_each(&file).unwrap();
+        let refused: Vec<&str> = parsed.iter().filter(|(_, p)| p.is_err()).map(|(name, _)| name.as_str()).collect();
+        assert_eq!(refused, ["blank", "ftp", "old"]);
+        assert!(matches!(&parsed[2], (name, Ok(ServerConfig::Stdio { .. })) if name == "good"));
+        assert!(parsed[3].1.as_ref().unwrap_err().contains("SSE"));
+        // All or nothing where one answer is wanted (`airlock servers import`).
+        assert!(parse_mcp_servers(&file).is_err());
+        assert!(parse_mcp_servers_each(&json!([1])).is_err());
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub use events::{EngineEvent, InboxItem, TurnOutcome};
 pub use elicitation::{ElicitationAction, ElicitationAnswer, ElicitationRequest};
 pub use provider::{ProviderKind, ProviderSettings};
 pub use frontend::Frontend;
-pub use servers::{ServerHost, ServerStatus, ServerView};
+pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost, ServerStatus, ServerView};
 
 use airlock_core::policy::{PolicyConfig, PolicyError};
 use airlock_core::{
@@ -47,6 +47,10 @@ pub enum EngineError {
     Busy { session: String, status: String },
     #[error("no session named '{0}'")]
     UnknownSession(String),
+    #[error("no server named '{0}'")]
+    UnknownServer(String),
+    #[error("cannot read the log {path}: {message}")]
+    ServerLog { path: PathBuf, message: String },
     #[error("no tool {server}/{tool}")]
     UnknownTool { server: String, tool: String },
     #[error("edited arguments refused: {0}")]

@@ -7,10 +7,16 @@ use crate::tools::ToolSource;
 use airlock_core::{BUILTIN_SERVER, ServerConfig, ServerDefault, validate_server_name};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The most a log tail reads from the end of a log, so a huge log costs what a small one does.
+pub const LOG_TAIL_MAX_BYTES: u64 = 64 * 1024;
 
 /// How a server is doing right now.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServerStatus {
     /// `starting`, `ready`, `failed` (see `reason`; restarted with backoff) or `disabled`.
     pub state: String,
@@ -27,6 +33,7 @@ pub struct ServerStatus {
 
 /// A server with its settings and status (`airlock servers`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ServerView {
     pub name: String,
     pub kind: String,
@@ -117,6 +124,7 @@ impl Engine {
         if name == BUILTIN_SERVER {
             return Err(EngineError::Invalid(format!("'{BUILTIN_SERVER}' is the built-in server's name")));
         }
+        config.validate().map_err(|e| EngineError::Invalid(format!("server '{name}': {e}")))?;
         let value = serde_json::to_value(&config).map_err(|e| EngineError::Invalid(e.to_string()))?;
         self.inner.store.upsert_server(name, &value, &config.definition_hash())?;
         self.inner.invalidate_policy();
@@ -138,6 +146,22 @@ impl Engine {
         Ok(())
     }
 
+    /// Where a stdio server's stderr goes (the MCP manager writes it; Settings shows its tail).
+    pub fn server_log_path(&self, name: &str) -> PathBuf {
+        self.data_dir().join("logs").join(format!("{name}.log"))
+    }
+
+    /// The last `lines` lines of a server's log, reading at most [`LOG_TAIL_MAX_BYTES`] from its
+    /// end; empty when the server has not written one (yet, or never: HTTP and built-in).
+    pub fn server_log_tail(&self, name: &str, lines: usize) -> Result<Vec<String>> {
+        if !self.inner.store.servers()?.iter().any(|row| row.name == name) {
+            return Err(EngineError::UnknownServer(name.to_string()));
+        }
+        let path = self.server_log_path(name);
+        read_tail(&path, lines, LOG_TAIL_MAX_BYTES)
+            .map_err(|error| EngineError::ServerLog { path, message: error.to_string() })
+    }
+
     pub fn set_server_enabled(&self, name: &str, enabled: bool) -> Result<()> {
         if name == BUILTIN_SERVER {
             return Err(EngineError::Invalid("the built-in server cannot be disabled".into()));
@@ -147,5 +171,81 @@ impl Engine {
             host.reload(name);
         }
         Ok(())
+    }
+}
+
+/// The last `lines` lines of a file from its last `max_bytes` bytes; a line cut by that bound is
+/// left out rather than shown in part. A missing file has no lines.
+fn read_tail(path: &Path, lines: usize, max_bytes: u64) -> std::io::Result<Vec<String>> {
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(error) => return Err(error),
+    };
+    let start = file.metadata()?.len().saturating_sub(max_bytes);
+    file.seek(SeekFrom::Start(start))?;
+    let mut bytes = Vec::new();
+    file.take(max_bytes).read_to_end(&mut bytes)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut all: Vec<&str> = text.lines().collect();
+    if start > 0 && !all.is_empty() {
+        all.remove(0);
+    }
+    let skip = all.len().saturating_sub(lines);
+    Ok(all[skip..].iter().map(|line| line.to_string()).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::EngineConfig;
+    use airlock_core::ServerConfig;
+    use std::io::Write;
+
+    fn engine_with_server(dir: &Path) -> Engine {
+        let engine = Engine::open(EngineConfig { data_dir: dir.to_path_buf(), workspace: None }).unwrap();
+        let config = ServerConfig::Stdio { command: "true".into(), args: vec![], env: Default::default(), cwd: None };
+        engine.add_server("notes", config).unwrap();
+        engine
+    }
+
+    #[test]
+    fn log_tail_shows_the_last_lines_of_the_servers_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine_with_server(dir.path());
+        assert!(engine.server_log_tail("notes", 10).unwrap().is_empty(), "no log yet");
+        let path = engine.server_log_path("notes");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut log = std::fs::File::create(&path).unwrap();
+        for n in 1..=30 {
+            writeln!(log, "line {n}").unwrap();
+        }
+        write!(log, "last, unfinished").unwrap();
+        let tail = engine.server_log_tail("notes", 3).unwrap();
+        assert_eq!(tail, ["line 29", "line 30", "last, unfinished"]);
+        assert_eq!(engine.server_log_tail("notes", 100).unwrap().len(), 31);
+        // The built-in server writes no log: nothing to show, not an error.
+        assert!(engine.server_log_tail(BUILTIN_SERVER, 10).unwrap().is_empty());
+    }
+
+    #[test]
+    fn log_tail_reads_a_bounded_end_of_a_big_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.log");
+        let line = "x".repeat(99);
+        // 1,000 bytes hold 10 lines of 100 bytes; the first is cut by the bound and left out.
+        std::fs::write(&path, format!("{}{}", format!("{line}\n").repeat(10_000), "end\n")).unwrap();
+        let tail = read_tail(&path, 1_000_000, 1_000).unwrap();
+        assert_eq!(tail.last().map(String::as_str), Some("end"));
+        assert!(tail.len() <= 10 && tail[..tail.len() - 1].iter().all(|l| *l == line), "{tail:?}");
+    }
+
+    #[test]
+    fn log_tail_of_an_unknown_server_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine_with_server(dir.path());
+        let error = engine.server_log_tail("nope", 10).unwrap_err();
+        assert!(matches!(&error, EngineError::UnknownServer(name) if name == "nope"), "{error}");
+        assert_eq!(error.to_string(), "no server named 'nope'");
     }
 }

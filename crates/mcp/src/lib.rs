@@ -15,7 +15,6 @@ mod supervisor;
 
 use airlock_engine::{Engine, ServerHost, ServerStatus};
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
@@ -31,13 +30,12 @@ struct Slot {
 /// Starts, watches and restarts the engine's MCP servers.
 pub struct McpManager {
     engine: Engine,
-    log_dir: PathBuf,
     slots: Mutex<HashMap<String, Slot>>,
 }
 
 impl std::fmt::Debug for McpManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpManager").field("log_dir", &self.log_dir).finish()
+        f.debug_struct("McpManager").finish_non_exhaustive()
     }
 }
 
@@ -46,7 +44,6 @@ impl McpManager {
     pub fn start(engine: &Engine) -> Arc<Self> {
         let manager = Arc::new(Self {
             engine: engine.clone(),
-            log_dir: engine.data_dir().join("logs"),
             slots: Mutex::new(HashMap::new()),
         });
         engine.set_server_host(manager.clone());
@@ -100,7 +97,7 @@ impl ServerHost for McpManager {
         };
         let Some((_, config, true)) = config else { return };
         let log = match &config {
-            airlock_core::ServerConfig::Stdio { .. } => Some(self.log_dir.join(format!("{name}.log"))),
+            airlock_core::ServerConfig::Stdio { .. } => Some(self.engine.server_log_path(name)),
             airlock_core::ServerConfig::Http { .. } => None,
         };
         let status = Arc::new(Mutex::new(ServerStatus {

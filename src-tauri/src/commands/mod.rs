@@ -5,6 +5,7 @@ pub mod chat;
 pub mod error;
 pub mod history;
 pub mod inbox;
+pub mod servers;
 pub mod settings;
 
 pub use error::{CommandError, CommandResult};
@@ -32,6 +33,13 @@ macro_rules! command_handler {
             $crate::commands::settings::add_rule,
             $crate::commands::settings::revoke_remembered,
             $crate::commands::settings::set_option,
+            $crate::commands::servers::servers,
+            $crate::commands::servers::save_server,
+            $crate::commands::servers::set_server_enabled,
+            $crate::commands::servers::set_server_default,
+            $crate::commands::servers::set_server_trust,
+            $crate::commands::servers::import_servers,
+            $crate::commands::servers::server_log,
             $crate::commands::history::audit,
         ]
     };

@@ -3,4 +3,4 @@
 /**
  * What went wrong, in words a program can match.
  */
-export type ErrorCode = "unknown_approval" | "already_decided" | "foreign_session" | "invalid_edit" | "unknown_session" | "unknown_tool" | "busy" | "no_provider" | "invalid" | "internal";
+export type ErrorCode = "unknown_approval" | "already_decided" | "foreign_session" | "invalid_edit" | "unknown_session" | "unknown_tool" | "unknown_server" | "busy" | "no_provider" | "invalid" | "internal";
