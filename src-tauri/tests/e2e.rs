@@ -98,6 +98,26 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     ui.click("[data-testid=nav-settings]").await;
     ui.find("section h2").await;
     ui.screenshot(&out, "settings").await;
+
+    // 6. Add an MCP server from Settings: it starts, offers its tools, and its log shows.
+    let test_server = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().join("airlock-test-mcp-server");
+    assert!(test_server.exists(), "build the workspace first: no {}", test_server.display());
+    ui.click("[data-testid=add-server]").await;
+    ui.type_into("input[aria-label='Server name']", "echo").await;
+    ui.type_into("input[aria-label=Command]", test_server.to_str().unwrap()).await;
+    ui.click("form[aria-label='MCP server'] button[type=submit]").await;
+    ui.until(
+        "the server ready",
+        "const s = document.querySelector('[data-testid=server][data-name=echo] [data-testid=server-state]');
+         return !!s && s.textContent.startsWith('ready');",
+    )
+    .await;
+    ui.click("[data-testid=server][data-name=echo] [data-testid=show-log]").await;
+    ui.find("[data-testid=server-log]").await;
+    ui.until("the server's tools listed", "return document.body.textContent.includes('Tools by server') && [...document.querySelectorAll('h3')].some((h) => h.textContent.startsWith('echo'))").await;
+    ui.screenshot(&out, "settings-servers").await;
+    let servers: Value = api.get("/v1/servers").await.unwrap();
+    assert!(servers.to_string().contains("\"echo\""), "{servers}");
     ui.click("[data-testid=nav-history]").await;
     ui.find("table tbody tr").await;
     ui.screenshot(&out, "history").await;

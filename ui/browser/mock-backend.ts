@@ -95,6 +95,8 @@ mockIPC(
         return [];
       case 'paused':
         return false;
+      case 'servers':
+        return [];
       case 'decide': {
         const decisions = a.decisions as DecisionRequest[];
         state.decided.push(...decisions);

@@ -18,6 +18,10 @@ import type { RulePattern } from './bindings/RulePattern';
 import type { SessionRow } from './bindings/SessionRow';
 import type { SettingsView } from './bindings/SettingsView';
 import type { ShellOption } from './bindings/ShellOption';
+import type { ImportReport } from './bindings/ImportReport';
+import type { ServerConfig } from './bindings/ServerConfig';
+import type { ServerDefault } from './bindings/ServerDefault';
+import type { ServerView } from './bindings/ServerView';
 import type { ToolSetting } from './bindings/ToolSetting';
 
 /** A command's refusal: `code` for programs, `message` for people. */
@@ -60,6 +64,13 @@ export const api = {
     invoke('add_rule', { server, tool, pointer, pattern, effect }),
   revokeRemembered: (id: string) => invoke<boolean>('revoke_remembered', { id }),
   setOption: (option: ShellOption) => invoke<void>('set_option', { option }),
+  servers: () => invoke<ServerView[]>('servers'),
+  saveServer: (name: string, config: ServerConfig) => invoke<void>('save_server', { name, config }),
+  setServerEnabled: (name: string, enabled: boolean) => invoke<void>('set_server_enabled', { name, enabled }),
+  setServerDefault: (name: string, value: ServerDefault) => invoke<void>('set_server_default', { name, default: value }),
+  setServerTrust: (name: string, trust: boolean) => invoke<void>('set_server_trust', { name, trust }),
+  importServers: (text: string) => invoke<ImportReport>('import_servers', { text }),
+  serverLog: (name: string, lines: number | null) => invoke<string[]>('server_log', { name, lines }),
   audit: (limit?: number) => invoke<AuditRow[]>('audit', { limit: limit ?? null }),
 };
 
