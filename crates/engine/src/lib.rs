@@ -610,6 +610,7 @@ impl Inner {
     /// The engine's own reasons to refuse a decision, checked against the pending request
     /// inside the decision's transaction: elicitations are answered, not approved, and an edit
     /// must be an object that matches the tool's schema and the arguments the person saw.
+    /// Runs under the store's lock: it must not touch the store.
     fn check_decision(&self, request: &DecisionRequest, row: &ApprovalRow) -> std::result::Result<(), String> {
         if row.kind == ItemKind::Elicitation {
             return Err(format!("{} is an elicitation; answer it with `airlock answer`", request.approval_id));
