@@ -17,7 +17,10 @@ impl PendingSet {
     pub fn apply(&mut self, event: &EngineEvent) -> bool {
         match event {
             EngineEvent::ApprovalRequested { item } => self.ids.insert(item.approval_id.clone()),
-            EngineEvent::ApprovalDecided { approval_id, .. } => self.ids.remove(approval_id),
+            EngineEvent::ApprovalsDecided { decisions } => {
+                // Every removal must happen, so no short-circuiting `any`.
+                decisions.iter().filter(|decided| self.ids.remove(&decided.approval_id)).count() > 0
+            }
             _ => false,
         }
     }
@@ -39,6 +42,7 @@ pub fn pending_label(count: usize) -> String {
 pub(crate) mod tests {
     use super::*;
     use airlock_core::ItemKind;
+    use airlock_engine::DecidedItem;
     use serde_json::json;
 
     /// A pending `builtin/write_file` request, for the shell's tests.
@@ -63,8 +67,10 @@ pub(crate) mod tests {
         }
     }
 
-    fn decided(id: &str) -> EngineEvent {
-        EngineEvent::ApprovalDecided { approval_id: id.into(), session: "s".into(), approve: true, decided_by: "inbox".into() }
+    /// One batch of decisions (an approve-all is one event).
+    fn decided(ids: &[&str]) -> EngineEvent {
+        let decided = |id: &&str| DecidedItem { approval_id: id.to_string(), session: "s".into(), approve: true, decided_by: "inbox".into() };
+        EngineEvent::ApprovalsDecided { decisions: ids.iter().map(decided).collect() }
     }
 
     #[test]
@@ -74,10 +80,9 @@ pub(crate) mod tests {
         assert!(pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("b")) }));
         assert!(pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("c")) }));
         assert_eq!(pending_label(pending.len()), "3 pending");
-        assert!(pending.apply(&decided("a")));
+        assert!(pending.apply(&decided(&["a"])));
         assert_eq!(pending_label(pending.len()), "2 pending");
-        assert!(pending.apply(&decided("b")));
-        assert!(pending.apply(&decided("c")));
+        assert!(pending.apply(&decided(&["b", "c"])));
         assert_eq!(pending_label(pending.len()), "Nothing pending");
     }
 
@@ -86,7 +91,7 @@ pub(crate) mod tests {
         let mut pending = PendingSet::default();
         assert!(pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("a")) }));
         assert!(!pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("a")) }));
-        assert!(!pending.apply(&decided("unknown")));
+        assert!(!pending.apply(&decided(&["unknown"])));
         assert!(!pending.apply(&EngineEvent::TextDelta { session: "s".into(), text: "hi".into() }));
         assert_eq!(pending.len(), 1);
     }

@@ -83,6 +83,26 @@ impl ApiClient {
         self.post("/v1/decisions", &serde_json::to_value(request).unwrap_or_default()).await
     }
 
+    /// Many decisions in one transaction; one answer per request, in order, each refused or
+    /// not on its own ([`ClientError::Refused`] for a refusal).
+    pub async fn decide_many(&self, requests: &[DecisionRequest]) -> Result<Vec<Result<Value, ClientError>>, ClientError> {
+        let answers: Vec<Value> = self.post("/v1/decisions/batch", &json!({ "decisions": requests })).await?;
+        if answers.len() != requests.len() {
+            return Err(ClientError::Decode(format!("{} answers to {} decisions", answers.len(), requests.len())));
+        }
+        Ok(answers
+            .into_iter()
+            .map(|answer| match answer.get("error").and_then(Value::as_str) {
+                Some(message) => Err(ClientError::Refused {
+                    status: answer.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok()).unwrap_or(500),
+                    code: answer.get("code").and_then(Value::as_str).unwrap_or("").to_string(),
+                    message: message.to_string(),
+                }),
+                None => Ok(answer.get("approval").cloned().unwrap_or(Value::Null)),
+            })
+            .collect())
+    }
+
     pub async fn send_message(&self, session: &str, text: &str) -> Result<Value, ClientError> {
         self.post(&format!("/v1/sessions/{}/messages", encode(session)), &json!({ "text": text })).await
     }

@@ -97,6 +97,7 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
         .route("/v1/status", get(status))
         .route("/v1/inbox", get(inbox))
         .route("/v1/decisions", post(decide))
+        .route("/v1/decisions/batch", post(decide_batch))
         .route("/v1/sessions", get(sessions))
         .route("/v1/sessions/{name}/messages", post(send_message))
         .route("/v1/sessions/{name}/turn", get(wait_turn))
@@ -171,6 +172,32 @@ async fn inbox(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 async fn decide(State(s): State<Arc<AppState>>, Json(request): Json<DecisionRequest>) -> ApiResult<Value> {
     let row = s.engine.decide(request, DecidedBy::Api)?;
     Ok(Json(serde_json::to_value(row).unwrap_or_default()))
+}
+
+#[derive(Deserialize)]
+struct DecisionBatch {
+    decisions: Vec<DecisionRequest>,
+}
+
+/// Many decisions in one durable transaction. Each item answers on its own, in order:
+/// `{"approval_id", "approval": row}` or `{"approval_id", "error", "code", "status"}` with the
+/// code and HTTP status the single endpoint would have given. A failed transaction (nothing
+/// decided) is the response's own error.
+async fn decide_batch(State(s): State<Arc<AppState>>, Json(batch): Json<DecisionBatch>) -> ApiResult<Value> {
+    let ids: Vec<String> = batch.decisions.iter().map(|d| d.approval_id.clone()).collect();
+    let outcomes = s.engine.decide_many(batch.decisions, DecidedBy::Api)?;
+    let items: Vec<Value> = ids
+        .into_iter()
+        .zip(outcomes)
+        .map(|(approval_id, outcome)| match outcome {
+            Ok(row) => json!({ "approval_id": approval_id, "approval": row }),
+            Err(error) => {
+                let error = ApiError::from(error);
+                json!({ "approval_id": approval_id, "error": error.message, "code": error.code, "status": error.status.as_u16() })
+            }
+        })
+        .collect();
+    Ok(Json(Value::Array(items)))
 }
 
 async fn sessions(State(s): State<Arc<AppState>>) -> ApiResult<Value> {

@@ -6,9 +6,9 @@ use airlock_core::policy::{
     ArgRule, CallFacts, PolicyConfig, PolicyInputs, Remembered, RuleEffect, RulePattern, ServerPolicy, SessionPolicy,
     decide,
 };
-use airlock_core::{ServerDefault, ToolSetting, args_hash};
+use airlock_core::{DecidedBy, ServerDefault, ToolSetting, args_hash};
 use airlock_engine::{DecisionRequest, Engine, EngineConfig, EngineEvent, ProviderSettings};
-use airlock_testkit::{Fallback, ScriptedModel};
+use airlock_testkit::{Fallback, Reply, ScriptedCall, ScriptedModel};
 use anyhow::{Context, bail};
 use clap::Subcommand;
 use serde_json::json;
@@ -37,6 +37,14 @@ pub enum BenchAction {
         #[arg(long)]
         workspace: Option<std::path::PathBuf>,
     },
+    /// Many pending `write_file` calls (sessions × calls per step, seeded through the real loop),
+    /// then one "Approve all" through the batch path the desktop's `decide` command uses.
+    ApproveAll {
+        #[arg(long, default_value_t = 100)]
+        sessions: usize,
+        #[arg(long, default_value_t = 100)]
+        calls: usize,
+    },
     /// One policy decision with many servers, tools and argument rules.
     Policy {
         #[arg(long, default_value_t = 1000)]
@@ -55,6 +63,7 @@ pub async fn run(action: BenchAction) -> anyhow::Result<ExitCode> {
         BenchAction::Roundtrip { rounds, base_url, model, stream, warmup, workspace } => {
             roundtrip(rounds, base_url, model, stream, warmup, workspace).await
         }
+        BenchAction::ApproveAll { sessions, calls } => approve_all(sessions, calls).await,
         BenchAction::Policy { servers, tools, rules, decisions } => policy(servers, tools, rules, decisions),
     }
 }
@@ -139,6 +148,87 @@ async fn roundtrip(
         bail!("the approved write_file did not write bench.txt");
     }
     report("rounds", samples, "ms");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn approve_all(sessions: usize, calls: usize) -> anyhow::Result<ExitCode> {
+    let dir = tempfile::tempdir().context("cannot make a temporary data directory")?;
+    // Every session's first request gets a step of `calls` write_file calls; the requests after
+    // the tools ran get the answer. The first requests all come before any follow-up, since
+    // nothing runs before the approval.
+    let step = |s: usize| {
+        Reply::ToolCalls(
+            (0..calls)
+                .map(|c| ScriptedCall::new(format!("c{c}"), "builtin__write_file", json!({"path": format!("s{s}-c{c}.txt"), "content": "ok"})))
+                .collect(),
+        )
+    };
+    let replies = (0..sessions).map(step).chain((0..sessions).map(|_| Reply::Text("done".into()))).collect();
+    let scripted = ScriptedModel::start(replies).await?;
+    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None })?;
+    engine.set_provider(ProviderSettings { base_url: scripted.base_url(), model: "bench".into(), ..ProviderSettings::default() })?;
+    let names: Vec<String> = (0..sessions).map(|s| format!("bench-{s}")).collect();
+    let total = sessions * calls;
+    let seeding = Instant::now();
+    for name in &names {
+        engine.send_message(name, "write your files")?;
+    }
+    let items = loop {
+        let items = engine.inbox()?;
+        if items.len() >= total {
+            break items;
+        }
+        if seeding.elapsed() > Duration::from_secs(600) {
+            bail!("only {} of {total} requests arrived", items.len());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    eprintln!("seeded {total} pending calls in {} sessions in {:.1} s", sessions, seeding.elapsed().as_secs_f64());
+    let reading = Instant::now();
+    let inbox_len = engine.inbox()?.len();
+    let inbox_read = reading.elapsed();
+
+    // What "Approve all" sends: each item with the hash of the arguments shown.
+    let requests: Vec<DecisionRequest> = items
+        .iter()
+        .map(|item| DecisionRequest {
+            approval_id: item.approval_id.clone(),
+            approve: true,
+            args_hash: Some(item.args_hash.clone()),
+            ..DecisionRequest::default()
+        })
+        .collect();
+    let started = Instant::now();
+    let outcomes = engine.decide_many(requests, DecidedBy::Inbox)?;
+    let durable = started.elapsed();
+    let refused = outcomes.iter().filter(|o| o.is_err()).count();
+    if refused > 0 {
+        bail!("{refused} of {total} decisions were refused");
+    }
+    let left = engine.inbox()?.len();
+    let inbox_empty = started.elapsed();
+    if left != 0 {
+        bail!("{left} items still pending after approving all");
+    }
+    for name in &names {
+        let outcome = engine.wait_turn(name).await?;
+        if outcome.status != "completed" {
+            bail!("{name}: the turn ended {}: {:?}", outcome.status, outcome.error);
+        }
+    }
+    let all_ran = started.elapsed();
+    let written = std::fs::read_dir(engine.workspace())?.count();
+    if written != total {
+        bail!("{written} of {total} files were written");
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!("inbox_read items={inbox_len} ms={:.1}", ms(inbox_read));
+    println!(
+        "approve_all items={total} durable_ms={:.1} inbox_empty_ms={:.1} all_ran_and_turns_ended_ms={:.1}",
+        ms(durable),
+        ms(inbox_empty),
+        ms(all_ran)
+    );
     Ok(ExitCode::SUCCESS)
 }
 

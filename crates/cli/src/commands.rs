@@ -261,12 +261,14 @@ async fn inbox(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Sends each decision; reports every refusal and exits 1 if any was refused.
+/// Sends the decisions as one batch (one transaction); reports every refusal and exits 1 if any
+/// was refused.
 async fn decide_all(client: &ApiClient, requests: Vec<DecisionRequest>) -> anyhow::Result<ExitCode> {
+    let outcomes = client.decide_many(&requests).await?;
     let mut failed = false;
-    for request in requests {
+    for (request, outcome) in requests.iter().zip(outcomes) {
         let verb = if request.approve { "approved" } else { "denied" };
-        match client.decide(&request).await {
+        match outcome {
             Ok(_) => println!("{verb} {}", request.approval_id),
             Err(ClientError::Refused { message, .. }) => {
                 eprintln!("airlock: {}: {message}", request.approval_id);

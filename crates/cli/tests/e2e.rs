@@ -94,6 +94,36 @@ async fn deny_with_reason_and_batch_in_reverse_order() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn approve_many_ids_where_one_is_already_decided() {
+    let calls = (1..=3)
+        .map(|i| ScriptedCall::new(format!("c{i}"), "builtin__write_file", json!({"path": format!("m{i}.txt"), "content": "x"})))
+        .collect();
+    let model = ScriptedModel::start(vec![Reply::ToolCalls(calls), Reply::Text("ok".into())]).await.unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    ok(d, &["chat", "--session", "many", "--no-wait", "write three"]);
+    let items = inbox(d, 3);
+    let ids: Vec<&str> = items.iter().map(|i| i["approval_id"].as_str().unwrap()).collect();
+    ok(d, &["deny", ids[1], "--reason", "not m2"]);
+
+    // One batch: the two pending ones are approved, the denied one is refused on its own.
+    let out = airlock(d, &["approve", ids[0], ids[1], ids[2]]);
+    assert_eq!(out.status.code(), Some(1), "a refused id makes the command fail");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.lines().collect::<Vec<_>>(), [format!("approved {}", ids[0]), format!("approved {}", ids[2])]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(ids[1]) && stderr.contains("already denied"), "{stderr}");
+
+    assert_eq!(ok(d, &["wait", "--session", "many"]).trim(), "ok");
+    let workspace = d.join("workspace");
+    assert!(workspace.join("m1.txt").exists() && workspace.join("m3.txt").exists());
+    assert!(!workspace.join("m2.txt").exists(), "the denied call stays denied");
+    let tools = tool_messages(&model.requests()[1]);
+    let m2: Value = serde_json::from_str(tools[1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(m2, json!({"type": "execution-denied", "reason": "not m2"}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn kill_nine_while_pending_then_restart_and_approve() {
     let model = ScriptedModel::start(vec![write_call("c1", "after.txt", "survived"), Reply::Text("finished".into())]).await.unwrap();
     let (dir, engine) = setup(&model);

@@ -577,18 +577,23 @@ async fn wait_for_decisions(
 
 fn expire_due(inner: &Inner, pending: &[airlock_store::ApprovalRow]) {
     let now = time::OffsetDateTime::now_utc();
-    for approval in pending {
-        if approval.expires_at.as_deref().and_then(parse_time).is_some_and(|at| at <= now) {
-            let request = DecisionRequest {
-                approval_id: approval.approval_id.clone(),
-                approve: false,
-                reason: Some("timed out".into()),
-                ..DecisionRequest::default()
-            };
-            if let Err(error) = inner.decide(request, DecidedBy::Timeout) {
+    let due: Vec<DecisionRequest> = pending
+        .iter()
+        .filter(|approval| approval.expires_at.as_deref().and_then(parse_time).is_some_and(|at| at <= now))
+        .map(|approval| DecisionRequest {
+            approval_id: approval.approval_id.clone(),
+            approve: false,
+            reason: Some("timed out".into()),
+            ..DecisionRequest::default()
+        })
+        .collect();
+    match inner.decide_many(due, DecidedBy::Timeout) {
+        Ok(outcomes) => {
+            for error in outcomes.into_iter().filter_map(Result::err) {
                 tracing::debug!(%error, "expiry lost to a decision");
             }
         }
+        Err(error) => tracing::warn!(%error, "cannot record the expiry of pending requests"),
     }
 }
 

@@ -201,11 +201,13 @@ impl Engine {
             decided_by: by,
         })?;
         inner.router.notify(approval_id);
-        inner.emit(EngineEvent::ApprovalDecided {
-            approval_id: approval_id.to_string(),
-            session: row.session,
-            approve: accept,
-            decided_by: by.as_str().to_string(),
+        inner.emit(EngineEvent::ApprovalsDecided {
+            decisions: vec![crate::DecidedItem {
+                approval_id: approval_id.to_string(),
+                session: row.session,
+                approve: accept,
+                decided_by: by.as_str().to_string(),
+            }],
         });
         Ok(())
     }

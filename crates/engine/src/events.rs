@@ -41,12 +41,24 @@ pub struct TurnOutcome {
     pub error: Option<String>,
 }
 
+/// One decided item of an [`EngineEvent::ApprovalsDecided`].
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct DecidedItem {
+    pub approval_id: String,
+    pub session: String,
+    pub approve: bool,
+    pub decided_by: String,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum EngineEvent {
     ApprovalRequested { item: Box<InboxItem> },
-    ApprovalDecided { approval_id: String, session: String, approve: bool, decided_by: String },
+    /// One event per batch of decisions (one for a single decision), so that approving ten
+    /// thousand items is one inbox update, not ten thousand.
+    ApprovalsDecided { decisions: Vec<DecidedItem> },
     SessionStatus { session: String, status: SessionStatus },
     TextDelta { session: String, text: String },
     ToolFinished { session: String, tool_call_id: String, state: String },

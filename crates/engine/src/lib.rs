@@ -11,7 +11,7 @@ pub mod router;
 pub mod servers;
 pub mod tools;
 
-pub use events::{EngineEvent, InboxItem, TurnOutcome};
+pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};
 pub use elicitation::{ElicitationAction, ElicitationAnswer, ElicitationRequest};
 pub use provider::{ProviderKind, ProviderSettings};
 pub use frontend::Frontend;
@@ -333,10 +333,17 @@ impl Engine {
         Ok(self.inner.store.pending_approvals()?.into_iter().map(|row| self.inner.inbox_item(row)).collect())
     }
 
-    /// The one path for decisions from every channel. Refused decisions change nothing and
-    /// leave an audit row; an edit is checked against the tool's schema before anything is kept.
+    /// One decision: [`Engine::decide_many`] with a batch of one.
     pub fn decide(&self, request: DecisionRequest, by: DecidedBy) -> Result<ApprovalRow> {
         self.inner.decide(request, by)
+    }
+
+    /// The one path for decisions from every channel: the whole batch in one durable
+    /// transaction. Each decision is applied or refused on its own (a refusal changes nothing
+    /// and leaves an audit row); an edit is checked against the tool's schema before anything
+    /// is kept. The outer error means the transaction failed and nothing was decided.
+    pub fn decide_many(&self, requests: Vec<DecisionRequest>, by: DecidedBy) -> Result<Vec<Result<ApprovalRow>>> {
+        self.inner.decide_many(requests, by)
     }
 
     // ---- settings ----
@@ -535,86 +542,111 @@ impl Inner {
     }
 
     pub(crate) fn decide(&self, request: DecisionRequest, by: DecidedBy) -> Result<ApprovalRow> {
-        let refuse = |message: String| -> Result<ApprovalRow> {
-            self.store.audit(
-                by.as_str(),
-                "decision_refused",
-                Some(&request.approval_id),
-                &json!({ "approve": request.approve, "error": message }),
-            )?;
-            Err(EngineError::InvalidEdit(message))
-        };
-        if let Some(row) = self.store.approval(&request.approval_id)?
-            && row.kind == ItemKind::Elicitation
-        {
-            return refuse(format!("{} is an elicitation; answer it with `airlock answer`", request.approval_id));
-        }
-        let edited = match (&request.args, request.approve) {
-            (Some(args), true) => {
-                let Some(row) = self.store.approval(&request.approval_id)? else {
-                    // Let the store refuse it with its own message and audit row.
-                    return self.store_decide(&request, None, by);
-                };
-                if !args.is_object() {
-                    return refuse("edited arguments must be a JSON object".into());
-                }
-                if let Some(expected) = &request.args_hash
-                    && expected != &row.args_hash
-                {
-                    return refuse("the arguments changed since they were shown; look again".into());
-                }
-                if row.kind == ItemKind::ProviderToolCall {
-                    return refuse("the provider runs this tool itself; its arguments cannot be edited, only approved or denied".into());
-                }
-                if row.kind == ItemKind::ToolCall {
-                    match self.tools.tool(&row.server, &row.tool) {
-                        Some(tool) => {
-                            if let Err(error) = tool.validate(args) {
-                                return refuse(error.to_string());
-                            }
-                        }
-                        None => return refuse(format!("the tool {}/{} is no longer available", row.server, row.tool)),
-                    }
-                }
-                Some(args.clone())
-            }
-            _ => None,
-        };
-        self.store_decide(&request, edited, by)
+        let mut outcomes = self.decide_many(vec![request], by)?;
+        outcomes.pop().unwrap_or_else(|| Err(EngineError::Invalid("no decision was made".into())))
     }
 
-    fn store_decide(&self, request: &DecisionRequest, edited: Option<Value>, by: DecidedBy) -> Result<ApprovalRow> {
-        let session_id = match &request.session {
-            Some(name) => Some(self.store.session_by_name(name)?.map(|s| s.id).unwrap_or_else(|| name.clone())),
-            None => None,
-        };
-        let remember = request.remember.unwrap_or(RememberScope::Once);
-        let outcome = self.store.decide(&DecisionInput {
-            approval_id: request.approval_id.clone(),
-            session_id,
-            approve: request.approve,
-            reason: request.reason.clone(),
-            edited_args: edited,
-            remember,
-            remember_exact_args: request.exact_args,
-            for_chat: request.for_chat,
-            decided_by: by,
-        })?;
+    /// Decides a batch in one durable transaction; see [`Engine::decide_many`].
+    pub(crate) fn decide_many(&self, requests: Vec<DecisionRequest>, by: DecidedBy) -> Result<Vec<Result<ApprovalRow>>> {
+        if requests.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut session_ids: HashMap<&str, String> = HashMap::new();
+        let mut inputs = Vec::with_capacity(requests.len());
+        for request in &requests {
+            let session_id = match &request.session {
+                Some(name) => Some(match session_ids.get(name.as_str()) {
+                    Some(id) => id.clone(),
+                    None => {
+                        let id = self.store.session_by_name(name)?.map(|s| s.id).unwrap_or_else(|| name.clone());
+                        session_ids.insert(name, id.clone());
+                        id
+                    }
+                }),
+                None => None,
+            };
+            inputs.push(DecisionInput {
+                approval_id: request.approval_id.clone(),
+                session_id,
+                approve: request.approve,
+                reason: request.reason.clone(),
+                edited_args: if request.approve { request.args.clone() } else { None },
+                remember: request.remember.unwrap_or(RememberScope::Once),
+                remember_exact_args: request.exact_args,
+                for_chat: request.for_chat,
+                decided_by: by,
+            });
+        }
+        let outcomes = self.store.decide_many(&inputs, |index, row| self.check_decision(&requests[index], row))?;
         // Approving a call of a tool that changed is the person's review of the change.
-        let (server, tool) = (&outcome.approval.server, &outcome.approval.tool);
-        let suspended = self.policy().map(|p| p.suspension(server, tool).is_some()).unwrap_or(true);
-        let reviewed = request.approve && suspended && self.store.accept_pin(server, tool)?;
-        if remember != RememberScope::Once || request.for_chat || reviewed {
+        let policy = self.policy().ok();
+        let mut reviewed = std::collections::HashSet::new();
+        let mut invalidate = false;
+        let mut decided = Vec::new();
+        let rows: Vec<Result<ApprovalRow>> = outcomes
+            .into_iter()
+            .zip(&requests)
+            .map(|(outcome, request)| {
+                let approval = match outcome {
+                    Ok(outcome) => outcome.approval,
+                    Err(StoreError::Refused(message)) => return Err(EngineError::InvalidEdit(message)),
+                    Err(error) => return Err(error.into()),
+                };
+                let (server, tool) = (&approval.server, &approval.tool);
+                let suspended = policy.as_ref().is_none_or(|p| p.suspension(server, tool).is_some());
+                if request.approve && suspended && reviewed.insert((server.clone(), tool.clone())) {
+                    match self.store.accept_pin(server, tool) {
+                        Ok(accepted) => invalidate |= accepted,
+                        Err(error) => tracing::warn!(%error, "cannot record the review of {server}/{tool}"),
+                    }
+                }
+                invalidate |= request.remember.is_some_and(|r| r != RememberScope::Once) || request.for_chat;
+                self.router.notify(&approval.approval_id);
+                decided.push(DecidedItem {
+                    approval_id: approval.approval_id.clone(),
+                    session: approval.session.clone(),
+                    approve: request.approve,
+                    decided_by: by.as_str().to_string(),
+                });
+                Ok(approval)
+            })
+            .collect();
+        if invalidate {
             self.invalidate_policy();
         }
-        self.router.notify(&request.approval_id);
-        self.emit(EngineEvent::ApprovalDecided {
-            approval_id: request.approval_id.clone(),
-            session: outcome.approval.session.clone(),
-            approve: request.approve,
-            decided_by: by.as_str().to_string(),
-        });
-        Ok(outcome.approval)
+        if !decided.is_empty() {
+            self.emit(EngineEvent::ApprovalsDecided { decisions: decided });
+        }
+        Ok(rows)
+    }
+
+    /// The engine's own reasons to refuse a decision, checked against the pending request
+    /// inside the decision's transaction: elicitations are answered, not approved, and an edit
+    /// must be an object that matches the tool's schema and the arguments the person saw.
+    /// Runs under the store's lock: it must not touch the store.
+    fn check_decision(&self, request: &DecisionRequest, row: &ApprovalRow) -> std::result::Result<(), String> {
+        if row.kind == ItemKind::Elicitation {
+            return Err(format!("{} is an elicitation; answer it with `airlock answer`", request.approval_id));
+        }
+        let Some(args) = request.args.as_ref().filter(|_| request.approve) else {
+            return Ok(());
+        };
+        if !args.is_object() {
+            return Err("edited arguments must be a JSON object".into());
+        }
+        if request.args_hash.as_ref().is_some_and(|expected| expected != &row.args_hash) {
+            return Err("the arguments changed since they were shown; look again".into());
+        }
+        match row.kind {
+            ItemKind::ProviderToolCall => {
+                Err("the provider runs this tool itself; its arguments cannot be edited, only approved or denied".into())
+            }
+            ItemKind::ToolCall => match self.tools.tool(&row.server, &row.tool) {
+                Some(tool) => tool.validate(args).map_err(|error| error.to_string()),
+                None => Err(format!("the tool {}/{} is no longer available", row.server, row.tool)),
+            },
+            _ => Ok(()),
+        }
     }
 }
 

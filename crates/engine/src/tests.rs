@@ -481,3 +481,117 @@ async fn the_pause_outlives_a_restart() {
     drop(engine);
     assert!(open().paused());
 }
+
+/// Two sessions with three pending `write_file` calls each (`{session}-{i}.txt`); the inbox items.
+async fn two_pending_steps() -> (Fixture, Vec<InboxItem>) {
+    let step = |session: &str| {
+        let calls = (1..=3)
+            .map(|i| call(&format!("{session}{i}"), "builtin__write_file", json!({"path": format!("{session}-{i}.txt"), "content": "x"})))
+            .collect();
+        Reply::ToolCalls(calls)
+    };
+    let f = fixture(vec![step("a"), step("b"), Reply::Text("done".into()), Reply::Text("done".into())], false).await;
+    f.engine.send_message("a", "write").unwrap();
+    inbox_of(&f.engine, 3).await;
+    f.engine.send_message("b", "write").unwrap();
+    let items = inbox_of(&f.engine, 6).await;
+    (f, items)
+}
+
+#[tokio::test]
+async fn a_batch_of_mixed_decisions_is_applied_item_by_item_and_starts_every_complete_step() {
+    let (f, items) = two_pending_steps().await;
+    let id = |session: &str, i: usize| {
+        let path = format!("{session}-{i}.txt");
+        items.iter().find(|item| item.args["path"] == json!(path)).unwrap().approval_id.clone()
+    };
+    f.engine.decide(deny(&id("b", 3), "decided before"), DecidedBy::Api).unwrap();
+    let mut events = f.engine.subscribe();
+    let before = f.engine.store().audit_rows(1000).unwrap().len();
+    let batch = vec![
+        approve(&id("a", 1)),
+        deny(&id("a", 2), "not a2"),
+        DecisionRequest { args: Some(json!({"path": "a-3-edited.txt", "content": "edited"})), ..approve(&id("a", 3)) },
+        DecisionRequest { args: Some(json!({"path": 7})), ..approve(&id("b", 1)) },
+        approve(&id("b", 3)),
+        approve(&id("b", 2)),
+    ];
+    let outcomes = f.engine.decide_many(batch, DecidedBy::Inbox).unwrap();
+    assert_eq!(outcomes.len(), 6);
+    assert!(outcomes[0].is_ok() && outcomes[1].is_ok() && outcomes[2].is_ok() && outcomes[5].is_ok(), "{outcomes:?}");
+    assert!(matches!(&outcomes[3], Err(EngineError::InvalidEdit(m)) if m.contains("schema")), "{:?}", outcomes[3]);
+    assert!(matches!(&outcomes[4], Err(EngineError::Store(StoreError::AlreadyDecided { .. }))), "{:?}", outcomes[4]);
+
+    // One event for the batch, naming exactly the decided items.
+    let decisions = loop {
+        if let EngineEvent::ApprovalsDecided { decisions } = events.recv().await.unwrap() {
+            break decisions;
+        }
+    };
+    let decided: Vec<&str> = decisions.iter().map(|d| d.approval_id.as_str()).collect();
+    assert_eq!(decided, [id("a", 1), id("a", 2), id("a", 3), id("b", 2)]);
+
+    // Session a's step is complete and runs; b's first call (the refused edit) still waits.
+    assert_eq!(f.engine.wait_turn("a").await.unwrap().status, "completed");
+    let workspace = f.engine.workspace();
+    assert!(workspace.join("a-1.txt").exists() && !workspace.join("a-2.txt").exists());
+    assert_eq!(std::fs::read_to_string(workspace.join("a-3-edited.txt")).unwrap(), "edited");
+    assert!(!workspace.join("a-3.txt").exists());
+    let pending = f.engine.inbox().unwrap();
+    assert_eq!(pending.iter().map(|i| i.approval_id.clone()).collect::<Vec<_>>(), [id("b", 1)]);
+    assert!(!workspace.join("b-2.txt").exists(), "b's step still waits for b1");
+
+    // One audit row per item of the batch.
+    let audit: Vec<_> = f.engine.store().audit_rows(1000).unwrap().into_iter().skip(before).collect();
+    let decisions: Vec<(&str, Option<&str>)> = audit
+        .iter()
+        .filter(|r| r.actor == "inbox")
+        .map(|r| (r.action.as_str(), r.approval_id.as_deref()))
+        .collect();
+    let expected = [
+        ("approved", id("a", 1)),
+        ("denied", id("a", 2)),
+        ("approved", id("a", 3)),
+        ("decision_refused", id("b", 1)),
+        ("decision_refused", id("b", 3)),
+        ("approved", id("b", 2)),
+    ];
+    assert_eq!(decisions, expected.iter().map(|(a, i)| (*a, Some(i.as_str()))).collect::<Vec<_>>());
+
+    // Deciding the last one completes b: its approved call runs, the denied one never does.
+    f.engine.decide_many(vec![approve(&id("b", 1))], DecidedBy::Inbox).unwrap().remove(0).unwrap();
+    assert_eq!(f.engine.wait_turn("b").await.unwrap().status, "completed");
+    assert!(workspace.join("b-1.txt").exists() && workspace.join("b-2.txt").exists());
+    assert!(!workspace.join("b-3.txt").exists());
+}
+
+#[tokio::test]
+async fn a_store_failure_in_the_middle_of_a_batch_decides_nothing_and_runs_nothing() {
+    let (f, items) = two_pending_steps().await;
+    let last = items.last().unwrap().approval_id.clone();
+    let conn = rusqlite::Connection::open(f.engine.data_dir().join("airlock.db")).unwrap();
+    conn.execute_batch(&format!(
+        "CREATE TRIGGER fail_one BEFORE INSERT ON decisions WHEN NEW.approval_id = '{last}'
+         BEGIN SELECT RAISE(ABORT, 'disk trouble'); END;"
+    ))
+    .unwrap();
+    let batch: Vec<DecisionRequest> = items.iter().map(|item| approve(&item.approval_id)).collect();
+    let error = f.engine.decide_many(batch.clone(), DecidedBy::Inbox).unwrap_err();
+    assert!(error.to_string().contains("disk trouble"), "{error}");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(f.engine.inbox().unwrap().len(), 6, "every request is still pending");
+    for session in ["a", "b"] {
+        let calls = &f.engine.transcript(session).unwrap()[1].calls;
+        assert!(calls.iter().all(|c| c.state == CallState::Pending), "{calls:?}");
+    }
+    assert_eq!(std::fs::read_dir(f.engine.workspace()).unwrap().count(), 0, "nothing ran");
+    assert_eq!(f.model.requests().len(), 2, "no turn went on");
+
+    conn.execute_batch("DROP TRIGGER fail_one;").unwrap();
+    let outcomes = f.engine.decide_many(batch, DecidedBy::Inbox).unwrap();
+    assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
+    for session in ["a", "b"] {
+        assert_eq!(f.engine.wait_turn(session).await.unwrap().status, "completed");
+    }
+    assert_eq!(std::fs::read_dir(f.engine.workspace()).unwrap().count(), 6);
+}

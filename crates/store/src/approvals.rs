@@ -1,6 +1,7 @@
 //! Approval requests and the decisions on them. Every decision, from any channel, is written
-//! by [`Store::decide`] in one immediate transaction: the request, the call, the grant or
-//! remembered decision it creates, and the audit row commit together or not at all.
+//! by [`Store::decide_many`] in one immediate transaction: the request, the call, the grant or
+//! remembered decision it creates, and the audit row commit together or not at all — for one
+//! decision or for ten thousand at once.
 
 use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
@@ -198,30 +199,52 @@ impl Store {
         })
     }
 
-    /// Applies one decision. Refusals (unknown id, another session's id, already decided) leave
-    /// an audit row and change nothing else.
+    /// Applies one decision: [`Store::decide_many`] with a batch of one and no extra check.
     pub fn decide(&self, input: &DecisionInput) -> Result<DecisionOutcome> {
-        let result = self.write(|tx| apply_decision(tx, input));
-        if let Err(error) = &result {
-            let refusal = matches!(
-                error,
-                StoreError::UnknownApproval(_) | StoreError::ForeignSession { .. } | StoreError::AlreadyDecided { .. }
-            );
-            if refusal {
-                self.write(|tx| {
-                    insert_audit(
-                        tx,
-                        input.decided_by.as_str(),
-                        "decision_refused",
-                        input.session_id.as_deref(),
-                        None,
-                        Some(&input.approval_id),
-                        &json!({ "approve": input.approve, "error": error.to_string() }),
-                    )
-                })?;
+        let mut outcomes = self.decide_many(std::slice::from_ref(input), |_, _| Ok(()))?;
+        outcomes.pop().unwrap_or_else(|| Err(StoreError::UnknownApproval(input.approval_id.clone())))
+    }
+
+    /// Applies many decisions in one durable transaction (one sync to disk for all of them).
+    ///
+    /// Each item is applied or refused on its own: a refusal (unknown id, another session's id,
+    /// already decided, or `check` refusing it) leaves an audit row, changes nothing else and
+    /// does not affect the other items. `check` sees the item's index and its pending request
+    /// before anything is written, so the caller can refuse an edit without reading the row
+    /// again. Any other error rolls the whole batch back: nothing is decided, nothing runs.
+    pub fn decide_many(
+        &self,
+        inputs: &[DecisionInput],
+        check: impl Fn(usize, &ApprovalRow) -> std::result::Result<(), String>,
+    ) -> Result<Vec<Result<DecisionOutcome>>> {
+        self.write(|tx| {
+            let mut outcomes = Vec::with_capacity(inputs.len());
+            for (index, input) in inputs.iter().enumerate() {
+                tx.run("SAVEPOINT decision", [])?;
+                match apply_decision(tx, input, |row| check(index, row)) {
+                    Ok(outcome) => {
+                        tx.run("RELEASE decision", [])?;
+                        outcomes.push(Ok(outcome));
+                    }
+                    Err(error) if error.is_refusal() => {
+                        tx.run("ROLLBACK TO decision", [])?;
+                        tx.run("RELEASE decision", [])?;
+                        insert_audit(
+                            tx,
+                            input.decided_by.as_str(),
+                            "decision_refused",
+                            input.session_id.as_deref(),
+                            None,
+                            Some(&input.approval_id),
+                            &json!({ "approve": input.approve, "error": error.to_string() }),
+                        )?;
+                        outcomes.push(Err(error));
+                    }
+                    Err(error) => return Err(error),
+                }
             }
-        }
-        result
+            Ok(outcomes)
+        })
     }
 
     /// Cancels every pending request of a session (the user cancelled the turn).
@@ -270,12 +293,17 @@ fn start_step_if_decided(tx: &Connection, call_id: &str, at: &str) -> Result<()>
     Ok(())
 }
 
-fn apply_decision(tx: &Connection, input: &DecisionInput) -> Result<DecisionOutcome> {
+fn apply_decision(
+    tx: &Connection,
+    input: &DecisionInput,
+    check: impl FnOnce(&ApprovalRow) -> std::result::Result<(), String>,
+) -> Result<DecisionOutcome> {
     let id = &input.approval_id;
     let row = query(tx, "a.approval_id = ?1", id)?
         .into_iter()
         .next()
         .ok_or_else(|| StoreError::UnknownApproval(id.clone()))?;
+    check(&row).map_err(StoreError::Refused)?;
     if let Some(session) = &input.session_id
         && session != &row.session_id
         && session != &row.session

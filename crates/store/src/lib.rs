@@ -44,8 +44,22 @@ pub enum StoreError {
     AlreadyDecided { id: String, status: String },
     #[error("no session named '{0}'")]
     UnknownSession(String),
+    /// The caller's own check refused the decision (an edit that fails the tool's schema…).
+    #[error("{0}")]
+    Refused(String),
     #[error("{0}")]
     Invalid(String),
+}
+
+impl StoreError {
+    /// A decision refused on its own merits (the rest of its batch goes on), as opposed to a
+    /// failure of the database (the whole batch is rolled back).
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            Self::UnknownApproval(_) | Self::ForeignSession { .. } | Self::AlreadyDecided { .. } | Self::Refused(_)
+        )
+    }
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;

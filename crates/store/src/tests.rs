@@ -195,3 +195,69 @@ fn cancel_marks_requests_and_calls() {
     assert_eq!(store.call(&call_id).unwrap().unwrap().state, CallState::Cancelled);
     assert!(store.decide(&input(&approval_id, true)).is_err());
 }
+
+#[test]
+fn a_batch_applies_or_refuses_each_item_on_its_own_in_one_transaction() {
+    let (_dir, store) = open();
+    let (_s, first) = pending_step(&store, "s", 2);
+    let (_o, second) = pending_step(&store, "other", 2);
+    store.decide(&input(&second[1].0, false)).unwrap();
+    let state = |call: &str| store.call(call).unwrap().unwrap().state;
+    let before = store.audit_rows(1000).unwrap().len();
+
+    let inputs = [
+        input(&first[0].0, true),
+        input("nope", true),
+        input(&first[1].0, false),
+        input(&second[0].0, true),
+        input(&second[1].0, true),
+        DecisionInput { edited_args: Some(json!({"path": "x"})), ..input(&second[0].0, true) },
+    ];
+    // The caller's own check refuses the last item (it sees the request before anything is written).
+    let outcomes = store
+        .decide_many(&inputs, |index, row| if index == 5 { Err(format!("no edit of {}", row.tool)) } else { Ok(()) })
+        .unwrap();
+    assert_eq!(outcomes.len(), 6);
+    assert_eq!(outcomes[0].as_ref().unwrap().approval.status, "approved");
+    assert!(matches!(outcomes[1], Err(StoreError::UnknownApproval(_))));
+    assert_eq!(outcomes[2].as_ref().unwrap().approval.status, "denied");
+    assert_eq!(outcomes[3].as_ref().unwrap().approval.status, "approved");
+    assert!(matches!(&outcomes[4], Err(StoreError::AlreadyDecided { status, .. }) if status == "denied"));
+    assert!(matches!(&outcomes[5], Err(StoreError::Refused(m)) if m == "no edit of write_file"));
+
+    // Both steps are complete: each one's approved calls were started by the batch.
+    assert_eq!([state(&first[0].1), state(&first[1].1)], [CallState::Running, CallState::Denied]);
+    assert_eq!([state(&second[0].1), state(&second[1].1)], [CallState::Running, CallState::Denied]);
+    assert!(store.pending_approvals().unwrap().is_empty());
+
+    // One audit row per item, refusals included.
+    let audit: Vec<_> = store.audit_rows(1000).unwrap().into_iter().skip(before).collect();
+    let actions: Vec<&str> = audit.iter().map(|r| r.action.as_str()).collect();
+    assert_eq!(actions, ["approved", "decision_refused", "denied", "approved", "decision_refused", "decision_refused"]);
+    let ids: Vec<Option<&str>> = audit.iter().map(|r| r.approval_id.as_deref()).collect();
+    let expected: Vec<Option<&str>> = inputs.iter().map(|i| Some(i.approval_id.as_str())).collect();
+    assert_eq!(ids, expected);
+}
+
+#[test]
+fn a_failed_batch_transaction_decides_nothing() {
+    let (dir, store) = open();
+    let (_s, ids) = pending_step(&store, "s", 3);
+    let conn = rusqlite::Connection::open(dir.path().join("airlock.db")).unwrap();
+    // The third decision fails in the database itself (not a refusal).
+    conn.execute_batch(&format!(
+        "CREATE TRIGGER fail_third BEFORE INSERT ON decisions WHEN NEW.approval_id = '{}'
+         BEGIN SELECT RAISE(ABORT, 'disk trouble'); END;",
+        ids[2].0
+    ))
+    .unwrap();
+    let before = store.audit_rows(1000).unwrap().len();
+    let inputs: Vec<DecisionInput> = ids.iter().map(|(approval, _)| input(approval, true)).collect();
+    let error = store.decide_many(&inputs, |_, _| Ok(())).unwrap_err();
+    assert!(error.to_string().contains("disk trouble"), "{error}");
+    assert_eq!(store.pending_approvals().unwrap().len(), 3);
+    for (_, call) in &ids {
+        assert_eq!(store.call(call).unwrap().unwrap().state, CallState::Pending);
+    }
+    assert_eq!(store.audit_rows(1000).unwrap().len(), before, "no audit row for a decision not made");
+}

@@ -37,8 +37,8 @@ pub async fn inbox(shell: State<'_, Shell>) -> CommandResult<Vec<InboxItem>> {
     Ok(shell.engine.inbox()?)
 }
 
-/// Decides a batch in order; a refused decision (already decided, invalid edit) does not stop
-/// the others, and the UI shows which were refused.
+/// Decides a batch in order, in one transaction; a refused decision (already decided, invalid
+/// edit) does not stop the others, and the UI shows which were refused.
 #[tauri::command]
 pub async fn decide(
     shell: State<'_, Shell>,
@@ -48,15 +48,21 @@ pub async fn decide(
     Ok(decide_all(&shell.engine, decisions, channel))
 }
 
+/// The whole batch through [`airlock_engine::Engine::decide_many`]: one durable transaction. When
+/// that transaction fails, nothing was decided and every item carries the error.
 pub fn decide_all(engine: &airlock_engine::Engine, decisions: Vec<DecisionRequest>, channel: Channel) -> Vec<DecisionOutcome> {
-    decisions
-        .into_iter()
-        .map(|request| {
-            let approval_id = request.approval_id.clone();
-            let error = engine.decide(request, channel.into()).err().map(CommandError::from);
-            DecisionOutcome { approval_id, error }
-        })
-        .collect()
+    let ids: Vec<String> = decisions.iter().map(|request| request.approval_id.clone()).collect();
+    match engine.decide_many(decisions, channel.into()) {
+        Ok(outcomes) => ids
+            .into_iter()
+            .zip(outcomes)
+            .map(|(approval_id, outcome)| DecisionOutcome { approval_id, error: outcome.err().map(CommandError::from) })
+            .collect(),
+        Err(error) => {
+            let error = CommandError::from(error);
+            ids.into_iter().map(|approval_id| DecisionOutcome { approval_id, error: Some(error.clone()) }).collect()
+        }
+    }
 }
 
 /// Answers an MCP server's elicitation (its form) from the inbox.

@@ -29,6 +29,8 @@ export class AppState {
   private added: InboxItem[] = [];
   private removed = new Set<string>();
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
+  private refetching = false;
+  private refetchAgain = false;
 
   async start(): Promise<void> {
     await this.reload();
@@ -64,18 +66,24 @@ export class AppState {
   }
 
   apply(event: EngineEvent): void {
-    if (event.type === 'approval_requested' || event.type === 'approval_decided') this.inboxEpoch++;
+    if (event.type === 'approval_requested' || event.type === 'approvals_decided') this.inboxEpoch++;
     switch (event.type) {
       case 'approval_requested':
         this.added.push(event.item);
         this.schedule();
         this.bump(event.item.session);
         break;
-      case 'approval_decided':
-        this.removed.add(event.approval_id);
+      case 'approvals_decided': {
+        // One event for a whole batch (Approve all): one inbox update, one bump per session.
+        const sessions = new Set<string>();
+        for (const decided of event.decisions) {
+          this.removed.add(decided.approval_id);
+          sessions.add(decided.session);
+        }
         this.schedule();
-        this.bump(event.session);
+        sessions.forEach((session) => this.bump(session));
         break;
+      }
       case 'text_delta':
         this.live[event.session] = (this.live[event.session] ?? '') + event.text;
         break;
@@ -96,7 +104,7 @@ export class AppState {
       case 'turn_ended':
         this.live[event.outcome.session] = '';
         this.bump(event.outcome.session);
-        void this.fetchInbox().then((items) => (this.inbox = items));
+        this.refetchInbox();
         break;
     }
   }
@@ -108,6 +116,25 @@ export class AppState {
     } catch (e) {
       this.error = errorMessage(e);
     }
+  }
+
+  /** Fetches the inbox again after turns ended; turns ending together share one fetch. */
+  private refetchInbox(): void {
+    if (this.refetching) {
+      this.refetchAgain = true;
+      return;
+    }
+    this.refetching = true;
+    void this.fetchInbox()
+      .then((items) => (this.inbox = items))
+      .catch((e) => (this.error = errorMessage(e)))
+      .finally(() => {
+        this.refetching = false;
+        if (this.refetchAgain) {
+          this.refetchAgain = false;
+          this.refetchInbox();
+        }
+      });
   }
 
   /** What a session is doing now; pending items mean it waits for a person. */
