@@ -3,7 +3,6 @@
 #![allow(dead_code)]
 
 use airlock_api::ApiClient;
-use base64::Engine as _;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -84,10 +83,12 @@ impl Driver {
         }
     }
 
+    /// The screen as the X server shows it (imagemagick's `import`). WebDriver's own screenshot
+    /// never answers when WebKit's DMABUF renderer is off, which is how the app ships.
     pub async fn screenshot(&self, out: &Path, name: &str) {
-        let data = self.call(reqwest::Method::GET, "/screenshot", None).await;
-        let png = base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap()).unwrap();
-        std::fs::write(out.join(format!("{name}.png")), png).unwrap();
+        let path = out.join(format!("{name}.png"));
+        let status = Command::new("import").args(["-window", "root"]).arg(&path).status();
+        assert!(status.is_ok_and(|s| s.success()), "cannot take the screenshot {}", path.display());
     }
 }
 
@@ -112,7 +113,8 @@ impl App {
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {driver_bin}: {e}")),
         );
-        let http = reqwest::Client::builder().no_proxy().build().unwrap();
+        // A hung WebDriver request fails the test with its URL instead of hanging it.
+        let http = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(60)).build().unwrap();
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "wry",
             "tauri:options": {
