@@ -219,9 +219,10 @@ impl Store {
     ) -> Result<Vec<Result<DecisionOutcome>>> {
         self.write(|tx| {
             let mut outcomes = Vec::with_capacity(inputs.len());
+            let mut steps = std::collections::BTreeSet::new();
             for (index, input) in inputs.iter().enumerate() {
                 tx.run("SAVEPOINT decision", [])?;
-                match apply_decision(tx, input, |row| check(index, row)) {
+                match apply_decision(tx, input, &mut steps, |row| check(index, row)) {
                     Ok(outcome) => {
                         tx.run("RELEASE decision", [])?;
                         outcomes.push(Ok(outcome));
@@ -242,6 +243,12 @@ impl Store {
                     }
                     Err(error) => return Err(error),
                 }
+            }
+            // Once per step the batch touched, not once per decision: 10,000 decisions in 100
+            // steps are 100 checks.
+            let at = now();
+            for message_id in steps {
+                start_step_if_decided(tx, message_id, &at)?;
             }
             Ok(outcomes)
         })
@@ -275,8 +282,7 @@ impl Store {
 /// When this was the last pending call of its step, the step's approved calls become `running`
 /// in the same durable transaction as the decision (not those the provider runs itself): the engine invokes them next without
 /// another sync to disk, and a crash in between reports them as interrupted — never runs them.
-fn start_step_if_decided(tx: &Connection, call_id: &str, at: &str) -> Result<()> {
-    let message_id: i64 = tx.row("SELECT message_id FROM tool_calls WHERE id = ?1", [call_id], |r| r.get(0))?;
+fn start_step_if_decided(tx: &Connection, message_id: i64, at: &str) -> Result<()> {
     let pending: i64 = tx.row(
         "SELECT COUNT(*) FROM tool_calls WHERE message_id = ?1 AND state = 'pending'",
         [message_id],
@@ -285,17 +291,20 @@ fn start_step_if_decided(tx: &Connection, call_id: &str, at: &str) -> Result<()>
     if pending == 0 {
         tx.run(
             "UPDATE tool_calls SET state = 'running', updated_at = ?2
-             WHERE message_id = ?1 AND state = 'approved' AND id NOT IN
-                (SELECT tool_call_id FROM approval_requests WHERE kind = 'provider_tool_call' AND tool_call_id IS NOT NULL)",
+             WHERE message_id = ?1 AND state = 'approved' AND NOT EXISTS
+                (SELECT 1 FROM approval_requests r WHERE r.tool_call_id = tool_calls.id AND r.kind = 'provider_tool_call')",
             params![message_id, at],
         )?;
     }
     Ok(())
 }
 
+/// Applies one decision; the step of its call goes into `steps`, to be started (when fully
+/// decided) once the whole batch is applied.
 fn apply_decision(
     tx: &Connection,
     input: &DecisionInput,
+    steps: &mut std::collections::BTreeSet<i64>,
     check: impl FnOnce(&ApprovalRow) -> std::result::Result<(), String>,
 ) -> Result<DecisionOutcome> {
     let id = &input.approval_id;
@@ -354,7 +363,7 @@ fn apply_decision(
         if changed != 1 {
             return Err(StoreError::AlreadyDecided { id: id.clone(), status: "settled".into() });
         }
-        start_step_if_decided(tx, call_id, &at)?;
+        steps.insert(tx.row("SELECT message_id FROM tool_calls WHERE id = ?1", [call_id], |r| r.get(0))?);
     }
     if input.for_chat && input.approve {
         tx.run(
