@@ -18,7 +18,11 @@ impl PendingSet {
         match event {
             EngineEvent::ApprovalRequested { item } => self.ids.insert(item.approval_id.clone()),
             EngineEvent::ApprovalsDecided { decisions } => {
-                decisions.iter().fold(false, |changed, decided| self.ids.remove(&decided.approval_id) || changed)
+                let before = self.ids.len();
+                decisions.iter().for_each(|decided| {
+                    self.ids.remove(&decided.approval_id);
+                });
+                self.ids.len() != before
             }
             _ => false,
         }
