@@ -1,7 +1,9 @@
 //! "Pause all agents": while paused no turn asks its model or runs a tool; requests already
 //! waiting stay in the inbox and can still be decided. A running tool call or model request is
-//! let finish (it cannot be taken back), and nothing starts after it. Kept in the store, so a
-//! pause outlives a restart: a person who paused expects the agents to stay stopped.
+//! let finish (it cannot be taken back), and nothing starts after it. Approval timeouts wait
+//! too: a request that expired while paused is denied as timed out right after the resume. Kept
+//! in the store, so a pause outlives a restart: a person who paused expects the agents to stay
+//! stopped.
 
 use crate::{Engine, EngineEvent, Inner, Result};
 use serde_json::Value;
