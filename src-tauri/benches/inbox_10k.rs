@@ -42,7 +42,11 @@ async fn run() {
                 (0..CALLS_PER_STEP)
                     .map(|c| {
                         let path = format!("s{s}/f{c}.txt");
-                        ScriptedCall::new(format!("c{s}_{c}"), "builtin__write_file", json!({"path": path, "content": "x"}))
+                        ScriptedCall::new(
+                            format!("c{s}_{c}"),
+                            "builtin__write_file",
+                            json!({"path": path, "content": "x"}),
+                        )
                     })
                     .collect(),
             )
@@ -52,13 +56,26 @@ async fn run() {
     let model = ScriptedModel::start(replies).await.unwrap();
     let app = App::launch(data.path(), &out).await;
     let (ui, api) = (&app.ui, &app.api);
-    let _: Value = api.put("/v1/provider", &json!({"base_url": model.base_url(), "model": "scripted", "stream": false})).await.unwrap();
+    let _: Value = api
+        .put(
+            "/v1/provider",
+            &json!({"base_url": model.base_url(), "model": "scripted", "stream": false}),
+        )
+        .await
+        .unwrap();
 
     // Approving 10,000 one by one would outlast WebDriver's default 30 s script timeout.
-    ui.call(reqwest::Method::POST, "/timeouts", Some(json!({"script": 600_000}))).await;
+    ui.call(
+        reqwest::Method::POST,
+        "/timeouts",
+        Some(json!({"script": 600_000})),
+    )
+    .await;
     let seeding = Instant::now();
     for s in 0..SESSIONS {
-        api.send_message(&format!("bench-{s}"), "write the files").await.unwrap();
+        api.send_message(&format!("bench-{s}"), "write the files")
+            .await
+            .unwrap();
     }
     let total = SESSIONS * CALLS_PER_STEP;
     ui.until(
@@ -66,12 +83,21 @@ async fn run() {
         &format!("return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '{total}'"),
     )
     .await;
-    println!("seeded {total} pending requests through the real loop in {:?}", seeding.elapsed());
+    println!(
+        "seeded {total} pending requests through the real loop in {:?}",
+        seeding.elapsed()
+    );
 
     let open = ui
-        .run_async(TIME_CLICK, json!(["[data-testid=nav-inbox]", "[data-testid=inbox-item]", null]))
+        .run_async(
+            TIME_CLICK,
+            json!(["[data-testid=nav-inbox]", "[data-testid=inbox-item]", null]),
+        )
         .await;
-    println!("inbox with {total} pending: open {:.0} ms (click → first row painted)", open.as_f64().unwrap());
+    println!(
+        "inbox with {total} pending: open {:.0} ms (click → first row painted)",
+        open.as_f64().unwrap()
+    );
 
     ui.click("input[aria-label='Select all']").await;
     ui.until("all selected", &format!("return document.querySelector('[data-testid=inbox-count]').textContent.includes('{total} selected')")).await;
@@ -79,21 +105,43 @@ async fn run() {
     let approve = ui
         .run_async(
             TIME_CLICK,
-            json!(["[data-testid=approve-selected]", null, "Nothing is waiting for you."]),
+            json!([
+                "[data-testid=approve-selected]",
+                null,
+                "Nothing is waiting for you."
+            ]),
         )
         .await;
-    println!("approve all {total}: {:.0} ms (click → empty inbox painted; every decision durable)", approve.as_f64().unwrap());
-    assert!(api.inbox().await.unwrap().is_empty(), "the engine still has pending requests");
+    println!(
+        "approve all {total}: {:.0} ms (click → empty inbox painted; every decision durable)",
+        approve.as_f64().unwrap()
+    );
+    assert!(
+        api.inbox().await.unwrap().is_empty(),
+        "the engine still has pending requests"
+    );
 
     let workspace = data.path().join("workspace");
     loop {
-        let written: usize = (0..SESSIONS).map(|s| std::fs::read_dir(workspace.join(format!("s{s}"))).map(|d| d.count()).unwrap_or(0)).sum();
+        let written: usize = (0..SESSIONS)
+            .map(|s| {
+                std::fs::read_dir(workspace.join(format!("s{s}")))
+                    .map(|d| d.count())
+                    .unwrap_or(0)
+            })
+            .sum();
         if written == total {
             break;
         }
-        assert!(clicked.elapsed() < Duration::from_secs(300), "only {written} of {total} calls ran");
+        assert!(
+            clicked.elapsed() < Duration::from_secs(300),
+            "only {written} of {total} calls ran"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    println!("approve all {total}: every approved call has run {:?} after the click (incl. WebDriver's round trip)", clicked.elapsed());
+    println!(
+        "approve all {total}: every approved call has run {:?} after the click (incl. WebDriver's round trip)",
+        clicked.elapsed()
+    );
     app.end().await;
 }

@@ -5,14 +5,16 @@
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use crate::commands::CommandError;
+    use crate::commands::error::ErrorCode;
     use crate::commands::inbox::{Channel, DecisionOutcome};
     use crate::commands::servers::ImportReport;
     use crate::commands::settings::{SettingsView, ShellOption};
-    use crate::commands::CommandError;
-    use crate::commands::error::ErrorCode;
     use crate::window::Navigate;
     use airlock_core::ServerConfig;
-    use airlock_engine::{DecisionRequest, ElicitationAnswer, EngineEvent, InboxItem, ServerView, TurnOutcome};
+    use airlock_engine::{
+        DecisionRequest, ElicitationAnswer, EngineEvent, InboxItem, ServerView, TurnOutcome,
+    };
     use airlock_store::{AuditRow, MessageRow, SessionRow};
     use std::collections::BTreeMap;
     use std::path::{Path, PathBuf};
@@ -45,12 +47,20 @@ mod tests {
         let mut found = BTreeMap::new();
         let mut folders = vec![dir.to_path_buf()];
         while let Some(folder) = folders.pop() {
-            for entry in std::fs::read_dir(&folder).into_iter().flatten().filter_map(Result::ok) {
+            for entry in std::fs::read_dir(&folder)
+                .into_iter()
+                .flatten()
+                .filter_map(Result::ok)
+            {
                 let path = entry.path();
                 if path.is_dir() {
                     folders.push(path);
                 } else {
-                    let name = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                    let name = path
+                        .strip_prefix(dir)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned();
                     found.insert(name, std::fs::read_to_string(&path).unwrap_or_default());
                 }
             }
@@ -69,8 +79,11 @@ mod tests {
         let fresh = tempfile::tempdir().unwrap();
         export_into(fresh.path());
         let (want, have) = (files(fresh.path()), files(&committed));
-        let stale: std::collections::BTreeSet<&String> =
-            want.keys().chain(have.keys()).filter(|name| want.get(*name) != have.get(*name)).collect();
+        let stale: std::collections::BTreeSet<&String> = want
+            .keys()
+            .chain(have.keys())
+            .filter(|name| want.get(*name) != have.get(*name))
+            .collect();
         assert!(
             stale.is_empty(),
             "ui/src/lib/bindings is stale ({stale:?}); run `UPDATE_BINDINGS=1 cargo test -p airlock-desktop bindings` and commit"

@@ -26,7 +26,11 @@ use std::sync::Arc;
 use tauri::{Manager, RunEvent, WindowEvent};
 
 #[derive(Parser, Debug)]
-#[command(name = "airlock-desktop", version, about = "Airlock: the approval inbox for AI agent tool calls")]
+#[command(
+    name = "airlock-desktop",
+    version,
+    about = "Airlock: the approval inbox for AI agent tool calls"
+)]
 struct Args {
     /// The data directory (default: $AIRLOCK_DATA_DIR, else the platform's data folder).
     #[arg(long, env = "AIRLOCK_DATA_DIR")]
@@ -43,7 +47,10 @@ fn main() -> ExitCode {
     let args = Args::parse();
     webkit_env::apply_defaults();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     match run(args) {
@@ -75,7 +82,10 @@ fn run(args: Args) -> anyhow::Result<()> {
         }
     });
     let engine = host.engine.clone();
-    let shell = Shell { engine: engine.clone(), api_addr: host.addr };
+    let shell = Shell {
+        engine: engine.clone(),
+        api_addr: host.addr,
+    };
     let app = tauri::Builder::default()
         .manage(shell)
         .invoke_handler(command_handler!())
@@ -107,13 +117,23 @@ fn run(args: Args) -> anyhow::Result<()> {
 
 /// One instance per data directory: a second launch brings the running app's window forward.
 fn show_running_app(dir: &Path) -> anyhow::Result<()> {
-    let shown = tauri::async_runtime::block_on(async { ApiClient::discover(dir)?.show_window(None).await });
+    let shown =
+        tauri::async_runtime::block_on(async { ApiClient::discover(dir)?.show_window(None).await });
     match shown {
         Ok(true) => {
-            eprintln!("Airlock is already running for {}; showed its window", dir.display());
+            eprintln!(
+                "Airlock is already running for {}; showed its window",
+                dir.display()
+            );
             Ok(())
         }
-        Ok(false) => anyhow::bail!("`airlock serve` is already running for {}; stop it or use the CLI", dir.display()),
-        Err(error) => anyhow::bail!("Airlock is already running for {} but does not answer: {error}", dir.display()),
+        Ok(false) => anyhow::bail!(
+            "`airlock serve` is already running for {}; stop it or use the CLI",
+            dir.display()
+        ),
+        Err(error) => anyhow::bail!(
+            "Airlock is already running for {} but does not answer: {error}",
+            dir.display()
+        ),
     }
 }

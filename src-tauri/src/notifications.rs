@@ -16,8 +16,16 @@ pub const BURST_WINDOW: Duration = Duration::from_secs(1);
 /// What one notification says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Announcement {
-    One { approval_id: String, args_hash: String, summary: String, body: String },
-    Burst { count: usize, summary: String },
+    One {
+        approval_id: String,
+        args_hash: String,
+        summary: String,
+        body: String,
+    },
+    Burst {
+        count: usize,
+        summary: String,
+    },
 }
 
 pub fn announce(batch: &[InboxItem]) -> Option<Announcement> {
@@ -29,14 +37,21 @@ pub fn announce(batch: &[InboxItem]) -> Option<Announcement> {
             summary: format!("Allow tool call from {}?", item.server),
             body: format!("{} — {}", item.tool, args_summary(&item.args, 120)),
         }),
-        items => Some(Announcement::Burst { count: items.len(), summary: format!("{} tool calls waiting", items.len()) }),
+        items => Some(Announcement::Burst {
+            count: items.len(),
+            summary: format!("{} tool calls waiting", items.len()),
+        }),
     }
 }
 
 /// The arguments on one short line: `path: "a.txt", content: "hi"`.
 pub fn args_summary(args: &serde_json::Value, max_chars: usize) -> String {
     let text = match args.as_object() {
-        Some(map) => map.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", "),
+        Some(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
         None => args.to_string(),
     };
     if text.chars().count() <= max_chars {
@@ -53,7 +68,12 @@ pub const ACTION_DENY: &str = "deny";
 pub const ACTION_OPEN: &str = "default";
 
 /// What a notification action does. `Open` shows the item; decisions bind to the shown hash.
-pub fn handle_action(engine: &Engine, approval_id: &str, args_hash: &str, action: &str) -> ActionOutcome {
+pub fn handle_action(
+    engine: &Engine,
+    approval_id: &str,
+    args_hash: &str,
+    action: &str,
+) -> ActionOutcome {
     let approve = match action {
         ACTION_ALLOW => true,
         ACTION_DENY => false,
@@ -104,7 +124,12 @@ pub fn start<R: Runtime>(app: AppHandle<R>, engine: Engine) -> mpsc::UnboundedSe
 }
 
 fn show<R: Runtime>(app: &AppHandle<R>, engine: &Engine, announcement: Announcement) {
-    show_and_wait(engine, announcement, |_| {}, |approval_id| window::open_inbox(app, approval_id));
+    show_and_wait(
+        engine,
+        announcement,
+        |_| {},
+        |approval_id| window::open_inbox(app, approval_id),
+    );
 }
 
 /// Shows one notification and, where the platform has actions, waits for the person's answer
@@ -118,13 +143,23 @@ pub fn show_and_wait(
     let mut notification = notify_rust::Notification::new();
     notification.appname("Airlock");
     let target = match &announcement {
-        Announcement::One { approval_id, args_hash, summary, body } => {
+        Announcement::One {
+            approval_id,
+            args_hash,
+            summary,
+            body,
+        } => {
             notification.summary(summary).body(body);
-            notification.action(ACTION_OPEN, "Open").action(ACTION_ALLOW, "Allow once").action(ACTION_DENY, "Deny");
+            notification
+                .action(ACTION_OPEN, "Open")
+                .action(ACTION_ALLOW, "Allow once")
+                .action(ACTION_DENY, "Deny");
             Some((approval_id.clone(), args_hash.clone()))
         }
         Announcement::Burst { summary, .. } => {
-            notification.summary(summary).body("Open the Airlock inbox to review them");
+            notification
+                .summary(summary)
+                .body("Open the Airlock inbox to review them");
             notification.action(ACTION_OPEN, "Open inbox");
             None
         }
@@ -146,7 +181,9 @@ pub fn show_and_wait(
         };
         match outcome {
             ActionOutcome::Open => on_open(target.as_ref().map(|(id, _)| id.clone())),
-            ActionOutcome::Refused(message) => tracing::warn!("notification action refused: {message}"),
+            ActionOutcome::Refused(message) => {
+                tracing::warn!("notification action refused: {message}")
+            }
             _ => {}
         }
     });
@@ -165,7 +202,10 @@ mod tests {
         let summary = args_summary(&json!({"content": "é".repeat(300)}), 20);
         assert_eq!(summary.chars().count(), 20);
         assert!(summary.ends_with('…'));
-        assert_eq!(args_summary(&json!({"path": "a.txt"}), 50), "path: \"a.txt\"");
+        assert_eq!(
+            args_summary(&json!({"path": "a.txt"}), 50),
+            "path: \"a.txt\""
+        );
     }
 
     fn pending(id: &str) -> InboxItem {
@@ -191,7 +231,10 @@ mod tests {
         );
         assert_eq!(
             announce(&[pending("a"), pending("b"), pending("c")]),
-            Some(Announcement::Burst { count: 3, summary: "3 tool calls waiting".into() })
+            Some(Announcement::Burst {
+                count: 3,
+                summary: "3 tool calls waiting".into()
+            })
         );
     }
 
@@ -200,11 +243,24 @@ mod tests {
         let data = tempfile::tempdir().unwrap();
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let _guard = runtime.enter();
-        let engine = Engine::open(airlock_engine::EngineConfig { data_dir: data.path().to_path_buf(), workspace: None }).unwrap();
-        assert_eq!(handle_action(&engine, "apr_x", "h", ACTION_OPEN), ActionOutcome::Open);
-        assert_eq!(handle_action(&engine, "apr_x", "h", "__closed"), ActionOutcome::Ignored);
+        let engine = Engine::open(airlock_engine::EngineConfig {
+            data_dir: data.path().to_path_buf(),
+            workspace: None,
+        })
+        .unwrap();
+        assert_eq!(
+            handle_action(&engine, "apr_x", "h", ACTION_OPEN),
+            ActionOutcome::Open
+        );
+        assert_eq!(
+            handle_action(&engine, "apr_x", "h", "__closed"),
+            ActionOutcome::Ignored
+        );
         // A decision for an unknown request is refused, never run.
-        assert!(matches!(handle_action(&engine, "apr_x", "h", ACTION_ALLOW), ActionOutcome::Refused(_)));
+        assert!(matches!(
+            handle_action(&engine, "apr_x", "h", ACTION_ALLOW),
+            ActionOutcome::Refused(_)
+        ));
     }
 
     fn write_file_call() -> airlock_testkit::Reply {
@@ -222,13 +278,25 @@ mod tests {
     #[ignore = "needs a D-Bus session with a notification daemon; run through scripts/e2e.sh"]
     async fn allow_once_from_a_notification_approves() {
         use airlock_engine::{EngineConfig, ProviderSettings};
-        let model = airlock_testkit::ScriptedModel::start(vec![write_file_call(), airlock_testkit::Reply::Text("ok".into())])
-            .await
-            .unwrap();
+        let model = airlock_testkit::ScriptedModel::start(vec![
+            write_file_call(),
+            airlock_testkit::Reply::Text("ok".into()),
+        ])
+        .await
+        .unwrap();
         let data = tempfile::tempdir().unwrap();
-        let engine = Engine::open(EngineConfig { data_dir: data.path().to_path_buf(), workspace: None }).unwrap();
+        let engine = Engine::open(EngineConfig {
+            data_dir: data.path().to_path_buf(),
+            workspace: None,
+        })
+        .unwrap();
         engine
-            .set_provider(ProviderSettings { base_url: model.base_url(), model: "m".into(), stream: false, ..Default::default() })
+            .set_provider(ProviderSettings {
+                base_url: model.base_url(),
+                model: "m".into(),
+                stream: false,
+                ..Default::default()
+            })
             .unwrap();
         engine.send_message("notify", "write it").unwrap();
         let mut item = None;
@@ -244,9 +312,18 @@ mod tests {
         let (shown_tx, shown_rx) = std::sync::mpsc::channel();
         let waiter = {
             let engine = engine.clone();
-            std::thread::spawn(move || show_and_wait(&engine, announcement, move |id| shown_tx.send(id).unwrap(), |_| {}))
+            std::thread::spawn(move || {
+                show_and_wait(
+                    &engine,
+                    announcement,
+                    move |id| shown_tx.send(id).unwrap(),
+                    |_| {},
+                )
+            })
         };
-        let id = shown_rx.recv_timeout(Duration::from_secs(10)).expect("the notification was shown");
+        let id = shown_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the notification was shown");
         // The daemon would send this when the person clicks "Allow once"; send it as it would.
         // Repeated until it lands, since the listener subscribes right after showing.
         for _ in 0..100 {
@@ -269,10 +346,18 @@ mod tests {
         let decided = engine.store().approval(&item.approval_id).unwrap().unwrap();
         assert_eq!(decided.status, "approved");
         let audit = engine.store().audit_rows(50).unwrap();
-        assert!(audit.iter().any(|row| row.actor == "notification" && row.action == "approved"), "{audit:?}");
+        assert!(
+            audit
+                .iter()
+                .any(|row| row.actor == "notification" && row.action == "approved"),
+            "{audit:?}"
+        );
         if let Some(log) = std::env::var_os("AIRLOCK_DBUS_LOG") {
             let seen = std::fs::read_to_string(log).unwrap();
-            assert!(seen.contains("Allow tool call from builtin?") && seen.contains("write_file"), "{seen}");
+            assert!(
+                seen.contains("Allow tool call from builtin?") && seen.contains("write_file"),
+                "{seen}"
+            );
         }
     }
 }

@@ -10,7 +10,9 @@ pub struct PendingSet {
 
 impl PendingSet {
     pub fn from_items(items: &[InboxItem]) -> Self {
-        Self { ids: items.iter().map(|item| item.approval_id.clone()).collect() }
+        Self {
+            ids: items.iter().map(|item| item.approval_id.clone()).collect(),
+        }
     }
 
     /// Applies one event; returns whether the count changed.
@@ -19,7 +21,11 @@ impl PendingSet {
             EngineEvent::ApprovalRequested { item } => self.ids.insert(item.approval_id.clone()),
             EngineEvent::ApprovalsDecided { decisions } => {
                 // Every removal must happen, so no short-circuiting `any`.
-                decisions.iter().filter(|decided| self.ids.remove(&decided.approval_id)).count() > 0
+                decisions
+                    .iter()
+                    .filter(|decided| self.ids.remove(&decided.approval_id))
+                    .count()
+                    > 0
             }
             _ => false,
         }
@@ -69,16 +75,27 @@ pub(crate) mod tests {
 
     /// One batch of decisions (an approve-all is one event).
     fn decided(ids: &[&str]) -> EngineEvent {
-        let decided = |id: &&str| DecidedItem { approval_id: id.to_string(), session: "s".into(), approve: true, decided_by: "inbox".into() };
-        EngineEvent::ApprovalsDecided { decisions: ids.iter().map(decided).collect() }
+        let decided = |id: &&str| DecidedItem {
+            approval_id: id.to_string(),
+            session: "s".into(),
+            approve: true,
+            decided_by: "inbox".into(),
+        };
+        EngineEvent::ApprovalsDecided {
+            decisions: ids.iter().map(decided).collect(),
+        }
     }
 
     #[test]
     fn the_label_follows_requests_and_decisions() {
         let mut pending = PendingSet::from_items(&[item("a")]);
         assert_eq!(pending_label(pending.len()), "1 pending");
-        assert!(pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("b")) }));
-        assert!(pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("c")) }));
+        assert!(pending.apply(&EngineEvent::ApprovalRequested {
+            item: Box::new(item("b"))
+        }));
+        assert!(pending.apply(&EngineEvent::ApprovalRequested {
+            item: Box::new(item("c"))
+        }));
         assert_eq!(pending_label(pending.len()), "3 pending");
         assert!(pending.apply(&decided(&["a"])));
         assert_eq!(pending_label(pending.len()), "2 pending");
@@ -89,10 +106,17 @@ pub(crate) mod tests {
     #[test]
     fn repeats_and_unrelated_events_do_not_change_the_count() {
         let mut pending = PendingSet::default();
-        assert!(pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("a")) }));
-        assert!(!pending.apply(&EngineEvent::ApprovalRequested { item: Box::new(item("a")) }));
+        assert!(pending.apply(&EngineEvent::ApprovalRequested {
+            item: Box::new(item("a"))
+        }));
+        assert!(!pending.apply(&EngineEvent::ApprovalRequested {
+            item: Box::new(item("a"))
+        }));
         assert!(!pending.apply(&decided(&["unknown"])));
-        assert!(!pending.apply(&EngineEvent::TextDelta { session: "s".into(), text: "hi".into() }));
+        assert!(!pending.apply(&EngineEvent::TextDelta {
+            session: "s".into(),
+            text: "hi".into()
+        }));
         assert_eq!(pending.len(), 1);
     }
 }

@@ -20,13 +20,19 @@ struct TrayItems<R: Runtime> {
 
 /// The pause line's text: it says what clicking it does.
 pub fn pause_label(paused: bool) -> &'static str {
-    if paused { "Resume agents" } else { "Pause all agents" }
+    if paused {
+        "Resume agents"
+    } else {
+        "Pause all agents"
+    }
 }
 
 pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let count = MenuItem::with_id(app, "count", pending_label(0), false, None::<&str>)?;
     let open = MenuItem::with_id(app, "open", "Open inbox", true, None::<&str>)?;
-    let paused = app.try_state::<Shell>().is_some_and(|shell| shell.engine.paused());
+    let paused = app
+        .try_state::<Shell>()
+        .is_some_and(|shell| shell.engine.paused());
     let pause = MenuItem::with_id(app, "pause", pause_label(paused), true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", "Quit Airlock", true, None::<&str>)?;
     let separator = PredefinedMenuItem::separator(app)?;
@@ -69,7 +75,9 @@ pub fn show_paused<R: Runtime>(app: &AppHandle<R>, paused: bool) {
 
 /// Pauses every agent, or resumes them; the engine announces it, which updates this menu.
 fn toggle_pause<R: Runtime>(app: &AppHandle<R>) {
-    let Some(shell) = app.try_state::<Shell>() else { return };
+    let Some(shell) = app.try_state::<Shell>() else {
+        return;
+    };
     if let Err(error) = shell.engine.set_paused(!shell.engine.paused()) {
         tracing::warn!("cannot switch the pause: {error}");
     }

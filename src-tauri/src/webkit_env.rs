@@ -13,9 +13,14 @@ pub fn apply_defaults() {
     if std::env::var_os(DMABUF).is_some() {
         return;
     }
-    let Ok(exe) = std::env::current_exe() else { return };
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
     // `exec` returns only when it failed; then the app goes on with WebKit's defaults.
-    let error = std::process::Command::new(exe).args(std::env::args_os().skip(1)).env(DMABUF, "1").exec();
+    let error = std::process::Command::new(exe)
+        .args(std::env::args_os().skip(1))
+        .env(DMABUF, "1")
+        .exec();
     eprintln!("airlock-desktop: cannot restart with {DMABUF}=1 ({error}); going on without it");
 }
 

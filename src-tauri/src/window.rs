@@ -27,7 +27,13 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
 
 pub fn open_inbox<R: Runtime>(app: &AppHandle<R>, approval_id: Option<String>) {
     show(app);
-    let _ = app.emit(NAVIGATE_EVENT, Navigate { screen: "inbox".into(), approval_id });
+    let _ = app.emit(
+        NAVIGATE_EVENT,
+        Navigate {
+            screen: "inbox".into(),
+            approval_id,
+        },
+    );
 }
 
 /// The app's window as the engine sees it.

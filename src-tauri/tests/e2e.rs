@@ -11,22 +11,32 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
-use support::{App, WAIT, until_true, x11};
+use support::{App, WAIT, tray, until_true, x11};
 
 fn write_file(id: &str, path: &str, content: &str) -> ScriptedCall {
-    ScriptedCall::new(id, "builtin__write_file", json!({"path": path, "content": content}))
+    ScriptedCall::new(
+        id,
+        "builtin__write_file",
+        json!({"path": path, "content": content}),
+    )
 }
 
 #[tokio::test]
 #[ignore = "needs a display and tauri-driver; run through scripts/e2e.sh"]
 async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
-    let out = PathBuf::from(std::env::var("AIRLOCK_E2E_OUT").unwrap_or_else(|_| "test-output/e2e".into()));
+    let out = PathBuf::from(
+        std::env::var("AIRLOCK_E2E_OUT").unwrap_or_else(|_| "test-output/e2e".into()),
+    );
     std::fs::create_dir_all(&out).unwrap();
     let data = tempfile::tempdir().unwrap();
     let model = ScriptedModel::start(vec![
         Reply::ToolCalls(vec![write_file("c1", "notes.txt", "draft")]),
         Reply::Text("Saved notes.txt.".into()),
-        Reply::ToolCalls(vec![write_file("c2", "a.txt", "a"), write_file("c3", "b.txt", "b"), write_file("c4", "c.txt", "c")]),
+        Reply::ToolCalls(vec![
+            write_file("c2", "a.txt", "a"),
+            write_file("c3", "b.txt", "b"),
+            write_file("c4", "c.txt", "c"),
+        ]),
         Reply::Text("Understood, I will not write them.".into()),
     ])
     .await
@@ -35,18 +45,28 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     let app = App::launch(data.path(), &out).await;
     let (ui, api) = (&app.ui, &app.api);
     let _: Value = api
-        .put("/v1/provider", &json!({"base_url": model.base_url(), "model": "scripted", "stream": true}))
+        .put(
+            "/v1/provider",
+            &json!({"base_url": model.base_url(), "model": "scripted", "stream": true}),
+        )
         .await
         .unwrap();
 
     // 1. Send a message: the pending call shows the prompt in the chat and in the inbox.
     ui.click("[data-testid=nav-chat]").await;
     ui.click("button.new").await;
-    ui.type_into("input[aria-label='New chat name']", "e2e\u{E007}").await;
-    ui.type_into("textarea[aria-label=Message]", "Save my notes").await;
+    ui.type_into("input[aria-label='New chat name']", "e2e\u{E007}")
+        .await;
+    ui.type_into("textarea[aria-label=Message]", "Save my notes")
+        .await;
     ui.click("form.composer button[type=submit]").await;
-    ui.find("[data-testid=assistant-message] section[aria-label='Permission request']").await;
-    ui.until("the inbox count", "return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '1'").await;
+    ui.find("[data-testid=assistant-message] section[aria-label='Permission request']")
+        .await;
+    ui.until(
+        "the inbox count",
+        "return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '1'",
+    )
+    .await;
     ui.screenshot(&out, "chat-pending").await;
 
     // 2. Edit the arguments in the inbox and approve.
@@ -54,7 +74,11 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     ui.find("[data-testid=inbox-item]").await;
     ui.screenshot(&out, "inbox").await;
     ui.click("[data-testid=edit-args]").await;
-    ui.type_into("textarea[aria-label='Arguments (JSON)']", r#"{"path": "notes.txt", "content": "final"}"#).await;
+    ui.type_into(
+        "textarea[aria-label='Arguments (JSON)']",
+        r#"{"path": "notes.txt", "content": "final"}"#,
+    )
+    .await;
     ui.find("[data-testid=edit-diff]").await;
     ui.screenshot(&out, "inbox-edit").await;
     ui.click("[data-testid=approve-edited]").await;
@@ -68,21 +92,30 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
              && m.textContent.includes('Saved notes.txt.');",
     )
     .await;
-    assert_eq!(std::fs::read_to_string(data.path().join("workspace/notes.txt")).unwrap(), "final");
+    assert_eq!(
+        std::fs::read_to_string(data.path().join("workspace/notes.txt")).unwrap(),
+        "final"
+    );
     ui.click("[data-testid=tool-call] button").await;
     ui.find("[data-testid=tool-result]").await;
     ui.screenshot(&out, "chat-done").await;
 
     // 4. Three pending calls: select all, deny with one reason; the model reads it.
-    ui.type_into("textarea[aria-label=Message]", "Write three files").await;
+    ui.type_into("textarea[aria-label=Message]", "Write three files")
+        .await;
     ui.click("form.composer button[type=submit]").await;
-    ui.until("three pending", "return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '3'").await;
+    ui.until(
+        "three pending",
+        "return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '3'",
+    )
+    .await;
     ui.click("[data-testid=nav-inbox]").await;
     ui.find("[data-testid=inbox-item]").await;
     ui.click("input[aria-label='Select all']").await;
     ui.screenshot(&out, "inbox-batch").await;
     ui.click("[data-testid=deny-selected]").await;
-    ui.type_into("input[aria-label='Deny reason']", "E2E: not in this folder").await;
+    ui.type_into("input[aria-label='Deny reason']", "E2E: not in this folder")
+        .await;
     ui.click("form.deny button[type=submit]").await;
     let requests = model.wait_for_requests(4, WAIT).await.unwrap();
     let last = requests[3]["messages"].as_array().unwrap();
@@ -90,29 +123,50 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     assert_eq!(denials.len(), 4, "{last:?}");
     for denial in &denials[1..] {
         let content = denial["content"].as_str().unwrap();
-        assert!(content.contains("execution-denied") && content.contains("E2E: not in this folder"), "{content}");
+        assert!(
+            content.contains("execution-denied") && content.contains("E2E: not in this folder"),
+            "{content}"
+        );
     }
 
     // 5. The other screens, for the record.
-    ui.until("an empty inbox", "return document.querySelector('[data-testid=nav-inbox-count]') === null").await;
+    ui.until(
+        "an empty inbox",
+        "return document.querySelector('[data-testid=nav-inbox-count]') === null",
+    )
+    .await;
     ui.click("[data-testid=nav-settings]").await;
     ui.find("section h2").await;
     ui.screenshot(&out, "settings").await;
 
     // 6. Add an MCP server from Settings: it starts, offers its tools, and its log shows.
-    let test_server = std::env::current_exe().unwrap().parent().unwrap().parent().unwrap().join("airlock-test-mcp-server");
-    assert!(test_server.exists(), "build the workspace first: no {}", test_server.display());
+    let test_server = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("airlock-test-mcp-server");
+    assert!(
+        test_server.exists(),
+        "build the workspace first: no {}",
+        test_server.display()
+    );
     ui.click("[data-testid=add-server]").await;
-    ui.type_into("input[aria-label='Server name']", "echo").await;
-    ui.type_into("input[aria-label=Command]", test_server.to_str().unwrap()).await;
-    ui.click("form[aria-label='MCP server'] button[type=submit]").await;
+    ui.type_into("input[aria-label='Server name']", "echo")
+        .await;
+    ui.type_into("input[aria-label=Command]", test_server.to_str().unwrap())
+        .await;
+    ui.click("form[aria-label='MCP server'] button[type=submit]")
+        .await;
     ui.until(
         "the server ready",
         "const s = document.querySelector('[data-testid=server][data-name=echo] [data-testid=server-state]');
          return !!s && s.textContent.startsWith('ready');",
     )
     .await;
-    ui.click("[data-testid=server][data-name=echo] [data-testid=show-log]").await;
+    ui.click("[data-testid=server][data-name=echo] [data-testid=show-log]")
+        .await;
     ui.find("[data-testid=server-log]").await;
     ui.until("the server's tools listed", "return document.body.textContent.includes('Tools by server') && [...document.querySelectorAll('h3')].some((h) => h.textContent.startsWith('echo'))").await;
     ui.screenshot(&out, "settings-servers").await;
@@ -122,7 +176,11 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     ui.find("table tbody tr").await;
     ui.screenshot(&out, "history").await;
     ui.click("[data-testid=nav-chat]").await;
-    ui.until("the final answer", "return document.body.textContent.includes('Understood, I will not write them.')").await;
+    ui.until(
+        "the final answer",
+        "return document.body.textContent.includes('Understood, I will not write them.')",
+    )
+    .await;
     ui.screenshot(&out, "chat-batch-denied").await;
 
     app.end().await;
@@ -131,22 +189,36 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
 #[cfg(target_os = "linux")]
 #[tokio::test]
 #[ignore = "needs a display, tauri-driver and a notification daemon; run through scripts/e2e.sh"]
-async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_and_notification_click() {
-    let out = PathBuf::from(std::env::var("AIRLOCK_E2E_OUT").unwrap_or_else(|_| "test-output/e2e".into()));
+async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notification_click() {
+    let out = PathBuf::from(
+        std::env::var("AIRLOCK_E2E_OUT").unwrap_or_else(|_| "test-output/e2e".into()),
+    );
     std::fs::create_dir_all(&out).unwrap();
     let data = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::start(vec![Reply::ToolCalls(vec![write_file("n1", "from-click.txt", "x")]), Reply::Text("done".into())])
-        .await
-        .unwrap();
+    let model = ScriptedModel::start(vec![
+        Reply::ToolCalls(vec![write_file("n1", "from-click.txt", "x")]),
+        Reply::Text("done".into()),
+    ])
+    .await
+    .unwrap();
     let app = App::launch(data.path(), &out).await;
     let (ui, api) = (&app.ui, &app.api);
-    let _: Value = api.put("/v1/provider", &json!({"base_url": model.base_url(), "model": "scripted"})).await.unwrap();
+    let _: Value = api
+        .put(
+            "/v1/provider",
+            &json!({"base_url": model.base_url(), "model": "scripted"}),
+        )
+        .await
+        .unwrap();
     let status: Value = api.get("/v1/status").await.unwrap();
     let pid = u32::try_from(status["pid"].as_u64().unwrap()).unwrap();
     let display = x11::Display::open();
     let mut window = None;
     until_true("the window on screen", || {
-        window = display.windows(pid, "Airlock").into_iter().find(|&w| display.viewable(w));
+        window = display
+            .windows(pid, "Airlock")
+            .into_iter()
+            .find(|&w| display.viewable(w));
         window.is_some()
     })
     .await;
@@ -159,9 +231,16 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_and_notificati
     assert_eq!(still["pid"], status["pid"]);
 
     // 2. Launching again on the same data directory shows the running app's window.
-    let second = Command::new(env!("CARGO_BIN_EXE_airlock-desktop")).arg("--data-dir").arg(data.path()).output().unwrap();
+    let second = Command::new(env!("CARGO_BIN_EXE_airlock-desktop"))
+        .arg("--data-dir")
+        .arg(data.path())
+        .output()
+        .unwrap();
     assert!(second.status.success(), "{second:?}");
-    assert!(String::from_utf8_lossy(&second.stderr).contains("showed its window"), "{second:?}");
+    assert!(
+        String::from_utf8_lossy(&second.stderr).contains("showed its window"),
+        "{second:?}"
+    );
     until_true("the window shown again", || display.viewable(window)).await;
 
     // 3. Hidden again, a request arrives; clicking its notification opens the inbox on it.
@@ -178,11 +257,18 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_and_notificati
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let approval_id = pending.first().expect("a pending request").approval_id.clone();
+    let approval_id = pending
+        .first()
+        .expect("a pending request")
+        .approval_id
+        .clone();
     // dunst shows it once the burst window has passed; its "action" is a left click on it.
     let deadline = tokio::time::Instant::now() + WAIT;
     while !display.viewable(window) {
-        assert!(tokio::time::Instant::now() < deadline, "clicking the notification never showed the window");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "clicking the notification never showed the window"
+        );
         let _ = Command::new("dunstctl").args(["action", "0"]).status();
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
@@ -193,14 +279,49 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_and_notificati
     .await;
     ui.screenshot(&out, "inbox-from-notification").await;
 
-    // 4. Pause all agents from the window: the banner says so and the engine holds.
+    // 4. The tray: hidden again, its menu counts the request, and Open inbox shows the window.
+    display.request_close(window);
+    until_true("the window hidden", || !display.viewable(window)).await;
+    tray::open_menu();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    ui.screenshot(&out, "tray-menu").await;
+    tray::choose(1);
+    until_true("the window shown from the tray", || {
+        display.viewable(window)
+    })
+    .await;
+    ui.find("[data-approval-id]").await;
+
+    // 5. Pause all agents from the tray, then resume from the window's banner.
+    tray::open_menu();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    tray::choose(2);
+    ui.find("[data-testid=paused-banner]").await;
+    let paused: Value = api.get("/v1/paused").await.unwrap();
+    assert_eq!(paused["paused"], json!(true));
+    tray::open_menu();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    ui.screenshot(&out, "tray-menu-paused").await;
+    let _ = Command::new("xdotool").args(["key", "Escape"]).status();
+    ui.click("[data-testid=paused-banner] button").await;
+    ui.until(
+        "the banner gone",
+        "return document.querySelector('[data-testid=paused-banner]') === null",
+    )
+    .await;
+
+    // 6. Pause all agents from the window: the banner says so and the engine holds.
     ui.click("[data-testid=pause-all]").await;
     ui.find("[data-testid=paused-banner]").await;
     let paused: Value = api.get("/v1/paused").await.unwrap();
     assert_eq!(paused["paused"], json!(true));
     ui.screenshot(&out, "paused").await;
     ui.click("[data-testid=paused-banner] button").await;
-    ui.until("the banner gone", "return document.querySelector('[data-testid=paused-banner]') === null").await;
+    ui.until(
+        "the banner gone",
+        "return document.querySelector('[data-testid=paused-banner]') === null",
+    )
+    .await;
     let paused: Value = api.get("/v1/paused").await.unwrap();
     assert_eq!(paused["paused"], json!(false));
     app.end().await;

@@ -11,7 +11,11 @@ pub enum ClientError {
     #[error(transparent)]
     Discovery(#[from] DiscoveryError),
     #[error("{message}")]
-    Refused { status: u16, code: String, message: String },
+    Refused {
+        status: u16,
+        code: String,
+        message: String,
+    },
     #[error("no Airlock engine answers for {data_dir} ({message}); start one with `airlock serve`")]
     Unreachable { data_dir: PathBuf, message: String },
     #[error("unexpected answer from the engine: {0}")]
@@ -30,26 +34,55 @@ impl ApiClient {
     /// Finds the engine that owns `data_dir`.
     pub fn discover(data_dir: &Path) -> Result<Self, ClientError> {
         let (endpoint, token) = discovery::find(data_dir)?;
-        Ok(Self::new(&format!("http://{}", endpoint.addr), &token, data_dir))
+        Ok(Self::new(
+            &format!("http://{}", endpoint.addr),
+            &token,
+            data_dir,
+        ))
     }
 
     pub fn new(base: &str, token: &str, data_dir: &Path) -> Self {
-        let http = reqwest::Client::builder().tcp_nodelay(true).no_proxy().build().unwrap_or_default();
-        Self { http, base: base.trim_end_matches('/').to_string(), token: token.to_string(), data_dir: data_dir.to_path_buf() }
+        let http = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .no_proxy()
+            .build()
+            .unwrap_or_default();
+        Self {
+            http,
+            base: base.trim_end_matches('/').to_string(),
+            token: token.to_string(),
+            data_dir: data_dir.to_path_buf(),
+        }
     }
 
-    async fn send<T: DeserializeOwned>(&self, request: reqwest::RequestBuilder) -> Result<T, ClientError> {
-        let response = request.bearer_auth(&self.token).send().await.map_err(|e| ClientError::Unreachable {
-            data_dir: self.data_dir.clone(),
-            message: e.to_string(),
+    async fn send<T: DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<T, ClientError> {
+        let response = request.bearer_auth(&self.token).send().await.map_err(|e| {
+            ClientError::Unreachable {
+                data_dir: self.data_dir.clone(),
+                message: e.to_string(),
+            }
         })?;
         let status = response.status();
-        let body: Value = response.json().await.map_err(|e| ClientError::Decode(e.to_string()))?;
+        let body: Value = response
+            .json()
+            .await
+            .map_err(|e| ClientError::Decode(e.to_string()))?;
         if !status.is_success() {
             return Err(ClientError::Refused {
                 status: status.as_u16(),
-                code: body.get("code").and_then(Value::as_str).unwrap_or("").to_string(),
-                message: body.get("error").and_then(Value::as_str).unwrap_or("refused").to_string(),
+                code: body
+                    .get("code")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                message: body
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or("refused")
+                    .to_string(),
             });
         }
         serde_json::from_value(body).map_err(|e| ClientError::Decode(e.to_string()))
@@ -63,11 +96,19 @@ impl ApiClient {
         self.send(self.http.get(self.url(path))).await
     }
 
-    pub async fn post<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, ClientError> {
+    pub async fn post<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &Value,
+    ) -> Result<T, ClientError> {
         self.send(self.http.post(self.url(path)).json(body)).await
     }
 
-    pub async fn put<T: DeserializeOwned>(&self, path: &str, body: &Value) -> Result<T, ClientError> {
+    pub async fn put<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &Value,
+    ) -> Result<T, ClientError> {
         self.send(self.http.put(self.url(path)).json(body)).await
     }
 
@@ -80,22 +121,43 @@ impl ApiClient {
     }
 
     pub async fn decide(&self, request: &DecisionRequest) -> Result<Value, ClientError> {
-        self.post("/v1/decisions", &serde_json::to_value(request).unwrap_or_default()).await
+        self.post(
+            "/v1/decisions",
+            &serde_json::to_value(request).unwrap_or_default(),
+        )
+        .await
     }
 
     /// Many decisions in one transaction; one answer per request, in order, each refused or
     /// not on its own ([`ClientError::Refused`] for a refusal).
-    pub async fn decide_many(&self, requests: &[DecisionRequest]) -> Result<Vec<Result<Value, ClientError>>, ClientError> {
-        let answers: Vec<Value> = self.post("/v1/decisions/batch", &json!({ "decisions": requests })).await?;
+    pub async fn decide_many(
+        &self,
+        requests: &[DecisionRequest],
+    ) -> Result<Vec<Result<Value, ClientError>>, ClientError> {
+        let answers: Vec<Value> = self
+            .post("/v1/decisions/batch", &json!({ "decisions": requests }))
+            .await?;
         if answers.len() != requests.len() {
-            return Err(ClientError::Decode(format!("{} answers to {} decisions", answers.len(), requests.len())));
+            return Err(ClientError::Decode(format!(
+                "{} answers to {} decisions",
+                answers.len(),
+                requests.len()
+            )));
         }
         Ok(answers
             .into_iter()
             .map(|answer| match answer.get("error").and_then(Value::as_str) {
                 Some(message) => Err(ClientError::Refused {
-                    status: answer.get("status").and_then(Value::as_u64).and_then(|s| u16::try_from(s).ok()).unwrap_or(500),
-                    code: answer.get("code").and_then(Value::as_str).unwrap_or("").to_string(),
+                    status: answer
+                        .get("status")
+                        .and_then(Value::as_u64)
+                        .and_then(|s| u16::try_from(s).ok())
+                        .unwrap_or(500),
+                    code: answer
+                        .get("code")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
                     message: message.to_string(),
                 }),
                 None => Ok(answer.get("approval").cloned().unwrap_or(Value::Null)),
@@ -104,22 +166,38 @@ impl ApiClient {
     }
 
     pub async fn send_message(&self, session: &str, text: &str) -> Result<Value, ClientError> {
-        self.post(&format!("/v1/sessions/{}/messages", encode(session)), &json!({ "text": text })).await
+        self.post(
+            &format!("/v1/sessions/{}/messages", encode(session)),
+            &json!({ "text": text }),
+        )
+        .await
     }
 
     /// Sends a message in a session that uses the named provider from now on.
-    pub async fn send_message_with_provider(&self, session: &str, text: &str, provider: &str) -> Result<Value, ClientError> {
-        self.post(&format!("/v1/sessions/{}/messages", encode(session)), &json!({ "text": text, "provider": provider })).await
+    pub async fn send_message_with_provider(
+        &self,
+        session: &str,
+        text: &str,
+        provider: &str,
+    ) -> Result<Value, ClientError> {
+        self.post(
+            &format!("/v1/sessions/{}/messages", encode(session)),
+            &json!({ "text": text, "provider": provider }),
+        )
+        .await
     }
 
     pub async fn wait_turn(&self, session: &str) -> Result<TurnOutcome, ClientError> {
-        self.get(&format!("/v1/sessions/{}/turn", encode(session))).await
+        self.get(&format!("/v1/sessions/{}/turn", encode(session)))
+            .await
     }
 
     /// Brings the desktop app's window forward (on an inbox item). False when the engine has no
     /// window (`airlock serve`).
     pub async fn show_window(&self, approval_id: Option<&str>) -> Result<bool, ClientError> {
-        let reply: Value = self.post("/v1/window", &json!({ "approval_id": approval_id })).await?;
+        let reply: Value = self
+            .post("/v1/window", &json!({ "approval_id": approval_id }))
+            .await?;
         Ok(reply["shown"] == json!(true))
     }
 }

@@ -9,16 +9,23 @@ use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DiscoveryError {
-    #[error("another Airlock engine already owns {0} (its lock file is held); use it, or stop it first")]
+    #[error(
+        "another Airlock engine already owns {0} (its lock file is held); use it, or stop it first"
+    )]
     Locked(PathBuf),
-    #[error("no Airlock engine is running for {0}; start one with `airlock serve` (or open the app)")]
+    #[error(
+        "no Airlock engine is running for {0}; start one with `airlock serve` (or open the app)"
+    )]
     NotRunning(PathBuf),
     #[error("cannot use {path}: {message}")]
     Io { path: PathBuf, message: String },
 }
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> DiscoveryError + '_ {
-    move |e| DiscoveryError::Io { path: path.to_path_buf(), message: e.to_string() }
+    move |e| DiscoveryError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -46,10 +53,17 @@ impl EngineLock {
     pub fn acquire(data_dir: &Path) -> Result<Self, DiscoveryError> {
         std::fs::create_dir_all(data_dir).map_err(io(data_dir))?;
         let path = data_dir.join("engine.lock");
-        let file = File::options().create(true).truncate(false).write(true).open(&path).map_err(io(&path))?;
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io(&path))?;
         match file.try_lock() {
             Ok(()) => Ok(Self { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(DiscoveryError::Locked(data_dir.to_path_buf())),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                Err(DiscoveryError::Locked(data_dir.to_path_buf()))
+            }
             Err(std::fs::TryLockError::Error(e)) => Err(io(&path)(e)),
         }
     }
@@ -65,7 +79,11 @@ pub fn load_or_create_token(data_dir: &Path) -> Result<String, DiscoveryError> {
             return Ok(token);
         }
     }
-    let token = format!("{:032x}{:032x}", rand::random::<u128>(), rand::random::<u128>());
+    let token = format!(
+        "{:032x}{:032x}",
+        rand::random::<u128>(),
+        rand::random::<u128>()
+    );
     let mut options = File::options();
     options.create(true).write(true).truncate(true);
     #[cfg(unix)]

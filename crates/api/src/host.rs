@@ -33,7 +33,9 @@ pub fn resolve_data_dir(given: Option<PathBuf>) -> Result<PathBuf, HostError> {
     if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
-    dirs::data_dir().map(|d| d.join("airlock")).ok_or(HostError::NoDataDir)
+    dirs::data_dir()
+        .map(|d| d.join("airlock"))
+        .ok_or(HostError::NoDataDir)
 }
 
 /// A running engine that owns its data directory; dropping it removes the discovery file.
@@ -57,14 +59,36 @@ impl Host {
             return Err(HostError::NotLoopback(listen));
         }
         let lock = EngineLock::acquire(data_dir)?;
-        let engine = Engine::open(EngineConfig { data_dir: data_dir.to_path_buf(), workspace })?;
+        let engine = Engine::open(EngineConfig {
+            data_dir: data_dir.to_path_buf(),
+            workspace,
+        })?;
         let token = discovery::load_or_create_token(data_dir)?;
-        let listen_error = |e: std::io::Error| HostError::Listen { addr: listen, message: e.to_string() };
-        let listener = tokio::net::TcpListener::bind(listen).await.map_err(listen_error)?;
+        let listen_error = |e: std::io::Error| HostError::Listen {
+            addr: listen,
+            message: e.to_string(),
+        };
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(listen_error)?;
         let addr = listener.local_addr().map_err(listen_error)?;
-        discovery::write_endpoint(data_dir, &Endpoint { addr, pid: std::process::id() })?;
+        discovery::write_endpoint(
+            data_dir,
+            &Endpoint {
+                addr,
+                pid: std::process::id(),
+            },
+        )?;
         let served = crate::serve(engine.clone(), listener, token);
-        Ok((Self { engine, addr, data_dir: data_dir.to_path_buf(), _lock: lock }, served))
+        Ok((
+            Self {
+                engine,
+                addr,
+                data_dir: data_dir.to_path_buf(),
+                _lock: lock,
+            },
+            served,
+        ))
     }
 
     pub fn data_dir(&self) -> &Path {
@@ -95,7 +119,10 @@ mod tests {
         let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
         let (host, _served) = Host::start(dir.path(), None, loopback).await.unwrap();
         let second = Host::start(dir.path(), None, loopback).await.map(|_| ());
-        assert!(matches!(second, Err(HostError::Discovery(DiscoveryError::Locked(_)))), "{second:?}");
+        assert!(
+            matches!(second, Err(HostError::Discovery(DiscoveryError::Locked(_)))),
+            "{second:?}"
+        );
         let (endpoint, _) = discovery::find(dir.path()).unwrap();
         assert_eq!(endpoint.addr, host.addr);
         drop(host);

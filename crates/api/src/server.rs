@@ -38,22 +38,36 @@ pub struct ApiError {
 
 impl ApiError {
     fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        Self { status, code, message: message.into() }
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, Json(json!({ "error": self.message, "code": self.code }))).into_response()
+        (
+            self.status,
+            Json(json!({ "error": self.message, "code": self.code })),
+        )
+            .into_response()
     }
 }
 
 impl From<EngineError> for ApiError {
     fn from(error: EngineError) -> Self {
         let (status, code) = match &error {
-            EngineError::Store(StoreError::UnknownApproval(_)) => (StatusCode::NOT_FOUND, "unknown_approval"),
-            EngineError::Store(StoreError::ForeignSession { .. }) => (StatusCode::FORBIDDEN, "foreign_session"),
-            EngineError::Store(StoreError::AlreadyDecided { .. }) => (StatusCode::CONFLICT, "already_decided"),
+            EngineError::Store(StoreError::UnknownApproval(_)) => {
+                (StatusCode::NOT_FOUND, "unknown_approval")
+            }
+            EngineError::Store(StoreError::ForeignSession { .. }) => {
+                (StatusCode::FORBIDDEN, "foreign_session")
+            }
+            EngineError::Store(StoreError::AlreadyDecided { .. }) => {
+                (StatusCode::CONFLICT, "already_decided")
+            }
             EngineError::Store(StoreError::Invalid(_)) => (StatusCode::BAD_REQUEST, "invalid"),
             EngineError::UnknownSession(_) => (StatusCode::NOT_FOUND, "unknown_session"),
             EngineError::UnknownTool { .. } => (StatusCode::NOT_FOUND, "unknown_tool"),
@@ -73,7 +87,11 @@ impl From<EngineError> for ApiError {
 type ApiResult<T> = Result<Json<T>, ApiError>;
 
 /// Serves the API on an already bound loopback listener until the future is dropped.
-pub async fn serve(engine: Engine, listener: tokio::net::TcpListener, token: String) -> std::io::Result<()> {
+pub async fn serve(
+    engine: Engine,
+    listener: tokio::net::TcpListener,
+    token: String,
+) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     if !addr.ip().is_loopback() {
         return Err(std::io::Error::new(
@@ -86,13 +104,25 @@ pub async fn serve(engine: Engine, listener: tokio::net::TcpListener, token: Str
 
 pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
     let port = addr.port();
-    let allowed_hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")];
+    let allowed_hosts = vec![
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+    ];
     let allowed_origins = allowed_hosts
         .iter()
         .map(|h| format!("http://{h}"))
-        .chain(["tauri://localhost".to_string(), "http://tauri.localhost".to_string()])
+        .chain([
+            "tauri://localhost".to_string(),
+            "http://tauri.localhost".to_string(),
+        ])
         .collect();
-    let state = Arc::new(AppState { engine, token, allowed_hosts, allowed_origins });
+    let state = Arc::new(AppState {
+        engine,
+        token,
+        allowed_hosts,
+        allowed_origins,
+    });
     Router::new()
         .route("/v1/status", get(status))
         .route("/v1/inbox", get(inbox))
@@ -127,20 +157,40 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
 /// Host, Origin and token, in that order; each refusal says which check failed.
 async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let headers = request.headers();
-    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
     if !state.allowed_hosts.iter().any(|allowed| allowed == host) {
-        return ApiError::new(StatusCode::FORBIDDEN, "bad_host", format!("refused: Host '{host}' is not this engine"))
-            .into_response();
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            "bad_host",
+            format!("refused: Host '{host}' is not this engine"),
+        )
+        .into_response();
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or("");
-        if !state.allowed_origins.iter().any(|allowed| allowed == origin) {
-            return ApiError::new(StatusCode::FORBIDDEN, "bad_origin", format!("refused: Origin '{origin}' may not use the local API"))
-                .into_response();
+        if !state
+            .allowed_origins
+            .iter()
+            .any(|allowed| allowed == origin)
+        {
+            return ApiError::new(
+                StatusCode::FORBIDDEN,
+                "bad_origin",
+                format!("refused: Origin '{origin}' may not use the local API"),
+            )
+            .into_response();
         }
     }
     if !token_matches(headers, &state.token) {
-        return ApiError::new(StatusCode::UNAUTHORIZED, "bad_token", "refused: missing or wrong bearer token").into_response();
+        return ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "bad_token",
+            "refused: missing or wrong bearer token",
+        )
+        .into_response();
     }
     next.run(request).await
 }
@@ -152,7 +202,12 @@ fn token_matches(headers: &HeaderMap, token: &str) -> bool {
         .and_then(|h| h.strip_prefix("Bearer "))
         .unwrap_or("");
     // Constant time in the token's length, so timing does not reveal a prefix.
-    given.len() == token.len() && given.bytes().zip(token.bytes()).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
+    given.len() == token.len()
+        && given
+            .bytes()
+            .zip(token.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
 }
 
 async fn status(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
@@ -166,10 +221,15 @@ async fn status(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 }
 
 async fn inbox(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(serde_json::to_value(s.engine.inbox()?).unwrap_or_default()))
+    Ok(Json(
+        serde_json::to_value(s.engine.inbox()?).unwrap_or_default(),
+    ))
 }
 
-async fn decide(State(s): State<Arc<AppState>>, Json(request): Json<DecisionRequest>) -> ApiResult<Value> {
+async fn decide(
+    State(s): State<Arc<AppState>>,
+    Json(request): Json<DecisionRequest>,
+) -> ApiResult<Value> {
     let row = s.engine.decide(request, DecidedBy::Api)?;
     Ok(Json(serde_json::to_value(row).unwrap_or_default()))
 }
@@ -183,8 +243,15 @@ struct DecisionBatch {
 /// `{"approval_id", "approval": row}` or `{"approval_id", "error", "code", "status"}` with the
 /// code and HTTP status the single endpoint would have given. A failed transaction (nothing
 /// decided) is the response's own error.
-async fn decide_batch(State(s): State<Arc<AppState>>, Json(batch): Json<DecisionBatch>) -> ApiResult<Value> {
-    let ids: Vec<String> = batch.decisions.iter().map(|d| d.approval_id.clone()).collect();
+async fn decide_batch(
+    State(s): State<Arc<AppState>>,
+    Json(batch): Json<DecisionBatch>,
+) -> ApiResult<Value> {
+    let ids: Vec<String> = batch
+        .decisions
+        .iter()
+        .map(|d| d.approval_id.clone())
+        .collect();
     let outcomes = s.engine.decide_many(batch.decisions, DecidedBy::Api)?;
     let items: Vec<Value> = ids
         .into_iter()
@@ -201,7 +268,9 @@ async fn decide_batch(State(s): State<Arc<AppState>>, Json(batch): Json<Decision
 }
 
 async fn sessions(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(serde_json::to_value(s.engine.sessions()?).unwrap_or_default()))
+    Ok(Json(
+        serde_json::to_value(s.engine.sessions()?).unwrap_or_default(),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -234,18 +303,27 @@ async fn cancel(State(s): State<Arc<AppState>>, Path(name): Path<String>) -> Api
 }
 
 async fn transcript(State(s): State<Arc<AppState>>, Path(name): Path<String>) -> ApiResult<Value> {
-    Ok(Json(serde_json::to_value(s.engine.transcript(&name)?).unwrap_or_default()))
+    Ok(Json(
+        serde_json::to_value(s.engine.transcript(&name)?).unwrap_or_default(),
+    ))
 }
 
 async fn provider(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(serde_json::to_value(s.engine.provider_settings()?).unwrap_or_default()))
+    Ok(Json(
+        serde_json::to_value(s.engine.provider_settings()?).unwrap_or_default(),
+    ))
 }
 
 async fn providers(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(serde_json::to_value(s.engine.providers()?).unwrap_or_default()))
+    Ok(Json(
+        serde_json::to_value(s.engine.providers()?).unwrap_or_default(),
+    ))
 }
 
-async fn set_provider(State(s): State<Arc<AppState>>, Json(settings): Json<ProviderSettings>) -> ApiResult<Value> {
+async fn set_provider(
+    State(s): State<Arc<AppState>>,
+    Json(settings): Json<ProviderSettings>,
+) -> ApiResult<Value> {
     s.engine.set_provider(settings.clone())?;
     Ok(Json(serde_json::to_value(settings).unwrap_or_default()))
 }
@@ -258,7 +336,8 @@ struct ModeBody {
 }
 
 async fn set_mode(State(s): State<Arc<AppState>>, Json(body): Json<ModeBody>) -> ApiResult<Value> {
-    s.engine.set_mode(body.session.as_deref(), Some(body.mode))?;
+    s.engine
+        .set_mode(body.session.as_deref(), Some(body.mode))?;
     Ok(Json(json!({ "mode": body.mode, "session": body.session })))
 }
 
@@ -272,7 +351,10 @@ async fn paused(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 }
 
 /// "Pause all agents" (and resume): no model request or tool run starts while paused.
-async fn set_paused(State(s): State<Arc<AppState>>, Json(body): Json<PausedBody>) -> ApiResult<Value> {
+async fn set_paused(
+    State(s): State<Arc<AppState>>,
+    Json(body): Json<PausedBody>,
+) -> ApiResult<Value> {
     let changed = s.engine.set_paused(body.paused)?;
     Ok(Json(json!({ "paused": body.paused, "changed": changed })))
 }
@@ -284,9 +366,14 @@ struct WindowBody {
 }
 
 /// Brings the desktop app's window forward (on an inbox item); `shown: false` under `airlock serve`.
-async fn show_window(State(s): State<Arc<AppState>>, body: Option<Json<WindowBody>>) -> ApiResult<Value> {
+async fn show_window(
+    State(s): State<Arc<AppState>>,
+    body: Option<Json<WindowBody>>,
+) -> ApiResult<Value> {
     let body = body.map(|Json(body)| body).unwrap_or_default();
-    Ok(Json(json!({ "shown": s.engine.show_frontend(body.approval_id) })))
+    Ok(Json(
+        json!({ "shown": s.engine.show_frontend(body.approval_id) }),
+    ))
 }
 
 /// Settings a person may change through the API, with the type each takes.
@@ -294,27 +381,44 @@ const SETTINGS: &[(&str, &str)] = &[
     ("approval_timeout_secs", "a number of seconds, or 0 for off"),
     ("step_limit", "a number of model steps"),
     ("system_prompt", "a string"),
-    ("tool_timeout_secs", "a number of seconds an MCP tool call may take (0 = the default, 60)"),
+    (
+        "tool_timeout_secs",
+        "a number of seconds an MCP tool call may take (0 = the default, 60)",
+    ),
 ];
 
-async fn set_setting(State(s): State<Arc<AppState>>, Path(key): Path<String>, Json(value): Json<Value>) -> ApiResult<Value> {
+async fn set_setting(
+    State(s): State<Arc<AppState>>,
+    Path(key): Path<String>,
+    Json(value): Json<Value>,
+) -> ApiResult<Value> {
     let Some((_, expected)) = SETTINGS.iter().find(|(k, _)| *k == key) else {
         let known: Vec<&str> = SETTINGS.iter().map(|(k, _)| *k).collect();
-        return Err(ApiError::new(StatusCode::NOT_FOUND, "unknown_setting", format!("no setting '{key}'; known: {}", known.join(", "))));
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "unknown_setting",
+            format!("no setting '{key}'; known: {}", known.join(", ")),
+        ));
     };
     let ok = match key.as_str() {
         "system_prompt" => value.is_string(),
         _ => value.as_u64().is_some(),
     };
     if !ok {
-        return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid", format!("{key} takes {expected}")));
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("{key} takes {expected}"),
+        ));
     }
     s.engine.set_setting(&key, &value)?;
     Ok(Json(json!({ key: value })))
 }
 
 async fn servers(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(serde_json::to_value(s.engine.servers()?).unwrap_or_default()))
+    Ok(Json(
+        serde_json::to_value(s.engine.servers()?).unwrap_or_default(),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -323,14 +427,21 @@ struct ServerBody {
     config: ServerConfig,
 }
 
-async fn add_server(State(s): State<Arc<AppState>>, Json(body): Json<ServerBody>) -> ApiResult<Value> {
+async fn add_server(
+    State(s): State<Arc<AppState>>,
+    Json(body): Json<ServerBody>,
+) -> ApiResult<Value> {
     s.engine.add_server(&body.name, body.config)?;
     Ok(Json(json!({ "name": body.name })))
 }
 
 /// The `mcpServers` object of a Claude Desktop style config (or the whole file).
-async fn import_servers(State(s): State<Arc<AppState>>, Json(config): Json<Value>) -> ApiResult<Value> {
-    let parsed = airlock_core::parse_mcp_servers(&config).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e))?;
+async fn import_servers(
+    State(s): State<Arc<AppState>>,
+    Json(config): Json<Value>,
+) -> ApiResult<Value> {
+    let parsed = airlock_core::parse_mcp_servers(&config)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e))?;
     let mut names = Vec::with_capacity(parsed.len());
     for (name, config) in parsed {
         s.engine.add_server(&name, config)?;
@@ -349,7 +460,11 @@ struct ServerUpdate {
     enabled: Option<bool>,
 }
 
-async fn update_server(State(s): State<Arc<AppState>>, Path(name): Path<String>, Json(body): Json<ServerUpdate>) -> ApiResult<Value> {
+async fn update_server(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    Json(body): Json<ServerUpdate>,
+) -> ApiResult<Value> {
     if let Some(default) = body.default {
         s.engine.set_server_default(&name, default)?;
     }
@@ -362,13 +477,19 @@ async fn update_server(State(s): State<Arc<AppState>>, Path(name): Path<String>,
     Ok(Json(json!({ "name": name })))
 }
 
-async fn answer(State(s): State<Arc<AppState>>, Path(id): Path<String>, Json(body): Json<ElicitationAnswer>) -> ApiResult<Value> {
+async fn answer(
+    State(s): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Json(body): Json<ElicitationAnswer>,
+) -> ApiResult<Value> {
     s.engine.answer(&id, body.clone(), DecidedBy::Api)?;
     Ok(Json(json!({ "approval_id": id, "action": body.action })))
 }
 
 async fn tools(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(serde_json::to_value(s.engine.tool_views()?).unwrap_or_default()))
+    Ok(Json(
+        serde_json::to_value(s.engine.tool_views()?).unwrap_or_default(),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -382,7 +503,9 @@ async fn set_tool(
     Json(body): Json<ToolSettingBody>,
 ) -> ApiResult<Value> {
     s.engine.set_tool_setting(&server, &tool, body.setting)?;
-    Ok(Json(json!({ "server": server, "tool": tool, "setting": body.setting })))
+    Ok(Json(
+        json!({ "server": server, "tool": tool, "setting": body.setting }),
+    ))
 }
 
 async fn rules(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
@@ -406,7 +529,13 @@ async fn add_rule(State(s): State<Arc<AppState>>, Json(body): Json<RuleBody>) ->
     let pattern = match (body.glob, body.regex) {
         (Some(glob), None) => RulePattern::Glob(glob),
         (None, Some(regex)) => RulePattern::Regex(regex),
-        _ => return Err(ApiError::new(StatusCode::BAD_REQUEST, "invalid", "give exactly one of glob or regex")),
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                "give exactly one of glob or regex",
+            ));
+        }
     };
     let rule = ArgRule {
         id: airlock_store::Store::new_rule_id(),
@@ -435,15 +564,28 @@ struct AuditQuery {
     limit: Option<usize>,
 }
 
-async fn audit(State(s): State<Arc<AppState>>, Query(query): Query<AuditQuery>) -> ApiResult<Value> {
-    let rows = s.engine.store().audit_rows(query.limit.unwrap_or(1000)).map_err(EngineError::from)?;
+async fn audit(
+    State(s): State<Arc<AppState>>,
+    Query(query): Query<AuditQuery>,
+) -> ApiResult<Value> {
+    let rows = s
+        .engine
+        .store()
+        .audit_rows(query.limit.unwrap_or(1000))
+        .map_err(EngineError::from)?;
     Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
 }
 
-async fn events(State(s): State<Arc<AppState>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+async fn events(
+    State(s): State<Arc<AppState>>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let stream = BroadcastStream::new(s.engine.subscribe()).filter_map(|event| {
         let event = event.ok()?;
-        let kind = serde_json::to_value(&event).ok()?.get("type")?.as_str()?.to_string();
+        let kind = serde_json::to_value(&event)
+            .ok()?
+            .get("type")?
+            .as_str()?
+            .to_string();
         Event::default().event(kind).json_data(&event).ok().map(Ok)
     });
     Sse::new(stream).keep_alive(KeepAlive::default())

@@ -3,8 +3,8 @@
 use airlock_api::ApiClient;
 use airlock_api::discovery;
 use airlock_core::policy::{
-    ArgRule, CallFacts, PolicyConfig, PolicyInputs, Remembered, RuleEffect, RulePattern, ServerPolicy, SessionPolicy,
-    decide,
+    ArgRule, CallFacts, PolicyConfig, PolicyInputs, Remembered, RuleEffect, RulePattern,
+    ServerPolicy, SessionPolicy, decide,
 };
 use airlock_core::{DecidedBy, ServerDefault, ToolSetting, args_hash};
 use airlock_engine::{DecisionRequest, Engine, EngineConfig, EngineEvent, ProviderSettings};
@@ -60,11 +60,21 @@ pub enum BenchAction {
 
 pub async fn run(action: BenchAction) -> anyhow::Result<ExitCode> {
     match action {
-        BenchAction::Roundtrip { rounds, base_url, model, stream, warmup, workspace } => {
-            roundtrip(rounds, base_url, model, stream, warmup, workspace).await
-        }
+        BenchAction::Roundtrip {
+            rounds,
+            base_url,
+            model,
+            stream,
+            warmup,
+            workspace,
+        } => roundtrip(rounds, base_url, model, stream, warmup, workspace).await,
         BenchAction::ApproveAll { sessions, calls } => approve_all(sessions, calls).await,
-        BenchAction::Policy { servers, tools, rules, decisions } => policy(servers, tools, rules, decisions),
+        BenchAction::Policy {
+            servers,
+            tools,
+            rules,
+            decisions,
+        } => policy(servers, tools, rules, decisions),
     }
 }
 
@@ -73,8 +83,23 @@ fn report(label: &str, mut samples: Vec<Duration>, unit: &str) {
     samples.sort();
     let n = samples.len().max(1);
     let total: Duration = samples.iter().sum();
-    let pick = |q: f64| samples.get(((n as f64 * q).ceil() as usize).saturating_sub(1).min(n - 1)).copied().unwrap_or_default();
-    let scale = |d: Duration| if unit == "ms" { d.as_secs_f64() * 1e3 } else { d.as_secs_f64() * 1e6 };
+    let pick = |q: f64| {
+        samples
+            .get(
+                ((n as f64 * q).ceil() as usize)
+                    .saturating_sub(1)
+                    .min(n - 1),
+            )
+            .copied()
+            .unwrap_or_default()
+    };
+    let scale = |d: Duration| {
+        if unit == "ms" {
+            d.as_secs_f64() * 1e3
+        } else {
+            d.as_secs_f64() * 1e6
+        }
+    };
     println!(
         "{label}={} mean_{unit}={:.3} p50_{unit}={:.3} p99_{unit}={:.3}",
         samples.len(),
@@ -106,9 +131,20 @@ async fn roundtrip(
             .await?,
         ),
     };
-    let base_url = base_url.or_else(|| scripted.as_ref().map(ScriptedModel::base_url)).unwrap_or_default();
-    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace })?;
-    engine.set_provider(ProviderSettings { base_url, model, api_key_env: None, stream, ..ProviderSettings::default() })?;
+    let base_url = base_url
+        .or_else(|| scripted.as_ref().map(ScriptedModel::base_url))
+        .unwrap_or_default();
+    let engine = Engine::open(EngineConfig {
+        data_dir: dir.path().to_path_buf(),
+        workspace,
+    })?;
+    engine.set_provider(ProviderSettings {
+        base_url,
+        model,
+        api_key_env: None,
+        stream,
+        ..ProviderSettings::default()
+    })?;
     let token = discovery::load_or_create_token(dir.path())?;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -119,23 +155,37 @@ async fn roundtrip(
     for round in 0..warmup + rounds {
         let session = format!("bench-{round}");
         let started = Instant::now();
-        client.send_message(&session, "write hello to bench.txt").await?;
+        client
+            .send_message(&session, "write hello to bench.txt")
+            .await?;
         let approval_id = loop {
             match events.recv().await? {
-                EngineEvent::ApprovalRequested { item } if item.session == session => break item.approval_id,
+                EngineEvent::ApprovalRequested { item } if item.session == session => {
+                    break item.approval_id;
+                }
                 EngineEvent::TurnEnded { outcome } if outcome.session == session => {
                     bail!("round {round}: the turn ended without asking: {outcome:?}")
                 }
                 _ => {}
             }
         };
-        client.decide(&DecisionRequest { approval_id, approve: true, ..DecisionRequest::default() }).await?;
+        client
+            .decide(&DecisionRequest {
+                approval_id,
+                approve: true,
+                ..DecisionRequest::default()
+            })
+            .await?;
         loop {
             if let EngineEvent::TurnEnded { outcome } = events.recv().await?
                 && outcome.session == session
             {
                 if outcome.status != "completed" {
-                    bail!("round {round}: the turn ended {}: {:?}", outcome.status, outcome.error);
+                    bail!(
+                        "round {round}: the turn ended {}: {:?}",
+                        outcome.status,
+                        outcome.error
+                    );
                 }
                 break;
             }
@@ -144,7 +194,11 @@ async fn roundtrip(
             samples.push(started.elapsed());
         }
     }
-    if std::fs::read_to_string(engine.workspace().join("bench.txt")).ok().as_deref() != Some("hello") {
+    if std::fs::read_to_string(engine.workspace().join("bench.txt"))
+        .ok()
+        .as_deref()
+        != Some("hello")
+    {
         bail!("the approved write_file did not write bench.txt");
     }
     report("rounds", samples, "ms");
@@ -159,14 +213,30 @@ async fn approve_all(sessions: usize, calls: usize) -> anyhow::Result<ExitCode> 
     let step = |s: usize| {
         Reply::ToolCalls(
             (0..calls)
-                .map(|c| ScriptedCall::new(format!("c{c}"), "builtin__write_file", json!({"path": format!("s{s}-c{c}.txt"), "content": "ok"})))
+                .map(|c| {
+                    ScriptedCall::new(
+                        format!("c{c}"),
+                        "builtin__write_file",
+                        json!({"path": format!("s{s}-c{c}.txt"), "content": "ok"}),
+                    )
+                })
                 .collect(),
         )
     };
-    let replies = (0..sessions).map(step).chain((0..sessions).map(|_| Reply::Text("done".into()))).collect();
+    let replies = (0..sessions)
+        .map(step)
+        .chain((0..sessions).map(|_| Reply::Text("done".into())))
+        .collect();
     let scripted = ScriptedModel::start(replies).await?;
-    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None })?;
-    engine.set_provider(ProviderSettings { base_url: scripted.base_url(), model: "bench".into(), ..ProviderSettings::default() })?;
+    let engine = Engine::open(EngineConfig {
+        data_dir: dir.path().to_path_buf(),
+        workspace: None,
+    })?;
+    engine.set_provider(ProviderSettings {
+        base_url: scripted.base_url(),
+        model: "bench".into(),
+        ..ProviderSettings::default()
+    })?;
     let names: Vec<String> = (0..sessions).map(|s| format!("bench-{s}")).collect();
     let total = sessions * calls;
     let seeding = Instant::now();
@@ -183,7 +253,11 @@ async fn approve_all(sessions: usize, calls: usize) -> anyhow::Result<ExitCode> 
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    eprintln!("seeded {total} pending calls in {} sessions in {:.1} s", sessions, seeding.elapsed().as_secs_f64());
+    eprintln!(
+        "seeded {total} pending calls in {} sessions in {:.1} s",
+        sessions,
+        seeding.elapsed().as_secs_f64()
+    );
     let reading = Instant::now();
     let inbox_len = engine.inbox()?.len();
     let inbox_read = reading.elapsed();
@@ -213,7 +287,11 @@ async fn approve_all(sessions: usize, calls: usize) -> anyhow::Result<ExitCode> 
     for name in &names {
         let outcome = engine.wait_turn(name).await?;
         if outcome.status != "completed" {
-            bail!("{name}: the turn ended {}: {:?}", outcome.status, outcome.error);
+            bail!(
+                "{name}: the turn ended {}: {:?}",
+                outcome.status,
+                outcome.error
+            );
         }
     }
     let all_ran = started.elapsed();
@@ -232,14 +310,33 @@ async fn approve_all(sessions: usize, calls: usize) -> anyhow::Result<ExitCode> 
     Ok(ExitCode::SUCCESS)
 }
 
-fn policy(servers: usize, tools: usize, rules: usize, decisions: usize) -> anyhow::Result<ExitCode> {
+fn policy(
+    servers: usize,
+    tools: usize,
+    rules: usize,
+    decisions: usize,
+) -> anyhow::Result<ExitCode> {
     let mut inputs = PolicyInputs::default();
     for s in 0..servers {
-        let default = if s % 2 == 0 { ServerDefault::Required } else { ServerDefault::NotRequired };
-        inputs.servers.push((format!("server{s}"), ServerPolicy { default, trust_read_only_hints: s % 3 == 0 }));
+        let default = if s % 2 == 0 {
+            ServerDefault::Required
+        } else {
+            ServerDefault::NotRequired
+        };
+        inputs.servers.push((
+            format!("server{s}"),
+            ServerPolicy {
+                default,
+                trust_read_only_hints: s % 3 == 0,
+            },
+        ));
         for t in 0..tools {
             if t % 5 == 0 {
-                inputs.tool_settings.push((format!("server{s}"), format!("tool{t}"), ToolSetting::Required));
+                inputs.tool_settings.push((
+                    format!("server{s}"),
+                    format!("tool{t}"),
+                    ToolSetting::Required,
+                ));
             }
         }
     }
@@ -247,9 +344,19 @@ fn policy(servers: usize, tools: usize, rules: usize, decisions: usize) -> anyho
     for r in 0..rules {
         let (server, tool) = (format!("server{}", r % 10), format!("tool{}", r % 7));
         let effect = [RuleEffect::Allow, RuleEffect::Ask, RuleEffect::Deny][r % 3];
-        let pattern =
-            if r % 4 == 0 { RulePattern::Regex(format!("^/data/{r}/.*\\.txt$")) } else { RulePattern::Glob(format!("/work/{r}/**")) };
-        inputs.rules.push(ArgRule { id: format!("r{r}"), server, tool, pointer: "/path".into(), pattern, effect });
+        let pattern = if r % 4 == 0 {
+            RulePattern::Regex(format!("^/data/{r}/.*\\.txt$"))
+        } else {
+            RulePattern::Glob(format!("/work/{r}/**"))
+        };
+        inputs.rules.push(ArgRule {
+            id: format!("r{r}"),
+            server,
+            tool,
+            pointer: "/path".into(),
+            pattern,
+            effect,
+        });
     }
     for m in 0..100 {
         inputs.remembered.push(Remembered {
@@ -263,17 +370,33 @@ fn policy(servers: usize, tools: usize, rules: usize, decisions: usize) -> anyho
     }
     let compiled = Instant::now();
     let config = PolicyConfig::compile(inputs)?;
-    eprintln!("compiled {servers} servers × {tools} tools, {rules} rules in {:?}", compiled.elapsed());
+    eprintln!(
+        "compiled {servers} servers × {tools} tools, {rules} rules in {:?}",
+        compiled.elapsed()
+    );
     let session = SessionPolicy::new(None, [("server3".to_string(), "tool3".to_string())]);
     let calls: Vec<(String, String, serde_json::Value)> = (0..1000)
-        .map(|i| (format!("server{}", i % 10), format!("tool{}", i % 7), json!({"path": format!("/work/{}/../x/{i}.txt", i % 1000)})))
+        .map(|i| {
+            (
+                format!("server{}", i % 10),
+                format!("tool{}", i % 7),
+                json!({"path": format!("/work/{}/../x/{i}.txt", i % 1000)}),
+            )
+        })
         .collect();
     let hashes: Vec<String> = calls.iter().map(|(_, _, a)| args_hash(a)).collect();
     let mut samples = Vec::with_capacity(decisions);
     let mut runs = 0usize;
     for i in 0..decisions {
         let (server, tool, args) = &calls[i % calls.len()];
-        let facts = CallFacts { session_id: "s1", server, tool, args, args_hash: &hashes[i % calls.len()], read_only_hint: i % 2 == 0 };
+        let facts = CallFacts {
+            session_id: "s1",
+            server,
+            tool,
+            args,
+            args_hash: &hashes[i % calls.len()],
+            read_only_hint: i % 2 == 0,
+        };
         let started = Instant::now();
         let decision = decide(&config, &session, facts, None);
         samples.push(started.elapsed());

@@ -1,6 +1,9 @@
 //! The client commands: each is one or a few calls to the running engine's local API.
 
-use crate::{Command, ModeAction, ProviderAction, ProviderSet, RememberedAction, RulesAction, SettingsAction, ToolsAction};
+use crate::{
+    Command, ModeAction, ProviderAction, ProviderSet, RememberedAction, RulesAction,
+    SettingsAction, ToolsAction,
+};
 use airlock_api::client::encode;
 use airlock_api::{ApiClient, ClientError};
 use airlock_core::RememberScope;
@@ -13,11 +16,20 @@ use std::process::ExitCode;
 pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> {
     let client = ApiClient::discover(data_dir)?;
     match command {
-        Command::Chat { session, no_wait, provider, message } => {
-            chat(&client, &session, no_wait, provider.as_deref(), &message).await
-        }
+        Command::Chat {
+            session,
+            no_wait,
+            provider,
+            message,
+        } => chat(&client, &session, no_wait, provider.as_deref(), &message).await,
         Command::Inbox { json } => inbox(&client, json).await,
-        Command::Approve { ids, args, for_chat, remember, exact_args } => {
+        Command::Approve {
+            ids,
+            args,
+            for_chat,
+            remember,
+            exact_args,
+        } => {
             let args = args
                 .map(|text| serde_json::from_str::<Value>(&text))
                 .transpose()
@@ -37,7 +49,11 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
             });
             decide_all(&client, requests.collect()).await
         }
-        Command::Deny { ids, reason, remember } => {
+        Command::Deny {
+            ids,
+            reason,
+            remember,
+        } => {
             let remember = parse_remember(remember)?;
             let requests = ids.into_iter().map(|id| DecisionRequest {
                 approval_id: id,
@@ -51,7 +67,12 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
         Command::Wait { session } => print_outcome(client.wait_turn(&session).await?),
         Command::Transcript { session, json } => transcript(&client, &session, json).await,
         Command::Cancel { session } => {
-            let answer: Value = client.post(&format!("/v1/sessions/{}/cancel", encode(&session)), &json!({})).await?;
+            let answer: Value = client
+                .post(
+                    &format!("/v1/sessions/{}/cancel", encode(&session)),
+                    &json!({}),
+                )
+                .await?;
             if answer["cancelled"] == json!(true) {
                 println!("cancelled the turn of '{session}'");
             } else {
@@ -72,8 +93,12 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
             Ok(ExitCode::SUCCESS)
         }
         Command::Provider { action } => provider(&client, action).await,
-        Command::Mode { action: ModeAction::Set { mode, session } } => {
-            let _: Value = client.put("/v1/mode", &json!({ "mode": mode, "session": session })).await?;
+        Command::Mode {
+            action: ModeAction::Set { mode, session },
+        } => {
+            let _: Value = client
+                .put("/v1/mode", &json!({ "mode": mode, "session": session }))
+                .await?;
             match session {
                 Some(s) => println!("mode of session '{s}' set to {mode}"),
                 None => println!("workspace default mode set to {mode}"),
@@ -82,23 +107,45 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
         }
         Command::Open { id } => {
             if !client.show_window(id.as_deref()).await? {
-                bail!("the engine of {} is `airlock serve`, which has no window", data_dir.display());
+                bail!(
+                    "the engine of {} is `airlock serve`, which has no window",
+                    data_dir.display()
+                );
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Pause | Command::Resume => {
             let paused = matches!(command, Command::Pause);
-            let reply: Value = client.put("/v1/paused", &json!({ "paused": paused })).await?;
-            let already = if reply["changed"] == json!(false) { " (already)" } else { "" };
-            println!("{}{already}", if paused { "agents paused; `airlock resume` lets them go on" } else { "agents resumed" });
+            let reply: Value = client
+                .put("/v1/paused", &json!({ "paused": paused }))
+                .await?;
+            let already = if reply["changed"] == json!(false) {
+                " (already)"
+            } else {
+                ""
+            };
+            println!(
+                "{}{already}",
+                if paused {
+                    "agents paused; `airlock resume` lets them go on"
+                } else {
+                    "agents resumed"
+                }
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Tools { json, action } => tools(&client, json, action).await,
         Command::Servers { json, action } => crate::servers::run(&client, json, action).await,
-        Command::Answer { id, accept, decline, cancel } => {
+        Command::Answer {
+            id,
+            accept,
+            decline,
+            cancel,
+        } => {
             let body = match (accept, decline, cancel) {
                 (Some(text), _, _) => {
-                    let content: Value = serde_json::from_str(&text).context("--accept is not valid JSON")?;
+                    let content: Value =
+                        serde_json::from_str(&text).context("--accept is not valid JSON")?;
                     if !content.is_object() {
                         bail!("--accept takes a JSON object");
                     }
@@ -107,16 +154,41 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
                 (None, true, _) => json!({ "action": "decline" }),
                 _ => json!({ "action": "cancel" }),
             };
-            let _: Value = client.post(&format!("/v1/elicitations/{}/answer", encode(&id)), &body).await?;
+            let _: Value = client
+                .post(&format!("/v1/elicitations/{}/answer", encode(&id)), &body)
+                .await?;
             println!("answered {id}: {}", text(&body["action"]));
             Ok(ExitCode::SUCCESS)
         }
         Command::Rules { action } => rules(&client, action).await,
-        Command::Settings { action: SettingsAction::Set { key, value } } => {
+        Command::Settings {
+            action: SettingsAction::Set { key, value },
+        } => {
             let (path, body) = match key.as_str() {
-                "approval-timeout" => ("approval_timeout_secs", json!(value.parse::<u64>().context("approval-timeout takes whole seconds (0 = off)")?)),
-                "step-limit" => ("step_limit", json!(value.parse::<u64>().context("step-limit takes a whole number")?)),
-                "tool-timeout" => ("tool_timeout_secs", json!(value.parse::<u64>().context("tool-timeout takes whole seconds (0 = the default, 60)")?)),
+                "approval-timeout" => (
+                    "approval_timeout_secs",
+                    json!(
+                        value
+                            .parse::<u64>()
+                            .context("approval-timeout takes whole seconds (0 = off)")?
+                    ),
+                ),
+                "step-limit" => (
+                    "step_limit",
+                    json!(
+                        value
+                            .parse::<u64>()
+                            .context("step-limit takes a whole number")?
+                    ),
+                ),
+                "tool-timeout" => (
+                    "tool_timeout_secs",
+                    json!(
+                        value
+                            .parse::<u64>()
+                            .context("tool-timeout takes whole seconds (0 = the default, 60)")?
+                    ),
+                ),
                 _ => ("system_prompt", json!(value)),
             };
             let _: Value = client.put(&format!("/v1/settings/{path}"), &body).await?;
@@ -125,7 +197,9 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
         }
         Command::Remembered { action, json } => match action {
             Some(RememberedAction::Revoke { id }) => {
-                let answer: Value = client.delete(&format!("/v1/remembered/{}", encode(&id))).await?;
+                let answer: Value = client
+                    .delete(&format!("/v1/remembered/{}", encode(&id)))
+                    .await?;
                 if answer["revoked"] != json!(true) {
                     bail!("no remembered decision with id {id}");
                 }
@@ -139,10 +213,27 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
                 } else {
                     for row in rows.as_array().into_iter().flatten() {
                         let e = &row["entry"];
-                        let verdict = if e["approve"] == json!(true) { "approve" } else { "deny" };
-                        let scope = if e["session_id"].is_null() { "always" } else { "session" };
-                        let what = if e["args_hash"].is_null() { "any arguments" } else { "exact arguments" };
-                        println!("{}\t{}/{}\t{verdict}\t{scope}\t{what}", text(&e["id"]), text(&e["server"]), text(&e["tool"]));
+                        let verdict = if e["approve"] == json!(true) {
+                            "approve"
+                        } else {
+                            "deny"
+                        };
+                        let scope = if e["session_id"].is_null() {
+                            "always"
+                        } else {
+                            "session"
+                        };
+                        let what = if e["args_hash"].is_null() {
+                            "any arguments"
+                        } else {
+                            "exact arguments"
+                        };
+                        println!(
+                            "{}\t{}/{}\t{verdict}\t{scope}\t{what}",
+                            text(&e["id"]),
+                            text(&e["server"]),
+                            text(&e["tool"])
+                        );
                     }
                 }
                 Ok(ExitCode::SUCCESS)
@@ -179,12 +270,24 @@ pub(crate) fn text(value: &Value) -> String {
 }
 
 fn parse_remember(remember: Option<String>) -> anyhow::Result<Option<RememberScope>> {
-    remember.map(|r| r.parse::<RememberScope>().map_err(anyhow::Error::from)).transpose()
+    remember
+        .map(|r| r.parse::<RememberScope>().map_err(anyhow::Error::from))
+        .transpose()
 }
 
-async fn chat(client: &ApiClient, session: &str, no_wait: bool, provider: Option<&str>, message: &str) -> anyhow::Result<ExitCode> {
+async fn chat(
+    client: &ApiClient,
+    session: &str,
+    no_wait: bool,
+    provider: Option<&str>,
+    message: &str,
+) -> anyhow::Result<ExitCode> {
     match provider {
-        Some(provider) => client.send_message_with_provider(session, message, provider).await?,
+        Some(provider) => {
+            client
+                .send_message_with_provider(session, message, provider)
+                .await?
+        }
         None => client.send_message(session, message).await?,
     };
     if no_wait {
@@ -201,7 +304,9 @@ fn print_outcome(outcome: airlock_engine::TurnOutcome) -> anyhow::Result<ExitCod
             Ok(ExitCode::SUCCESS)
         }
         status => {
-            let why = outcome.error.unwrap_or_else(|| format!("the turn ended: {status}"));
+            let why = outcome
+                .error
+                .unwrap_or_else(|| format!("the turn ended: {status}"));
             eprintln!("airlock: {why}");
             Ok(ExitCode::from(1))
         }
@@ -230,7 +335,8 @@ async fn inbox(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
     for item in &items {
         if let Some(message) = &item.message {
             // An elicitation: a server asks for input, or (tool_approval) for a yes or no.
-            let card = item.args.get("elicitation_type").and_then(Value::as_str) == Some("tool_approval");
+            let card =
+                item.args.get("elicitation_type").and_then(Value::as_str) == Some("tool_approval");
             let fields: Vec<&str> = item
                 .schema
                 .as_ref()
@@ -263,11 +369,18 @@ async fn inbox(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
 
 /// Sends the decisions as one batch (one transaction); reports every refusal and exits 1 if any
 /// was refused.
-async fn decide_all(client: &ApiClient, requests: Vec<DecisionRequest>) -> anyhow::Result<ExitCode> {
+async fn decide_all(
+    client: &ApiClient,
+    requests: Vec<DecisionRequest>,
+) -> anyhow::Result<ExitCode> {
     let outcomes = client.decide_many(&requests).await?;
     let mut failed = false;
     for (request, outcome) in requests.iter().zip(outcomes) {
-        let verb = if request.approve { "approved" } else { "denied" };
+        let verb = if request.approve {
+            "approved"
+        } else {
+            "denied"
+        };
         match outcome {
             Ok(_) => println!("{verb} {}", request.approval_id),
             Err(ClientError::Refused { message, .. }) => {
@@ -277,11 +390,17 @@ async fn decide_all(client: &ApiClient, requests: Vec<DecisionRequest>) -> anyho
             Err(other) => return Err(other.into()),
         }
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let messages: Value = client.get(&format!("/v1/sessions/{}/transcript", encode(session))).await?;
+    let messages: Value = client
+        .get(&format!("/v1/sessions/{}/transcript", encode(session)))
+        .await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&messages)?);
         return Ok(ExitCode::SUCCESS);
@@ -292,8 +411,18 @@ async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Re
             println!("{}: {content}", text(&message["role"]));
         }
         for call in message["calls"].as_array().into_iter().flatten() {
-            let args = if call["run_args"].is_null() { &call["args"] } else { &call["run_args"] };
-            println!("  [{}] {}/{} {}", text(&call["state"]), text(&call["server"]), text(&call["tool"]), short(args, 100));
+            let args = if call["run_args"].is_null() {
+                &call["args"]
+            } else {
+                &call["run_args"]
+            };
+            println!(
+                "  [{}] {}/{} {}",
+                text(&call["state"]),
+                text(&call["server"]),
+                text(&call["tool"]),
+                short(args, 100)
+            );
             if !call["result"].is_null() {
                 println!("    → {}", short(&call["result"], 200));
             }
@@ -358,11 +487,19 @@ fn split_target(target: &str) -> anyhow::Result<(&str, &str)> {
         .with_context(|| format!("'{target}' is not SERVER/TOOL"))
 }
 
-async fn tools(client: &ApiClient, json: bool, action: Option<ToolsAction>) -> anyhow::Result<ExitCode> {
+async fn tools(
+    client: &ApiClient,
+    json: bool,
+    action: Option<ToolsAction>,
+) -> anyhow::Result<ExitCode> {
     if let Some(ToolsAction::Set { target, setting }) = action {
         let (server, tool) = split_target(&target)?;
-        let _: Value =
-            client.put(&format!("/v1/tools/{}/{}", encode(server), encode(tool)), &json!({ "setting": setting })).await?;
+        let _: Value = client
+            .put(
+                &format!("/v1/tools/{}/{}", encode(server), encode(tool)),
+                &json!({ "setting": setting }),
+            )
+            .await?;
         println!("{server}/{tool}: {setting}");
         return Ok(ExitCode::SUCCESS);
     }
@@ -386,7 +523,11 @@ async fn tools(client: &ApiClient, json: bool, action: Option<ToolsAction>) -> a
         let status = &server["status"];
         match status["state"].as_str() {
             None | Some("ready") => {}
-            Some("failed") => println!("{}/*	not available: failed: {}", text(&server["name"]), text(&status["reason"])),
+            Some("failed") => println!(
+                "{}/*	not available: failed: {}",
+                text(&server["name"]),
+                text(&status["reason"])
+            ),
             Some(state) => println!("{}/*	not available: {state}", text(&server["name"])),
         }
     }
@@ -395,9 +536,16 @@ async fn tools(client: &ApiClient, json: bool, action: Option<ToolsAction>) -> a
 
 async fn rules(client: &ApiClient, action: RulesAction) -> anyhow::Result<ExitCode> {
     match action {
-        RulesAction::Add { target, pointer, pattern, effect, regex } => {
+        RulesAction::Add {
+            target,
+            pointer,
+            pattern,
+            effect,
+            regex,
+        } => {
             let (server, tool) = split_target(&target)?;
-            let mut body = json!({ "server": server, "tool": tool, "pointer": pointer, "effect": effect });
+            let mut body =
+                json!({ "server": server, "tool": tool, "pointer": pointer, "effect": effect });
             body[if regex { "regex" } else { "glob" }] = json!(pattern);
             let rule: Value = client.post("/v1/rules", &body).await?;
             println!("added rule {}", text(&rule["id"]));

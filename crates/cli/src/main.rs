@@ -8,15 +8,19 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
 mod commands;
-mod servers;
 mod serve;
+mod servers;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "airlock", version, about = "Approval inbox for AI agent tool calls")]
+#[command(
+    name = "airlock",
+    version,
+    about = "Approval inbox for AI agent tool calls"
+)]
 struct Cli {
     /// The data directory (default: $AIRLOCK_DATA_DIR, else the platform's data folder).
     #[arg(long, global = true, env = "AIRLOCK_DATA_DIR")]
@@ -258,7 +262,9 @@ enum ServersAction {
         command: Vec<String>,
     },
     /// Import the `mcpServers` of a Claude Desktop style config file.
-    Import { file: PathBuf },
+    Import {
+        file: PathBuf,
+    },
     /// A server's default for tools without their own setting.
     Default {
         name: String,
@@ -271,8 +277,12 @@ enum ServersAction {
         #[arg(value_parser = ["on", "off"])]
         trust: String,
     },
-    Enable { name: String },
-    Disable { name: String },
+    Enable {
+        name: String,
+    },
+    Disable {
+        name: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -315,10 +325,16 @@ fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("airlock: cannot start: {error}");

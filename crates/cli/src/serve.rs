@@ -6,11 +6,21 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub async fn run(data_dir: &Path, listen: &str, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let addr: SocketAddr = listen.parse().with_context(|| format!("--listen '{listen}' is not an address like 127.0.0.1:7777"))?;
+pub async fn run(
+    data_dir: &Path,
+    listen: &str,
+    workspace: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let addr: SocketAddr = listen
+        .parse()
+        .with_context(|| format!("--listen '{listen}' is not an address like 127.0.0.1:7777"))?;
     let (host, served) = Host::start(data_dir, workspace, addr).await?;
     let mcp = airlock_mcp::McpManager::start(&host.engine);
-    println!("Airlock engine for {} listening on http://{}", data_dir.display(), host.addr);
+    println!(
+        "Airlock engine for {} listening on http://{}",
+        data_dir.display(),
+        host.addr
+    );
     println!("Workspace: {}", host.engine.workspace().display());
     let result = tokio::select! {
         result = served => result.context("the local API stopped"),

@@ -10,7 +10,11 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-fn pairs(items: &[String], separator: char, what: &str) -> anyhow::Result<BTreeMap<String, String>> {
+fn pairs(
+    items: &[String],
+    separator: char,
+    what: &str,
+) -> anyhow::Result<BTreeMap<String, String>> {
     items
         .iter()
         .map(|item| {
@@ -22,45 +26,97 @@ fn pairs(items: &[String], separator: char, what: &str) -> anyhow::Result<BTreeM
         .collect()
 }
 
-pub async fn run(client: &ApiClient, json: bool, action: Option<ServersAction>) -> anyhow::Result<ExitCode> {
-    let Some(action) = action else { return list(client, json).await };
+pub async fn run(
+    client: &ApiClient,
+    json: bool,
+    action: Option<ServersAction>,
+) -> anyhow::Result<ExitCode> {
+    let Some(action) = action else {
+        return list(client, json).await;
+    };
     match action {
-        ServersAction::Add { name, url, headers, env, cwd, command } => {
+        ServersAction::Add {
+            name,
+            url,
+            headers,
+            env,
+            cwd,
+            command,
+        } => {
             let config = match url {
-                Some(url) => ServerConfig::Http { url, headers: pairs(&headers, ':', "header")? },
+                Some(url) => ServerConfig::Http {
+                    url,
+                    headers: pairs(&headers, ':', "header")?,
+                },
                 None => {
                     let Some((program, args)) = command.split_first() else {
-                        bail!("give the server's command after `--` (servers add NAME -- COMMAND ARGS...) or --url URL");
+                        bail!(
+                            "give the server's command after `--` (servers add NAME -- COMMAND ARGS...) or --url URL"
+                        );
                     };
-                    ServerConfig::Stdio { command: program.clone(), args: args.to_vec(), env: pairs(&env, '=', "env")?, cwd }
+                    ServerConfig::Stdio {
+                        command: program.clone(),
+                        args: args.to_vec(),
+                        env: pairs(&env, '=', "env")?,
+                        cwd,
+                    }
                 }
             };
-            let _: Value = client.post("/v1/servers", &json!({ "name": name, "config": config })).await?;
-            println!("added server '{name}' (new servers ask before every tool call; see `airlock servers`)");
+            let _: Value = client
+                .post("/v1/servers", &json!({ "name": name, "config": config }))
+                .await?;
+            println!(
+                "added server '{name}' (new servers ask before every tool call; see `airlock servers`)"
+            );
         }
         ServersAction::Import { file } => {
-            let contents = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-            let config: Value = serde_json::from_str(&contents).with_context(|| format!("{} is not valid JSON", file.display()))?;
+            let contents = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            let config: Value = serde_json::from_str(&contents)
+                .with_context(|| format!("{} is not valid JSON", file.display()))?;
             let answer: Value = client.post("/v1/servers/import", &config).await?;
             for name in answer["imported"].as_array().into_iter().flatten() {
                 println!("imported server '{}'", text(name));
             }
         }
         ServersAction::Default { name, default } => {
-            let _: Value = client.put(&format!("/v1/servers/{}", encode(&name)), &json!({ "default": default })).await?;
+            let _: Value = client
+                .put(
+                    &format!("/v1/servers/{}", encode(&name)),
+                    &json!({ "default": default }),
+                )
+                .await?;
             println!("{name}: tools without their own setting are approval {default}");
         }
         ServersAction::Trust { name, trust } => {
             let on = trust == "on";
-            let _: Value = client.put(&format!("/v1/servers/{}", encode(&name)), &json!({ "trust_read_only_hints": on })).await?;
-            println!("{name}: read-only hints {}", if on { "trusted" } else { "not trusted" });
+            let _: Value = client
+                .put(
+                    &format!("/v1/servers/{}", encode(&name)),
+                    &json!({ "trust_read_only_hints": on }),
+                )
+                .await?;
+            println!(
+                "{name}: read-only hints {}",
+                if on { "trusted" } else { "not trusted" }
+            );
         }
         ServersAction::Enable { name } => {
-            let _: Value = client.put(&format!("/v1/servers/{}", encode(&name)), &json!({ "enabled": true })).await?;
+            let _: Value = client
+                .put(
+                    &format!("/v1/servers/{}", encode(&name)),
+                    &json!({ "enabled": true }),
+                )
+                .await?;
             println!("{name}: enabled");
         }
         ServersAction::Disable { name } => {
-            let _: Value = client.put(&format!("/v1/servers/{}", encode(&name)), &json!({ "enabled": false })).await?;
+            let _: Value = client
+                .put(
+                    &format!("/v1/servers/{}", encode(&name)),
+                    &json!({ "enabled": false }),
+                )
+                .await?;
             println!("{name}: disabled");
         }
     }
@@ -81,9 +137,17 @@ async fn list(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
             ("", _) => "stopped".to_string(),
             (state, _) => state.to_string(),
         };
-        let trust = if server["trust_read_only_hints"] == json!(true) { "\ttrusts read-only hints" } else { "" };
+        let trust = if server["trust_read_only_hints"] == json!(true) {
+            "\ttrusts read-only hints"
+        } else {
+            ""
+        };
         for skipped in status["skipped_tools"].as_array().into_iter().flatten() {
-            eprintln!("airlock: {}: tool skipped: {}", text(&server["name"]), text(skipped));
+            eprintln!(
+                "airlock: {}: tool skipped: {}",
+                text(&server["name"]),
+                text(skipped)
+            );
         }
         println!(
             "{}\t{}\t{state}\tdefault: approval {}{trust}",

@@ -15,25 +15,52 @@ fn root() -> PathBuf {
 
 async fn run_scenario(scenario: &str, replies: Vec<Reply>) -> String {
     let modules = root().join("tests/mcp-servers/node_modules");
-    assert!(modules.join("@modelcontextprotocol/conformance").exists(), "run `bash scripts/setup.sh --deps-only` first");
+    assert!(
+        modules.join("@modelcontextprotocol/conformance").exists(),
+        "run `bash scripts/setup.sh --deps-only` first"
+    );
     let model = ScriptedModel::start(replies.clone()).await.unwrap();
     let output_dir = tempfile::tempdir().unwrap();
     let mut command = Command::new(modules.join(".bin/node"));
     command
         .arg(modules.join("@modelcontextprotocol/conformance/dist/index.js"))
-        .args(["client", "--scenario", scenario, "--timeout", "60000", "--output-dir"])
+        .args([
+            "client",
+            "--scenario",
+            scenario,
+            "--timeout",
+            "60000",
+            "--output-dir",
+        ])
         .arg(output_dir.path())
         .arg("--command")
-        .arg(format!("bash {}", root().join("tests/conformance/airlock-client.sh").display()))
+        .arg(format!(
+            "bash {}",
+            root().join("tests/conformance/airlock-client.sh").display()
+        ))
         .env("AIRLOCK_BIN", env!("CARGO_BIN_EXE_airlock"))
         // The script's own `node -e` uses the pinned Node too.
-        .env("PATH", format!("{}:{}", modules.join(".bin").display(), std::env::var("PATH").unwrap_or_default()));
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                modules.join(".bin").display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        );
     if !replies.is_empty() {
         command.env("AIRLOCK_MODEL_URL", model.base_url());
     }
-    let output = tokio::task::spawn_blocking(move || command.output()).await.unwrap().unwrap();
+    let output = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
+        .unwrap();
     // The suite prints its report on both streams; read them together.
-    let stdout = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    let stdout = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(
         output.status.success() && stdout.contains("OVERALL: PASSED"),
         "conformance scenario {scenario} failed ({}):\n{stdout}",
@@ -43,7 +70,10 @@ async fn run_scenario(scenario: &str, replies: Vec<Reply>) -> String {
 }
 
 fn call(name: &str, args: serde_json::Value) -> Vec<Reply> {
-    vec![Reply::ToolCalls(vec![ScriptedCall::new("c1", name, args)]), Reply::Text("done".into())]
+    vec![
+        Reply::ToolCalls(vec![ScriptedCall::new("c1", name, args)]),
+        Reply::Text("done".into()),
+    ]
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -53,7 +83,11 @@ async fn conformance_initialize() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn conformance_tools_call() {
-    let stdout = run_scenario("tools_call", call("conformance__add_numbers", json!({"a": 2, "b": 3}))).await;
+    let stdout = run_scenario(
+        "tools_call",
+        call("conformance__add_numbers", json!({"a": 2, "b": 3})),
+    )
+    .await;
     assert!(stdout.contains("Passed: 1/1"), "{stdout}");
 }
 

@@ -11,23 +11,48 @@ mod common;
 use common::*;
 
 fn write_call(id: &str, path: &str, content: &str) -> Reply {
-    Reply::ToolCalls(vec![ScriptedCall::new(id, "builtin__write_file", json!({"path": path, "content": content}))])
+    Reply::ToolCalls(vec![ScriptedCall::new(
+        id,
+        "builtin__write_file",
+        json!({"path": path, "content": content}),
+    )])
 }
 
 fn setup(model: &ScriptedModel) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::start(dir.path());
-    ok(dir.path(), &["provider", "set", "--base-url", &model.base_url(), "--model", "scripted"]);
+    ok(
+        dir.path(),
+        &[
+            "provider",
+            "set",
+            "--base-url",
+            &model.base_url(),
+            "--model",
+            "scripted",
+        ],
+    );
     (dir, engine)
 }
 
 fn tool_messages(request: &Value) -> Vec<Value> {
-    request["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").cloned().collect()
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .cloned()
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn approve_with_edited_arguments_through_the_cli() {
-    let model = ScriptedModel::start(vec![write_call("c1", "a.txt", "original"), Reply::Text("written".into())]).await.unwrap();
+    let model = ScriptedModel::start(vec![
+        write_call("c1", "a.txt", "original"),
+        Reply::Text("written".into()),
+    ])
+    .await
+    .unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path().to_path_buf();
     let waiter = std::thread::spawn({
@@ -36,12 +61,29 @@ async fn approve_with_edited_arguments_through_the_cli() {
     });
     let items = inbox(&d, 1);
     let item = &items[0];
-    for field in ["approval_id", "tool_call_id", "session", "server", "tool", "args", "args_hash", "created_at", "why", "kind"] {
-        assert!(item.get(field).is_some(), "inbox item lacks {field}: {item}");
+    for field in [
+        "approval_id",
+        "tool_call_id",
+        "session",
+        "server",
+        "tool",
+        "args",
+        "args_hash",
+        "created_at",
+        "why",
+        "kind",
+    ] {
+        assert!(
+            item.get(field).is_some(),
+            "inbox item lacks {field}: {item}"
+        );
     }
     assert_eq!(item["kind"], "tool_call");
     assert_eq!(item["session"], "work");
-    assert_eq!((item["server"].as_str(), item["tool"].as_str()), (Some("builtin"), Some("write_file")));
+    assert_eq!(
+        (item["server"].as_str(), item["tool"].as_str()),
+        (Some("builtin"), Some("write_file"))
+    );
     let id = item["approval_id"].as_str().unwrap();
     assert!(id.len() >= 32);
 
@@ -49,15 +91,33 @@ async fn approve_with_edited_arguments_through_the_cli() {
     let out = airlock(&d, &["approve", id, "--args", r#"{"path": 5}"#]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("schema") && stderr.contains("content"), "{stderr}");
+    assert!(
+        stderr.contains("schema") && stderr.contains("content"),
+        "{stderr}"
+    );
     assert_eq!(inbox(&d, 1).len(), 1);
 
-    ok(&d, &["approve", id, "--args", r#"{"path": "edited.txt", "content": "edited"}"#]);
+    ok(
+        &d,
+        &[
+            "approve",
+            id,
+            "--args",
+            r#"{"path": "edited.txt", "content": "edited"}"#,
+        ],
+    );
     let out = waiter.join().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "written");
     let workspace = d.join("workspace");
-    assert_eq!(std::fs::read_to_string(workspace.join("edited.txt")).unwrap(), "edited");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("edited.txt")).unwrap(),
+        "edited"
+    );
     assert!(!workspace.join("a.txt").exists());
     let tools = tool_messages(&model.requests()[1]);
     assert!(tools[0]["content"].as_str().unwrap().contains("edited.txt"));
@@ -67,20 +127,37 @@ async fn approve_with_edited_arguments_through_the_cli() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("already"));
     let transcript = ok(&d, &["transcript", "--session", "work"]);
-    assert!(transcript.contains("[succeeded] builtin/write_file"), "{transcript}");
+    assert!(
+        transcript.contains("[succeeded] builtin/write_file"),
+        "{transcript}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn deny_with_reason_and_batch_in_reverse_order() {
     let calls = (1..=3)
-        .map(|i| ScriptedCall::new(format!("c{i}"), "builtin__write_file", json!({"path": format!("f{i}.txt"), "content": "x"})))
+        .map(|i| {
+            ScriptedCall::new(
+                format!("c{i}"),
+                "builtin__write_file",
+                json!({"path": format!("f{i}.txt"), "content": "x"}),
+            )
+        })
         .collect();
-    let model = ScriptedModel::start(vec![Reply::ToolCalls(calls), Reply::Text("ok".into())]).await.unwrap();
+    let model = ScriptedModel::start(vec![Reply::ToolCalls(calls), Reply::Text("ok".into())])
+        .await
+        .unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    assert_eq!(ok(d, &["chat", "--session", "b", "--no-wait", "write three"]).trim(), "b");
+    assert_eq!(
+        ok(d, &["chat", "--session", "b", "--no-wait", "write three"]).trim(),
+        "b"
+    );
     let items = inbox(d, 3);
-    let ids: Vec<&str> = items.iter().map(|i| i["approval_id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = items
+        .iter()
+        .map(|i| i["approval_id"].as_str().unwrap())
+        .collect();
     ok(d, &["deny", ids[2], "--reason", "not f3"]);
     ok(d, &["deny", ids[1], "--reason", "not f2"]);
     ok(d, &["approve", ids[0]]);
@@ -96,28 +173,58 @@ async fn deny_with_reason_and_batch_in_reverse_order() {
 #[tokio::test(flavor = "multi_thread")]
 async fn approve_many_ids_where_one_is_already_decided() {
     let calls = (1..=3)
-        .map(|i| ScriptedCall::new(format!("c{i}"), "builtin__write_file", json!({"path": format!("m{i}.txt"), "content": "x"})))
+        .map(|i| {
+            ScriptedCall::new(
+                format!("c{i}"),
+                "builtin__write_file",
+                json!({"path": format!("m{i}.txt"), "content": "x"}),
+            )
+        })
         .collect();
-    let model = ScriptedModel::start(vec![Reply::ToolCalls(calls), Reply::Text("ok".into())]).await.unwrap();
+    let model = ScriptedModel::start(vec![Reply::ToolCalls(calls), Reply::Text("ok".into())])
+        .await
+        .unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["chat", "--session", "many", "--no-wait", "write three"]);
+    ok(
+        d,
+        &["chat", "--session", "many", "--no-wait", "write three"],
+    );
     let items = inbox(d, 3);
-    let ids: Vec<&str> = items.iter().map(|i| i["approval_id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = items
+        .iter()
+        .map(|i| i["approval_id"].as_str().unwrap())
+        .collect();
     ok(d, &["deny", ids[1], "--reason", "not m2"]);
 
     // One batch: the two pending ones are approved, the denied one is refused on its own.
     let out = airlock(d, &["approve", ids[0], ids[1], ids[2]]);
-    assert_eq!(out.status.code(), Some(1), "a refused id makes the command fail");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a refused id makes the command fail"
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(stdout.lines().collect::<Vec<_>>(), [format!("approved {}", ids[0]), format!("approved {}", ids[2])]);
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        [
+            format!("approved {}", ids[0]),
+            format!("approved {}", ids[2])
+        ]
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(ids[1]) && stderr.contains("already denied"), "{stderr}");
+    assert!(
+        stderr.contains(ids[1]) && stderr.contains("already denied"),
+        "{stderr}"
+    );
 
     assert_eq!(ok(d, &["wait", "--session", "many"]).trim(), "ok");
     let workspace = d.join("workspace");
     assert!(workspace.join("m1.txt").exists() && workspace.join("m3.txt").exists());
-    assert!(!workspace.join("m2.txt").exists(), "the denied call stays denied");
+    assert!(
+        !workspace.join("m2.txt").exists(),
+        "the denied call stays denied"
+    );
     let tools = tool_messages(&model.requests()[1]);
     let m2: Value = serde_json::from_str(tools[1]["content"].as_str().unwrap()).unwrap();
     assert_eq!(m2, json!({"type": "execution-denied", "reason": "not m2"}));
@@ -125,10 +232,24 @@ async fn approve_many_ids_where_one_is_already_decided() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn kill_nine_while_pending_then_restart_and_approve() {
-    let model = ScriptedModel::start(vec![write_call("c1", "after.txt", "survived"), Reply::Text("finished".into())]).await.unwrap();
+    let model = ScriptedModel::start(vec![
+        write_call("c1", "after.txt", "survived"),
+        Reply::Text("finished".into()),
+    ])
+    .await
+    .unwrap();
     let (dir, engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["chat", "--session", "crash", "--no-wait", "write after a crash"]);
+    ok(
+        d,
+        &[
+            "chat",
+            "--session",
+            "crash",
+            "--no-wait",
+            "write after a crash",
+        ],
+    );
     let before = inbox(d, 1);
     engine.kill9();
     let out = airlock(d, &["inbox"]);
@@ -142,8 +263,15 @@ async fn kill_nine_while_pending_then_restart_and_approve() {
     assert!(!d.join("workspace/after.txt").exists());
     ok(d, &["approve", after[0]["approval_id"].as_str().unwrap()]);
     assert_eq!(ok(d, &["wait", "--session", "crash"]).trim(), "finished");
-    assert_eq!(std::fs::read_to_string(d.join("workspace/after.txt")).unwrap(), "survived");
-    assert_eq!(model.requests().len(), 2, "the model is asked once per step, even across the restart");
+    assert_eq!(
+        std::fs::read_to_string(d.join("workspace/after.txt")).unwrap(),
+        "survived"
+    );
+    assert_eq!(
+        model.requests().len(),
+        2,
+        "the model is asked once per step, even across the restart"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -153,16 +281,33 @@ async fn settings_commands() {
     let d = dir.path();
     let tools: Vec<Value> = serde_json::from_str(&ok(d, &["tools", "--json"])).unwrap();
     let effective = |tools: &[Value], name: &str| {
-        tools.iter().find(|t| t["tool"] == name).map(|t| t["effective"].as_str().unwrap().to_string()).unwrap()
+        tools
+            .iter()
+            .find(|t| t["tool"] == name)
+            .map(|t| t["effective"].as_str().unwrap().to_string())
+            .unwrap()
     };
     assert_eq!(effective(&tools, "read_file"), "not-required");
     assert_eq!(effective(&tools, "write_file"), "required");
     ok(d, &["tools", "set", "builtin/write_file", "blocked"]);
     let tools: Vec<Value> = serde_json::from_str(&ok(d, &["tools", "--json"])).unwrap();
     assert_eq!(effective(&tools, "write_file"), "blocked");
-    ok(d, &["rules", "add", "builtin/read_file", "/path", "secrets/**", "ask"]);
+    ok(
+        d,
+        &[
+            "rules",
+            "add",
+            "builtin/read_file",
+            "/path",
+            "secrets/**",
+            "ask",
+        ],
+    );
     assert!(ok(d, &["rules", "list"]).contains("secrets/**"));
-    let out = airlock(d, &["rules", "add", "builtin/read_file", "path", "a[", "deny"]);
+    let out = airlock(
+        d,
+        &["rules", "add", "builtin/read_file", "path", "a[", "deny"],
+    );
     assert_eq!(out.status.code(), Some(1));
     ok(d, &["mode", "set", "deny-all", "--session", "x"]);
     ok(d, &["mode", "set", "ask"]);
@@ -175,14 +320,19 @@ async fn settings_commands() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn pause_holds_every_agent_until_resume() {
-    let model = ScriptedModel::start(vec![Reply::Text("after the pause".into())]).await.unwrap();
+    let model = ScriptedModel::start(vec![Reply::Text("after the pause".into())])
+        .await
+        .unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
     assert!(ok(d, &["pause"]).contains("agents paused"));
     assert!(ok(d, &["pause"]).contains("(already)"));
     ok(d, &["chat", "--session", "p", "--no-wait", "hello"]);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    assert!(model.requests().is_empty(), "the model is not asked while paused");
+    assert!(
+        model.requests().is_empty(),
+        "the model is not asked while paused"
+    );
     ok(d, &["resume"]);
     assert_eq!(ok(d, &["wait", "--session", "p"]).trim(), "after the pause");
 }
@@ -202,13 +352,21 @@ fn no_engine_running_is_a_clear_error() {
 fn a_second_engine_on_the_same_data_dir_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let _engine = Engine::start(dir.path());
-    let out = Command::new(BIN).arg("--data-dir").arg(dir.path()).arg("serve").output().unwrap();
+    let out = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .arg("serve")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("already owns"));
     // `airlock open` reaches the engine, which says plainly that it has no window.
     let out = airlock(dir.path(), &["open"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("has no window"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("has no window"),
+        "{out:?}"
+    );
 }
 
 /// Sends a raw HTTP request and returns the status code.
@@ -217,7 +375,11 @@ fn raw_status(addr: &str, request: &str) -> u16 {
     stream.write_all(request.as_bytes()).unwrap();
     let mut response = String::new();
     let _ = stream.read_to_string(&mut response);
-    response.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0)
+    response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
 }
 
 #[test]
@@ -229,16 +391,41 @@ fn the_api_refuses_missing_tokens_and_foreign_hosts_and_origins() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(dir.path().join("token")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(dir.path().join("token"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600, "the token is owner-only");
     }
-    let get = |headers: &str| raw_status(&addr, &format!("GET /v1/inbox HTTP/1.1\r\n{headers}Connection: close\r\n\r\n"));
-    assert_eq!(get(&format!("Host: {addr}\r\nAuthorization: Bearer {token}\r\n")), 200);
-    assert_eq!(get(&format!("Host: {addr}\r\n")), 401, "missing token");
-    assert_eq!(get(&format!("Host: {addr}\r\nAuthorization: Bearer wrong\r\n")), 401, "wrong token");
-    assert_eq!(get(&format!("Host: evil.example\r\nAuthorization: Bearer {token}\r\n")), 403, "foreign Host");
+    let get = |headers: &str| {
+        raw_status(
+            &addr,
+            &format!("GET /v1/inbox HTTP/1.1\r\n{headers}Connection: close\r\n\r\n"),
+        )
+    };
     assert_eq!(
-        get(&format!("Host: {addr}\r\nOrigin: https://evil.example\r\nAuthorization: Bearer {token}\r\n")),
+        get(&format!(
+            "Host: {addr}\r\nAuthorization: Bearer {token}\r\n"
+        )),
+        200
+    );
+    assert_eq!(get(&format!("Host: {addr}\r\n")), 401, "missing token");
+    assert_eq!(
+        get(&format!("Host: {addr}\r\nAuthorization: Bearer wrong\r\n")),
+        401,
+        "wrong token"
+    );
+    assert_eq!(
+        get(&format!(
+            "Host: evil.example\r\nAuthorization: Bearer {token}\r\n"
+        )),
+        403,
+        "foreign Host"
+    );
+    assert_eq!(
+        get(&format!(
+            "Host: {addr}\r\nOrigin: https://evil.example\r\nAuthorization: Bearer {token}\r\n"
+        )),
         403,
         "foreign Origin"
     );

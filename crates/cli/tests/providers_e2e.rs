@@ -42,7 +42,13 @@ fn ran(id: &str, output: &str, text: &str) -> Reply {
 
 /// The `input` items of a Responses request of the given type.
 fn items_of(request: &Value, kind: &str) -> Vec<Value> {
-    request["input"].as_array().unwrap().iter().filter(|i| i["type"] == kind).cloned().collect()
+    request["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == kind)
+        .cloned()
+        .collect()
 }
 
 fn chat_in_background(d: &Path, args: &[&str]) -> std::thread::JoinHandle<std::process::Output> {
@@ -55,14 +61,21 @@ fn chat_in_background(d: &Path, args: &[&str]) -> std::thread::JoinHandle<std::p
 }
 
 fn audit(d: &Path) -> Vec<Value> {
-    ok(d, &["audit", "--json", "--limit", "1000"]).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    ok(d, &["audit", "--json", "--limit", "1000"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn responses_mcp_approval_request_approved_then_another_denied() {
     let model = ScriptedModel::start(vec![
         ask("mcpr_1", "what is a borrow?"),
-        ran("mcpr_1", "a reference that does not own", "A borrow is a reference."),
+        ran(
+            "mcpr_1",
+            "a reference that does not own",
+            "A borrow is a reference.",
+        ),
         ask("mcpr_2", "delete the repo?"),
         Reply::Text("Understood, I did not ask.".into()),
     ])
@@ -71,15 +84,35 @@ async fn responses_mcp_approval_request_approved_then_another_denied() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let _engine = Engine::start(d);
-    ok(d, &["provider", "set", "--kind", "openai-responses", "--base-url", &model.base_url(), "--model", "scripted", "--hosted-mcp", HOSTED]);
+    ok(
+        d,
+        &[
+            "provider",
+            "set",
+            "--kind",
+            "openai-responses",
+            "--base-url",
+            &model.base_url(),
+            "--model",
+            "scripted",
+            "--hosted-mcp",
+            HOSTED,
+        ],
+    );
 
     // Approved: the inbox item is a provider_tool_call with the server label, tool and arguments.
     let waiter = chat_in_background(d, &["chat", "--session", "wiki", "what is a borrow?"]);
     let items = inbox(d, 1);
     let item = &items[0];
     assert_eq!(item["kind"], "provider_tool_call");
-    assert_eq!((item["server"].as_str(), item["tool"].as_str()), (Some("deepwiki"), Some("ask_question")));
-    assert_eq!(item["args"], json!({"repoName": "rust-lang/rust", "question": "what is a borrow?"}));
+    assert_eq!(
+        (item["server"].as_str(), item["tool"].as_str()),
+        (Some("deepwiki"), Some("ask_question"))
+    );
+    assert_eq!(
+        item["args"],
+        json!({"repoName": "rust-lang/rust", "question": "what is a borrow?"})
+    );
     assert!(item["why"].as_str().unwrap().contains("provider"), "{item}");
     let id = item["approval_id"].as_str().unwrap().to_string();
     // The provider runs the tool, so its arguments cannot be edited.
@@ -88,26 +121,63 @@ async fn responses_mcp_approval_request_approved_then_another_denied() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot be edited"));
     ok(d, &["approve", &id]);
     let out = waiter.join().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "A borrow is a reference.");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "A borrow is a reference."
+    );
 
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
-    let mcp_tool = requests[0]["tools"].as_array().unwrap().iter().find(|t| t["type"] == "mcp").cloned().unwrap();
-    assert_eq!(mcp_tool, json!({"type": "mcp", "server_label": "deepwiki", "server_url": "https://mcp.deepwiki.com/mcp", "require_approval": "always"}));
-    assert_eq!(items_of(&requests[1], "mcp_approval_request")[0]["id"], "mcpr_1");
-    assert_eq!(items_of(&requests[1], "mcp_approval_response"), vec![json!({"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": true})]);
-    assert!(items_of(&requests[1], "function_call_output").is_empty(), "Airlock ran nothing itself");
+    let mcp_tool = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "mcp")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        mcp_tool,
+        json!({"type": "mcp", "server_label": "deepwiki", "server_url": "https://mcp.deepwiki.com/mcp", "require_approval": "always"})
+    );
+    assert_eq!(
+        items_of(&requests[1], "mcp_approval_request")[0]["id"],
+        "mcpr_1"
+    );
+    assert_eq!(
+        items_of(&requests[1], "mcp_approval_response"),
+        vec![
+            json!({"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": true})
+        ]
+    );
+    assert!(
+        items_of(&requests[1], "function_call_output").is_empty(),
+        "Airlock ran nothing itself"
+    );
 
     // Denied with a reason: the next request carries it.
     let waiter = chat_in_background(d, &["chat", "--session", "wiki", "now delete it"]);
     let items = inbox(d, 1);
     assert_eq!(items[0]["kind"], "provider_tool_call");
     let denied_id = items[0]["approval_id"].as_str().unwrap().to_string();
-    ok(d, &["deny", &denied_id, "--reason", "never delete repositories"]);
+    ok(
+        d,
+        &["deny", &denied_id, "--reason", "never delete repositories"],
+    );
     let out = waiter.join().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Understood, I did not ask.");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "Understood, I did not ask."
+    );
     let requests = model.requests();
     let answers = items_of(&requests[3], "mcp_approval_response");
     assert_eq!(
@@ -121,83 +191,207 @@ async fn responses_mcp_approval_request_approved_then_another_denied() {
     // The provider's report of the tool it ran is replayed right after the approval, so the
     // provider sees that the approved tool already ran and does not run it again.
     let input = requests[3]["input"].as_array().unwrap();
-    let position = |kind: &str, key: &str, id: &str| input.iter().position(|i| i["type"] == kind && i[key] == id).unwrap();
+    let position = |kind: &str, key: &str, id: &str| {
+        input
+            .iter()
+            .position(|i| i["type"] == kind && i[key] == id)
+            .unwrap()
+    };
     let replayed = &input[position("mcp_call", "approval_request_id", "mcpr_1")];
     assert_eq!(replayed["output"], "a reference that does not own");
-    assert_eq!(position("mcp_call", "approval_request_id", "mcpr_1"), position("mcp_approval_response", "approval_request_id", "mcpr_1") + 1);
+    assert_eq!(
+        position("mcp_call", "approval_request_id", "mcpr_1"),
+        position("mcp_approval_response", "approval_request_id", "mcpr_1") + 1
+    );
 
     // The person's decisions and the provider's outcome are in the audit trail.
     let rows = audit(d);
-    let row = |action: &str, approval: &str| rows.iter().find(|r| r["action"] == action && r["approval_id"] == approval).cloned();
+    let row = |action: &str, approval: &str| {
+        rows.iter()
+            .find(|r| r["action"] == action && r["approval_id"] == approval)
+            .cloned()
+    };
     assert!(row("approval_requested", &id).is_some());
     assert!(row("approved", &id).is_some());
     let outcome = row("provider_tool_outcome", &id).expect("the provider's outcome is audited");
     assert_eq!(outcome["actor"], "provider");
     assert_eq!(outcome["detail"]["output"], "a reference that does not own");
-    assert_eq!(row("denied", &denied_id).unwrap()["detail"]["reason"], "never delete repositories");
+    assert_eq!(
+        row("denied", &denied_id).unwrap()["detail"]["reason"],
+        "never delete repositories"
+    );
     let transcript = ok(d, &["transcript", "--session", "wiki"]);
-    assert!(transcript.contains("[succeeded] deepwiki/ask_question"), "{transcript}");
-    assert!(transcript.contains("[denied] deepwiki/ask_question"), "{transcript}");
+    assert!(
+        transcript.contains("[succeeded] deepwiki/ask_question"),
+        "{transcript}"
+    );
+    assert!(
+        transcript.contains("[denied] deepwiki/ask_question"),
+        "{transcript}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn anthropic_two_tool_uses_one_approved_with_edits_one_denied() {
     let calls = vec![
-        ScriptedCall::new("toolu_1", "builtin__write_file", json!({"path": "one.txt", "content": "first"})),
-        ScriptedCall::new("toolu_2", "builtin__write_file", json!({"path": "two.txt", "content": "second"})),
+        ScriptedCall::new(
+            "toolu_1",
+            "builtin__write_file",
+            json!({"path": "one.txt", "content": "first"}),
+        ),
+        ScriptedCall::new(
+            "toolu_2",
+            "builtin__write_file",
+            json!({"path": "two.txt", "content": "second"}),
+        ),
     ];
-    let model = ScriptedModel::start(vec![Reply::ToolCalls(calls), Reply::Text("one written, two refused".into())]).await.unwrap();
+    let model = ScriptedModel::start(vec![
+        Reply::ToolCalls(calls),
+        Reply::Text("one written, two refused".into()),
+    ])
+    .await
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let _engine = Engine::start_with_env(d, &[("AIRLOCK_E2E_ANTHROPIC_KEY", "sk-ant-e2e")]);
     // The default provider stays an OpenAI-compatible one; the session picks the named one.
-    ok(d, &["provider", "set", "--base-url", "http://127.0.0.1:9/v1", "--model", "unused"]);
-    ok(d, &[
-        "provider", "set", "--name", "claude", "--kind", "anthropic", "--base-url", &model.base_url(), "--model", "claude-test",
-        "--api-key-env", "AIRLOCK_E2E_ANTHROPIC_KEY",
-    ]);
+    ok(
+        d,
+        &[
+            "provider",
+            "set",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "unused",
+        ],
+    );
+    ok(
+        d,
+        &[
+            "provider",
+            "set",
+            "--name",
+            "claude",
+            "--kind",
+            "anthropic",
+            "--base-url",
+            &model.base_url(),
+            "--model",
+            "claude-test",
+            "--api-key-env",
+            "AIRLOCK_E2E_ANTHROPIC_KEY",
+        ],
+    );
     let shown = ok(d, &["provider", "show"]);
-    assert!(shown.contains("\"claude\"") && shown.contains("anthropic"), "{shown}");
-    assert!(!shown.contains("sk-ant-e2e"), "the key itself is never stored");
+    assert!(
+        shown.contains("\"claude\"") && shown.contains("anthropic"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("sk-ant-e2e"),
+        "the key itself is never stored"
+    );
     let out = airlock(d, &["chat", "--provider", "nobody", "hi"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no provider named 'nobody'"));
 
-    let waiter = chat_in_background(d, &["chat", "--session", "c", "--provider", "claude", "write two files"]);
+    let waiter = chat_in_background(
+        d,
+        &[
+            "chat",
+            "--session",
+            "c",
+            "--provider",
+            "claude",
+            "write two files",
+        ],
+    );
     let items = inbox(d, 2);
     assert!(items.iter().all(|i| i["kind"] == "tool_call"));
-    let by_path = |p: &str| items.iter().find(|i| i["args"]["path"] == p).unwrap()["approval_id"].as_str().unwrap().to_string();
-    ok(d, &["approve", &by_path("one.txt"), "--args", r#"{"path": "one-edited.txt", "content": "edited"}"#]);
-    ok(d, &["deny", &by_path("two.txt"), "--reason", "two is not needed"]);
+    let by_path = |p: &str| {
+        items.iter().find(|i| i["args"]["path"] == p).unwrap()["approval_id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    ok(
+        d,
+        &[
+            "approve",
+            &by_path("one.txt"),
+            "--args",
+            r#"{"path": "one-edited.txt", "content": "edited"}"#,
+        ],
+    );
+    ok(
+        d,
+        &["deny", &by_path("two.txt"), "--reason", "two is not needed"],
+    );
     let out = waiter.join().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "one written, two refused");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "one written, two refused"
+    );
 
     let workspace = d.join("workspace");
-    assert_eq!(std::fs::read_to_string(workspace.join("one-edited.txt")).unwrap(), "edited");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("one-edited.txt")).unwrap(),
+        "edited"
+    );
     assert!(!workspace.join("one.txt").exists() && !workspace.join("two.txt").exists());
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
     assert_eq!(requests[0]["model"], "claude-test");
     let headers = &model.request_headers()[0];
-    let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+    };
     assert_eq!(header("x-api-key").as_deref(), Some("sk-ant-e2e"));
     assert_eq!(header("anthropic-version").as_deref(), Some("2023-06-01"));
     let messages = requests[1]["messages"].as_array().unwrap();
     let assistant = &messages[messages.len() - 2];
     assert_eq!(assistant["role"], "assistant");
-    assert_eq!(assistant["content"].as_array().unwrap().iter().filter(|b| b["type"] == "tool_use").count(), 2);
+    assert_eq!(
+        assistant["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["type"] == "tool_use")
+            .count(),
+        2
+    );
     let results = messages.last().unwrap();
     assert_eq!(results["role"], "user");
     let blocks = results["content"].as_array().unwrap();
-    assert_eq!(blocks.len(), 2, "both results in one user message: {results}");
+    assert_eq!(
+        blocks.len(),
+        2,
+        "both results in one user message: {results}"
+    );
     assert_eq!(blocks[0]["tool_use_id"], "toolu_1");
     assert!(blocks[0].get("is_error").is_none());
-    assert!(blocks[0]["content"].as_str().unwrap().contains("one-edited.txt"));
+    assert!(
+        blocks[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("one-edited.txt")
+    );
     assert_eq!(blocks[1]["tool_use_id"], "toolu_2");
     assert_eq!(blocks[1]["is_error"], true);
     let denied: Value = serde_json::from_str(blocks[1]["content"].as_str().unwrap()).unwrap();
-    assert_eq!(denied, json!({"type": "execution-denied", "reason": "two is not needed"}));
+    assert_eq!(
+        denied,
+        json!({"type": "execution-denied", "reason": "two is not needed"})
+    );
 }
 
 /// Sets up an engine whose default provider is `kind` at the scripted server.
@@ -205,7 +399,16 @@ fn engine_for(kind: &str, model: &ScriptedModel, extra: &[&str]) -> (tempfile::T
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::start(dir.path());
     let url = model.base_url();
-    let mut args = vec!["provider", "set", "--kind", kind, "--base-url", url.as_str(), "--model", "scripted"];
+    let mut args = vec![
+        "provider",
+        "set",
+        "--kind",
+        kind,
+        "--base-url",
+        url.as_str(),
+        "--model",
+        "scripted",
+    ];
     args.extend_from_slice(extra);
     ok(dir.path(), &args);
     (dir, engine)
@@ -216,32 +419,69 @@ const KINDS: [&str; 3] = ["openai-chat", "openai-responses", "anthropic"];
 #[tokio::test(flavor = "multi_thread")]
 async fn a_429_with_retry_after_then_success_for_every_provider() {
     for kind in KINDS {
-        let model = ScriptedModel::start(vec![Reply::Error { status: 429, retry_after: Some(1) }, Reply::Text("made it".into())]).await.unwrap();
+        let model = ScriptedModel::start(vec![
+            Reply::Error {
+                status: 429,
+                retry_after: Some(1),
+            },
+            Reply::Text("made it".into()),
+        ])
+        .await
+        .unwrap();
         let (dir, _engine) = engine_for(kind, &model, &[]);
         let out = ok(dir.path(), &["chat", "hello"]);
         assert_eq!(out.trim(), "made it", "{kind}");
         assert_eq!(model.requests().len(), 2, "{kind}: one retry");
-        assert_eq!(model.requests()[0], model.requests()[1], "{kind}: the same request again");
+        assert_eq!(
+            model.requests()[0],
+            model.requests()[1],
+            "{kind}: the same request again"
+        );
     }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stream_cut_mid_arguments_is_never_in_the_inbox_and_never_runs() {
     for kind in KINDS {
-        let call = ScriptedCall::new("c1", "builtin__write_file", json!({"path": "cut.txt", "content": "should never be written"}));
-        let model = ScriptedModel::start(vec![Reply::CutStream(call), Reply::Text("never asked".into())]).await.unwrap();
+        let call = ScriptedCall::new(
+            "c1",
+            "builtin__write_file",
+            json!({"path": "cut.txt", "content": "should never be written"}),
+        );
+        let model = ScriptedModel::start(vec![
+            Reply::CutStream(call),
+            Reply::Text("never asked".into()),
+        ])
+        .await
+        .unwrap();
         let (dir, _engine) = engine_for(kind, &model, &[]);
         let d = dir.path();
         ok(d, &["mode", "set", "never-ask"]);
         let out = airlock(d, &["chat", "--session", "cut", "write it"]);
         assert_eq!(out.status.code(), Some(1), "{kind}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("cut off") && stderr.contains("incomplete tool calls, not run: builtin__write_file"), "{kind}: {stderr}");
+        assert!(
+            stderr.contains("cut off")
+                && stderr.contains("incomplete tool calls, not run: builtin__write_file"),
+            "{kind}: {stderr}"
+        );
         assert_eq!(ok(d, &["inbox", "--json"]).trim(), "[]", "{kind}");
-        assert!(!d.join("workspace/cut.txt").exists(), "{kind}: even in never-ask mode the call did not run");
-        assert_eq!(model.requests().len(), 1, "{kind}: a cut stream is not retried");
-        let transcript: Vec<Value> = serde_json::from_str(&ok(d, &["transcript", "--session", "cut", "--json"])).unwrap();
-        assert_eq!(transcript.len(), 1, "{kind}: only the user's message: {transcript:?}");
+        assert!(
+            !d.join("workspace/cut.txt").exists(),
+            "{kind}: even in never-ask mode the call did not run"
+        );
+        assert_eq!(
+            model.requests().len(),
+            1,
+            "{kind}: a cut stream is not retried"
+        );
+        let transcript: Vec<Value> =
+            serde_json::from_str(&ok(d, &["transcript", "--session", "cut", "--json"])).unwrap();
+        assert_eq!(
+            transcript.len(),
+            1,
+            "{kind}: only the user's message: {transcript:?}"
+        );
         assert_eq!(transcript[0]["role"], "user");
     }
 }
@@ -249,20 +489,45 @@ async fn a_stream_cut_mid_arguments_is_never_in_the_inbox_and_never_runs() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_500_on_every_try_ends_with_a_clear_error_and_loses_nothing() {
     for kind in KINDS {
-        let error = || Reply::Error { status: 500, retry_after: None };
-        let model = ScriptedModel::start(vec![error(), error(), error(), Reply::Text("back again".into())]).await.unwrap();
+        let error = || Reply::Error {
+            status: 500,
+            retry_after: None,
+        };
+        let model = ScriptedModel::start(vec![
+            error(),
+            error(),
+            error(),
+            Reply::Text("back again".into()),
+        ])
+        .await
+        .unwrap();
         let (dir, _engine) = engine_for(kind, &model, &["--max-retries", "2"]);
         let d = dir.path();
         let out = airlock(d, &["chat", "--session", "s", "first question"]);
         assert_eq!(out.status.code(), Some(1), "{kind}");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("gave up after 3 tries") && stderr.contains("HTTP 500"), "{kind}: {stderr}");
+        assert!(
+            stderr.contains("gave up after 3 tries") && stderr.contains("HTTP 500"),
+            "{kind}: {stderr}"
+        );
         assert_eq!(model.requests().len(), 3, "{kind}: bounded retries");
         // Nothing is lost: the question stays, and the session goes on.
-        assert_eq!(ok(d, &["chat", "--session", "s", "second question"]).trim(), "back again", "{kind}");
-        let transcript: Vec<Value> = serde_json::from_str(&ok(d, &["transcript", "--session", "s", "--json"])).unwrap();
-        let texts: Vec<&str> = transcript.iter().map(|m| m["content"].as_str().unwrap()).collect();
-        assert_eq!(texts, ["first question", "second question", "back again"], "{kind}");
+        assert_eq!(
+            ok(d, &["chat", "--session", "s", "second question"]).trim(),
+            "back again",
+            "{kind}"
+        );
+        let transcript: Vec<Value> =
+            serde_json::from_str(&ok(d, &["transcript", "--session", "s", "--json"])).unwrap();
+        let texts: Vec<&str> = transcript
+            .iter()
+            .map(|m| m["content"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            texts,
+            ["first question", "second question", "back again"],
+            "{kind}"
+        );
     }
 }
 
@@ -281,22 +546,51 @@ async fn a_request_timeout_is_retried_then_reported() {
     let d = dir.path();
     let _engine = Engine::start(d);
     let url = format!("http://{addr}/v1");
-    ok(d, &["provider", "set", "--kind", "anthropic", "--base-url", &url, "--model", "m", "--timeout-secs", "1", "--max-retries", "1"]);
+    ok(
+        d,
+        &[
+            "provider",
+            "set",
+            "--kind",
+            "anthropic",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--timeout-secs",
+            "1",
+            "--max-retries",
+            "1",
+        ],
+    );
     let out = airlock(d, &["chat", "hello"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("gave up after 2 tries") && stderr.contains("did not answer in time"), "{stderr}");
+    assert!(
+        stderr.contains("gave up after 2 tries") && stderr.contains("did not answer in time"),
+        "{stderr}"
+    );
     held.abort();
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_retried_request_never_runs_a_tool_again() {
     for kind in KINDS {
-        let append = ScriptedCall::new("c1", "builtin__run_command", json!({"command": "echo ran >> ran.txt"}));
+        let append = ScriptedCall::new(
+            "c1",
+            "builtin__run_command",
+            json!({"command": "echo ran >> ran.txt"}),
+        );
         let model = ScriptedModel::start(vec![
             Reply::ToolCalls(vec![append]),
-            Reply::Error { status: 503, retry_after: Some(0) },
-            Reply::Error { status: 429, retry_after: Some(0) },
+            Reply::Error {
+                status: 503,
+                retry_after: Some(0),
+            },
+            Reply::Error {
+                status: 429,
+                retry_after: Some(0),
+            },
             Reply::Text("ran it once".into()),
         ])
         .await
@@ -306,6 +600,10 @@ async fn a_retried_request_never_runs_a_tool_again() {
         ok(d, &["mode", "set", "never-ask"]);
         assert_eq!(ok(d, &["chat", "run it"]).trim(), "ran it once", "{kind}");
         assert_eq!(model.requests().len(), 4, "{kind}");
-        assert_eq!(std::fs::read_to_string(d.join("workspace/ran.txt")).unwrap(), "ran\n", "{kind}: the tool ran exactly once");
+        assert_eq!(
+            std::fs::read_to_string(d.join("workspace/ran.txt")).unwrap(),
+            "ran\n",
+            "{kind}: the tool ran exactly once"
+        );
     }
 }

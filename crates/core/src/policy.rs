@@ -73,7 +73,11 @@ pub struct PolicyDecision {
 
 impl PolicyDecision {
     fn new(verdict: Verdict, step: Step, why: impl Into<String>) -> Self {
-        Self { verdict, step, why: why.into() }
+        Self {
+            verdict,
+            step,
+            why: why.into(),
+        }
     }
 }
 
@@ -93,7 +97,9 @@ impl std::str::FromStr for RuleEffect {
             "allow" => Ok(RuleEffect::Allow),
             "ask" => Ok(RuleEffect::Ask),
             "deny" => Ok(RuleEffect::Deny),
-            other => Err(format!("'{other}' is not a rule effect; expected allow, ask or deny")),
+            other => Err(format!(
+                "'{other}' is not a rule effect; expected allow, ask or deny"
+            )),
         }
     }
 }
@@ -131,9 +137,17 @@ pub struct ArgRule {
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
     #[error("rule {id}: invalid glob '{pattern}': {message}")]
-    Glob { id: String, pattern: String, message: String },
+    Glob {
+        id: String,
+        pattern: String,
+        message: String,
+    },
     #[error("rule {id}: invalid regex '{pattern}': {message}")]
-    Regex { id: String, pattern: String, message: String },
+    Regex {
+        id: String,
+        pattern: String,
+        message: String,
+    },
     #[error("rule {id}: '{pointer}' is not a JSON pointer (it must be empty or start with '/')")]
     Pointer { id: String, pointer: String },
 }
@@ -160,7 +174,10 @@ pub struct ServerPolicy {
 
 impl Default for ServerPolicy {
     fn default() -> Self {
-        Self { default: ServerDefault::Required, trust_read_only_hints: false }
+        Self {
+            default: ServerDefault::Required,
+            trust_read_only_hints: false,
+        }
     }
 }
 
@@ -200,7 +217,9 @@ impl SessionPolicy {
     }
 
     fn allows(&self, server: &str, tool: &str) -> bool {
-        self.allowed.get(server).is_some_and(|tools| tools.contains(tool))
+        self.allowed
+            .get(server)
+            .is_some_and(|tools| tools.contains(tool))
     }
 }
 
@@ -231,7 +250,10 @@ impl PolicyConfig {
     pub fn compile(inputs: PolicyInputs) -> Result<Self, PolicyError> {
         let mut tool_settings: HashMap<String, HashMap<String, ToolSetting>> = HashMap::new();
         for (server, tool, setting) in inputs.tool_settings {
-            tool_settings.entry(server).or_default().insert(tool, setting);
+            tool_settings
+                .entry(server)
+                .or_default()
+                .insert(tool, setting);
         }
         let mut grouped: HashMap<String, HashMap<String, Vec<ArgRule>>> = HashMap::new();
         for rule in inputs.rules {
@@ -287,7 +309,10 @@ impl PolicyConfig {
 
     /// What changed, when the tool's grants are suspended (rug-pull guard).
     pub fn suspension(&self, server: &str, tool: &str) -> Option<&str> {
-        self.suspended.get(server).and_then(|tools| tools.get(tool)).map(String::as_str)
+        self.suspended
+            .get(server)
+            .and_then(|tools| tools.get(tool))
+            .map(String::as_str)
     }
 
     /// The setting a person would see for this tool after steps 6–7, ignoring rules and grants.
@@ -340,8 +365,15 @@ pub fn decide(
     // A tool that changed since the person reviewed it loses every standing grant (Allow for
     // this chat, remembered decisions, settings, never-ask) until they look at it again.
     if let Some(what) = config.suspension(call.server, call.tool) {
-        let why = format!("{}/{} changed since it was last reviewed ({what}); earlier grants are suspended", call.server, call.tool);
-        let verdict = if mode == Mode::DenyAll { Verdict::Deny } else { Verdict::Ask };
+        let why = format!(
+            "{}/{} changed since it was last reviewed ({what}); earlier grants are suspended",
+            call.server, call.tool
+        );
+        let verdict = if mode == Mode::DenyAll {
+            Verdict::Deny
+        } else {
+            Verdict::Ask
+        };
         return PolicyDecision::new(verdict, Step::Changed, why);
     }
     if mode == Mode::NeverAsk {
@@ -375,7 +407,11 @@ fn decide_after_mode(
     }
     // Step 5: argument rules (ask beats allow), then the tool's own check.
     if let Some(rule_id) = &matched.ask {
-        return PolicyDecision::new(Verdict::Ask, Step::ArgRule, format!("argument rule {rule_id}"));
+        return PolicyDecision::new(
+            Verdict::Ask,
+            Step::ArgRule,
+            format!("argument rule {rule_id}"),
+        );
     }
     if let Some(rule_id) = &matched.allow {
         return PolicyDecision::new(
@@ -404,15 +440,29 @@ fn decide_after_mode(
         let by_hint = server.trust_read_only_hints
             && call.read_only_hint
             && server.default == ServerDefault::Required;
-        (effective, if by_hint { Step::ReadOnlyHint } else { Step::ServerDefault })
+        (
+            effective,
+            if by_hint {
+                Step::ReadOnlyHint
+            } else {
+                Step::ServerDefault
+            },
+        )
     } else {
         (own, Step::ToolSetting)
     };
-    let verdict = if setting == ToolSetting::NotRequired { Verdict::Run } else { Verdict::Ask };
+    let verdict = if setting == ToolSetting::NotRequired {
+        Verdict::Run
+    } else {
+        Verdict::Ask
+    };
     let why = match step {
         Step::ReadOnlyHint => "read-only hint trusted for this server".to_string(),
         Step::ServerDefault => format!("server default for {}: approval {}", call.server, setting),
-        _ => format!("tool setting for {}/{}: approval {}", call.server, call.tool, setting),
+        _ => format!(
+            "tool setting for {}/{}: approval {}",
+            call.server, call.tool, setting
+        ),
     };
     PolicyDecision::new(verdict, step, why)
 }
@@ -423,7 +473,11 @@ fn remembered_match(config: &PolicyConfig, call: CallFacts<'_>) -> Option<Policy
     let mut exact: Option<&Remembered> = None;
     let mut whole_tool: Option<&Remembered> = None;
     for entry in entries {
-        if entry.session_id.as_deref().is_some_and(|session| session != call.session_id) {
+        if entry
+            .session_id
+            .as_deref()
+            .is_some_and(|session| session != call.session_id)
+        {
             continue;
         }
         let slot = match entry.args_hash.as_deref() {
@@ -436,8 +490,16 @@ fn remembered_match(config: &PolicyConfig, call: CallFacts<'_>) -> Option<Policy
         }
     }
     let entry = exact.or(whole_tool)?;
-    let scope = if entry.session_id.is_some() { "session" } else { "always" };
-    let what = if entry.args_hash.is_some() { "these arguments" } else { "this tool" };
+    let scope = if entry.session_id.is_some() {
+        "session"
+    } else {
+        "always"
+    };
+    let what = if entry.args_hash.is_some() {
+        "these arguments"
+    } else {
+        "this tool"
+    };
     Some(if entry.approve {
         PolicyDecision::new(
             Verdict::Run,
@@ -524,7 +586,12 @@ impl Matchers {
             pattern: String::new(),
             message: e.to_string(),
         })?;
-        Ok(Self { globs, glob_ids, regexes, regex_ids })
+        Ok(Self {
+            globs,
+            glob_ids,
+            regexes,
+            regex_ids,
+        })
     }
 
     fn is_empty(&self) -> bool {
@@ -551,7 +618,10 @@ impl ToolRules {
         let mut pointers: Vec<String> = Vec::new();
         for rule in rules {
             if !(rule.pointer.is_empty() || rule.pointer.starts_with('/')) {
-                return Err(PolicyError::Pointer { id: rule.id.clone(), pointer: rule.pointer.clone() });
+                return Err(PolicyError::Pointer {
+                    id: rule.id.clone(),
+                    pointer: rule.pointer.clone(),
+                });
             }
             if !pointers.contains(&rule.pointer) {
                 pointers.push(rule.pointer.clone());
@@ -560,7 +630,10 @@ impl ToolRules {
         let mut compiled = Vec::with_capacity(pointers.len());
         for pointer in pointers {
             let of = |effect: RuleEffect| -> Vec<&ArgRule> {
-                rules.iter().filter(|r| r.pointer == pointer && r.effect == effect).collect()
+                rules
+                    .iter()
+                    .filter(|r| r.pointer == pointer && r.effect == effect)
+                    .collect()
             };
             compiled.push(PointerRules {
                 deny: Matchers::compile(&of(RuleEffect::Deny))?,
@@ -577,14 +650,18 @@ impl ToolRules {
     fn evaluate(&self, args: &Value) -> RuleMatch {
         let mut result = RuleMatch::default();
         for rules in &self.pointers {
-            let Some(value) = args.pointer(&rules.pointer) else { continue };
+            let Some(value) = args.pointer(&rules.pointer) else {
+                continue;
+            };
             let texts = texts_of(value);
             if texts.is_empty() {
                 continue;
             }
             let any = |m: &Matchers| -> Option<String> {
                 texts.iter().find_map(|(raw, normalized)| {
-                    m.first_match(raw).or_else(|| m.first_match(normalized)).map(str::to_string)
+                    m.first_match(raw)
+                        .or_else(|| m.first_match(normalized))
+                        .map(str::to_string)
                 })
             };
             if result.deny.is_none() && !rules.deny.is_empty() {
@@ -596,7 +673,10 @@ impl ToolRules {
             if result.allow.is_none() && !rules.allow.is_empty() {
                 let mut id = None;
                 let all = texts.iter().all(|(raw, normalized)| {
-                    match (rules.allow.first_match(raw), rules.allow.first_match(normalized)) {
+                    match (
+                        rules.allow.first_match(raw),
+                        rules.allow.first_match(normalized),
+                    ) {
                         (Some(found), Some(_)) => {
                             id.get_or_insert_with(|| found.to_string());
                             true
@@ -621,7 +701,11 @@ fn texts_of(value: &Value) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
             other => Cow::Owned(other.to_string()),
         };
         let needs_normalizing = raw.contains("..") || raw.contains("//") || raw.contains("/.");
-        let normalized = if needs_normalizing { Cow::Owned(normalize_lexically(&raw)) } else { raw.clone() };
+        let normalized = if needs_normalizing {
+            Cow::Owned(normalize_lexically(&raw))
+        } else {
+            raw.clone()
+        };
         (raw, normalized)
     }
     match value {

@@ -36,10 +36,18 @@ impl ArgsValidator {
             .iter_errors(args)
             .map(|error| {
                 let at = error.instance_path().to_string();
-                if at.is_empty() { error.to_string() } else { format!("{at}: {error}") }
+                if at.is_empty() {
+                    error.to_string()
+                } else {
+                    format!("{at}: {error}")
+                }
             })
             .collect();
-        if messages.is_empty() { Ok(()) } else { Err(SchemaError::Invalid(messages.join("; "))) }
+        if messages.is_empty() {
+            Ok(())
+        } else {
+            Err(SchemaError::Invalid(messages.join("; ")))
+        }
     }
 }
 
@@ -50,10 +58,14 @@ mod tests {
 
     #[test]
     fn reports_what_is_wrong() {
-        let schema = json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]});
+        let schema =
+            json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]});
         let validator = ArgsValidator::new(&schema).unwrap();
         assert!(validator.validate(&json!({"path": "a"})).is_ok());
-        let err = validator.validate(&json!({"path": 3})).unwrap_err().to_string();
+        let err = validator
+            .validate(&json!({"path": 3}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("/path") && err.contains("string"), "{err}");
         let err = validator.validate(&json!({})).unwrap_err().to_string();
         assert!(err.contains("required"), "{err}");

@@ -33,7 +33,12 @@ impl ServerConfig {
     /// folder, URL, header names — but not secret values, which may rotate.
     pub fn definition_hash(&self) -> String {
         let pinned = match self {
-            ServerConfig::Stdio { command, args, env, cwd } => serde_json::json!({
+            ServerConfig::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => serde_json::json!({
                 "command": command, "args": args, "env": env.keys().collect::<Vec<_>>(), "cwd": cwd,
             }),
             ServerConfig::Http { url, headers } => serde_json::json!({
@@ -46,16 +51,29 @@ impl ServerConfig {
     /// Refuses a definition that cannot start: no command, or a URL that is not http(s).
     pub fn validate(&self) -> Result<(), String> {
         match self {
-            ServerConfig::Stdio { command, .. } if command.trim().is_empty() => Err("the command is empty".into()),
-            ServerConfig::Http { url, .. } if !(url.starts_with("http://") || url.starts_with("https://")) => {
-                Err(format!("the URL '{url}' must start with http:// or https://"))
+            ServerConfig::Stdio { command, .. } if command.trim().is_empty() => {
+                Err("the command is empty".into())
             }
-            ServerConfig::Http { headers, .. } => match headers.keys().find(|name| name.trim().is_empty()) {
-                Some(_) => Err("a header has no name".into()),
-                None => Ok(()),
-            },
-            ServerConfig::Stdio { env, .. } => match env.keys().find(|name| name.trim().is_empty() || name.contains('=')) {
-                Some(name) => Err(format!("the environment variable name '{name}' is not valid")),
+            ServerConfig::Http { url, .. }
+                if !(url.starts_with("http://") || url.starts_with("https://")) =>
+            {
+                Err(format!(
+                    "the URL '{url}' must start with http:// or https://"
+                ))
+            }
+            ServerConfig::Http { headers, .. } => {
+                match headers.keys().find(|name| name.trim().is_empty()) {
+                    Some(_) => Err("a header has no name".into()),
+                    None => Ok(()),
+                }
+            }
+            ServerConfig::Stdio { env, .. } => match env
+                .keys()
+                .find(|name| name.trim().is_empty() || name.contains('='))
+            {
+                Some(name) => Err(format!(
+                    "the environment variable name '{name}' is not valid"
+                )),
                 None => Ok(()),
             },
         }
@@ -72,7 +90,10 @@ impl ServerConfig {
 /// Reads the `mcpServers` object of a Claude Desktop style config (`command`/`args`/`env`/`cwd`,
 /// or `url` with optional `type` and `headers`). The whole file or just the object is accepted.
 pub fn parse_mcp_servers(config: &Value) -> Result<Vec<(String, ServerConfig)>, String> {
-    parse_mcp_servers_each(config)?.into_iter().map(|(name, parsed)| parsed.map(|config| (name, config))).collect()
+    parse_mcp_servers_each(config)?
+        .into_iter()
+        .map(|(name, parsed)| parsed.map(|config| (name, config)))
+        .collect()
 }
 
 /// One server of a config by name: its definition, or why it was refused.
@@ -82,8 +103,13 @@ pub type ParsedServer = (String, Result<ServerConfig, String>);
 /// (the desktop's import says which servers were refused and why).
 pub fn parse_mcp_servers_each(config: &Value) -> Result<Vec<ParsedServer>, String> {
     let servers = config.get("mcpServers").unwrap_or(config);
-    let servers = servers.as_object().ok_or("expected an object \"mcpServers\" of servers by name")?;
-    Ok(servers.iter().map(|(name, entry)| (name.clone(), parse_entry(name, entry))).collect())
+    let servers = servers
+        .as_object()
+        .ok_or("expected an object \"mcpServers\" of servers by name")?;
+    Ok(servers
+        .iter()
+        .map(|(name, entry)| (name.clone(), parse_entry(name, entry)))
+        .collect())
 }
 
 fn parse_entry(name: &str, entry: &Value) -> Result<ServerConfig, String> {
@@ -93,35 +119,62 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerConfig, String> {
             None | Some(Value::Null) => Ok(BTreeMap::new()),
             Some(Value::Object(map)) => map
                 .iter()
-                .map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())).ok_or(format!("server '{name}': {key}.{k} must be a string")))
+                .map(|(k, v)| {
+                    v.as_str()
+                        .map(|v| (k.clone(), v.to_string()))
+                        .ok_or(format!("server '{name}': {key}.{k} must be a string"))
+                })
                 .collect(),
             Some(_) => Err(format!("server '{name}': {key} must be an object")),
         }
     };
     let kind = entry.get("type").and_then(Value::as_str);
-    let config = match (entry.get("command").and_then(Value::as_str), entry.get("url").and_then(Value::as_str)) {
+    let config = match (
+        entry.get("command").and_then(Value::as_str),
+        entry.get("url").and_then(Value::as_str),
+    ) {
         (Some(command), None) => {
             let args = match entry.get("args") {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::Array(items)) => items
                     .iter()
-                    .map(|a| a.as_str().map(str::to_string).ok_or(format!("server '{name}': args must be strings")))
+                    .map(|a| {
+                        a.as_str()
+                            .map(str::to_string)
+                            .ok_or(format!("server '{name}': args must be strings"))
+                    })
                     .collect::<Result<_, _>>()?,
                 Some(_) => return Err(format!("server '{name}': args must be an array")),
             };
             let cwd = entry.get("cwd").and_then(Value::as_str).map(str::to_string);
-            ServerConfig::Stdio { command: command.to_string(), args, env: strings("env")?, cwd }
+            ServerConfig::Stdio {
+                command: command.to_string(),
+                args,
+                env: strings("env")?,
+                cwd,
+            }
         }
         (None, Some(url)) => {
             if kind.is_some_and(|k| k == "sse") {
-                return Err(format!("server '{name}': the old SSE transport is not supported; use its streamable-HTTP URL"));
+                return Err(format!(
+                    "server '{name}': the old SSE transport is not supported; use its streamable-HTTP URL"
+                ));
             }
-            ServerConfig::Http { url: url.to_string(), headers: strings("headers")? }
+            ServerConfig::Http {
+                url: url.to_string(),
+                headers: strings("headers")?,
+            }
         }
-        (Some(_), Some(_)) => return Err(format!("server '{name}': give either command or url, not both")),
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "server '{name}': give either command or url, not both"
+            ));
+        }
         (None, None) => return Err(format!("server '{name}': needs a command or a url")),
     };
-    config.validate().map_err(|e| format!("server '{name}': {e}"))?;
+    config
+        .validate()
+        .map_err(|e| format!("server '{name}': {e}"))?;
     Ok(config)
 }
 
@@ -139,7 +192,9 @@ mod tests {
         }});
         let servers = parse_mcp_servers(&file).unwrap();
         assert_eq!(servers.len(), 2);
-        assert!(matches!(&servers[0].1, ServerConfig::Stdio { command, args, .. } if command == "npx" && args.len() == 3));
+        assert!(
+            matches!(&servers[0].1, ServerConfig::Stdio { command, args, .. } if command == "npx" && args.len() == 3)
+        );
         assert!(matches!(&servers[1].1, ServerConfig::Http { url, .. } if url.ends_with("/mcp")));
         assert!(parse_mcp_servers(&json!({"mcpServers": {"bad name": {"command": "x"}}})).is_err());
         assert!(parse_mcp_servers(&json!({"mcpServers": {"x": {}}})).is_err());
@@ -154,7 +209,11 @@ mod tests {
             "ftp": {"url": "ftp://example.com"},
         }});
         let parsed = parse_mcp_servers_each(&file).unwrap();
-        let refused: Vec<&str> = parsed.iter().filter(|(_, p)| p.is_err()).map(|(name, _)| name.as_str()).collect();
+        let refused: Vec<&str> = parsed
+            .iter()
+            .filter(|(_, p)| p.is_err())
+            .map(|(name, _)| name.as_str())
+            .collect();
         assert_eq!(refused, ["blank", "ftp", "old"]);
         assert!(matches!(&parsed[2], (name, Ok(ServerConfig::Stdio { .. })) if name == "good"));
         assert!(parsed[3].1.as_ref().unwrap_err().contains("SSE"));
@@ -165,9 +224,24 @@ mod tests {
 
     #[test]
     fn secret_values_do_not_change_the_definition() {
-        let a = ServerConfig::Stdio { command: "c".into(), args: vec![], env: [("K".into(), "1".into())].into(), cwd: None };
-        let b = ServerConfig::Stdio { command: "c".into(), args: vec![], env: [("K".into(), "2".into())].into(), cwd: None };
-        let c = ServerConfig::Stdio { command: "c".into(), args: vec!["x".into()], env: BTreeMap::new(), cwd: None };
+        let a = ServerConfig::Stdio {
+            command: "c".into(),
+            args: vec![],
+            env: [("K".into(), "1".into())].into(),
+            cwd: None,
+        };
+        let b = ServerConfig::Stdio {
+            command: "c".into(),
+            args: vec![],
+            env: [("K".into(), "2".into())].into(),
+            cwd: None,
+        };
+        let c = ServerConfig::Stdio {
+            command: "c".into(),
+            args: vec!["x".into()],
+            env: BTreeMap::new(),
+            cwd: None,
+        };
         assert_eq!(a.definition_hash(), b.definition_hash());
         assert_ne!(a.definition_hash(), c.definition_hash());
     }

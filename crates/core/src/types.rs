@@ -181,9 +181,14 @@ pub fn validate_server_name(name: &str) -> Result<(), String> {
         return Err("a server name needs 1 to 64 characters".into());
     }
     if name.contains(MODEL_NAME_SEPARATOR) {
-        return Err(format!("a server name may not contain '{MODEL_NAME_SEPARATOR}'"));
+        return Err(format!(
+            "a server name may not contain '{MODEL_NAME_SEPARATOR}'"
+        ));
     }
-    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
         return Err("a server name may use letters, digits, '-' and '_' only".into());
     }
     Ok(())
@@ -206,13 +211,20 @@ mod tests {
         for state in CallState::ALL {
             assert_eq!(state.as_str().parse::<CallState>().ok(), Some(*state));
         }
-        let err = "sometimes".parse::<Mode>().err().map(|e| e.to_string()).unwrap_or_default();
+        let err = "sometimes"
+            .parse::<Mode>()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(err.contains("ask never-ask deny-all"), "{err}");
     }
 
     #[test]
     fn model_names_split_back() {
-        assert_eq!(split_model_tool_name("builtin__write_file"), Some(("builtin", "write_file")));
+        assert_eq!(
+            split_model_tool_name("builtin__write_file"),
+            Some(("builtin", "write_file"))
+        );
         assert_eq!(split_model_tool_name("fs__a__b"), Some(("fs", "a__b")));
         assert_eq!(split_model_tool_name("nothing"), None);
         assert!(validate_server_name("my-server_2").is_ok());

@@ -7,9 +7,16 @@
 use crate::events::{EngineEvent, TurnOutcome};
 use crate::tools::CallContext;
 use crate::{DecisionRequest, EngineError, Inner, Turn, TurnWatch};
-use airlock_core::policy::{CallFacts, NeedsApproval, PolicyDecision, SessionPolicy, Step, Verdict, decide};
-use airlock_core::{CallState, DecidedBy, ItemKind, Mode, SessionStatus, args_hash, ids, split_model_tool_name};
-use airlock_llm::{ChatMessage, ChatRequest, ModelReply, ModelToolCall, ProviderApprovalRequest, ProviderToolOutcome, ToolSpec};
+use airlock_core::policy::{
+    CallFacts, NeedsApproval, PolicyDecision, SessionPolicy, Step, Verdict, decide,
+};
+use airlock_core::{
+    CallState, DecidedBy, ItemKind, Mode, SessionStatus, args_hash, ids, split_model_tool_name,
+};
+use airlock_llm::{
+    ChatMessage, ChatRequest, ModelReply, ModelToolCall, ProviderApprovalRequest,
+    ProviderToolOutcome, ToolSpec,
+};
 use airlock_store::{CallRow, MessageRow, NewApproval, NewCall, SessionRow};
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -32,7 +39,8 @@ fn is_provider(call: &CallRow) -> bool {
 /// Nothing more happens to this call on Airlock's side: its result is settled, or it is a
 /// provider-executed call whose approval is decided (the answer goes out with the next request).
 fn settled(call: &CallRow) -> bool {
-    call.state.is_final() || (is_provider(call) && matches!(call.state, CallState::Approved | CallState::AutoAllowed))
+    call.state.is_final()
+        || (is_provider(call) && matches!(call.state, CallState::Approved | CallState::AutoAllowed))
 }
 
 /// Whether a session was in the middle of a turn (its status says so) when the engine stopped.
@@ -46,12 +54,24 @@ pub(crate) fn needs_driving(session: &SessionRow) -> bool {
 /// Starts the session's turn task unless one is running.
 pub(crate) fn start(inner: &Arc<Inner>, session: &SessionRow) {
     let mut turns = inner.turns.lock().unwrap_or_else(|p| p.into_inner());
-    if turns.get(&session.id).is_some_and(|turn| turn.state.borrow().running) {
+    if turns
+        .get(&session.id)
+        .is_some_and(|turn| turn.state.borrow().running)
+    {
         return;
     }
     let (cancel, cancel_rx) = watch::channel(false);
-    let (state, _) = watch::channel(TurnWatch { running: true, outcome: None });
-    turns.insert(session.id.clone(), Turn { cancel, state: state.clone() });
+    let (state, _) = watch::channel(TurnWatch {
+        running: true,
+        outcome: None,
+    });
+    turns.insert(
+        session.id.clone(),
+        Turn {
+            cancel,
+            state: state.clone(),
+        },
+    );
     drop(turns);
     let inner = inner.clone();
     let session = session.clone();
@@ -64,25 +84,48 @@ pub(crate) fn start(inner: &Arc<Inner>, session: &SessionRow) {
                 outcome
             }
         };
-        let status = if outcome.status == "failed" { SessionStatus::Failed } else { SessionStatus::Idle };
+        let status = if outcome.status == "failed" {
+            SessionStatus::Failed
+        } else {
+            SessionStatus::Idle
+        };
         // A completed turn was closed with its answer, in the same transaction.
         if outcome.status != "completed"
-            && let Err(error) = inner.store.set_session_status(&session.id, status, outcome.error.as_deref())
+            && let Err(error) =
+                inner
+                    .store
+                    .set_session_status(&session.id, status, outcome.error.as_deref())
         {
             tracing::error!(%error, "cannot record the end of the turn");
         }
-        inner.emit(EngineEvent::SessionStatus { session: session.name.clone(), status });
-        inner.emit(EngineEvent::TurnEnded { outcome: outcome.clone() });
-        state.send_replace(TurnWatch { running: false, outcome: Some(outcome) });
+        inner.emit(EngineEvent::SessionStatus {
+            session: session.name.clone(),
+            status,
+        });
+        inner.emit(EngineEvent::TurnEnded {
+            outcome: outcome.clone(),
+        });
+        state.send_replace(TurnWatch {
+            running: false,
+            outcome: Some(outcome),
+        });
     });
 }
 
 fn ended(session: &SessionRow, status: &str) -> TurnOutcome {
-    TurnOutcome { session: session.name.clone(), status: status.into(), answer: None, error: None }
+    TurnOutcome {
+        session: session.name.clone(),
+        status: status.into(),
+        answer: None,
+        error: None,
+    }
 }
 
 fn set_status(inner: &Inner, session: &SessionRow, status: SessionStatus) {
-    inner.emit(EngineEvent::SessionStatus { session: session.name.clone(), status });
+    inner.emit(EngineEvent::SessionStatus {
+        session: session.name.clone(),
+        status,
+    });
 }
 
 async fn run(
@@ -95,18 +138,26 @@ async fn run(
             return cancel_turn(inner, session);
         }
         let messages = inner.store.messages(&session.id)?;
-        let Some(last) = messages.last() else { return Ok(ended(session, "idle")) };
+        let Some(last) = messages.last() else {
+            return Ok(ended(session, "idle"));
+        };
         if last.role == "assistant" && last.calls.is_empty() {
             let mut outcome = ended(session, "completed");
             outcome.answer = Some(last.content.clone());
             return Ok(outcome);
         }
-        let calls: &[CallRow] = if last.role == "assistant" { &last.calls } else { &[] };
+        let calls: &[CallRow] = if last.role == "assistant" {
+            &last.calls
+        } else {
+            &[]
+        };
         if calls.iter().all(settled) {
             let step_limit = inner.turn_settings()?.step_limit;
             if steps_in_turn(&messages) >= step_limit {
                 let mut outcome = ended(session, "step_limit");
-                outcome.error = Some(format!("the turn stopped after {step_limit} model steps (step limit)"));
+                outcome.error = Some(format!(
+                    "the turn stopped after {step_limit} model steps (step limit)"
+                ));
                 return Ok(outcome);
             }
             set_status(inner, session, SessionStatus::Thinking);
@@ -125,13 +176,25 @@ async fn run(
             continue;
         }
         // Airlock never runs a provider-executed call, whatever its state.
-        let in_state = |state| calls.iter().filter(|c| c.state == state && !is_provider(c)).collect::<Vec<&CallRow>>();
-        let (auto, approved) = (in_state(CallState::AutoAllowed), in_state(CallState::Approved));
-        let pending: Vec<&CallRow> = calls.iter().filter(|c| c.state == CallState::Pending).collect();
+        let in_state = |state| {
+            calls
+                .iter()
+                .filter(|c| c.state == state && !is_provider(c))
+                .collect::<Vec<&CallRow>>()
+        };
+        let (auto, approved) = (
+            in_state(CallState::AutoAllowed),
+            in_state(CallState::Approved),
+        );
+        let pending: Vec<&CallRow> = calls
+            .iter()
+            .filter(|c| c.state == CallState::Pending)
+            .collect();
         // `running` calls this engine has not invoked were started by the step's last decision
         // (see the store's `decide`); one it did invoke can only be left over from a failure.
-        let (started, unstarted): (Vec<&CallRow>, Vec<&CallRow>) =
-            in_state(CallState::Running).into_iter().partition(|c| inner.was_invoked(&c.id));
+        let (started, unstarted): (Vec<&CallRow>, Vec<&CallRow>) = in_state(CallState::Running)
+            .into_iter()
+            .partition(|c| inner.was_invoked(&c.id));
         let cancelled = if !auto.is_empty() {
             run_calls(inner, session, &auto, &mut cancel).await?
         } else if !pending.is_empty() {
@@ -142,12 +205,17 @@ async fn run(
             run_calls(inner, session, &ready, &mut cancel).await?
         } else if started.is_empty() {
             // No state this loop can move on from; stop rather than spin.
-            return Err(EngineError::Invalid("the step's tool calls are in a state the engine cannot continue from".into()));
+            return Err(EngineError::Invalid(
+                "the step's tool calls are in a state the engine cannot continue from".into(),
+            ));
         } else {
             // Never run a call twice: report it as interrupted.
             for call in started {
-                let result = json!({"type": "error", "message": "interrupted; the call was not run again"});
-                inner.store.finish_call(&call.id, CallState::Failed, &result)?;
+                let result =
+                    json!({"type": "error", "message": "interrupted; the call was not run again"});
+                inner
+                    .store
+                    .finish_call(&call.id, CallState::Failed, &result)?;
             }
             false
         };
@@ -159,7 +227,12 @@ async fn run(
 
 /// Model steps since the last user message.
 fn steps_in_turn(messages: &[MessageRow]) -> usize {
-    messages.iter().rev().take_while(|m| m.role != "user").filter(|m| m.role == "assistant").count()
+    messages
+        .iter()
+        .rev()
+        .take_while(|m| m.role != "user")
+        .filter(|m| m.role == "assistant")
+        .count()
 }
 
 fn cancel_turn(inner: &Inner, session: &SessionRow) -> Result<TurnOutcome, EngineError> {
@@ -167,7 +240,9 @@ fn cancel_turn(inner: &Inner, session: &SessionRow) -> Result<TurnOutcome, Engin
     if let Some(last) = inner.store.messages(&session.id)?.last() {
         for call in last.calls.iter().filter(|c| !c.state.is_final()) {
             let result = json!({"type": "cancelled", "reason": "the user cancelled the turn"});
-            inner.store.finish_call(&call.id, CallState::Cancelled, &result)?;
+            inner
+                .store
+                .finish_call(&call.id, CallState::Cancelled, &result)?;
         }
     }
     Ok(ended(session, "cancelled"))
@@ -184,12 +259,17 @@ fn history(inner: &Inner, messages: &[MessageRow]) -> Result<ChatRequest, Engine
             continue;
         }
         let content = (!message.content.is_empty()).then(|| message.content.clone());
-        let (asked, calls): (Vec<&CallRow>, Vec<&CallRow>) = message.calls.iter().partition(|c| is_provider(c));
+        let (asked, calls): (Vec<&CallRow>, Vec<&CallRow>) =
+            message.calls.iter().partition(|c| is_provider(c));
         let mut assistant = ChatMessage::assistant(
             content,
             calls
                 .iter()
-                .map(|c| ModelToolCall { id: c.provider_call_id.clone(), name: c.model_name.clone(), arguments: c.raw_args.clone() })
+                .map(|c| ModelToolCall {
+                    id: c.provider_call_id.clone(),
+                    name: c.model_name.clone(),
+                    arguments: c.raw_args.clone(),
+                })
                 .collect(),
         );
         assistant.approval_requests = asked
@@ -209,7 +289,11 @@ fn history(inner: &Inner, messages: &[MessageRow]) -> Result<ChatRequest, Engine
                 None => json!({"type": "error", "message": "no result"}).to_string(),
             };
             let id = call.provider_call_id.clone();
-            chat.push(if call.state == CallState::Succeeded { ChatMessage::tool_result(id, text) } else { ChatMessage::tool_error(id, text) });
+            chat.push(if call.state == CallState::Succeeded {
+                ChatMessage::tool_result(id, text)
+            } else {
+                ChatMessage::tool_error(id, text)
+            });
         }
         for call in asked {
             chat.push(approval_answer(call));
@@ -219,9 +303,16 @@ fn history(inner: &Inner, messages: &[MessageRow]) -> Result<ChatRequest, Engine
         .tools
         .all()
         .into_iter()
-        .map(|t| ToolSpec { name: t.def.model_name(), description: t.def.description.clone(), parameters: t.def.input_schema.clone() })
+        .map(|t| ToolSpec {
+            name: t.def.model_name(),
+            description: t.def.description.clone(),
+            parameters: t.def.input_schema.clone(),
+        })
         .collect();
-    Ok(ChatRequest { messages: chat, tools })
+    Ok(ChatRequest {
+        messages: chat,
+        tools,
+    })
 }
 
 /// The answer to a provider's approval request: approved when the person (or the session mode)
@@ -249,15 +340,25 @@ fn approval_answer(call: &CallRow) -> ChatMessage {
     ChatMessage::approval_answer(call.provider_call_id.clone(), false, Some(reason))
 }
 
-async fn ask_model(inner: &Arc<Inner>, session: &SessionRow, messages: &[MessageRow]) -> Result<ModelReply, EngineError> {
+async fn ask_model(
+    inner: &Arc<Inner>,
+    session: &SessionRow,
+    messages: &[MessageRow],
+) -> Result<ModelReply, EngineError> {
     let request = history(inner, messages)?;
     let provider = inner.provider_for(Some(&session.id))?;
     let sink_inner = inner.clone();
     let name = session.name.clone();
     let sink = move |text: &str| {
-        sink_inner.emit(EngineEvent::TextDelta { session: name.clone(), text: text.to_string() });
+        sink_inner.emit(EngineEvent::TextDelta {
+            session: name.clone(),
+            text: text.to_string(),
+        });
     };
-    provider.complete(&request, Some(&sink)).await.map_err(|e| EngineError::Provider(e.to_string()))
+    provider
+        .complete(&request, Some(&sink))
+        .await
+        .map_err(|e| EngineError::Provider(e.to_string()))
 }
 
 fn invalid(call: &mut NewCall, message: String) {
@@ -268,7 +369,10 @@ fn invalid(call: &mut NewCall, message: String) {
 /// Validates and decides every call of a model reply, then persists the step — calls, their
 /// policy outcome and approval requests in one transaction — before announcing anything.
 fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result<(), EngineError> {
-    let fresh = inner.store.session(&session.id)?.unwrap_or_else(|| session.clone());
+    let fresh = inner
+        .store
+        .session(&session.id)?
+        .unwrap_or_else(|| session.clone());
     let session_policy = SessionPolicy::new(fresh.mode, inner.store.session_grants(&session.id)?);
     let policy = inner.policy();
     let timeout = inner.turn_settings()?.approval_timeout_secs;
@@ -299,13 +403,22 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
             result: None,
         };
         if duplicate {
-            invalid(&mut call, format!("duplicate tool call id '{}'", model_call.id));
+            invalid(
+                &mut call,
+                format!("duplicate tool call id '{}'", model_call.id),
+            );
             calls.push(call);
             continue;
         }
         if model_call.arguments.len() > MAX_ARGS_BYTES {
             call.raw_args = "{}".into();
-            invalid(&mut call, format!("arguments too large ({} bytes; the limit is {MAX_ARGS_BYTES})", model_call.arguments.len()));
+            invalid(
+                &mut call,
+                format!(
+                    "arguments too large ({} bytes; the limit is {MAX_ARGS_BYTES})",
+                    model_call.arguments.len()
+                ),
+            );
             calls.push(call);
             continue;
         }
@@ -315,7 +428,11 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
             calls.push(call);
             continue;
         };
-        let text = if model_call.arguments.trim().is_empty() { "{}" } else { model_call.arguments.as_str() };
+        let text = if model_call.arguments.trim().is_empty() {
+            "{}"
+        } else {
+            model_call.arguments.as_str()
+        };
         let args: Value = match serde_json::from_str(text) {
             Ok(Value::Object(map)) => Value::Object(map),
             Ok(_) => {
@@ -338,8 +455,10 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
         let hash = args_hash(&args);
         let decision = match &policy {
             Ok(policy) => {
-                let needs: Option<NeedsApproval> =
-                    inner.tools.source(&call.server).and_then(|source| source.needs_approval(&call.tool, &args));
+                let needs: Option<NeedsApproval> = inner
+                    .tools
+                    .source(&call.server)
+                    .and_then(|source| source.needs_approval(&call.tool, &args));
                 let facts = CallFacts {
                     session_id: &session.id,
                     server: &call.server,
@@ -385,7 +504,10 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
         call.args_hash = Some(hash);
         calls.push(call);
     }
-    let mode = fresh.mode.or_else(|| policy.as_ref().ok().map(|p| p.workspace_mode)).unwrap_or(Mode::Ask);
+    let mode = fresh
+        .mode
+        .or_else(|| policy.as_ref().ok().map(|p| p.workspace_mode))
+        .unwrap_or(Mode::Ask);
     for asked in reply.approval_requests {
         let fresh_id = seen.insert(asked.id.clone()) && !asked.id.is_empty();
         let (call, approval) = provider_call(session, asked, fresh_id, mode, timeout);
@@ -395,10 +517,15 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
     if !reply.provider_outcomes.is_empty() {
         record_provider_outcomes(inner, session, &reply.provider_outcomes)?;
     }
-    let message_id = inner.store.record_assistant_step(&session.id, &reply.text, &calls, &approvals)?;
+    let message_id =
+        inner
+            .store
+            .record_assistant_step(&session.id, &reply.text, &calls, &approvals)?;
     if !approvals.is_empty() {
         for row in inner.store.approvals_of_message(message_id)? {
-            inner.emit(EngineEvent::ApprovalRequested { item: Box::new(inner.inbox_item(row)) });
+            inner.emit(EngineEvent::ApprovalRequested {
+                item: Box::new(inner.inbox_item(row)),
+            });
         }
     }
     Ok(())
@@ -433,18 +560,34 @@ fn provider_call(
     if !fresh_id {
         // An answer could not name this request unambiguously: never approve it.
         call.provider_call_id = format!("{}_airlock_duplicate", asked.id);
-        invalid(&mut call, format!("the provider's approval request id '{}' is empty or repeated", asked.id));
+        invalid(
+            &mut call,
+            format!(
+                "the provider's approval request id '{}' is empty or repeated",
+                asked.id
+            ),
+        );
         return (call, None);
     }
-    let text = if asked.arguments.trim().is_empty() { "{}" } else { asked.arguments.as_str() };
+    let text = if asked.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        asked.arguments.as_str()
+    };
     let args = match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => Value::Object(map),
         Ok(_) => {
-            invalid(&mut call, "the provider's arguments are not a JSON object; denied".into());
+            invalid(
+                &mut call,
+                "the provider's arguments are not a JSON object; denied".into(),
+            );
             return (call, None);
         }
         Err(error) => {
-            invalid(&mut call, format!("the provider's arguments are not valid JSON ({error}); denied"));
+            invalid(
+                &mut call,
+                format!("the provider's arguments are not valid JSON ({error}); denied"),
+            );
             return (call, None);
         }
     };
@@ -485,7 +628,11 @@ fn provider_call(
 
 /// What the provider reports about tools it ran: into the audit trail, and onto the call it
 /// asked about (so the transcript shows the provider's result).
-fn record_provider_outcomes(inner: &Inner, session: &SessionRow, outcomes: &[ProviderToolOutcome]) -> Result<(), EngineError> {
+fn record_provider_outcomes(
+    inner: &Inner,
+    session: &SessionRow,
+    outcomes: &[ProviderToolOutcome],
+) -> Result<(), EngineError> {
     let messages = inner.store.messages(&session.id)?;
     for outcome in outcomes {
         let asked = outcome.approval_request_id.as_deref().and_then(|id| {
@@ -516,7 +663,11 @@ fn record_provider_outcomes(inner: &Inner, session: &SessionRow, outcomes: &[Pro
             }),
         )?;
         if let Some(call) = asked {
-            let state = if outcome.error.is_some() { CallState::Failed } else { CallState::Succeeded };
+            let state = if outcome.error.is_some() {
+                CallState::Failed
+            } else {
+                CallState::Succeeded
+            };
             inner.store.finish_call(&call.id, state, &result)?;
         }
     }
@@ -524,8 +675,10 @@ fn record_provider_outcomes(inner: &Inner, session: &SessionRow, outcomes: &[Pro
 }
 
 fn expiry_after(seconds: u64) -> String {
-    let at = time::OffsetDateTime::now_utc() + time::Duration::seconds(seconds.min(i64::MAX as u64) as i64);
-    at.format(&time::format_description::well_known::Rfc3339).unwrap_or_default()
+    let at = time::OffsetDateTime::now_utc()
+        + time::Duration::seconds(seconds.min(i64::MAX as u64) as i64);
+    at.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
 fn parse_time(text: &str) -> Option<time::OffsetDateTime> {
@@ -541,7 +694,11 @@ async fn wait_for_decisions(
 ) -> Result<bool, EngineError> {
     loop {
         let approvals = inner.store.approvals_of_message(message_id)?;
-        let ids: Vec<&str> = approvals.iter().filter(|a| a.status == "pending").map(|a| a.approval_id.as_str()).collect();
+        let ids: Vec<&str> = approvals
+            .iter()
+            .filter(|a| a.status == "pending")
+            .map(|a| a.approval_id.as_str())
+            .collect();
         // Register before reading again, so that a decision landing in between still wakes us.
         let receivers: Vec<_> = ids.iter().map(|id| inner.router.wait_for(id)).collect();
         let still_pending: Vec<_> = inner
@@ -554,12 +711,18 @@ async fn wait_for_decisions(
             ids.iter().for_each(|id| inner.router.forget(id));
             return Ok(false);
         }
-        let earliest = still_pending.iter().filter_map(|a| a.expires_at.as_deref().and_then(parse_time)).min();
+        let earliest = still_pending
+            .iter()
+            .filter_map(|a| a.expires_at.as_deref().and_then(parse_time))
+            .min();
         let sleep = async {
             match earliest {
                 Some(at) => {
                     let wait = (at - time::OffsetDateTime::now_utc()).max(time::Duration::ZERO);
-                    tokio::time::sleep(std::time::Duration::from_millis(wait.whole_milliseconds() as u64)).await;
+                    tokio::time::sleep(std::time::Duration::from_millis(
+                        wait.whole_milliseconds() as u64
+                    ))
+                    .await;
                 }
                 None => std::future::pending::<()>().await,
             }
@@ -579,7 +742,13 @@ fn expire_due(inner: &Inner, pending: &[airlock_store::ApprovalRow]) {
     let now = time::OffsetDateTime::now_utc();
     let due: Vec<DecisionRequest> = pending
         .iter()
-        .filter(|approval| approval.expires_at.as_deref().and_then(parse_time).is_some_and(|at| at <= now))
+        .filter(|approval| {
+            approval
+                .expires_at
+                .as_deref()
+                .and_then(parse_time)
+                .is_some_and(|at| at <= now)
+        })
         .map(|approval| DecisionRequest {
             approval_id: approval.approval_id.clone(),
             approve: false,
@@ -608,7 +777,15 @@ async fn run_calls(
     set_status(inner, session, SessionStatus::RunningTools);
     let planned: Vec<(String, Value)> = calls
         .iter()
-        .map(|c| (c.id.clone(), c.run_args.clone().or_else(|| c.args.clone()).unwrap_or_else(|| json!({}))))
+        .map(|c| {
+            (
+                c.id.clone(),
+                c.run_args
+                    .clone()
+                    .or_else(|| c.args.clone())
+                    .unwrap_or_else(|| json!({})),
+            )
+        })
         .collect();
     let to_mark: Vec<(String, Value)> = calls
         .iter()
@@ -624,10 +801,17 @@ async fn run_calls(
     }
     let runs = calls.iter().zip(&planned).map(|(call, (_, args))| {
         let source = inner.tools.source(&call.server);
-        let context = CallContext { session_id: session.id.clone(), session: session.name.clone(), tool_call_id: call.id.clone() };
+        let context = CallContext {
+            session_id: session.id.clone(),
+            session: session.name.clone(),
+            tool_call_id: call.id.clone(),
+        };
         async move {
             match source {
-                Some(source) => source.call_in(&context, &call.tool, args).await.map_err(|e| e.0),
+                Some(source) => source
+                    .call_in(&context, &call.tool, args)
+                    .await
+                    .map_err(|e| e.0),
                 None => Err(format!("the server '{}' is not available", call.server)),
             }
         }
@@ -646,7 +830,10 @@ async fn run_calls(
     for (call, result) in calls.iter().zip(results) {
         let (state, value) = match result {
             Ok(value) => (CallState::Succeeded, value),
-            Err(message) => (CallState::Failed, json!({"type": "error", "message": message})),
+            Err(message) => (
+                CallState::Failed,
+                json!({"type": "error", "message": message}),
+            ),
         };
         inner.store.finish_call(&call.id, state, &value)?;
         inner.forget_invoked(&call.id);

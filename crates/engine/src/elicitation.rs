@@ -32,7 +32,10 @@ pub struct ElicitationAnswer {
 
 impl ElicitationAnswer {
     pub fn cancel() -> Self {
-        Self { action: ElicitationAction::Cancel, content: None }
+        Self {
+            action: ElicitationAction::Cancel,
+            content: None,
+        }
     }
 }
 
@@ -81,7 +84,10 @@ impl Drop for PendingGuard {
 
 /// Fills in the defaults of the requested schema for fields the person left out.
 fn with_defaults(schema: &Value, mut content: Value) -> Value {
-    if let (Some(properties), Some(object)) = (schema.get("properties").and_then(Value::as_object), content.as_object_mut()) {
+    if let (Some(properties), Some(object)) = (
+        schema.get("properties").and_then(Value::as_object),
+        content.as_object_mut(),
+    ) {
         for (name, property) in properties {
             if let Some(default) = property.get("default")
                 && !object.contains_key(name)
@@ -99,9 +105,19 @@ impl Engine {
         let inner = &self.inner;
         let session_id = match &request.context {
             Some(context) => context.session_id.clone(),
-            None => inner.store.ensure_session(&format!("{}-requests", request.server))?.id,
+            None => {
+                inner
+                    .store
+                    .ensure_session(&format!("{}-requests", request.server))?
+                    .id
+            }
         };
-        let tool_approval = request.meta.as_ref().and_then(|m| m.get("elicitationType")).and_then(Value::as_str) == Some("tool_approval");
+        let tool_approval = request
+            .meta
+            .as_ref()
+            .and_then(|m| m.get("elicitationType"))
+            .and_then(Value::as_str)
+            == Some("tool_approval");
         let args = json!({
             "message": request.message,
             "schema": request.schema,
@@ -128,9 +144,14 @@ impl Engine {
             why,
             expires_at: None,
         })?;
-        let _guard = PendingGuard { inner: inner.clone(), approval_id: approval_id.clone() };
+        let _guard = PendingGuard {
+            inner: inner.clone(),
+            approval_id: approval_id.clone(),
+        };
         if let Some(row) = inner.store.approval(&approval_id)? {
-            inner.emit(EngineEvent::ApprovalRequested { item: Box::new(inner.inbox_item(row)) });
+            inner.emit(EngineEvent::ApprovalRequested {
+                item: Box::new(inner.inbox_item(row)),
+            });
         }
         loop {
             match inner.store.approval_status(&approval_id)?.as_deref() {
@@ -145,12 +166,14 @@ impl Engine {
             }
         }
         let answer = match inner.store.decision(&approval_id)? {
-            Some(decision) if decision.approve => {
-                ElicitationAnswer { action: ElicitationAction::Accept, content: decision.edited_args }
-            }
-            Some(decision) if decision.reason.as_deref() == Some("decline") => {
-                ElicitationAnswer { action: ElicitationAction::Decline, content: None }
-            }
+            Some(decision) if decision.approve => ElicitationAnswer {
+                action: ElicitationAction::Accept,
+                content: decision.edited_args,
+            },
+            Some(decision) if decision.reason.as_deref() == Some("decline") => ElicitationAnswer {
+                action: ElicitationAction::Decline,
+                content: None,
+            },
             _ => ElicitationAnswer::cancel(),
         };
         Ok(answer)
@@ -158,27 +181,50 @@ impl Engine {
 
     /// Answers an elicitation. Accepted content must be an object matching the requested
     /// schema (after its defaults are filled in); otherwise nothing changes.
-    pub fn answer(&self, approval_id: &str, answer: ElicitationAnswer, by: DecidedBy) -> Result<()> {
+    pub fn answer(
+        &self,
+        approval_id: &str,
+        answer: ElicitationAnswer,
+        by: DecidedBy,
+    ) -> Result<()> {
         let inner = &self.inner;
-        let row = inner
-            .store
-            .approval(approval_id)?
-            .ok_or_else(|| EngineError::Store(airlock_store::StoreError::UnknownApproval(approval_id.to_string())))?;
+        let row = inner.store.approval(approval_id)?.ok_or_else(|| {
+            EngineError::Store(airlock_store::StoreError::UnknownApproval(
+                approval_id.to_string(),
+            ))
+        })?;
         if row.kind != ItemKind::Elicitation {
-            return Err(EngineError::Invalid(format!("{approval_id} is a tool call, not an elicitation; use approve or deny")));
+            return Err(EngineError::Invalid(format!(
+                "{approval_id} is a tool call, not an elicitation; use approve or deny"
+            )));
         }
         let content = match answer.action {
             ElicitationAction::Accept => {
                 let content = answer.content.unwrap_or_else(|| json!({}));
                 if !content.is_object() {
-                    return Err(EngineError::InvalidEdit("the accepted content must be a JSON object".into()));
+                    return Err(EngineError::InvalidEdit(
+                        "the accepted content must be a JSON object".into(),
+                    ));
                 }
-                let schema = row.args.get("schema").cloned().unwrap_or_else(|| json!({"type": "object"}));
+                let schema = row
+                    .args
+                    .get("schema")
+                    .cloned()
+                    .unwrap_or_else(|| json!({"type": "object"}));
                 let content = with_defaults(&schema, content);
-                let validator = ArgsValidator::new(&schema).map_err(|e| EngineError::InvalidEdit(e.to_string()))?;
+                let validator = ArgsValidator::new(&schema)
+                    .map_err(|e| EngineError::InvalidEdit(e.to_string()))?;
                 if let Err(error) = validator.validate(&content) {
-                    inner.store.audit(by.as_str(), "decision_refused", Some(approval_id), &json!({"error": error.to_string()}))?;
-                    return Err(EngineError::InvalidEdit(error.to_string().replace("arguments do not match the tool's schema", "the answer does not match the requested form")));
+                    inner.store.audit(
+                        by.as_str(),
+                        "decision_refused",
+                        Some(approval_id),
+                        &json!({"error": error.to_string()}),
+                    )?;
+                    return Err(EngineError::InvalidEdit(error.to_string().replace(
+                        "arguments do not match the tool's schema",
+                        "the answer does not match the requested form",
+                    )));
                 }
                 Some(content)
             }
@@ -223,6 +269,9 @@ mod tests {
         let schema = json!({"type": "object", "properties": {
             "name": {"type": "string", "default": "x"}, "n": {"type": "integer", "default": 3}
         }});
-        assert_eq!(with_defaults(&schema, json!({"name": "y"})), json!({"name": "y", "n": 3}));
+        assert_eq!(
+            with_defaults(&schema, json!({"name": "y"})),
+            json!({"name": "y", "n": 3})
+        );
     }
 }

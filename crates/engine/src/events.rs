@@ -55,14 +55,32 @@ pub struct DecidedItem {
 #[serde(tag = "type", rename_all = "snake_case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum EngineEvent {
-    ApprovalRequested { item: Box<InboxItem> },
+    ApprovalRequested {
+        item: Box<InboxItem>,
+    },
     /// One event per batch of decisions (one for a single decision), so that approving ten
     /// thousand items is one inbox update, not ten thousand.
-    ApprovalsDecided { decisions: Vec<DecidedItem> },
-    SessionStatus { session: String, status: SessionStatus },
-    TextDelta { session: String, text: String },
-    ToolFinished { session: String, tool_call_id: String, state: String },
-    TurnEnded { outcome: TurnOutcome },
+    ApprovalsDecided {
+        decisions: Vec<DecidedItem>,
+    },
+    SessionStatus {
+        session: String,
+        status: SessionStatus,
+    },
+    TextDelta {
+        session: String,
+        text: String,
+    },
+    ToolFinished {
+        session: String,
+        tool_call_id: String,
+        state: String,
+    },
+    TurnEnded {
+        outcome: TurnOutcome,
+    },
     /// "Pause all agents" was switched (see `Engine::set_paused`).
-    Paused { paused: bool },
+    Paused {
+        paused: bool,
+    },
 }

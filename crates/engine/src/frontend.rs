@@ -12,12 +12,21 @@ pub trait Frontend: Send + Sync {
 
 impl Engine {
     pub fn set_frontend(&self, frontend: Arc<dyn Frontend>) {
-        *self.inner.frontend.write().unwrap_or_else(|p| p.into_inner()) = Some(frontend);
+        *self
+            .inner
+            .frontend
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(frontend);
     }
 
     /// Returns false when no window belongs to this engine (`airlock serve`).
     pub fn show_frontend(&self, approval_id: Option<String>) -> bool {
-        let frontend = self.inner.frontend.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let frontend = self
+            .inner
+            .frontend
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         match frontend {
             Some(frontend) => {
                 frontend.show(approval_id);

@@ -3,23 +3,24 @@
 
 mod driver;
 pub mod elicitation;
+pub mod events;
 pub mod frontend;
 pub mod pause;
-pub mod events;
 mod provider;
 pub mod router;
 pub mod servers;
 pub mod tools;
 
-pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};
 pub use elicitation::{ElicitationAction, ElicitationAnswer, ElicitationRequest};
-pub use provider::{ProviderKind, ProviderSettings};
+pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};
 pub use frontend::Frontend;
+pub use provider::{ProviderKind, ProviderSettings};
 pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost, ServerStatus, ServerView};
 
 use airlock_core::policy::{PolicyConfig, PolicyError};
 use airlock_core::{
-    ArgRule, BUILTIN_SERVER, CallState, DecidedBy, ItemKind, Mode, RememberScope, ServerDefault, ToolSetting,
+    ArgRule, BUILTIN_SERVER, CallState, DecidedBy, ItemKind, Mode, RememberScope, ServerDefault,
+    ToolSetting,
 };
 use airlock_llm::ModelProvider;
 use airlock_store::{ApprovalRow, DecisionInput, MessageRow, SessionRow, Store, StoreError};
@@ -30,8 +31,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::{broadcast, watch};
-use tools::builtin::BuiltinTools;
 use tools::ToolRegistry;
+use tools::builtin::BuiltinTools;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -39,7 +40,9 @@ pub enum EngineError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Policy(#[from] PolicyError),
-    #[error("no model provider is configured; run `airlock provider set --base-url URL --model NAME`")]
+    #[error(
+        "no model provider is configured; run `airlock provider set --base-url URL --model NAME`"
+    )]
     NoProvider,
     #[error("the model provider settings are invalid: {0}")]
     Provider(String),
@@ -161,7 +164,9 @@ pub struct Engine {
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Engine").field("data_dir", &self.inner.data_dir).finish()
+        f.debug_struct("Engine")
+            .field("data_dir", &self.inner.data_dir)
+            .finish()
     }
 }
 
@@ -170,18 +175,29 @@ impl Engine {
     /// interrupted, never re-run) and resumes every unfinished turn. Needs a tokio runtime.
     pub fn open(config: EngineConfig) -> Result<Self> {
         let data_dir = config.data_dir;
-        let workspace = config.workspace.unwrap_or_else(|| data_dir.join("workspace"));
+        let workspace = config
+            .workspace
+            .unwrap_or_else(|| data_dir.join("workspace"));
         for dir in [&data_dir, &workspace] {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| EngineError::DataDir { path: dir.clone(), message: e.to_string() })?;
+            std::fs::create_dir_all(dir).map_err(|e| EngineError::DataDir {
+                path: dir.clone(),
+                message: e.to_string(),
+            })?;
         }
         let store = Store::open(&data_dir.join("airlock.db"))?;
-        store.ensure_server(BUILTIN_SERVER, ServerDefault::Required, &json!({"kind": "builtin"}))?;
+        store.ensure_server(
+            BUILTIN_SERVER,
+            ServerDefault::Required,
+            &json!({"kind": "builtin"}),
+        )?;
         for (tool, setting) in BuiltinTools::default_settings() {
             store.seed_tool_setting(BUILTIN_SERVER, tool, setting)?;
         }
         let tools = ToolRegistry::default();
-        tools.register(BUILTIN_SERVER, Arc::new(BuiltinTools::new(workspace.clone())));
+        tools.register(
+            BUILTIN_SERVER,
+            Arc::new(BuiltinTools::new(workspace.clone())),
+        );
         let (events, _) = broadcast::channel(4096);
         let paused = pause::load(&store)?;
         let engine = Self {
@@ -228,13 +244,17 @@ impl Engine {
 
     fn recover(&self) -> Result<()> {
         // The connections that asked are gone with the previous process.
-        self.inner.store.cancel_pending_of_kind(ItemKind::Elicitation)?;
+        self.inner
+            .store
+            .cancel_pending_of_kind(ItemKind::Elicitation)?;
         for call in self.inner.store.calls_in_state(CallState::Running)? {
             let result = json!({
                 "type": "error",
                 "message": "interrupted: Airlock stopped while this call was running; it was not run again",
             });
-            self.inner.store.finish_call(&call.id, CallState::Failed, &result)?;
+            self.inner
+                .store
+                .finish_call(&call.id, CallState::Failed, &result)?;
         }
         for session in self.inner.store.sessions()? {
             if driver::needs_driving(&session) {
@@ -250,11 +270,15 @@ impl Engine {
             return Err(EngineError::Invalid("the message is empty".into()));
         }
         let existing = self.inner.store.session_by_name(session)?;
-        self.inner.provider_for(existing.as_ref().map(|s| s.id.as_str()))?;
+        self.inner
+            .provider_for(existing.as_ref().map(|s| s.id.as_str()))?;
         if let Some(existing) = existing
             && let Some(status) = self.running_status(&existing.id)
         {
-            return Err(EngineError::Busy { session: existing.name, status });
+            return Err(EngineError::Busy {
+                session: existing.name,
+                status,
+            });
         }
         let (session, _) = self.inner.store.start_turn(session, text)?;
         driver::start(&self.inner, &session);
@@ -286,8 +310,15 @@ impl Engine {
             turns.get(&row.id).map(|turn| turn.state.subscribe())
         };
         if let Some(mut receiver) = receiver {
-            let state = receiver.wait_for(|state| !state.running).await.map(|s| s.clone());
-            if let Ok(TurnWatch { outcome: Some(outcome), .. }) = state {
+            let state = receiver
+                .wait_for(|state| !state.running)
+                .await
+                .map(|s| s.clone());
+            if let Ok(TurnWatch {
+                outcome: Some(outcome),
+                ..
+            }) = state
+            {
                 return Ok(outcome);
             }
         }
@@ -299,7 +330,12 @@ impl Engine {
             .rev()
             .find(|m| m.role == "assistant" && m.calls.is_empty())
             .map(|m| m.content);
-        Ok(TurnOutcome { session: row.name, status: "idle".into(), answer, error: row.last_error })
+        Ok(TurnOutcome {
+            session: row.name,
+            status: "idle".into(),
+            answer,
+            error: row.last_error,
+        })
     }
 
     /// Cancels the session's running turn: pending approvals are cancelled, nothing more runs.
@@ -316,7 +352,10 @@ impl Engine {
     }
 
     pub fn session(&self, name: &str) -> Result<SessionRow> {
-        self.inner.store.session_by_name(name)?.ok_or_else(|| EngineError::UnknownSession(name.to_string()))
+        self.inner
+            .store
+            .session_by_name(name)?
+            .ok_or_else(|| EngineError::UnknownSession(name.to_string()))
     }
 
     pub fn sessions(&self) -> Result<Vec<SessionRow>> {
@@ -330,7 +369,13 @@ impl Engine {
 
     /// Every pending item, oldest first.
     pub fn inbox(&self) -> Result<Vec<InboxItem>> {
-        Ok(self.inner.store.pending_approvals()?.into_iter().map(|row| self.inner.inbox_item(row)).collect())
+        Ok(self
+            .inner
+            .store
+            .pending_approvals()?
+            .into_iter()
+            .map(|row| self.inner.inbox_item(row))
+            .collect())
     }
 
     /// One decision: [`Engine::decide_many`] with a batch of one.
@@ -342,7 +387,11 @@ impl Engine {
     /// transaction. Each decision is applied or refused on its own (a refusal changes nothing
     /// and leaves an audit row); an edit is checked against the tool's schema before anything
     /// is kept. The outer error means the transaction failed and nothing was decided.
-    pub fn decide_many(&self, requests: Vec<DecisionRequest>, by: DecidedBy) -> Result<Vec<Result<ApprovalRow>>> {
+    pub fn decide_many(
+        &self,
+        requests: Vec<DecisionRequest>,
+        by: DecidedBy,
+    ) -> Result<Vec<Result<ApprovalRow>>> {
         self.inner.decide_many(requests, by)
     }
 
@@ -354,7 +403,8 @@ impl Engine {
 
     /// The default provider first (when set), then the named ones by name.
     pub fn providers(&self) -> Result<Vec<ProviderSettings>> {
-        let mut all: Vec<ProviderSettings> = provider::load(&self.inner.store)?.into_iter().collect();
+        let mut all: Vec<ProviderSettings> =
+            provider::load(&self.inner.store)?.into_iter().collect();
         all.extend(provider::load_named(&self.inner.store)?.into_values());
         Ok(all)
     }
@@ -363,7 +413,11 @@ impl Engine {
     pub fn set_provider(&self, settings: ProviderSettings) -> Result<()> {
         let built = provider::build(&settings)?;
         provider::save(&self.inner.store, &settings)?;
-        self.inner.providers.write().unwrap_or_else(|p| p.into_inner()).insert(provider::cache_key(settings.name.as_deref()), built);
+        self.inner
+            .providers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(provider::cache_key(settings.name.as_deref()), built);
         Ok(())
     }
 
@@ -371,7 +425,10 @@ impl Engine {
     pub fn choose_provider(&self, session: &str, name: &str) -> Result<()> {
         let row = self.inner.store.ensure_session(session)?;
         if let Some(status) = self.running_status(&row.id) {
-            return Err(EngineError::Busy { session: row.name, status });
+            return Err(EngineError::Busy {
+                session: row.name,
+                status,
+            });
         }
         provider::choose(&self.inner.store, &row.id, name)
     }
@@ -385,7 +442,9 @@ impl Engine {
             }
             None => {
                 let mode = mode.unwrap_or(Mode::Ask);
-                self.inner.store.set_setting("workspace_mode", &json!(mode.as_str()))?;
+                self.inner
+                    .store
+                    .set_setting("workspace_mode", &json!(mode.as_str()))?;
                 self.inner.invalidate_policy();
             }
         }
@@ -420,7 +479,10 @@ impl Engine {
                     tool: def.name.clone(),
                     model_name: def.model_name(),
                     description: def.description.clone(),
-                    setting: settings.get(&key).copied().unwrap_or(ToolSetting::ServerDefault),
+                    setting: settings
+                        .get(&key)
+                        .copied()
+                        .unwrap_or(ToolSetting::ServerDefault),
                     effective: policy.effective_setting(&def.server, &def.name, def.read_only_hint),
                     read_only_hint: def.read_only_hint,
                     annotations: def.annotations.clone(),
@@ -431,7 +493,10 @@ impl Engine {
 
     pub fn set_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()> {
         if self.inner.tools.tool(server, tool).is_none() {
-            return Err(EngineError::UnknownTool { server: server.into(), tool: tool.into() });
+            return Err(EngineError::UnknownTool {
+                server: server.into(),
+                tool: tool.into(),
+            });
         }
         self.inner.store.set_tool_setting(server, tool, setting)?;
         self.inner.invalidate_policy();
@@ -440,7 +505,10 @@ impl Engine {
 
     /// Adds an argument rule after checking that it compiles.
     pub fn add_rule(&self, rule: ArgRule) -> Result<ArgRule> {
-        PolicyConfig::compile(airlock_core::policy::PolicyInputs { rules: vec![rule.clone()], ..Default::default() })?;
+        PolicyConfig::compile(airlock_core::policy::PolicyInputs {
+            rules: vec![rule.clone()],
+            ..Default::default()
+        })?;
         self.inner.store.add_rule(&rule)?;
         self.inner.invalidate_policy();
         Ok(rule)
@@ -459,16 +527,25 @@ impl Inner {
     }
 
     pub(crate) fn was_invoked(&self, call_id: &str) -> bool {
-        self.invoked.lock().unwrap_or_else(|p| p.into_inner()).contains(call_id)
+        self.invoked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(call_id)
     }
 
     pub(crate) fn note_invoked(&self, call_id: &str) {
-        self.invoked.lock().unwrap_or_else(|p| p.into_inner()).insert(call_id.to_string());
+        self.invoked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(call_id.to_string());
     }
 
     /// Only once the call's result is stored: until then it stays "invoked", never to run again.
     pub(crate) fn forget_invoked(&self, call_id: &str) {
-        self.invoked.lock().unwrap_or_else(|p| p.into_inner()).remove(call_id);
+        self.invoked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(call_id);
     }
 
     /// The provider a session uses (its chosen named one, else the default); `None` for a
@@ -476,16 +553,30 @@ impl Inner {
     pub(crate) fn provider_for(&self, session_id: Option<&str>) -> Result<Arc<dyn ModelProvider>> {
         let chosen = provider::chosen(&self.store, session_id)?;
         let key = provider::cache_key(chosen.as_deref());
-        if let Some(provider) = self.providers.read().unwrap_or_else(|p| p.into_inner()).get(&key).cloned() {
+        if let Some(provider) = self
+            .providers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned()
+        {
             return Ok(provider);
         }
         let built = provider::build(&provider::settings_of(&self.store, chosen)?)?;
-        self.providers.write().unwrap_or_else(|p| p.into_inner()).insert(key, built.clone());
+        self.providers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, built.clone());
         Ok(built)
     }
 
     pub(crate) fn policy(&self) -> Result<Arc<PolicyConfig>> {
-        if let Some(policy) = self.policy.read().unwrap_or_else(|p| p.into_inner()).clone() {
+        if let Some(policy) = self
+            .policy
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
             return Ok(policy);
         }
         let compiled = Arc::new(PolicyConfig::compile(self.store.policy_inputs()?)?);
@@ -500,10 +591,16 @@ impl Inner {
     }
 
     pub(crate) fn turn_settings(&self) -> Result<Arc<TurnSettings>> {
-        if let Some(settings) = self.settings.read().unwrap_or_else(|p| p.into_inner()).clone() {
+        if let Some(settings) = self
+            .settings
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
             return Ok(settings);
         }
-        let number = |key| -> Result<Option<u64>> { Ok(self.store.setting(key)?.and_then(|v| v.as_u64())) };
+        let number =
+            |key| -> Result<Option<u64>> { Ok(self.store.setting(key)?.and_then(|v| v.as_u64())) };
         let settings = Arc::new(TurnSettings {
             step_limit: number("step_limit")?.map_or(driver::DEFAULT_STEP_LIMIT, |n| n as usize),
             approval_timeout_secs: number("approval_timeout_secs")?.filter(|s| *s > 0),
@@ -518,9 +615,23 @@ impl Inner {
 
     pub(crate) fn inbox_item(&self, row: ApprovalRow) -> InboxItem {
         let elicitation = row.kind == ItemKind::Elicitation;
-        let tool = if elicitation { None } else { self.tools.tool(&row.server, &row.tool) };
-        let message = elicitation.then(|| row.args.get("message").and_then(Value::as_str).unwrap_or_default().to_string());
-        let schema = if elicitation { row.args.get("schema").cloned() } else { None };
+        let tool = if elicitation {
+            None
+        } else {
+            self.tools.tool(&row.server, &row.tool)
+        };
+        let message = elicitation.then(|| {
+            row.args
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        });
+        let schema = if elicitation {
+            row.args.get("schema").cloned()
+        } else {
+            None
+        };
         InboxItem {
             approval_id: row.approval_id,
             tool_call_id: row.tool_call_id,
@@ -543,11 +654,17 @@ impl Inner {
 
     pub(crate) fn decide(&self, request: DecisionRequest, by: DecidedBy) -> Result<ApprovalRow> {
         let mut outcomes = self.decide_many(vec![request], by)?;
-        outcomes.pop().unwrap_or_else(|| Err(EngineError::Invalid("no decision was made".into())))
+        outcomes
+            .pop()
+            .unwrap_or_else(|| Err(EngineError::Invalid("no decision was made".into())))
     }
 
     /// Decides a batch in one durable transaction; see [`Engine::decide_many`].
-    pub(crate) fn decide_many(&self, requests: Vec<DecisionRequest>, by: DecidedBy) -> Result<Vec<Result<ApprovalRow>>> {
+    pub(crate) fn decide_many(
+        &self,
+        requests: Vec<DecisionRequest>,
+        by: DecidedBy,
+    ) -> Result<Vec<Result<ApprovalRow>>> {
         if requests.is_empty() {
             return Ok(Vec::new());
         }
@@ -558,7 +675,11 @@ impl Inner {
                 Some(name) => Some(match session_ids.get(name.as_str()) {
                     Some(id) => id.clone(),
                     None => {
-                        let id = self.store.session_by_name(name)?.map(|s| s.id).unwrap_or_else(|| name.clone());
+                        let id = self
+                            .store
+                            .session_by_name(name)?
+                            .map(|s| s.id)
+                            .unwrap_or_else(|| name.clone());
                         session_ids.insert(name, id.clone());
                         id
                     }
@@ -570,14 +691,20 @@ impl Inner {
                 session_id,
                 approve: request.approve,
                 reason: request.reason.clone(),
-                edited_args: if request.approve { request.args.clone() } else { None },
+                edited_args: if request.approve {
+                    request.args.clone()
+                } else {
+                    None
+                },
                 remember: request.remember.unwrap_or(RememberScope::Once),
                 remember_exact_args: request.exact_args,
                 for_chat: request.for_chat,
                 decided_by: by,
             });
         }
-        let outcomes = self.store.decide_many(&inputs, |index, row| self.check_decision(&requests[index], row))?;
+        let outcomes = self.store.decide_many(&inputs, |index, row| {
+            self.check_decision(&requests[index], row)
+        })?;
         // Approving a call of a tool that changed is the person's review of the change.
         let policy = self.policy().ok();
         let mut reviewed = std::collections::HashSet::new();
@@ -589,18 +716,25 @@ impl Inner {
             .map(|(outcome, request)| {
                 let approval = match outcome {
                     Ok(outcome) => outcome.approval,
-                    Err(StoreError::Refused(message)) => return Err(EngineError::InvalidEdit(message)),
+                    Err(StoreError::Refused(message)) => {
+                        return Err(EngineError::InvalidEdit(message));
+                    }
                     Err(error) => return Err(error.into()),
                 };
                 let (server, tool) = (&approval.server, &approval.tool);
-                let suspended = policy.as_ref().is_none_or(|p| p.suspension(server, tool).is_some());
+                let suspended = policy
+                    .as_ref()
+                    .is_none_or(|p| p.suspension(server, tool).is_some());
                 if request.approve && suspended && reviewed.insert((server.clone(), tool.clone())) {
                     match self.store.accept_pin(server, tool) {
                         Ok(accepted) => invalidate |= accepted,
-                        Err(error) => tracing::warn!(%error, "cannot record the review of {server}/{tool}"),
+                        Err(error) => {
+                            tracing::warn!(%error, "cannot record the review of {server}/{tool}")
+                        }
                     }
                 }
-                invalidate |= request.remember.is_some_and(|r| r != RememberScope::Once) || request.for_chat;
+                invalidate |=
+                    request.remember.is_some_and(|r| r != RememberScope::Once) || request.for_chat;
                 self.router.notify(&approval.approval_id);
                 decided.push(DecidedItem {
                     approval_id: approval.approval_id.clone(),
@@ -624,9 +758,16 @@ impl Inner {
     /// inside the decision's transaction: elicitations are answered, not approved, and an edit
     /// must be an object that matches the tool's schema and the arguments the person saw.
     /// Runs under the store's lock: it must not touch the store.
-    fn check_decision(&self, request: &DecisionRequest, row: &ApprovalRow) -> std::result::Result<(), String> {
+    fn check_decision(
+        &self,
+        request: &DecisionRequest,
+        row: &ApprovalRow,
+    ) -> std::result::Result<(), String> {
         if row.kind == ItemKind::Elicitation {
-            return Err(format!("{} is an elicitation; answer it with `airlock answer`", request.approval_id));
+            return Err(format!(
+                "{} is an elicitation; answer it with `airlock answer`",
+                request.approval_id
+            ));
         }
         let Some(args) = request.args.as_ref().filter(|_| request.approve) else {
             return Ok(());
@@ -634,7 +775,11 @@ impl Inner {
         if !args.is_object() {
             return Err("edited arguments must be a JSON object".into());
         }
-        if request.args_hash.as_ref().is_some_and(|expected| expected != &row.args_hash) {
+        if request
+            .args_hash
+            .as_ref()
+            .is_some_and(|expected| expected != &row.args_hash)
+        {
             return Err("the arguments changed since they were shown; look again".into());
         }
         match row.kind {

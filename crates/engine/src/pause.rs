@@ -20,7 +20,9 @@ pub(crate) fn load(store: &airlock_store::Store) -> Result<watch::Sender<bool>> 
 impl Engine {
     /// Pauses or resumes every agent; returns whether the switch changed.
     pub fn set_paused(&self, paused: bool) -> Result<bool> {
-        self.inner.store.set_setting(PAUSED_KEY, &Value::Bool(paused))?;
+        self.inner
+            .store
+            .set_setting(PAUSED_KEY, &Value::Bool(paused))?;
         let changed = self.inner.paused.send_replace(paused) != paused;
         if changed {
             self.inner.emit(EngineEvent::Paused { paused });

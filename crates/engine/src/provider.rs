@@ -2,7 +2,9 @@
 //! any number of named ones; a session may choose a named one (`chat --provider NAME`).
 
 use crate::{EngineError, Result};
-use airlock_llm::{Anthropic, HostedMcpTool, ModelProvider, OpenAiChat, OpenAiResponses, ProviderConfig};
+use airlock_llm::{
+    Anthropic, HostedMcpTool, ModelProvider, OpenAiChat, OpenAiResponses, ProviderConfig,
+};
 use airlock_store::Store;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -120,7 +122,9 @@ pub(crate) fn save(store: &Store, settings: &ProviderSettings) -> Result<()> {
 /// The name of the provider a session chose, if it chose one.
 pub(crate) fn chosen(store: &Store, session_id: Option<&str>) -> Result<Option<String>> {
     Ok(match session_id {
-        Some(id) => store.setting(&session_key(id))?.and_then(|v| v.as_str().map(str::to_string)),
+        Some(id) => store
+            .setting(&session_key(id))?
+            .and_then(|v| v.as_str().map(str::to_string)),
         None => None,
     })
 }
@@ -128,9 +132,11 @@ pub(crate) fn chosen(store: &Store, session_id: Option<&str>) -> Result<Option<S
 /// The settings of the provider a session chose (`chosen`), else of the default.
 pub(crate) fn settings_of(store: &Store, chosen: Option<String>) -> Result<ProviderSettings> {
     match chosen {
-        Some(name) => load_named(store)?
-            .remove(&name)
-            .ok_or_else(|| EngineError::Provider(format!("the session's provider '{name}' is no longer configured"))),
+        Some(name) => load_named(store)?.remove(&name).ok_or_else(|| {
+            EngineError::Provider(format!(
+                "the session's provider '{name}' is no longer configured"
+            ))
+        }),
         None => load(store)?.ok_or(EngineError::NoProvider),
     }
 }
@@ -154,16 +160,21 @@ pub(crate) fn cache_key(name: Option<&str>) -> String {
 pub(crate) fn build(settings: &ProviderSettings) -> Result<Arc<dyn ModelProvider>> {
     let url = settings.base_url.trim();
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(EngineError::Provider(format!("base URL '{url}' must start with http:// or https://")));
+        return Err(EngineError::Provider(format!(
+            "base URL '{url}' must start with http:// or https://"
+        )));
     }
     if settings.model.trim().is_empty() {
         return Err(EngineError::Provider("the model name is empty".into()));
     }
     if let Some(name) = &settings.name {
-        airlock_core::validate_server_name(name).map_err(|e| EngineError::Provider(e.replace("server", "provider")))?;
+        airlock_core::validate_server_name(name)
+            .map_err(|e| EngineError::Provider(e.replace("server", "provider")))?;
     }
     if !settings.hosted_mcp.is_empty() && settings.kind != ProviderKind::OpenaiResponses {
-        return Err(EngineError::Provider("hosted MCP tools need a provider of kind openai-responses".into()));
+        return Err(EngineError::Provider(
+            "hosted MCP tools need a provider of kind openai-responses".into(),
+        ));
     }
     let defaults = ProviderConfig::default();
     let config = ProviderConfig {
@@ -172,14 +183,21 @@ pub(crate) fn build(settings: &ProviderSettings) -> Result<Arc<dyn ModelProvider
         api_key_env: settings.api_key_env.clone().filter(|v| !v.is_empty()),
         stream: settings.stream,
         max_retries: settings.max_retries.unwrap_or(defaults.max_retries),
-        request_timeout: settings.timeout_secs.filter(|s| *s > 0).map_or(defaults.request_timeout, Duration::from_secs),
+        request_timeout: settings
+            .timeout_secs
+            .filter(|s| *s > 0)
+            .map_or(defaults.request_timeout, Duration::from_secs),
         ..defaults
     };
     let error = |e: airlock_llm::LlmError| EngineError::Provider(e.to_string());
     Ok(match settings.kind {
         ProviderKind::OpenaiChat => Arc::new(OpenAiChat::new(config).map_err(error)?),
-        ProviderKind::OpenaiResponses => Arc::new(OpenAiResponses::new(config, settings.hosted_mcp.clone()).map_err(error)?),
-        ProviderKind::Anthropic => Arc::new(Anthropic::new(config, settings.max_tokens).map_err(error)?),
+        ProviderKind::OpenaiResponses => {
+            Arc::new(OpenAiResponses::new(config, settings.hosted_mcp.clone()).map_err(error)?)
+        }
+        ProviderKind::Anthropic => {
+            Arc::new(Anthropic::new(config, settings.max_tokens).map_err(error)?)
+        }
     })
 }
 

@@ -2,8 +2,8 @@
 //! [`ServerHost`] (the MCP client manager, attached by whoever runs the engine) starts them and
 //! reports how they are doing.
 
-use crate::{Engine, EngineError, Result};
 use crate::tools::ToolSource;
+use crate::{Engine, EngineError, Result};
 use airlock_core::{BUILTIN_SERVER, ServerConfig, ServerDefault, validate_server_name};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -53,11 +53,19 @@ pub trait ServerHost: Send + Sync {
 
 impl Engine {
     pub fn set_server_host(&self, host: Arc<dyn ServerHost>) {
-        *self.inner.server_host.write().unwrap_or_else(|p| p.into_inner()) = Some(host);
+        *self
+            .inner
+            .server_host
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(host);
     }
 
     fn server_host(&self) -> Option<Arc<dyn ServerHost>> {
-        self.inner.server_host.read().unwrap_or_else(|p| p.into_inner()).clone()
+        self.inner
+            .server_host
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// Offers a server's tools to the model (again), e.g. when it is ready or its list changed.
@@ -86,7 +94,9 @@ impl Engine {
                 let kind = if row.name == BUILTIN_SERVER {
                     "builtin".to_string()
                 } else {
-                    serde_json::from_value::<ServerConfig>(row.config.clone()).map(|c| c.kind().to_string()).unwrap_or_else(|_| "unknown".into())
+                    serde_json::from_value::<ServerConfig>(row.config.clone())
+                        .map(|c| c.kind().to_string())
+                        .unwrap_or_else(|_| "unknown".into())
                 };
                 let status = match (&host, row.name.as_str()) {
                     (_, BUILTIN_SERVER) => None,
@@ -114,7 +124,11 @@ impl Engine {
             .servers()?
             .into_iter()
             .filter(|row| row.name != BUILTIN_SERVER)
-            .filter_map(|row| serde_json::from_value::<ServerConfig>(row.config).ok().map(|c| (row.name, c, row.enabled)))
+            .filter_map(|row| {
+                serde_json::from_value::<ServerConfig>(row.config)
+                    .ok()
+                    .map(|c| (row.name, c, row.enabled))
+            })
             .collect())
     }
 
@@ -122,11 +136,18 @@ impl Engine {
     pub fn add_server(&self, name: &str, config: ServerConfig) -> Result<()> {
         validate_server_name(name).map_err(EngineError::Invalid)?;
         if name == BUILTIN_SERVER {
-            return Err(EngineError::Invalid(format!("'{BUILTIN_SERVER}' is the built-in server's name")));
+            return Err(EngineError::Invalid(format!(
+                "'{BUILTIN_SERVER}' is the built-in server's name"
+            )));
         }
-        config.validate().map_err(|e| EngineError::Invalid(format!("server '{name}': {e}")))?;
-        let value = serde_json::to_value(&config).map_err(|e| EngineError::Invalid(e.to_string()))?;
-        self.inner.store.upsert_server(name, &value, &config.definition_hash())?;
+        config
+            .validate()
+            .map_err(|e| EngineError::Invalid(format!("server '{name}': {e}")))?;
+        let value =
+            serde_json::to_value(&config).map_err(|e| EngineError::Invalid(e.to_string()))?;
+        self.inner
+            .store
+            .upsert_server(name, &value, &config.definition_hash())?;
         self.inner.invalidate_policy();
         if let Some(host) = self.server_host() {
             host.reload(name);
@@ -141,7 +162,9 @@ impl Engine {
     }
 
     pub fn set_server_trust(&self, name: &str, trust_read_only_hints: bool) -> Result<()> {
-        self.inner.store.set_server_trust(name, trust_read_only_hints)?;
+        self.inner
+            .store
+            .set_server_trust(name, trust_read_only_hints)?;
         self.inner.invalidate_policy();
         Ok(())
     }
@@ -154,17 +177,27 @@ impl Engine {
     /// The last `lines` lines of a server's log, reading at most [`LOG_TAIL_MAX_BYTES`] from its
     /// end; empty when the server has not written one (yet, or never: HTTP and built-in).
     pub fn server_log_tail(&self, name: &str, lines: usize) -> Result<Vec<String>> {
-        if !self.inner.store.servers()?.iter().any(|row| row.name == name) {
+        if !self
+            .inner
+            .store
+            .servers()?
+            .iter()
+            .any(|row| row.name == name)
+        {
             return Err(EngineError::UnknownServer(name.to_string()));
         }
         let path = self.server_log_path(name);
-        read_tail(&path, lines, LOG_TAIL_MAX_BYTES)
-            .map_err(|error| EngineError::ServerLog { path, message: error.to_string() })
+        read_tail(&path, lines, LOG_TAIL_MAX_BYTES).map_err(|error| EngineError::ServerLog {
+            path,
+            message: error.to_string(),
+        })
     }
 
     pub fn set_server_enabled(&self, name: &str, enabled: bool) -> Result<()> {
         if name == BUILTIN_SERVER {
-            return Err(EngineError::Invalid("the built-in server cannot be disabled".into()));
+            return Err(EngineError::Invalid(
+                "the built-in server cannot be disabled".into(),
+            ));
         }
         self.inner.store.set_server_enabled(name, enabled)?;
         if let Some(host) = self.server_host() {
@@ -203,8 +236,17 @@ mod tests {
     use std::io::Write;
 
     fn engine_with_server(dir: &Path) -> Engine {
-        let engine = Engine::open(EngineConfig { data_dir: dir.to_path_buf(), workspace: None }).unwrap();
-        let config = ServerConfig::Stdio { command: "true".into(), args: vec![], env: Default::default(), cwd: None };
+        let engine = Engine::open(EngineConfig {
+            data_dir: dir.to_path_buf(),
+            workspace: None,
+        })
+        .unwrap();
+        let config = ServerConfig::Stdio {
+            command: "true".into(),
+            args: vec![],
+            env: Default::default(),
+            cwd: None,
+        };
         engine.add_server("notes", config).unwrap();
         engine
     }
@@ -213,7 +255,10 @@ mod tests {
     fn log_tail_shows_the_last_lines_of_the_servers_log() {
         let dir = tempfile::tempdir().unwrap();
         let engine = engine_with_server(dir.path());
-        assert!(engine.server_log_tail("notes", 10).unwrap().is_empty(), "no log yet");
+        assert!(
+            engine.server_log_tail("notes", 10).unwrap().is_empty(),
+            "no log yet"
+        );
         let path = engine.server_log_path("notes");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let mut log = std::fs::File::create(&path).unwrap();
@@ -225,7 +270,12 @@ mod tests {
         assert_eq!(tail, ["line 29", "line 30", "last, unfinished"]);
         assert_eq!(engine.server_log_tail("notes", 100).unwrap().len(), 31);
         // The built-in server writes no log: nothing to show, not an error.
-        assert!(engine.server_log_tail(BUILTIN_SERVER, 10).unwrap().is_empty());
+        assert!(
+            engine
+                .server_log_tail(BUILTIN_SERVER, 10)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -234,10 +284,17 @@ mod tests {
         let path = dir.path().join("big.log");
         let line = "x".repeat(99);
         // 1,000 bytes hold 10 lines of 100 bytes; the first is cut by the bound and left out.
-        std::fs::write(&path, format!("{}{}", format!("{line}\n").repeat(10_000), "end\n")).unwrap();
+        std::fs::write(
+            &path,
+            format!("{}{}", format!("{line}\n").repeat(10_000), "end\n"),
+        )
+        .unwrap();
         let tail = read_tail(&path, 1_000_000, 1_000).unwrap();
         assert_eq!(tail.last().map(String::as_str), Some("end"));
-        assert!(tail.len() <= 10 && tail[..tail.len() - 1].iter().all(|l| *l == line), "{tail:?}");
+        assert!(
+            tail.len() <= 10 && tail[..tail.len() - 1].iter().all(|l| *l == line),
+            "{tail:?}"
+        );
     }
 
     #[test]
@@ -245,7 +302,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let engine = engine_with_server(dir.path());
         let error = engine.server_log_tail("nope", 10).unwrap_err();
-        assert!(matches!(&error, EngineError::UnknownServer(name) if name == "nope"), "{error}");
+        assert!(
+            matches!(&error, EngineError::UnknownServer(name) if name == "nope"),
+            "{error}"
+        );
         assert_eq!(error.to_string(), "no server named 'nope'");
     }
 }

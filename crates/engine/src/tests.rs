@@ -16,16 +16,34 @@ struct Fixture {
 async fn fixture(replies: Vec<Reply>, stream: bool) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let model = ScriptedModel::start(replies).await.unwrap();
-    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
+    let engine = Engine::open(EngineConfig {
+        data_dir: dir.path().to_path_buf(),
+        workspace: None,
+    })
+    .unwrap();
     engine
-        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream, ..ProviderSettings::default() })
+        .set_provider(ProviderSettings {
+            base_url: model.base_url(),
+            model: "scripted".into(),
+            api_key_env: None,
+            stream,
+            ..ProviderSettings::default()
+        })
         .unwrap();
-    Fixture { _dir: dir, engine, model }
+    Fixture {
+        _dir: dir,
+        engine,
+        model,
+    }
 }
 
 /// A model that proposes writing `a.txt` (which needs approval), then answers `answer`.
 async fn write_then(answer: &str, stream: bool) -> Fixture {
-    let write = Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "x"}))]);
+    let write = Reply::ToolCalls(vec![call(
+        "c1",
+        "builtin__write_file",
+        json!({"path": "a.txt", "content": "x"}),
+    )]);
     fixture(vec![write, Reply::Text(answer.into())], stream).await
 }
 
@@ -49,15 +67,27 @@ pub(crate) async fn inbox_of(engine: &Engine, n: usize) -> Vec<InboxItem> {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    panic!("the inbox never had {n} items: {:?}", engine.inbox().unwrap());
+    panic!(
+        "the inbox never had {n} items: {:?}",
+        engine.inbox().unwrap()
+    );
 }
 
 fn approve(id: &str) -> DecisionRequest {
-    DecisionRequest { approval_id: id.into(), approve: true, ..DecisionRequest::default() }
+    DecisionRequest {
+        approval_id: id.into(),
+        approve: true,
+        ..DecisionRequest::default()
+    }
 }
 
 fn deny(id: &str, reason: &str) -> DecisionRequest {
-    DecisionRequest { approval_id: id.into(), approve: false, reason: Some(reason.into()), ..DecisionRequest::default() }
+    DecisionRequest {
+        approval_id: id.into(),
+        approve: false,
+        reason: Some(reason.into()),
+        ..DecisionRequest::default()
+    }
 }
 
 /// The tool messages of a recorded request, by tool_call_id.
@@ -67,7 +97,12 @@ fn tool_results(request: &Value) -> Vec<(String, String)> {
         .unwrap()
         .iter()
         .filter(|m| m["role"] == "tool")
-        .map(|m| (m["tool_call_id"].as_str().unwrap().to_string(), m["content"].as_str().unwrap().to_string()))
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap().to_string(),
+                m["content"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -76,7 +111,11 @@ async fn approve_with_edited_arguments_runs_the_edit() {
     for stream in [false, true] {
         let f = fixture(
             vec![
-                Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "original"}))]),
+                Reply::ToolCalls(vec![call(
+                    "c1",
+                    "builtin__write_file",
+                    json!({"path": "a.txt", "content": "original"}),
+                )]),
                 Reply::Text("done".into()),
             ],
             stream,
@@ -84,23 +123,38 @@ async fn approve_with_edited_arguments_runs_the_edit() {
         .await;
         f.engine.send_message("s", "write a file").unwrap();
         let items = inbox_of(&f.engine, 1).await;
-        assert_eq!((items[0].server.as_str(), items[0].tool.as_str()), ("builtin", "write_file"));
+        assert_eq!(
+            (items[0].server.as_str(), items[0].tool.as_str()),
+            ("builtin", "write_file")
+        );
         assert_eq!(items[0].args_hash, airlock_core::args_hash(&items[0].args));
         let edited = json!({"path": "b.txt", "content": "edited"});
         f.engine
-            .decide(DecisionRequest { args: Some(edited.clone()), ..approve(&items[0].approval_id) }, DecidedBy::Inbox)
+            .decide(
+                DecisionRequest {
+                    args: Some(edited.clone()),
+                    ..approve(&items[0].approval_id)
+                },
+                DecidedBy::Inbox,
+            )
             .unwrap();
         let outcome = f.engine.wait_turn("s").await.unwrap();
         assert_eq!(outcome.status, "completed", "{outcome:?}");
         assert_eq!(outcome.answer.as_deref(), Some("done"));
         assert!(!f.engine.workspace().join("a.txt").exists());
-        assert_eq!(std::fs::read_to_string(f.engine.workspace().join("b.txt")).unwrap(), "edited");
+        assert_eq!(
+            std::fs::read_to_string(f.engine.workspace().join("b.txt")).unwrap(),
+            "edited"
+        );
         let requests = f.model.requests();
         assert_eq!(requests.len(), 2);
         let results = tool_results(&requests[1]);
         assert_eq!(results.len(), 1);
         assert_eq!(results[0].0, "c1");
-        assert!(results[0].1.contains("wrote 6 bytes to b.txt"), "{results:?}");
+        assert!(
+            results[0].1.contains("wrote 6 bytes to b.txt"),
+            "{results:?}"
+        );
         // The transcript shows what ran.
         let transcript = f.engine.transcript("s").unwrap();
         let ran = &transcript[1].calls[0];
@@ -112,30 +166,57 @@ async fn approve_with_edited_arguments_runs_the_edit() {
 #[tokio::test]
 async fn deny_with_reason_reaches_the_model_and_nothing_runs() {
     let (f, item) = pending_write("ok, I won't", true).await;
-    f.engine.decide(deny(&item.approval_id, "not in this folder"), DecidedBy::Api).unwrap();
+    f.engine
+        .decide(
+            deny(&item.approval_id, "not in this folder"),
+            DecidedBy::Api,
+        )
+        .unwrap();
     let outcome = f.engine.wait_turn("s").await.unwrap();
     assert_eq!(outcome.status, "completed");
     assert!(!f.engine.workspace().join("a.txt").exists());
     let results = tool_results(&f.model.requests()[1]);
     let sent: Value = serde_json::from_str(&results[0].1).unwrap();
-    assert_eq!(sent, json!({"type": "execution-denied", "reason": "not in this folder"}));
+    assert_eq!(
+        sent,
+        json!({"type": "execution-denied", "reason": "not in this folder"})
+    );
 }
 
 #[tokio::test]
 async fn three_pending_calls_decided_in_reverse_order() {
     let calls = (1..=3)
-        .map(|i| call(&format!("c{i}"), "builtin__write_file", json!({"path": format!("f{i}.txt"), "content": format!("{i}")})))
+        .map(|i| {
+            call(
+                &format!("c{i}"),
+                "builtin__write_file",
+                json!({"path": format!("f{i}.txt"), "content": format!("{i}")}),
+            )
+        })
         .collect();
-    let f = fixture(vec![Reply::ToolCalls(calls), Reply::Text("all done".into())], false).await;
+    let f = fixture(
+        vec![Reply::ToolCalls(calls), Reply::Text("all done".into())],
+        false,
+    )
+    .await;
     f.engine.send_message("s", "write three").unwrap();
     let items = inbox_of(&f.engine, 3).await;
     // Nothing runs while any call of the step waits.
-    f.engine.decide(approve(&items[2].approval_id), DecidedBy::Api).unwrap();
-    f.engine.decide(deny(&items[1].approval_id, "no f2"), DecidedBy::Api).unwrap();
+    f.engine
+        .decide(approve(&items[2].approval_id), DecidedBy::Api)
+        .unwrap();
+    f.engine
+        .decide(deny(&items[1].approval_id, "no f2"), DecidedBy::Api)
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!f.engine.workspace().join("f3.txt").exists(), "ran before the step was fully decided");
+    assert!(
+        !f.engine.workspace().join("f3.txt").exists(),
+        "ran before the step was fully decided"
+    );
     assert_eq!(f.model.requests().len(), 1);
-    f.engine.decide(approve(&items[0].approval_id), DecidedBy::Api).unwrap();
+    f.engine
+        .decide(approve(&items[0].approval_id), DecidedBy::Api)
+        .unwrap();
     let outcome = f.engine.wait_turn("s").await.unwrap();
     assert_eq!(outcome.status, "completed");
     assert!(f.engine.workspace().join("f1.txt").exists());
@@ -153,7 +234,11 @@ async fn auto_allowed_read_runs_while_write_waits() {
         vec![
             Reply::ToolCalls(vec![
                 call("r", "builtin__read_file", json!({"path": "notes.txt"})),
-                call("w", "builtin__write_file", json!({"path": "out.txt", "content": "x"})),
+                call(
+                    "w",
+                    "builtin__write_file",
+                    json!({"path": "out.txt", "content": "x"}),
+                ),
             ]),
             Reply::Text("done".into()),
         ],
@@ -174,9 +259,18 @@ async fn auto_allowed_read_runs_while_write_waits() {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(read_state, CallState::Succeeded, "read_file should run while write_file waits");
-    assert_eq!(f.engine.transcript("s").unwrap()[1].calls[1].state, CallState::Pending);
-    f.engine.decide(approve(&items[0].approval_id), DecidedBy::Api).unwrap();
+    assert_eq!(
+        read_state,
+        CallState::Succeeded,
+        "read_file should run while write_file waits"
+    );
+    assert_eq!(
+        f.engine.transcript("s").unwrap()[1].calls[1].state,
+        CallState::Pending
+    );
+    f.engine
+        .decide(approve(&items[0].approval_id), DecidedBy::Api)
+        .unwrap();
     f.engine.wait_turn("s").await.unwrap();
     let results = tool_results(&f.model.requests()[1]);
     assert_eq!(results[0], ("r".to_string(), "hello notes".to_string()));
@@ -185,13 +279,26 @@ async fn auto_allowed_read_runs_while_write_waits() {
 #[tokio::test]
 async fn edit_that_fails_the_schema_is_refused_and_the_call_still_waits() {
     let (f, item) = pending_write("done", false).await;
-    let bad = DecisionRequest { args: Some(json!({"path": 7})), ..approve(&item.approval_id) };
-    let err = f.engine.decide(bad, DecidedBy::Api).unwrap_err().to_string();
+    let bad = DecisionRequest {
+        args: Some(json!({"path": 7})),
+        ..approve(&item.approval_id)
+    };
+    let err = f
+        .engine
+        .decide(bad, DecidedBy::Api)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("schema") && err.contains("content"), "{err}");
-    assert_eq!(f.engine.inbox().unwrap().len(), 1, "the request must still be pending");
+    assert_eq!(
+        f.engine.inbox().unwrap().len(),
+        1,
+        "the request must still be pending"
+    );
     let audit = f.engine.store().audit_rows(50).unwrap();
     assert!(audit.iter().any(|r| r.action == "decision_refused"));
-    f.engine.decide(deny(&item.approval_id, "stop"), DecidedBy::Api).unwrap();
+    f.engine
+        .decide(deny(&item.approval_id, "stop"), DecidedBy::Api)
+        .unwrap();
     f.engine.wait_turn("s").await.unwrap();
     assert!(!f.engine.workspace().join("a.txt").exists());
 }
@@ -201,10 +308,18 @@ async fn malformed_calls_get_error_results_without_asking() {
     let f = fixture(
         vec![
             Reply::ToolCalls(vec![
-                ScriptedCall { id: "bad".into(), name: "builtin__write_file".into(), arguments: "{not json".into() },
+                ScriptedCall {
+                    id: "bad".into(),
+                    name: "builtin__write_file".into(),
+                    arguments: "{not json".into(),
+                },
                 call("unknown", "nosuch__tool", json!({})),
                 call("schema", "builtin__write_file", json!({"path": "a.txt"})),
-                call("escape", "builtin__read_file", json!({"path": "../../etc/passwd"})),
+                call(
+                    "escape",
+                    "builtin__read_file",
+                    json!({"path": "../../etc/passwd"}),
+                ),
             ]),
             Reply::Text("sorry".into()),
         ],
@@ -219,20 +334,39 @@ async fn malformed_calls_get_error_results_without_asking() {
     assert!(results[0].1.contains("not valid JSON"), "{results:?}");
     assert!(results[1].1.contains("unknown tool"), "{results:?}");
     assert!(results[2].1.contains("content"), "{results:?}");
-    assert!(results[3].1.contains("execution-denied") && results[3].1.contains("outside the workspace"), "{results:?}");
+    assert!(
+        results[3].1.contains("execution-denied") && results[3].1.contains("outside the workspace"),
+        "{results:?}"
+    );
 }
 
 #[tokio::test]
 async fn modes_and_grants() {
     let f = fixture(
         vec![
-            Reply::ToolCalls(vec![call("c1", "builtin__write_file", json!({"path": "a.txt", "content": "1"}))]),
+            Reply::ToolCalls(vec![call(
+                "c1",
+                "builtin__write_file",
+                json!({"path": "a.txt", "content": "1"}),
+            )]),
             Reply::Text("one".into()),
-            Reply::ToolCalls(vec![call("c2", "builtin__write_file", json!({"path": "b.txt", "content": "2"}))]),
+            Reply::ToolCalls(vec![call(
+                "c2",
+                "builtin__write_file",
+                json!({"path": "b.txt", "content": "2"}),
+            )]),
             Reply::Text("two".into()),
-            Reply::ToolCalls(vec![call("c3", "builtin__write_file", json!({"path": "c.txt", "content": "3"}))]),
+            Reply::ToolCalls(vec![call(
+                "c3",
+                "builtin__write_file",
+                json!({"path": "c.txt", "content": "3"}),
+            )]),
             Reply::Text("three".into()),
-            Reply::ToolCalls(vec![call("c4", "builtin__write_file", json!({"path": "d.txt", "content": "4"}))]),
+            Reply::ToolCalls(vec![call(
+                "c4",
+                "builtin__write_file",
+                json!({"path": "d.txt", "content": "4"}),
+            )]),
             Reply::Text("four".into()),
         ],
         false,
@@ -241,18 +375,33 @@ async fn modes_and_grants() {
     // Allow for this chat: the next write in the same chat runs without asking.
     f.engine.send_message("s", "one").unwrap();
     let items = inbox_of(&f.engine, 1).await;
-    f.engine.decide(DecisionRequest { for_chat: true, ..approve(&items[0].approval_id) }, DecidedBy::Chat).unwrap();
+    f.engine
+        .decide(
+            DecisionRequest {
+                for_chat: true,
+                ..approve(&items[0].approval_id)
+            },
+            DecidedBy::Chat,
+        )
+        .unwrap();
     f.engine.wait_turn("s").await.unwrap();
     f.engine.send_message("s", "two").unwrap();
-    assert_eq!(f.engine.wait_turn("s").await.unwrap().answer.as_deref(), Some("two"));
+    assert_eq!(
+        f.engine.wait_turn("s").await.unwrap().answer.as_deref(),
+        Some("two")
+    );
     assert!(f.engine.workspace().join("b.txt").exists());
     // Another chat still asks; deny-all denies it without asking.
-    f.engine.set_mode(Some("other"), Some(Mode::DenyAll)).unwrap();
+    f.engine
+        .set_mode(Some("other"), Some(Mode::DenyAll))
+        .unwrap();
     f.engine.send_message("other", "three").unwrap();
     f.engine.wait_turn("other").await.unwrap();
     assert!(!f.engine.workspace().join("c.txt").exists());
     // Never-ask runs at once.
-    f.engine.set_mode(Some("other"), Some(Mode::NeverAsk)).unwrap();
+    f.engine
+        .set_mode(Some("other"), Some(Mode::NeverAsk))
+        .unwrap();
     f.engine.send_message("other", "four").unwrap();
     f.engine.wait_turn("other").await.unwrap();
     assert!(f.engine.workspace().join("d.txt").exists());
@@ -261,15 +410,25 @@ async fn modes_and_grants() {
 #[tokio::test]
 async fn approval_timeout_denies_with_timed_out() {
     let f = write_then("gave up", false).await;
-    f.engine.set_setting("approval_timeout_secs", &json!(1)).unwrap();
+    f.engine
+        .set_setting("approval_timeout_secs", &json!(1))
+        .unwrap();
     f.engine.send_message("s", "write").unwrap();
-    let outcome = tokio::time::timeout(Duration::from_secs(10), f.engine.wait_turn("s")).await.unwrap().unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(10), f.engine.wait_turn("s"))
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(outcome.status, "completed");
     assert!(!f.engine.workspace().join("a.txt").exists());
     let results = tool_results(&f.model.requests()[1]);
     assert!(results[0].1.contains("timed out"), "{results:?}");
     let audit = f.engine.store().audit_rows(50).unwrap();
-    assert!(audit.iter().any(|r| r.actor == "timeout" && r.action == "expired"), "{audit:?}");
+    assert!(
+        audit
+            .iter()
+            .any(|r| r.actor == "timeout" && r.action == "expired"),
+        "{audit:?}"
+    );
 }
 
 #[tokio::test]
@@ -279,13 +438,19 @@ async fn cancel_cancels_pending_requests() {
     let outcome = f.engine.wait_turn("s").await.unwrap();
     assert_eq!(outcome.status, "cancelled");
     assert!(f.engine.inbox().unwrap().is_empty());
-    assert!(f.engine.decide(approve(&item.approval_id), DecidedBy::Api).is_err());
+    assert!(
+        f.engine
+            .decide(approve(&item.approval_id), DecidedBy::Api)
+            .is_err()
+    );
     assert!(!f.engine.workspace().join("a.txt").exists());
 }
 
 #[tokio::test]
 async fn step_limit_ends_the_turn() {
-    let replies = (0..5).map(|i| Reply::ToolCalls(vec![call(&format!("c{i}"), "builtin__list_dir", json!({})) ])).collect();
+    let replies = (0..5)
+        .map(|i| Reply::ToolCalls(vec![call(&format!("c{i}"), "builtin__list_dir", json!({}))]))
+        .collect();
     let f = fixture(replies, false).await;
     f.engine.set_setting("step_limit", &json!(3)).unwrap();
     f.engine.send_message("s", "loop").unwrap();
@@ -318,25 +483,45 @@ async fn unreadable_settings_mean_deny_never_run() {
 
 #[tokio::test]
 async fn model_errors_end_the_turn_with_a_clear_message_and_keep_the_message() {
-    let f = fixture(vec![Reply::Error { status: 400, retry_after: None }], false).await;
+    let f = fixture(
+        vec![Reply::Error {
+            status: 400,
+            retry_after: None,
+        }],
+        false,
+    )
+    .await;
     f.engine.send_message("s", "hello").unwrap();
     let outcome = f.engine.wait_turn("s").await.unwrap();
     assert_eq!(outcome.status, "failed");
     assert!(outcome.error.unwrap_or_default().contains("400"));
     assert_eq!(f.engine.transcript("s").unwrap()[0].content, "hello");
-    assert_eq!(f.engine.session("s").unwrap().status, airlock_core::SessionStatus::Failed);
+    assert_eq!(
+        f.engine.session("s").unwrap().status,
+        airlock_core::SessionStatus::Failed
+    );
 }
 
 #[tokio::test]
 async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupted_never_run() {
     let dir = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::start(vec![Reply::Text("understood".into())]).await.unwrap();
+    let model = ScriptedModel::start(vec![Reply::Text("understood".into())])
+        .await
+        .unwrap();
     {
         // What the previous engine left on disk: the decision committed (and with it the call
         // marked running), then the process died before the tool was invoked.
         let store = Store::open(&dir.path().join("airlock.db")).unwrap();
-        let settings = ProviderSettings { base_url: model.base_url(), model: "scripted".into(), api_key_env: None, stream: false, ..ProviderSettings::default() };
-        store.set_setting("provider", &serde_json::to_value(settings).unwrap()).unwrap();
+        let settings = ProviderSettings {
+            base_url: model.base_url(),
+            model: "scripted".into(),
+            api_key_env: None,
+            stream: false,
+            ..ProviderSettings::default()
+        };
+        store
+            .set_setting("provider", &serde_json::to_value(settings).unwrap())
+            .unwrap();
         let (session, _) = store.start_turn("s", "write a file").unwrap();
         let args = json!({"path": "a.txt", "content": "x"});
         let call = airlock_store::NewCall {
@@ -365,21 +550,35 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
             why: "required".into(),
             expires_at: None,
         };
-        store.record_assistant_step(&session.id, "", &[call], &[approval]).unwrap();
-        store.set_session_status(&session.id, airlock_core::SessionStatus::RunningTools, None).unwrap();
+        store
+            .record_assistant_step(&session.id, "", &[call], &[approval])
+            .unwrap();
+        store
+            .set_session_status(&session.id, airlock_core::SessionStatus::RunningTools, None)
+            .unwrap();
         store
             .decide(&DecisionInput::new("approval_1", true, DecidedBy::Api))
             .unwrap();
         assert_eq!(store.calls_in_state(CallState::Running).unwrap().len(), 1);
     }
-    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
+    let engine = Engine::open(EngineConfig {
+        data_dir: dir.path().to_path_buf(),
+        workspace: None,
+    })
+    .unwrap();
     let outcome = engine.wait_turn("s").await.unwrap();
     assert_eq!(outcome.answer.as_deref(), Some("understood"), "{outcome:?}");
-    assert!(!engine.workspace().join("a.txt").exists(), "the tool must not run after the crash");
+    assert!(
+        !engine.workspace().join("a.txt").exists(),
+        "the tool must not run after the crash"
+    );
     let results = tool_results(&model.requests()[0]);
     assert_eq!(results.len(), 1);
     assert!(results[0].1.contains("interrupted"), "{results:?}");
-    assert_eq!(engine.transcript("s").unwrap()[1].calls[0].state, CallState::Failed);
+    assert_eq!(
+        engine.transcript("s").unwrap()[1].calls[0].state,
+        CallState::Failed
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -394,9 +593,17 @@ async fn many_sessions_at_once_each_decision_reaches_its_own_call() {
     )
     .await
     .unwrap();
-    let engine = Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
+    let engine = Engine::open(EngineConfig {
+        data_dir: dir.path().to_path_buf(),
+        workspace: None,
+    })
+    .unwrap();
     engine
-        .set_provider(ProviderSettings { base_url: model.base_url(), model: "scripted".into(), ..ProviderSettings::default() })
+        .set_provider(ProviderSettings {
+            base_url: model.base_url(),
+            model: "scripted".into(),
+            ..ProviderSettings::default()
+        })
         .unwrap();
     let sessions: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
     for session in &sessions {
@@ -407,15 +614,27 @@ async fn many_sessions_at_once_each_decision_reaches_its_own_call() {
     items.sort_by(|a, b| b.approval_id.cmp(&a.approval_id));
     for item in &items {
         let args = json!({"path": format!("{}.txt", item.session), "content": item.session});
-        engine.decide(DecisionRequest { args: Some(args), ..approve(&item.approval_id) }, DecidedBy::Inbox).unwrap();
+        engine
+            .decide(
+                DecisionRequest {
+                    args: Some(args),
+                    ..approve(&item.approval_id)
+                },
+                DecidedBy::Inbox,
+            )
+            .unwrap();
     }
     for session in &sessions {
         let outcome = engine.wait_turn(session).await.unwrap();
         assert_eq!(outcome.status, "completed", "{outcome:?}");
-        let written = std::fs::read_to_string(engine.workspace().join(format!("{session}.txt"))).unwrap();
+        let written =
+            std::fs::read_to_string(engine.workspace().join(format!("{session}.txt"))).unwrap();
         assert_eq!(&written, session);
     }
-    assert!(!engine.workspace().join("shared.txt").exists(), "only edited arguments ran");
+    assert!(
+        !engine.workspace().join("shared.txt").exists(),
+        "only edited arguments ran"
+    );
     assert!(engine.inbox().unwrap().is_empty());
 }
 
@@ -427,17 +646,38 @@ async fn a_store_failure_while_deciding_leaves_the_call_pending_never_run() {
         "CREATE TRIGGER fail_decisions BEFORE INSERT ON decisions BEGIN SELECT RAISE(ABORT, 'disk trouble'); END;",
     )
     .unwrap();
-    let error = f.engine.decide(approve(&item.approval_id), DecidedBy::Inbox).unwrap_err();
+    let error = f
+        .engine
+        .decide(approve(&item.approval_id), DecidedBy::Inbox)
+        .unwrap_err();
     assert!(error.to_string().contains("disk trouble"), "{error}");
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert!(!f.engine.workspace().join("a.txt").exists(), "a failed decision must not run the call");
-    assert_eq!(f.engine.inbox().unwrap().len(), 1, "the request is still pending");
-    assert_eq!(f.engine.transcript("s").unwrap()[1].calls[0].state, CallState::Pending);
+    assert!(
+        !f.engine.workspace().join("a.txt").exists(),
+        "a failed decision must not run the call"
+    );
+    assert_eq!(
+        f.engine.inbox().unwrap().len(),
+        1,
+        "the request is still pending"
+    );
+    assert_eq!(
+        f.engine.transcript("s").unwrap()[1].calls[0].state,
+        CallState::Pending
+    );
 
     conn.execute_batch("DROP TRIGGER fail_decisions;").unwrap();
-    f.engine.decide(approve(&item.approval_id), DecidedBy::Inbox).unwrap();
-    assert_eq!(f.engine.wait_turn("s").await.unwrap().answer.as_deref(), Some("done"));
-    assert_eq!(std::fs::read_to_string(f.engine.workspace().join("a.txt")).unwrap(), "x");
+    f.engine
+        .decide(approve(&item.approval_id), DecidedBy::Inbox)
+        .unwrap();
+    assert_eq!(
+        f.engine.wait_turn("s").await.unwrap().answer.as_deref(),
+        Some("done")
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.engine.workspace().join("a.txt")).unwrap(),
+        "x"
+    );
 }
 
 #[tokio::test]
@@ -445,17 +685,31 @@ async fn paused_agents_run_nothing_until_resumed() {
     let (f, item) = pending_write("written", false).await;
     let mut events = f.engine.subscribe();
     assert!(f.engine.set_paused(true).unwrap());
-    assert!(!f.engine.set_paused(true).unwrap(), "pausing twice changes nothing");
-    assert!(matches!(events.recv().await.unwrap(), EngineEvent::Paused { paused: true }));
+    assert!(
+        !f.engine.set_paused(true).unwrap(),
+        "pausing twice changes nothing"
+    );
+    assert!(matches!(
+        events.recv().await.unwrap(),
+        EngineEvent::Paused { paused: true }
+    ));
     // A decision is still taken and kept while paused; the call waits for the resume.
-    f.engine.decide(approve(&item.approval_id), DecidedBy::Api).unwrap();
+    f.engine
+        .decide(approve(&item.approval_id), DecidedBy::Api)
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(!f.engine.workspace().join("a.txt").exists(), "nothing runs while paused");
+    assert!(
+        !f.engine.workspace().join("a.txt").exists(),
+        "nothing runs while paused"
+    );
     assert_eq!(f.model.requests().len(), 1, "no model request while paused");
 
     f.engine.set_paused(false).unwrap();
     let outcome = f.engine.wait_turn("s").await.unwrap();
-    assert_eq!((outcome.status.as_str(), outcome.answer.as_deref()), ("completed", Some("written")));
+    assert_eq!(
+        (outcome.status.as_str(), outcome.answer.as_deref()),
+        ("completed", Some("written"))
+    );
     assert!(f.engine.workspace().join("a.txt").exists());
 }
 
@@ -465,7 +719,10 @@ async fn a_message_sent_while_paused_waits_and_cancel_still_ends_the_turn() {
     f.engine.set_paused(true).unwrap();
     f.engine.send_message("s", "hello").unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(f.model.requests().is_empty(), "the model is not asked while paused");
+    assert!(
+        f.model.requests().is_empty(),
+        "the model is not asked while paused"
+    );
     assert!(f.engine.cancel("s").unwrap());
     assert_eq!(f.engine.wait_turn("s").await.unwrap().status, "cancelled");
     assert!(f.model.requests().is_empty());
@@ -474,7 +731,13 @@ async fn a_message_sent_while_paused_waits_and_cancel_still_ends_the_turn() {
 #[tokio::test]
 async fn the_pause_outlives_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let open = || Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap();
+    let open = || {
+        Engine::open(EngineConfig {
+            data_dir: dir.path().to_path_buf(),
+            workspace: None,
+        })
+        .unwrap()
+    };
     let engine = open();
     assert!(!engine.paused());
     engine.set_paused(true).unwrap();
@@ -486,11 +749,26 @@ async fn the_pause_outlives_a_restart() {
 async fn two_pending_steps() -> (Fixture, Vec<InboxItem>) {
     let step = |session: &str| {
         let calls = (1..=3)
-            .map(|i| call(&format!("{session}{i}"), "builtin__write_file", json!({"path": format!("{session}-{i}.txt"), "content": "x"})))
+            .map(|i| {
+                call(
+                    &format!("{session}{i}"),
+                    "builtin__write_file",
+                    json!({"path": format!("{session}-{i}.txt"), "content": "x"}),
+                )
+            })
             .collect();
         Reply::ToolCalls(calls)
     };
-    let f = fixture(vec![step("a"), step("b"), Reply::Text("done".into()), Reply::Text("done".into())], false).await;
+    let f = fixture(
+        vec![
+            step("a"),
+            step("b"),
+            Reply::Text("done".into()),
+            Reply::Text("done".into()),
+        ],
+        false,
+    )
+    .await;
     f.engine.send_message("a", "write").unwrap();
     inbox_of(&f.engine, 3).await;
     f.engine.send_message("b", "write").unwrap();
@@ -503,24 +781,51 @@ async fn a_batch_of_mixed_decisions_is_applied_item_by_item_and_starts_every_com
     let (f, items) = two_pending_steps().await;
     let id = |session: &str, i: usize| {
         let path = format!("{session}-{i}.txt");
-        items.iter().find(|item| item.args["path"] == json!(path)).unwrap().approval_id.clone()
+        items
+            .iter()
+            .find(|item| item.args["path"] == json!(path))
+            .unwrap()
+            .approval_id
+            .clone()
     };
-    f.engine.decide(deny(&id("b", 3), "decided before"), DecidedBy::Api).unwrap();
+    f.engine
+        .decide(deny(&id("b", 3), "decided before"), DecidedBy::Api)
+        .unwrap();
     let mut events = f.engine.subscribe();
     let before = f.engine.store().audit_rows(1000).unwrap().len();
     let batch = vec![
         approve(&id("a", 1)),
         deny(&id("a", 2), "not a2"),
-        DecisionRequest { args: Some(json!({"path": "a-3-edited.txt", "content": "edited"})), ..approve(&id("a", 3)) },
-        DecisionRequest { args: Some(json!({"path": 7})), ..approve(&id("b", 1)) },
+        DecisionRequest {
+            args: Some(json!({"path": "a-3-edited.txt", "content": "edited"})),
+            ..approve(&id("a", 3))
+        },
+        DecisionRequest {
+            args: Some(json!({"path": 7})),
+            ..approve(&id("b", 1))
+        },
         approve(&id("b", 3)),
         approve(&id("b", 2)),
     ];
     let outcomes = f.engine.decide_many(batch, DecidedBy::Inbox).unwrap();
     assert_eq!(outcomes.len(), 6);
-    assert!(outcomes[0].is_ok() && outcomes[1].is_ok() && outcomes[2].is_ok() && outcomes[5].is_ok(), "{outcomes:?}");
-    assert!(matches!(&outcomes[3], Err(EngineError::InvalidEdit(m)) if m.contains("schema")), "{:?}", outcomes[3]);
-    assert!(matches!(&outcomes[4], Err(EngineError::Store(StoreError::AlreadyDecided { .. }))), "{:?}", outcomes[4]);
+    assert!(
+        outcomes[0].is_ok() && outcomes[1].is_ok() && outcomes[2].is_ok() && outcomes[5].is_ok(),
+        "{outcomes:?}"
+    );
+    assert!(
+        matches!(&outcomes[3], Err(EngineError::InvalidEdit(m)) if m.contains("schema")),
+        "{:?}",
+        outcomes[3]
+    );
+    assert!(
+        matches!(
+            &outcomes[4],
+            Err(EngineError::Store(StoreError::AlreadyDecided { .. }))
+        ),
+        "{:?}",
+        outcomes[4]
+    );
 
     // One event for the batch, naming exactly the decided items.
     let decisions = loop {
@@ -535,14 +840,33 @@ async fn a_batch_of_mixed_decisions_is_applied_item_by_item_and_starts_every_com
     assert_eq!(f.engine.wait_turn("a").await.unwrap().status, "completed");
     let workspace = f.engine.workspace();
     assert!(workspace.join("a-1.txt").exists() && !workspace.join("a-2.txt").exists());
-    assert_eq!(std::fs::read_to_string(workspace.join("a-3-edited.txt")).unwrap(), "edited");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("a-3-edited.txt")).unwrap(),
+        "edited"
+    );
     assert!(!workspace.join("a-3.txt").exists());
     let pending = f.engine.inbox().unwrap();
-    assert_eq!(pending.iter().map(|i| i.approval_id.clone()).collect::<Vec<_>>(), [id("b", 1)]);
-    assert!(!workspace.join("b-2.txt").exists(), "b's step still waits for b1");
+    assert_eq!(
+        pending
+            .iter()
+            .map(|i| i.approval_id.clone())
+            .collect::<Vec<_>>(),
+        [id("b", 1)]
+    );
+    assert!(
+        !workspace.join("b-2.txt").exists(),
+        "b's step still waits for b1"
+    );
 
     // One audit row per item of the batch.
-    let audit: Vec<_> = f.engine.store().audit_rows(1000).unwrap().into_iter().skip(before).collect();
+    let audit: Vec<_> = f
+        .engine
+        .store()
+        .audit_rows(1000)
+        .unwrap()
+        .into_iter()
+        .skip(before)
+        .collect();
     let decisions: Vec<(&str, Option<&str>)> = audit
         .iter()
         .filter(|r| r.actor == "inbox")
@@ -556,10 +880,20 @@ async fn a_batch_of_mixed_decisions_is_applied_item_by_item_and_starts_every_com
         ("decision_refused", id("b", 3)),
         ("approved", id("b", 2)),
     ];
-    assert_eq!(decisions, expected.iter().map(|(a, i)| (*a, Some(i.as_str()))).collect::<Vec<_>>());
+    assert_eq!(
+        decisions,
+        expected
+            .iter()
+            .map(|(a, i)| (*a, Some(i.as_str())))
+            .collect::<Vec<_>>()
+    );
 
     // Deciding the last one completes b: its approved call runs, the denied one never does.
-    f.engine.decide_many(vec![approve(&id("b", 1))], DecidedBy::Inbox).unwrap().remove(0).unwrap();
+    f.engine
+        .decide_many(vec![approve(&id("b", 1))], DecidedBy::Inbox)
+        .unwrap()
+        .remove(0)
+        .unwrap();
     assert_eq!(f.engine.wait_turn("b").await.unwrap().status, "completed");
     assert!(workspace.join("b-1.txt").exists() && workspace.join("b-2.txt").exists());
     assert!(!workspace.join("b-3.txt").exists());
@@ -575,23 +909,43 @@ async fn a_store_failure_in_the_middle_of_a_batch_decides_nothing_and_runs_nothi
          BEGIN SELECT RAISE(ABORT, 'disk trouble'); END;"
     ))
     .unwrap();
-    let batch: Vec<DecisionRequest> = items.iter().map(|item| approve(&item.approval_id)).collect();
-    let error = f.engine.decide_many(batch.clone(), DecidedBy::Inbox).unwrap_err();
+    let batch: Vec<DecisionRequest> = items
+        .iter()
+        .map(|item| approve(&item.approval_id))
+        .collect();
+    let error = f
+        .engine
+        .decide_many(batch.clone(), DecidedBy::Inbox)
+        .unwrap_err();
     assert!(error.to_string().contains("disk trouble"), "{error}");
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(f.engine.inbox().unwrap().len(), 6, "every request is still pending");
+    assert_eq!(
+        f.engine.inbox().unwrap().len(),
+        6,
+        "every request is still pending"
+    );
     for session in ["a", "b"] {
         let calls = &f.engine.transcript(session).unwrap()[1].calls;
-        assert!(calls.iter().all(|c| c.state == CallState::Pending), "{calls:?}");
+        assert!(
+            calls.iter().all(|c| c.state == CallState::Pending),
+            "{calls:?}"
+        );
     }
-    assert_eq!(std::fs::read_dir(f.engine.workspace()).unwrap().count(), 0, "nothing ran");
+    assert_eq!(
+        std::fs::read_dir(f.engine.workspace()).unwrap().count(),
+        0,
+        "nothing ran"
+    );
     assert_eq!(f.model.requests().len(), 2, "no turn went on");
 
     conn.execute_batch("DROP TRIGGER fail_one;").unwrap();
     let outcomes = f.engine.decide_many(batch, DecidedBy::Inbox).unwrap();
     assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
     for session in ["a", "b"] {
-        assert_eq!(f.engine.wait_turn(session).await.unwrap().status, "completed");
+        assert_eq!(
+            f.engine.wait_turn(session).await.unwrap().status,
+            "completed"
+        );
     }
     assert_eq!(std::fs::read_dir(f.engine.workspace()).unwrap().count(), 6);
 }

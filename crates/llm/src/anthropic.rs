@@ -10,7 +10,9 @@
 //! may be added and are to be ignored).
 
 use crate::transport::{Auth, Flow, StreamDecoder, Transport, WireFormat, parse_event};
-use crate::types::{ChatRequest, LlmError, ModelProvider, ModelReply, ModelToolCall, ProviderConfig, Role, TextSink};
+use crate::types::{
+    ChatRequest, LlmError, ModelProvider, ModelReply, ModelToolCall, ProviderConfig, Role, TextSink,
+};
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -28,14 +30,25 @@ pub struct Anthropic {
 
 impl std::fmt::Debug for Anthropic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Anthropic").field("url", &self.transport.url).field("model", &self.transport.config.model).finish()
+        f.debug_struct("Anthropic")
+            .field("url", &self.transport.url)
+            .field("model", &self.transport.config.model)
+            .finish()
     }
 }
 
 impl Anthropic {
     pub fn new(config: ProviderConfig, max_tokens: Option<u32>) -> Result<Self, LlmError> {
-        let transport = Transport::new(config, "/messages", Auth::Header("x-api-key"), vec![("anthropic-version", ANTHROPIC_VERSION)])?;
-        Ok(Self { transport, max_tokens: max_tokens.unwrap_or(DEFAULT_MAX_TOKENS) })
+        let transport = Transport::new(
+            config,
+            "/messages",
+            Auth::Header("x-api-key"),
+            vec![("anthropic-version", ANTHROPIC_VERSION)],
+        )?;
+        Ok(Self {
+            transport,
+            max_tokens: max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        })
     }
 
     fn body(&self, request: &ChatRequest) -> Value {
@@ -57,8 +70,14 @@ impl Anthropic {
                         push("assistant", json!({"type": "text", "text": text}));
                     }
                     for call in &message.tool_calls {
-                        let input = serde_json::from_str::<Value>(&call.arguments).ok().filter(Value::is_object).unwrap_or_else(|| json!({}));
-                        push("assistant", json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}));
+                        let input = serde_json::from_str::<Value>(&call.arguments)
+                            .ok()
+                            .filter(Value::is_object)
+                            .unwrap_or_else(|| json!({}));
+                        push(
+                            "assistant",
+                            json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}),
+                        );
                     }
                 }
                 // Answers to another provider's approval requests have no place here.
@@ -72,7 +91,10 @@ impl Anthropic {
                 }
             }
         }
-        let messages: Vec<Value> = messages.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect();
+        let messages: Vec<Value> = messages
+            .into_iter()
+            .map(|(role, content)| json!({"role": role, "content": content}))
+            .collect();
         let config = &self.transport.config;
         let mut body = json!({ "model": config.model, "max_tokens": self.max_tokens, "messages": messages, "stream": config.stream });
         if !system.is_empty() {
@@ -90,8 +112,16 @@ impl Anthropic {
 }
 
 impl ModelProvider for Anthropic {
-    fn complete<'a>(&'a self, request: &'a ChatRequest, on_text: Option<&'a TextSink>) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        Box::pin(async move { self.transport.complete(&self.body(request), &MessagesWire, on_text).await })
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_text: Option<&'a TextSink>,
+    ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
+        Box::pin(async move {
+            self.transport
+                .complete(&self.body(request), &MessagesWire, on_text)
+                .await
+        })
     }
 }
 
@@ -99,22 +129,36 @@ struct MessagesWire;
 
 impl WireFormat for MessagesWire {
     fn decode_json(&self, bytes: &[u8]) -> Result<ModelReply, LlmError> {
-        let message: Value = serde_json::from_slice(bytes).map_err(|e| LlmError::Decode(e.to_string()))?;
+        let message: Value =
+            serde_json::from_slice(bytes).map_err(|e| LlmError::Decode(e.to_string()))?;
         if message.get("type").and_then(Value::as_str) == Some("error") {
             return Err(LlmError::Reported(error_message(&message)));
         }
-        let content = message.get("content").and_then(Value::as_array).ok_or_else(|| LlmError::Decode("the answer has no content".into()))?;
+        let content = message
+            .get("content")
+            .and_then(Value::as_array)
+            .ok_or_else(|| LlmError::Decode("the answer has no content".into()))?;
         let mut reply = ModelReply {
-            finish_reason: message.get("stop_reason").and_then(Value::as_str).map(str::to_string),
+            finish_reason: message
+                .get("stop_reason")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             ..ModelReply::default()
         };
         for block in content {
             match block.get("type").and_then(Value::as_str) {
-                Some("text") => reply.text.push_str(block.get("text").and_then(Value::as_str).unwrap_or_default()),
+                Some("text") => reply.text.push_str(
+                    block
+                        .get("text")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default(),
+                ),
                 Some("tool_use") => reply.tool_calls.push(ModelToolCall {
                     id: text_of(block, "id"),
                     name: text_of(block, "name"),
-                    arguments: block.get("input").map_or_else(|| "{}".to_string(), Value::to_string),
+                    arguments: block
+                        .get("input")
+                        .map_or_else(|| "{}".to_string(), Value::to_string),
                 }),
                 _ => {}
             }
@@ -128,7 +172,11 @@ impl WireFormat for MessagesWire {
 }
 
 fn text_of(value: &Value, key: &str) -> String {
-    value.get(key).and_then(Value::as_str).unwrap_or_default().to_string()
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn error_message(event: &Value) -> String {
@@ -168,13 +216,27 @@ struct EventReader {
 }
 
 impl StreamDecoder for EventReader {
-    fn event(&mut self, name: &str, data: &str, on_text: Option<&TextSink>) -> Result<Flow, LlmError> {
-        let Some(event) = parse_event::<Event>(data) else { return Ok(Flow::Continue) };
-        let kind = if event.kind.is_empty() { name } else { event.kind.as_str() };
+    fn event(
+        &mut self,
+        name: &str,
+        data: &str,
+        on_text: Option<&TextSink>,
+    ) -> Result<Flow, LlmError> {
+        let Some(event) = parse_event::<Event>(data) else {
+            return Ok(Flow::Continue);
+        };
+        let kind = if event.kind.is_empty() {
+            name
+        } else {
+            event.kind.as_str()
+        };
         let index = event.index.unwrap_or_default();
         match kind {
             "content_block_start" => {
-                if let Some(block) = event.content_block.filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use")) {
+                if let Some(block) = event
+                    .content_block
+                    .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+                {
                     self.tools.insert(
                         index,
                         ToolBlock {
@@ -190,7 +252,11 @@ impl StreamDecoder for EventReader {
                 let delta = event.delta.unwrap_or_default();
                 match delta.get("type").and_then(Value::as_str) {
                     Some("text_delta") => {
-                        if let Some(piece) = delta.get("text").and_then(Value::as_str).filter(|p| !p.is_empty()) {
+                        if let Some(piece) = delta
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .filter(|p| !p.is_empty())
+                        {
                             if let Some(sink) = on_text {
                                 sink(piece);
                             }
@@ -199,7 +265,12 @@ impl StreamDecoder for EventReader {
                     }
                     Some("input_json_delta") => {
                         if let Some(tool) = self.tools.get_mut(&index) {
-                            tool.json.push_str(delta.get("partial_json").and_then(Value::as_str).unwrap_or_default());
+                            tool.json.push_str(
+                                delta
+                                    .get("partial_json")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or_default(),
+                            );
                         }
                     }
                     _ => {}
@@ -209,7 +280,12 @@ impl StreamDecoder for EventReader {
                 self.stopped.insert(index);
             }
             "message_delta" => {
-                if let Some(reason) = event.delta.as_ref().and_then(|d| d.get("stop_reason")).and_then(Value::as_str) {
+                if let Some(reason) = event
+                    .delta
+                    .as_ref()
+                    .and_then(|d| d.get("stop_reason"))
+                    .and_then(Value::as_str)
+                {
                     self.stop_reason = Some(reason.to_string());
                 }
             }
@@ -224,11 +300,20 @@ impl StreamDecoder for EventReader {
     }
 
     fn finish(self: Box<Self>, ended: bool) -> Result<ModelReply, LlmError> {
-        let EventReader { text, tools, stopped, stop_reason } = *self;
+        let EventReader {
+            text,
+            tools,
+            stopped,
+            stop_reason,
+        } = *self;
         if !ended || tools.keys().any(|index| !stopped.contains(index)) {
             return Err(LlmError::StreamCut {
                 text_so_far: text,
-                incomplete_tool_calls: tools.into_iter().filter(|(i, _)| !stopped.contains(i)).map(|(_, t)| t.name).collect(),
+                incomplete_tool_calls: tools
+                    .into_iter()
+                    .filter(|(i, _)| !stopped.contains(i))
+                    .map(|(_, t)| t.name)
+                    .collect(),
             });
         }
         let tool_calls = tools
@@ -236,9 +321,18 @@ impl StreamDecoder for EventReader {
             .map(|tool| ModelToolCall {
                 id: tool.id,
                 name: tool.name,
-                arguments: if tool.json.trim().is_empty() { tool.start_input.to_string() } else { tool.json },
+                arguments: if tool.json.trim().is_empty() {
+                    tool.start_input.to_string()
+                } else {
+                    tool.json
+                },
             })
             .collect();
-        Ok(ModelReply { text, tool_calls, finish_reason: stop_reason, ..ModelReply::default() })
+        Ok(ModelReply {
+            text,
+            tool_calls,
+            finish_reason: stop_reason,
+            ..ModelReply::default()
+        })
     }
 }

@@ -1,7 +1,12 @@
 //! OpenAI-compatible Chat Completions (`POST {base}/chat/completions`), JSON and SSE.
 
-use crate::transport::{Auth, Flow, StreamDecoder, Transport, WireFormat, null_as_default, parse_event};
-use crate::types::{ChatMessage, ChatRequest, LlmError, ModelProvider, ModelReply, ModelToolCall, ProviderConfig, Role, TextSink};
+use crate::transport::{
+    Auth, Flow, StreamDecoder, Transport, WireFormat, null_as_default, parse_event,
+};
+use crate::types::{
+    ChatMessage, ChatRequest, LlmError, ModelProvider, ModelReply, ModelToolCall, ProviderConfig,
+    Role, TextSink,
+};
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -13,21 +18,31 @@ pub struct OpenAiChat {
 
 impl std::fmt::Debug for OpenAiChat {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiChat").field("url", &self.transport.url).field("model", &self.transport.config.model).finish()
+        f.debug_struct("OpenAiChat")
+            .field("url", &self.transport.url)
+            .field("model", &self.transport.config.model)
+            .finish()
     }
 }
 
 impl OpenAiChat {
     pub fn new(config: ProviderConfig) -> Result<Self, LlmError> {
-        Ok(Self { transport: Transport::new(config, "/chat/completions", Auth::Bearer, Vec::new())? })
+        Ok(Self {
+            transport: Transport::new(config, "/chat/completions", Auth::Bearer, Vec::new())?,
+        })
     }
 
     fn body(&self, request: &ChatRequest) -> Value {
         // Answers to a provider's own approval requests have no place in this wire format.
-        let messages: Vec<WireMessage<'_>> =
-            request.messages.iter().filter(|m| m.approval.is_none()).map(WireMessage::from).collect();
+        let messages: Vec<WireMessage<'_>> = request
+            .messages
+            .iter()
+            .filter(|m| m.approval.is_none())
+            .map(WireMessage::from)
+            .collect();
         let config = &self.transport.config;
-        let mut body = json!({ "model": config.model, "messages": messages, "stream": config.stream });
+        let mut body =
+            json!({ "model": config.model, "messages": messages, "stream": config.stream });
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
@@ -40,8 +55,16 @@ impl OpenAiChat {
 }
 
 impl ModelProvider for OpenAiChat {
-    fn complete<'a>(&'a self, request: &'a ChatRequest, on_text: Option<&'a TextSink>) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        Box::pin(async move { self.transport.complete(&self.body(request), &ChatWire, on_text).await })
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_text: Option<&'a TextSink>,
+    ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
+        Box::pin(async move {
+            self.transport
+                .complete(&self.body(request), &ChatWire, on_text)
+                .await
+        })
     }
 }
 
@@ -119,15 +142,24 @@ struct WireFunction {
 }
 
 fn read_json(bytes: &[u8]) -> Result<ModelReply, LlmError> {
-    let completion: Completion = serde_json::from_slice(bytes).map_err(|e| LlmError::Decode(e.to_string()))?;
-    let choice = completion.choices.into_iter().next().ok_or_else(|| LlmError::Decode("the answer has no choices".into()))?;
+    let completion: Completion =
+        serde_json::from_slice(bytes).map_err(|e| LlmError::Decode(e.to_string()))?;
+    let choice = completion
+        .choices
+        .into_iter()
+        .next()
+        .ok_or_else(|| LlmError::Decode("the answer has no choices".into()))?;
     Ok(ModelReply {
         text: choice.message.content.unwrap_or_default(),
         tool_calls: choice
             .message
             .tool_calls
             .into_iter()
-            .map(|c| ModelToolCall { id: c.id, name: c.function.name, arguments: c.function.arguments })
+            .map(|c| ModelToolCall {
+                id: c.id,
+                name: c.function.name,
+                arguments: c.function.arguments,
+            })
             .collect(),
         finish_reason: choice.finish_reason,
         ..ModelReply::default()
@@ -186,14 +218,21 @@ struct ChunkReader {
 }
 
 impl StreamDecoder for ChunkReader {
-    fn event(&mut self, name: &str, data: &str, on_text: Option<&TextSink>) -> Result<Flow, LlmError> {
+    fn event(
+        &mut self,
+        name: &str,
+        data: &str,
+        on_text: Option<&TextSink>,
+    ) -> Result<Flow, LlmError> {
         if data.trim() == "[DONE]" {
             return Ok(Flow::End);
         }
         if !name.is_empty() {
             return Ok(Flow::Continue);
         }
-        let Some(chunk) = parse_event::<Chunk>(data) else { return Ok(Flow::Continue) };
+        let Some(chunk) = parse_event::<Chunk>(data) else {
+            return Ok(Flow::Continue);
+        };
         if let Some(error) = chunk.error.filter(|e| !e.is_null()) {
             tracing::warn!(%error, "the provider reported an error inside the stream");
         }
@@ -205,11 +244,14 @@ impl StreamDecoder for ChunkReader {
                 self.text.push_str(&piece);
             }
             for delta in choice.delta.tool_calls {
-                let call = self.calls.entry(delta.index).or_insert_with(|| ModelToolCall {
-                    id: String::new(),
-                    name: String::new(),
-                    arguments: String::new(),
-                });
+                let call = self
+                    .calls
+                    .entry(delta.index)
+                    .or_insert_with(|| ModelToolCall {
+                        id: String::new(),
+                        name: String::new(),
+                        arguments: String::new(),
+                    });
                 if let Some(id) = delta.id.filter(|id| !id.is_empty()) {
                     call.id = id;
                 }
@@ -230,13 +272,22 @@ impl StreamDecoder for ChunkReader {
     }
 
     fn finish(self: Box<Self>, ended: bool) -> Result<ModelReply, LlmError> {
-        let ChunkReader { text, calls, finish_reason } = *self;
+        let ChunkReader {
+            text,
+            calls,
+            finish_reason,
+        } = *self;
         if !ended && finish_reason.is_none() {
             return Err(LlmError::StreamCut {
                 text_so_far: text,
                 incomplete_tool_calls: calls.into_values().map(|c| c.name).collect(),
             });
         }
-        Ok(ModelReply { text, tool_calls: calls.into_values().collect(), finish_reason, ..ModelReply::default() })
+        Ok(ModelReply {
+            text,
+            tool_calls: calls.into_values().collect(),
+            finish_reason,
+            ..ModelReply::default()
+        })
     }
 }

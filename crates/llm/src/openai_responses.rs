@@ -14,8 +14,8 @@
 
 use crate::transport::{Auth, Flow, StreamDecoder, Transport, WireFormat, parse_event};
 use crate::types::{
-    ChatRequest, LlmError, ModelProvider, ModelReply, ModelToolCall, ProviderApprovalRequest, ProviderConfig,
-    ProviderToolOutcome, Role, TextSink,
+    ChatRequest, LlmError, ModelProvider, ModelReply, ModelToolCall, ProviderApprovalRequest,
+    ProviderConfig, ProviderToolOutcome, Role, TextSink,
 };
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
@@ -45,13 +45,19 @@ pub struct OpenAiResponses {
 
 impl std::fmt::Debug for OpenAiResponses {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiResponses").field("url", &self.transport.url).field("model", &self.transport.config.model).finish()
+        f.debug_struct("OpenAiResponses")
+            .field("url", &self.transport.url)
+            .field("model", &self.transport.config.model)
+            .finish()
     }
 }
 
 impl OpenAiResponses {
     pub fn new(config: ProviderConfig, hosted_mcp: Vec<HostedMcpTool>) -> Result<Self, LlmError> {
-        Ok(Self { transport: Transport::new(config, "/responses", Auth::Bearer, Vec::new())?, hosted_mcp })
+        Ok(Self {
+            transport: Transport::new(config, "/responses", Auth::Bearer, Vec::new())?,
+            hosted_mcp,
+        })
     }
 
     fn body(&self, request: &ChatRequest) -> Value {
@@ -61,10 +67,13 @@ impl OpenAiResponses {
             let text = message.content.as_deref().unwrap_or_default();
             match message.role {
                 Role::System => instructions.push(text),
-                Role::User => input.push(json!({"type": "message", "role": "user", "content": text})),
+                Role::User => {
+                    input.push(json!({"type": "message", "role": "user", "content": text}))
+                }
                 Role::Assistant => {
                     if !text.is_empty() {
-                        input.push(json!({"type": "message", "role": "assistant", "content": text}));
+                        input
+                            .push(json!({"type": "message", "role": "assistant", "content": text}));
                     }
                     for call in &message.tool_calls {
                         input.push(json!({"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}));
@@ -93,7 +102,9 @@ impl OpenAiResponses {
                                 }));
                             }
                         }
-                        None => input.push(json!({"type": "function_call_output", "call_id": id, "output": text})),
+                        None => input.push(
+                            json!({"type": "function_call_output", "call_id": id, "output": text}),
+                        ),
                     }
                 }
             }
@@ -126,8 +137,16 @@ impl OpenAiResponses {
 }
 
 impl ModelProvider for OpenAiResponses {
-    fn complete<'a>(&'a self, request: &'a ChatRequest, on_text: Option<&'a TextSink>) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        Box::pin(async move { self.transport.complete(&self.body(request), &ResponsesWire, on_text).await })
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_text: Option<&'a TextSink>,
+    ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
+        Box::pin(async move {
+            self.transport
+                .complete(&self.body(request), &ResponsesWire, on_text)
+                .await
+        })
     }
 }
 
@@ -135,9 +154,12 @@ struct ResponsesWire;
 
 impl WireFormat for ResponsesWire {
     fn decode_json(&self, bytes: &[u8]) -> Result<ModelReply, LlmError> {
-        let response: Value = serde_json::from_slice(bytes).map_err(|e| LlmError::Decode(e.to_string()))?;
+        let response: Value =
+            serde_json::from_slice(bytes).map_err(|e| LlmError::Decode(e.to_string()))?;
         if !response.is_object() {
-            return Err(LlmError::Decode("the answer is not a response object".into()));
+            return Err(LlmError::Decode(
+                "the answer is not a response object".into(),
+            ));
         }
         reply_of(&response)
     }
@@ -148,22 +170,36 @@ impl WireFormat for ResponsesWire {
 }
 
 fn str_of(value: &Value, key: &str) -> String {
-    value.get(key).and_then(Value::as_str).unwrap_or_default().to_string()
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
 }
 
 /// The reply in a whole response object (`status`, `output`, `error`).
 fn reply_of(response: &Value) -> Result<ModelReply, LlmError> {
-    let status = response.get("status").and_then(Value::as_str).unwrap_or("completed");
+    let status = response
+        .get("status")
+        .and_then(Value::as_str)
+        .unwrap_or("completed");
     if status == "failed" {
         return Err(LlmError::Reported(error_message(response.get("error"))));
     }
     let mut reply = ModelReply::default();
-    for item in response.get("output").and_then(Value::as_array).into_iter().flatten() {
+    for item in response
+        .get("output")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         add_item(&mut reply, item);
     }
     reply.finish_reason = Some(match status {
         "incomplete" => "incomplete".to_string(),
-        _ if !reply.tool_calls.is_empty() || !reply.approval_requests.is_empty() => "tool_calls".to_string(),
+        _ if !reply.tool_calls.is_empty() || !reply.approval_requests.is_empty() => {
+            "tool_calls".to_string()
+        }
         _ => "stop".to_string(),
     });
     Ok(reply)
@@ -172,7 +208,11 @@ fn reply_of(response: &Value) -> Result<ModelReply, LlmError> {
 fn error_message(error: Option<&Value>) -> String {
     match error {
         Some(error) if error.get("message").is_some() => {
-            let code = error.get("code").and_then(Value::as_str).map(|c| format!(" ({c})")).unwrap_or_default();
+            let code = error
+                .get("code")
+                .and_then(Value::as_str)
+                .map(|c| format!(" ({c})"))
+                .unwrap_or_default();
             format!("{}{code}", str_of(error, "message"))
         }
         Some(other) if !other.is_null() => other.to_string(),
@@ -185,13 +225,20 @@ fn error_message(error: Option<&Value>) -> String {
 fn add_item(reply: &mut ModelReply, item: &Value) {
     match item.get("type").and_then(Value::as_str).unwrap_or_default() {
         "message" => {
-            for part in item.get("content").and_then(Value::as_array).into_iter().flatten() {
+            for part in item
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 let key = match part.get("type").and_then(Value::as_str) {
                     Some("output_text") => "text",
                     Some("refusal") => "refusal",
                     _ => continue,
                 };
-                reply.text.push_str(part.get(key).and_then(Value::as_str).unwrap_or_default());
+                reply
+                    .text
+                    .push_str(part.get(key).and_then(Value::as_str).unwrap_or_default());
             }
         }
         "function_call" => reply.tool_calls.push(ModelToolCall {
@@ -207,11 +254,17 @@ fn add_item(reply: &mut ModelReply, item: &Value) {
         }),
         "mcp_call" => reply.provider_outcomes.push(ProviderToolOutcome {
             id: str_of(item, "id"),
-            approval_request_id: item.get("approval_request_id").and_then(Value::as_str).map(str::to_string),
+            approval_request_id: item
+                .get("approval_request_id")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             server_label: str_of(item, "server_label"),
             name: str_of(item, "name"),
             arguments: str_of(item, "arguments"),
-            output: item.get("output").and_then(Value::as_str).map(str::to_string),
+            output: item
+                .get("output")
+                .and_then(Value::as_str)
+                .map(str::to_string),
             error: item.get("error").filter(|e| !e.is_null()).cloned(),
         }),
         _ => {}
@@ -247,8 +300,15 @@ struct EventReader {
 }
 
 impl StreamDecoder for EventReader {
-    fn event(&mut self, _name: &str, data: &str, on_text: Option<&TextSink>) -> Result<Flow, LlmError> {
-        let Some(event) = parse_event::<Event>(data) else { return Ok(Flow::Continue) };
+    fn event(
+        &mut self,
+        _name: &str,
+        data: &str,
+        on_text: Option<&TextSink>,
+    ) -> Result<Flow, LlmError> {
+        let Some(event) = parse_event::<Event>(data) else {
+            return Ok(Flow::Continue);
+        };
         let index = event.output_index.unwrap_or_default();
         match event.kind.as_str() {
             "response.output_item.added" => {
@@ -263,7 +323,12 @@ impl StreamDecoder for EventReader {
                 }
             }
             "response.output_text.delta" => {
-                if let Some(piece) = event.delta.as_ref().and_then(Value::as_str).filter(|p| !p.is_empty()) {
+                if let Some(piece) = event
+                    .delta
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .filter(|p| !p.is_empty())
+                {
                     if let Some(sink) = on_text {
                         sink(piece);
                     }
@@ -271,28 +336,52 @@ impl StreamDecoder for EventReader {
                 }
             }
             "response.function_call_arguments.delta" => {
-                if let (Some(piece), Some(item)) = (event.delta.as_ref().and_then(Value::as_str), self.items.get_mut(&index)) {
-                    let so_far = format!("{}{piece}", item.get("arguments").and_then(Value::as_str).unwrap_or_default());
+                if let (Some(piece), Some(item)) = (
+                    event.delta.as_ref().and_then(Value::as_str),
+                    self.items.get_mut(&index),
+                ) {
+                    let so_far = format!(
+                        "{}{piece}",
+                        item.get("arguments")
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                    );
                     item["arguments"] = json!(so_far);
                 }
             }
             "response.completed" | "response.incomplete" => {
                 let response = event.response.unwrap_or_default();
-                let has_output = response.get("output").and_then(Value::as_array).is_some_and(|o| !o.is_empty());
+                let has_output = response
+                    .get("output")
+                    .and_then(Value::as_array)
+                    .is_some_and(|o| !o.is_empty());
                 let reply = if has_output {
                     reply_of(&response)?
                 } else {
-                    let output: Vec<Value> = self.done.iter().filter_map(|i| self.items.get(i).cloned()).collect();
-                    let status = response.get("status").cloned().unwrap_or(json!("completed"));
+                    let output: Vec<Value> = self
+                        .done
+                        .iter()
+                        .filter_map(|i| self.items.get(i).cloned())
+                        .collect();
+                    let status = response
+                        .get("status")
+                        .cloned()
+                        .unwrap_or(json!("completed"));
                     reply_of(&json!({"status": status, "output": output}))?
                 };
                 self.reply = Some(reply);
                 return Ok(Flow::End);
             }
             "response.failed" => {
-                return Err(LlmError::Reported(error_message(event.response.as_ref().and_then(|r| r.get("error")))));
+                return Err(LlmError::Reported(error_message(
+                    event.response.as_ref().and_then(|r| r.get("error")),
+                )));
             }
-            "error" => return Err(LlmError::Reported(event.message.unwrap_or_else(|| data.to_string()))),
+            "error" => {
+                return Err(LlmError::Reported(
+                    event.message.unwrap_or_else(|| data.to_string()),
+                ));
+            }
             _ => {}
         }
         Ok(Flow::Continue)
@@ -308,7 +397,10 @@ impl StreamDecoder for EventReader {
                     .iter()
                     .filter(|(index, item)| {
                         !self.done.contains(index)
-                            && matches!(item.get("type").and_then(Value::as_str), Some("function_call" | "mcp_approval_request"))
+                            && matches!(
+                                item.get("type").and_then(Value::as_str),
+                                Some("function_call" | "mcp_approval_request")
+                            )
                     })
                     .map(|(_, item)| str_of(item, "name"))
                     .collect(),

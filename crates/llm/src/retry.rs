@@ -21,10 +21,16 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
     }
     let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(std::time::SystemTime::now()).unwrap_or_default())
+    Some(
+        at.duration_since(std::time::SystemTime::now())
+            .unwrap_or_default(),
+    )
 }
 
-pub(crate) async fn with_retries<F, Fut>(config: &ProviderConfig, mut attempt: F) -> Result<ModelReply, LlmError>
+pub(crate) async fn with_retries<F, Fut>(
+    config: &ProviderConfig,
+    mut attempt: F,
+) -> Result<ModelReply, LlmError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Attempt>,
@@ -41,7 +47,10 @@ where
                     return Err(if tries == 1 {
                         error
                     } else {
-                        LlmError::RetriesExhausted { attempts: tries, last: Box::new(error) }
+                        LlmError::RetriesExhausted {
+                            attempts: tries,
+                            last: Box::new(error),
+                        }
                     });
                 }
                 let jitter = backoff.mul_f64(rand::random::<f64>() * 0.25);

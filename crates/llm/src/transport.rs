@@ -44,7 +44,12 @@ pub(crate) trait WireFormat: Send + Sync {
 /// Reads one streamed answer event by event. Events it does not know are skipped.
 pub(crate) trait StreamDecoder {
     /// One event: `name` is the SSE `event:` field (empty when absent), `data` its data.
-    fn event(&mut self, name: &str, data: &str, on_text: Option<&TextSink>) -> Result<Flow, LlmError>;
+    fn event(
+        &mut self,
+        name: &str,
+        data: &str,
+        on_text: Option<&TextSink>,
+    ) -> Result<Flow, LlmError>;
     /// The stream is over; `ended` says whether the end marker came. A reply whose end is
     /// missing is cut ([`LlmError::StreamCut`]) and nothing of it may be used.
     fn finish(self: Box<Self>, ended: bool) -> Result<ModelReply, LlmError>;
@@ -76,8 +81,16 @@ impl Transport {
             // A local model server is never behind the HTTP(S)_PROXY of the environment.
             builder = builder.no_proxy();
         }
-        let http = builder.build().map_err(|e| LlmError::Transport(describe(&e)))?;
-        Ok(Self { config, http, url, auth, headers })
+        let http = builder
+            .build()
+            .map_err(|e| LlmError::Transport(describe(&e)))?;
+        Ok(Self {
+            config,
+            http,
+            url,
+            auth,
+            headers,
+        })
     }
 
     fn api_key(&self) -> Result<Option<String>, LlmError> {
@@ -91,12 +104,26 @@ impl Transport {
     }
 
     /// Sends `body` (retrying what is worth retrying) and reads the answer with `wire`.
-    pub async fn complete(&self, body: &Value, wire: &dyn WireFormat, on_text: Option<&TextSink>) -> Result<ModelReply, LlmError> {
+    pub async fn complete(
+        &self,
+        body: &Value,
+        wire: &dyn WireFormat,
+        on_text: Option<&TextSink>,
+    ) -> Result<ModelReply, LlmError> {
         let key = self.api_key()?;
-        with_retries(&self.config, || self.attempt(body, key.as_deref(), wire, on_text)).await
+        with_retries(&self.config, || {
+            self.attempt(body, key.as_deref(), wire, on_text)
+        })
+        .await
     }
 
-    async fn attempt(&self, body: &Value, key: Option<&str>, wire: &dyn WireFormat, on_text: Option<&TextSink>) -> Attempt {
+    async fn attempt(
+        &self,
+        body: &Value,
+        key: Option<&str>,
+        wire: &dyn WireFormat,
+        on_text: Option<&TextSink>,
+    ) -> Attempt {
         let timeout = self.config.request_timeout;
         let mut request = self.http.post(&self.url).json(body);
         request = if self.config.stream {
@@ -135,7 +162,10 @@ impl Transport {
                 }
                 text.truncate(cut);
             }
-            let error = LlmError::Status { status: status.as_u16(), body: text };
+            let error = LlmError::Status {
+                status: status.as_u16(),
+                body: text,
+            };
             return if status.as_u16() == 429 || status.is_server_error() {
                 Attempt::Retry(error, retry_after)
             } else {
@@ -146,7 +176,11 @@ impl Transport {
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
+            .is_some_and(|v| {
+                v.trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("text/event-stream")
+            });
         let result = if self.config.stream && is_event_stream {
             read_stream(response, wire.stream_decoder(), on_text, timeout).await
         } else {
@@ -166,7 +200,9 @@ impl Transport {
         match result {
             Ok(reply) => Attempt::Done(reply),
             // Only a whole JSON body fails this way: nothing was passed on yet, so a retry is safe.
-            Err(error @ (LlmError::Timeout | LlmError::Transport(_))) => Attempt::Retry(error, None),
+            Err(error @ (LlmError::Timeout | LlmError::Transport(_))) => {
+                Attempt::Retry(error, None)
+            }
             Err(error) => Attempt::Fail(error),
         }
     }
@@ -185,7 +221,10 @@ async fn read_stream(
     loop {
         let event = match tokio::time::timeout(idle, events.next()).await {
             Err(_) => {
-                tracing::warn!(idle_ms = idle.as_millis() as u64, "model stream went silent; treating it as ended");
+                tracing::warn!(
+                    idle_ms = idle.as_millis() as u64,
+                    "model stream went silent; treating it as ended"
+                );
                 break;
             }
             Ok(None) => break,
@@ -195,11 +234,18 @@ async fn read_stream(
                 break;
             }
         };
-        let name = if event.event == "message" { "" } else { event.event.as_str() };
+        let name = if event.event == "message" {
+            ""
+        } else {
+            event.event.as_str()
+        };
         if let Flow::End = decoder.event(name, &event.data, on_text)? {
             ended = true;
             // Read the end of the body so the connection is reused rather than closed.
-            let _ = tokio::time::timeout(DRAIN_AFTER_END, async { while events.next().await.is_some() {} }).await;
+            let _ = tokio::time::timeout(DRAIN_AFTER_END, async {
+                while events.next().await.is_some() {}
+            })
+            .await;
             break;
         }
     }
@@ -233,15 +279,26 @@ fn describe(error: &reqwest::Error) -> String {
 }
 
 fn is_loopback(url: &str) -> bool {
-    let Ok(url) = reqwest::Url::parse(url) else { return false };
-    let Some(host) = url.host_str() else { return false };
+    let Ok(url) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    let Some(host) = url.host_str() else {
+        return false;
+    };
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// A body that breaks off is a transport failure (worth a retry), not a decoding one.
 fn body_error(error: reqwest::Error) -> LlmError {
-    if error.is_timeout() { LlmError::Timeout } else { LlmError::Transport(describe(&error)) }
+    if error.is_timeout() {
+        LlmError::Timeout
+    } else {
+        LlmError::Transport(describe(&error))
+    }
 }
 
 /// Parses one event's JSON; an event that is not the expected shape is skipped with a warning

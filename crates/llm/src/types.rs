@@ -37,7 +37,15 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     fn new(role: Role, content: Option<String>) -> Self {
-        Self { role, content, tool_calls: Vec::new(), tool_call_id: None, is_error: false, approval_requests: Vec::new(), approval: None }
+        Self {
+            role,
+            content,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+            approval_requests: Vec::new(),
+            approval: None,
+        }
     }
 
     pub fn system(text: impl Into<String>) -> Self {
@@ -49,23 +57,40 @@ impl ChatMessage {
     }
 
     pub fn assistant(text: Option<String>, tool_calls: Vec<ModelToolCall>) -> Self {
-        Self { tool_calls, ..Self::new(Role::Assistant, text) }
+        Self {
+            tool_calls,
+            ..Self::new(Role::Assistant, text)
+        }
     }
 
     pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
-        Self { tool_call_id: Some(call_id.into()), ..Self::new(Role::Tool, Some(content.into())) }
+        Self {
+            tool_call_id: Some(call_id.into()),
+            ..Self::new(Role::Tool, Some(content.into()))
+        }
     }
 
     /// A tool result for a call that failed or was denied.
     pub fn tool_error(call_id: impl Into<String>, content: impl Into<String>) -> Self {
-        Self { is_error: true, ..Self::tool_result(call_id, content) }
+        Self {
+            is_error: true,
+            ..Self::tool_result(call_id, content)
+        }
     }
 
     /// The answer to a provider's approval request `approval_request_id`.
-    pub fn approval_answer(approval_request_id: impl Into<String>, approve: bool, reason: Option<String>) -> Self {
+    pub fn approval_answer(
+        approval_request_id: impl Into<String>,
+        approve: bool,
+        reason: Option<String>,
+    ) -> Self {
         Self {
             tool_call_id: Some(approval_request_id.into()),
-            approval: Some(ApprovalAnswer { approve, reason, outcome: None }),
+            approval: Some(ApprovalAnswer {
+                approve,
+                reason,
+                outcome: None,
+            }),
             ..Self::new(Role::Tool, None)
         }
     }
@@ -186,8 +211,14 @@ pub enum LlmError {
     Transport(String),
     #[error("the provider's answer is not understood: {0}")]
     Decode(String),
-    #[error("the provider's stream was cut off before the answer was complete{}", describe_cut(incomplete_tool_calls))]
-    StreamCut { text_so_far: String, incomplete_tool_calls: Vec<String> },
+    #[error(
+        "the provider's stream was cut off before the answer was complete{}",
+        describe_cut(incomplete_tool_calls)
+    )]
+    StreamCut {
+        text_so_far: String,
+        incomplete_tool_calls: Vec<String>,
+    },
     #[error("the provider reported an error: {0}")]
     Reported(String),
     #[error("the provider did not answer in time")]

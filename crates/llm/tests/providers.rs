@@ -7,8 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use airlock_llm::{
-    Anthropic, ChatMessage, ChatRequest, HostedMcpTool, LlmError, ModelProvider, ModelReply, ModelToolCall, OpenAiResponses,
-    ProviderApprovalRequest, ProviderConfig, ToolSpec,
+    Anthropic, ChatMessage, ChatRequest, HostedMcpTool, LlmError, ModelProvider, ModelReply,
+    ModelToolCall, OpenAiResponses, ProviderApprovalRequest, ProviderConfig, ToolSpec,
 };
 use airlock_testkit::{Reply, ScriptedApproval, ScriptedCall, ScriptedMcpCall, ScriptedModel};
 use serde_json::{Value, json};
@@ -29,16 +29,27 @@ fn config(server: &ScriptedModel, stream: bool) -> ProviderConfig {
 }
 
 fn tools() -> Vec<ToolSpec> {
-    vec![ToolSpec { name: "s__t".into(), description: "d".into(), parameters: json!({"type": "object"}) }]
+    vec![ToolSpec {
+        name: "s__t".into(),
+        description: "d".into(),
+        parameters: json!({"type": "object"}),
+    }]
 }
 
 fn hello() -> ChatRequest {
-    ChatRequest { messages: vec![ChatMessage::system("be brief"), ChatMessage::user("hi")], tools: tools() }
+    ChatRequest {
+        messages: vec![ChatMessage::system("be brief"), ChatMessage::user("hi")],
+        tools: tools(),
+    }
 }
 
 fn two_calls() -> Vec<ScriptedCall> {
     vec![
-        ScriptedCall::new("a", "x__one", json!({"path": "some/long/path.txt", "content": "hello there"})),
+        ScriptedCall::new(
+            "a",
+            "x__one",
+            json!({"path": "some/long/path.txt", "content": "hello there"}),
+        ),
         ScriptedCall::new("b", "x__two", json!({"n": 2})),
     ]
 }
@@ -60,7 +71,6 @@ fn hosted() -> Vec<HostedMcpTool> {
         allowed_tools: None,
     }]
 }
-
 
 /// Completes `hello()` with a text sink: the text arrives whole, and through the sink when streamed.
 async fn complete_hello_text(provider: &impl ModelProvider, stream: bool) -> ModelReply {
@@ -102,7 +112,13 @@ async fn responses_text_function_calls_and_mcp_approvals_in_json_and_sse() {
 
         let reply = provider.complete(&hello(), None).await.unwrap();
         assert_eq!(reply.tool_calls.len(), 2, "stream={stream}");
-        assert_eq!((reply.tool_calls[0].id.as_str(), reply.tool_calls[0].name.as_str()), ("a", "x__one"));
+        assert_eq!(
+            (
+                reply.tool_calls[0].id.as_str(),
+                reply.tool_calls[0].name.as_str()
+            ),
+            ("a", "x__one")
+        );
         let args: Value = serde_json::from_str(&reply.tool_calls[0].arguments).unwrap();
         assert_eq!(args["content"], "hello there");
         assert_eq!(reply.tool_calls[1].arguments, r#"{"n":2}"#);
@@ -124,18 +140,31 @@ async fn responses_text_function_calls_and_mcp_approvals_in_json_and_sse() {
         let mut assistant = ChatMessage::assistant(None, vec![]);
         assistant.approval_requests = reply.approval_requests.clone();
         answered.messages.push(assistant);
-        answered.messages.push(ChatMessage::approval_answer("mcpr_1", false, Some("not today".into())));
+        answered.messages.push(ChatMessage::approval_answer(
+            "mcpr_1",
+            false,
+            Some("not today".into()),
+        ));
         let reply = provider.complete(&answered, None).await.unwrap();
         assert_eq!(reply.text, "it is because");
         assert_eq!(reply.provider_outcomes.len(), 1);
-        assert_eq!(reply.provider_outcomes[0].output.as_deref(), Some("because"));
-        assert_eq!(reply.provider_outcomes[0].approval_request_id.as_deref(), Some("mcpr_1"));
+        assert_eq!(
+            reply.provider_outcomes[0].output.as_deref(),
+            Some("because")
+        );
+        assert_eq!(
+            reply.provider_outcomes[0].approval_request_id.as_deref(),
+            Some("mcpr_1")
+        );
 
         let sent = server.requests();
         assert_eq!(sent[0]["model"], "m");
         assert_eq!(sent[0]["stream"], json!(stream));
         assert_eq!(sent[0]["instructions"], "be brief");
-        assert_eq!(sent[0]["input"], json!([{"type": "message", "role": "user", "content": "hi"}]));
+        assert_eq!(
+            sent[0]["input"],
+            json!([{"type": "message", "role": "user", "content": "hi"}])
+        );
         assert_eq!(sent[0]["tools"][0]["type"], "function");
         assert_eq!(sent[0]["tools"][0]["name"], "s__t");
         assert_eq!(
@@ -145,18 +174,30 @@ async fn responses_text_function_calls_and_mcp_approvals_in_json_and_sse() {
         let input = sent[3]["input"].as_array().unwrap();
         assert_eq!(input[1]["type"], "mcp_approval_request");
         assert_eq!(input[1]["id"], "mcpr_1");
-        assert_eq!(input[2], json!({"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": false, "reason": "not today"}));
+        assert_eq!(
+            input[2],
+            json!({"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": false, "reason": "not today"})
+        );
     }
 }
 
 #[tokio::test]
 async fn responses_history_carries_function_calls_and_outputs() {
-    let server = ScriptedModel::start(vec![Reply::Text("ok".into())]).await.unwrap();
+    let server = ScriptedModel::start(vec![Reply::Text("ok".into())])
+        .await
+        .unwrap();
     let provider = OpenAiResponses::new(config(&server, false), vec![]).unwrap();
     let request = ChatRequest {
         messages: vec![
             ChatMessage::user("hi"),
-            ChatMessage::assistant(Some("let me look".into()), vec![ModelToolCall { id: "c0".into(), name: "s__t".into(), arguments: "{}".into() }]),
+            ChatMessage::assistant(
+                Some("let me look".into()),
+                vec![ModelToolCall {
+                    id: "c0".into(),
+                    name: "s__t".into(),
+                    arguments: "{}".into(),
+                }],
+            ),
             ChatMessage::tool_result("c0", "result"),
         ],
         tools: vec![],
@@ -179,29 +220,63 @@ async fn responses_history_carries_function_calls_and_outputs() {
 async fn anthropic_text_and_two_tool_uses_in_json_and_sse() {
     // Any variable that is set will do as the key; the test cannot set one (no unsafe code).
     let (var, key) = std::env::vars()
-        .find(|(k, v)| k.starts_with("CARGO") && !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic()))
+        .find(|(k, v)| {
+            k.starts_with("CARGO") && !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic())
+        })
         .unwrap();
     for stream in [false, true] {
-        let server = ScriptedModel::start(vec![Reply::Text("hello world".into()), Reply::ToolCalls(two_calls())]).await.unwrap();
-        let provider = Anthropic::new(ProviderConfig { api_key_env: Some(var.clone()), ..config(&server, stream) }, Some(1000)).unwrap();
+        let server = ScriptedModel::start(vec![
+            Reply::Text("hello world".into()),
+            Reply::ToolCalls(two_calls()),
+        ])
+        .await
+        .unwrap();
+        let provider = Anthropic::new(
+            ProviderConfig {
+                api_key_env: Some(var.clone()),
+                ..config(&server, stream)
+            },
+            Some(1000),
+        )
+        .unwrap();
         let reply = complete_hello_text(&provider, stream).await;
         assert_eq!(reply.finish_reason.as_deref(), Some("end_turn"));
 
         let reply = provider.complete(&hello(), None).await.unwrap();
         assert_eq!(reply.tool_calls.len(), 2);
-        assert_eq!((reply.tool_calls[1].id.as_str(), reply.tool_calls[1].name.as_str()), ("b", "x__two"));
+        assert_eq!(
+            (
+                reply.tool_calls[1].id.as_str(),
+                reply.tool_calls[1].name.as_str()
+            ),
+            ("b", "x__two")
+        );
         let args: Value = serde_json::from_str(&reply.tool_calls[0].arguments).unwrap();
-        assert_eq!(args, json!({"path": "some/long/path.txt", "content": "hello there"}));
+        assert_eq!(
+            args,
+            json!({"path": "some/long/path.txt", "content": "hello there"})
+        );
         assert_eq!(reply.finish_reason.as_deref(), Some("tool_use"));
 
         let sent = &server.requests()[0];
         assert_eq!(sent["model"], "m");
         assert_eq!(sent["max_tokens"], 1000);
         assert_eq!(sent["system"], "be brief");
-        assert_eq!(sent["messages"], json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}]));
-        assert_eq!(sent["tools"], json!([{"name": "s__t", "description": "d", "input_schema": {"type": "object"}}]));
+        assert_eq!(
+            sent["messages"],
+            json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+        );
+        assert_eq!(
+            sent["tools"],
+            json!([{"name": "s__t", "description": "d", "input_schema": {"type": "object"}}])
+        );
         let headers = &server.request_headers()[0];
-        let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+        };
         assert_eq!(header("x-api-key").as_deref(), Some(key.as_str()));
         assert_eq!(header("anthropic-version").as_deref(), Some("2023-06-01"));
         assert_eq!(header("authorization"), None);
@@ -210,9 +285,15 @@ async fn anthropic_text_and_two_tool_uses_in_json_and_sse() {
 
 #[tokio::test]
 async fn anthropic_tool_results_merge_into_one_user_message_with_is_error_for_denials() {
-    let server = ScriptedModel::start(vec![Reply::Text("ok".into())]).await.unwrap();
+    let server = ScriptedModel::start(vec![Reply::Text("ok".into())])
+        .await
+        .unwrap();
     let provider = Anthropic::new(config(&server, true), None).unwrap();
-    let call = |id: &str| ModelToolCall { id: id.into(), name: "s__t".into(), arguments: r#"{"a":1}"#.into() };
+    let call = |id: &str| ModelToolCall {
+        id: id.into(),
+        name: "s__t".into(),
+        arguments: r#"{"a":1}"#.into(),
+    };
     let denied = json!({"type": "execution-denied", "reason": "not that one"}).to_string();
     let request = ChatRequest {
         messages: vec![
@@ -245,22 +326,47 @@ async fn anthropic_tool_results_merge_into_one_user_message_with_is_error_for_de
 
 #[tokio::test]
 async fn a_stream_cut_mid_arguments_is_incomplete_and_not_retried_in_every_format() {
-    let call = ScriptedCall::new("c1", "builtin__write_file", json!({"path": "a.txt", "content": "a long enough content"}));
+    let call = ScriptedCall::new(
+        "c1",
+        "builtin__write_file",
+        json!({"path": "a.txt", "content": "a long enough content"}),
+    );
     for format in ["responses", "anthropic"] {
-        let server = ScriptedModel::start(vec![Reply::CutStream(call.clone()), Reply::Text("never asked".into())]).await.unwrap();
+        let server = ScriptedModel::start(vec![
+            Reply::CutStream(call.clone()),
+            Reply::Text("never asked".into()),
+        ])
+        .await
+        .unwrap();
         let provider: Box<dyn ModelProvider> = match format {
             "responses" => Box::new(OpenAiResponses::new(config(&server, true), vec![]).unwrap()),
             _ => Box::new(Anthropic::new(config(&server, true), None).unwrap()),
         };
         let error = provider.complete(&hello(), None).await.unwrap_err();
         match &error {
-            LlmError::StreamCut { incomplete_tool_calls, .. } => {
-                assert_eq!(incomplete_tool_calls, &vec!["builtin__write_file".to_string()], "{format}")
+            LlmError::StreamCut {
+                incomplete_tool_calls,
+                ..
+            } => {
+                assert_eq!(
+                    incomplete_tool_calls,
+                    &vec!["builtin__write_file".to_string()],
+                    "{format}"
+                )
             }
             other => panic!("{format}: expected a cut stream, got {other:?}"),
         }
-        assert!(error.to_string().contains("incomplete tool calls, not run: builtin__write_file"), "{error}");
-        assert_eq!(server.requests().len(), 1, "{format}: a cut stream is not retried");
+        assert!(
+            error
+                .to_string()
+                .contains("incomplete tool calls, not run: builtin__write_file"),
+            "{error}"
+        );
+        assert_eq!(
+            server.requests().len(),
+            1,
+            "{format}: a cut stream is not retried"
+        );
     }
 }
 
@@ -268,11 +374,23 @@ async fn a_stream_cut_mid_arguments_is_incomplete_and_not_retried_in_every_forma
 async fn retry_after_then_success_and_server_errors_exhaust_in_every_format() {
     for format in ["responses", "anthropic"] {
         let server = ScriptedModel::start(vec![
-            Reply::Error { status: 429, retry_after: Some(1) },
+            Reply::Error {
+                status: 429,
+                retry_after: Some(1),
+            },
             Reply::Text("after the wait".into()),
-            Reply::Error { status: 500, retry_after: None },
-            Reply::Error { status: 502, retry_after: None },
-            Reply::Error { status: 503, retry_after: None },
+            Reply::Error {
+                status: 500,
+                retry_after: None,
+            },
+            Reply::Error {
+                status: 502,
+                retry_after: None,
+            },
+            Reply::Error {
+                status: 503,
+                retry_after: None,
+            },
         ])
         .await
         .unwrap();
@@ -283,9 +401,15 @@ async fn retry_after_then_success_and_server_errors_exhaust_in_every_format() {
         let started = Instant::now();
         let reply = provider.complete(&hello(), None).await.unwrap();
         assert_eq!(reply.text, "after the wait");
-        assert!(started.elapsed() >= Duration::from_millis(900), "{format}: Retry-After: 1 was honoured");
+        assert!(
+            started.elapsed() >= Duration::from_millis(900),
+            "{format}: Retry-After: 1 was honoured"
+        );
         let error = provider.complete(&hello(), None).await.unwrap_err();
-        assert!(matches!(error, LlmError::RetriesExhausted { attempts: 3, .. }), "{format}: {error:?}");
+        assert!(
+            matches!(error, LlmError::RetriesExhausted { attempts: 3, .. }),
+            "{format}: {error:?}"
+        );
         assert!(error.to_string().contains("HTTP 503"), "{error}");
         assert_eq!(server.requests().len(), 5);
     }

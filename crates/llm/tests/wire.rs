@@ -5,7 +5,10 @@
 // clippy.toml allows unwrap inside tests, but not in this file's helper functions.
 #![allow(clippy::unwrap_used)]
 
-use airlock_llm::{ChatMessage, ChatRequest, LlmError, ModelProvider, ModelToolCall, OpenAiChat, ProviderConfig, ToolSpec};
+use airlock_llm::{
+    ChatMessage, ChatRequest, LlmError, ModelProvider, ModelToolCall, OpenAiChat, ProviderConfig,
+    ToolSpec,
+};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,7 +26,11 @@ struct Canned {
 
 impl Canned {
     fn whole(text: String) -> Self {
-        Self { pieces: vec![text.into_bytes()], pause: Duration::ZERO, hang: false }
+        Self {
+            pieces: vec![text.into_bytes()],
+            pause: Duration::ZERO,
+            hang: false,
+        }
     }
 }
 
@@ -41,7 +48,9 @@ impl Seen {
     fn header(&self, name: &str) -> Option<String> {
         self.head.lines().find_map(|line| {
             let (key, value) = line.split_once(':')?;
-            key.trim().eq_ignore_ascii_case(name).then(|| value.trim().to_string())
+            key.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_string())
         })
     }
 }
@@ -90,7 +99,10 @@ async fn serve(mut socket: TcpStream, canned: Canned, seen: Arc<Mutex<Vec<Seen>>
     let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
     let length = head
         .lines()
-        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("content-length")))
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        })
         .and_then(|(_, v)| v.trim().parse::<usize>().ok())
         .unwrap_or(0);
     while buf.len() < head_end + length {
@@ -123,7 +135,8 @@ fn json_response(status: u16, extra_headers: &str, body: &str) -> Canned {
     ))
 }
 
-const SSE_HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+const SSE_HEAD: &str =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
 
 fn sse_text(events: &[Value], done: bool) -> String {
     let mut text = String::from(SSE_HEAD);
@@ -175,7 +188,10 @@ fn config(server: &Server, stream: bool) -> ProviderConfig {
 }
 
 fn hello() -> ChatRequest {
-    ChatRequest { messages: vec![ChatMessage::user("hi")], tools: Vec::new() }
+    ChatRequest {
+        messages: vec![ChatMessage::user("hi")],
+        tools: Vec::new(),
+    }
 }
 
 type Deltas = Arc<Mutex<Vec<String>>>;
@@ -183,7 +199,9 @@ type Deltas = Arc<Mutex<Vec<String>>>;
 fn collector() -> (Deltas, impl Fn(&str) + Send + Sync + 'static) {
     let deltas: Deltas = Arc::new(Mutex::new(Vec::new()));
     let sink_deltas = deltas.clone();
-    (deltas, move |t: &str| sink_deltas.lock().unwrap().push(t.to_string()))
+    (deltas, move |t: &str| {
+        sink_deltas.lock().unwrap().push(t.to_string())
+    })
 }
 
 #[tokio::test]
@@ -199,7 +217,11 @@ async fn non_streaming_text() {
     assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
     let seen = server.seen();
     assert_eq!(seen.len(), 1);
-    assert!(seen[0].head.starts_with("POST /v1/chat/completions "), "{}", seen[0].head);
+    assert!(
+        seen[0].head.starts_with("POST /v1/chat/completions "),
+        "{}",
+        seen[0].head
+    );
     assert_eq!(seen[0].json()["stream"], false);
     assert_eq!(seen[0].header("authorization"), None);
 }
@@ -217,9 +239,17 @@ async fn non_streaming_tool_call_with_null_content() {
     assert_eq!(
         reply.tool_calls,
         vec![
-            ModelToolCall { id: "call_1".into(), name: "fs__read".into(), arguments: r#"{"path": "a"}"#.into() },
+            ModelToolCall {
+                id: "call_1".into(),
+                name: "fs__read".into(),
+                arguments: r#"{"path": "a"}"#.into()
+            },
             // No id and null arguments: left empty (the engine names such calls itself).
-            ModelToolCall { id: String::new(), name: "fs__list".into(), arguments: String::new() },
+            ModelToolCall {
+                id: String::new(),
+                name: "fs__list".into(),
+                arguments: String::new()
+            },
         ]
     );
     assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
@@ -227,7 +257,8 @@ async fn non_streaming_tool_call_with_null_content() {
 
 #[tokio::test]
 async fn streaming_text_deltas_reach_the_sink_even_when_split_across_writes() {
-    let mut events = vec![json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})];
+    let mut events =
+        vec![json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]})];
     events.extend(["Hel", "lo, ", "wörld"].map(content));
     // Some servers send explicit nulls for absent fields.
     events.push(json!({"choices": [{"index": 0, "delta": {"content": "!", "tool_calls": null}, "finish_reason": null}]}));
@@ -238,7 +269,12 @@ async fn streaming_text_deltas_reach_the_sink_even_when_split_across_writes() {
     let extra = b": keep-alive\n\nevent: ping\ndata: {}\n\n".to_vec();
     text.splice(SSE_HEAD.len()..SSE_HEAD.len(), extra);
     let pieces: Vec<Vec<u8>> = text.chunks(7).map(<[u8]>::to_vec).collect();
-    let server = Server::start(vec![Canned { pieces, pause: Duration::from_millis(1), hang: false }]).await;
+    let server = Server::start(vec![Canned {
+        pieces,
+        pause: Duration::from_millis(1),
+        hang: false,
+    }])
+    .await;
     let provider = OpenAiChat::new(config(&server, true)).unwrap();
     let (deltas, sink) = collector();
     let reply = provider.complete(&hello(), Some(&sink)).await.unwrap();
@@ -271,8 +307,16 @@ async fn streaming_tool_calls_join_fragments_by_index() {
     assert_eq!(
         reply.tool_calls,
         vec![
-            ModelToolCall { id: "call_a".into(), name: "fs__read".into(), arguments: r#"{"path": "x.txt"}"#.into() },
-            ModelToolCall { id: "call_b".into(), name: "fs__list".into(), arguments: r#"{"dir": "/"}"#.into() },
+            ModelToolCall {
+                id: "call_a".into(),
+                name: "fs__read".into(),
+                arguments: r#"{"path": "x.txt"}"#.into()
+            },
+            ModelToolCall {
+                id: "call_b".into(),
+                name: "fs__list".into(),
+                arguments: r#"{"dir": "/"}"#.into()
+            },
         ]
     );
     assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
@@ -289,12 +333,18 @@ async fn a_finish_reason_then_eof_without_done_is_complete() {
 
 #[tokio::test]
 async fn a_stream_cut_mid_arguments_is_reported_and_not_retried() {
-    let events = vec![content("Reading"), call_delta(0, Some("c"), Some("fs__write"), "{\"path\": \"a\", \"con")];
+    let events = vec![
+        content("Reading"),
+        call_delta(0, Some("c"), Some("fs__write"), "{\"path\": \"a\", \"con"),
+    ];
     let server = Server::start(vec![sse(&events, false), sse(&[content("never")], true)]).await;
     let provider = OpenAiChat::new(config(&server, true)).unwrap();
     let error = provider.complete(&hello(), None).await.unwrap_err();
     match &error {
-        LlmError::StreamCut { text_so_far, incomplete_tool_calls } => {
+        LlmError::StreamCut {
+            text_so_far,
+            incomplete_tool_calls,
+        } => {
             assert_eq!(text_so_far, "Reading");
             assert_eq!(incomplete_tool_calls, &["fs__write"]);
         }
@@ -306,7 +356,9 @@ async fn a_stream_cut_mid_arguments_is_reported_and_not_retried() {
 
 #[tokio::test]
 async fn a_stream_broken_inside_a_chunked_body_is_cut() {
-    let mut text = String::from("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n");
+    let mut text = String::from(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
+    );
     let event = format!("data: {}\n\n", content("partial"));
     text.push_str(&format!("{:x}\r\n{event}\r\n", event.len()));
     // Announce a chunk, then close the connection in the middle of it.
@@ -314,7 +366,10 @@ async fn a_stream_broken_inside_a_chunked_body_is_cut() {
     let server = Server::start(vec![Canned::whole(text)]).await;
     let provider = OpenAiChat::new(config(&server, true)).unwrap();
     let error = provider.complete(&hello(), None).await.unwrap_err();
-    assert!(matches!(&error, LlmError::StreamCut { text_so_far, .. } if text_so_far == "partial"), "{error:?}");
+    assert!(
+        matches!(&error, LlmError::StreamCut { text_so_far, .. } if text_so_far == "partial"),
+        "{error:?}"
+    );
     assert_eq!(server.seen().len(), 1);
 }
 
@@ -326,8 +381,17 @@ async fn a_slow_stream_is_fine_while_it_keeps_talking() {
         pieces.push(format!("data: {}\n\n", content(word)).into_bytes());
     }
     pieces.push(format!("data: {}\n\ndata: [DONE]\n\n", finish("stop")).into_bytes());
-    let server = Server::start(vec![Canned { pieces, pause: Duration::from_millis(120), hang: false }]).await;
-    let provider = OpenAiChat::new(ProviderConfig { request_timeout: Duration::from_millis(400), ..config(&server, true) }).unwrap();
+    let server = Server::start(vec![Canned {
+        pieces,
+        pause: Duration::from_millis(120),
+        hang: false,
+    }])
+    .await;
+    let provider = OpenAiChat::new(ProviderConfig {
+        request_timeout: Duration::from_millis(400),
+        ..config(&server, true)
+    })
+    .unwrap();
     let reply = provider.complete(&hello(), None).await.unwrap();
     assert_eq!(reply.text, "abcdef");
 }
@@ -335,18 +399,35 @@ async fn a_slow_stream_is_fine_while_it_keeps_talking() {
 #[tokio::test]
 async fn a_stalled_stream_is_cut_after_the_timeout() {
     let pieces = vec![format!("{SSE_HEAD}data: {}\n\n", content("thinking")).into_bytes()];
-    let server = Server::start(vec![Canned { pieces, pause: Duration::ZERO, hang: true }]).await;
-    let provider = OpenAiChat::new(ProviderConfig { request_timeout: Duration::from_millis(300), ..config(&server, true) }).unwrap();
+    let server = Server::start(vec![Canned {
+        pieces,
+        pause: Duration::ZERO,
+        hang: true,
+    }])
+    .await;
+    let provider = OpenAiChat::new(ProviderConfig {
+        request_timeout: Duration::from_millis(300),
+        ..config(&server, true)
+    })
+    .unwrap();
     let started = Instant::now();
     let error = provider.complete(&hello(), None).await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(5));
-    assert!(matches!(&error, LlmError::StreamCut { text_so_far, .. } if text_so_far == "thinking"), "{error:?}");
+    assert!(
+        matches!(&error, LlmError::StreamCut { text_so_far, .. } if text_so_far == "thinking"),
+        "{error:?}"
+    );
     assert_eq!(server.seen().len(), 1);
 }
 
 #[tokio::test]
 async fn no_answer_at_all_is_a_timeout_and_retried() {
-    let server = Server::start(vec![Canned { pieces: Vec::new(), pause: Duration::ZERO, hang: true }]).await;
+    let server = Server::start(vec![Canned {
+        pieces: Vec::new(),
+        pause: Duration::ZERO,
+        hang: true,
+    }])
+    .await;
     for stream in [false, true] {
         let provider = OpenAiChat::new(ProviderConfig {
             request_timeout: Duration::from_millis(200),
@@ -356,7 +437,9 @@ async fn no_answer_at_all_is_a_timeout_and_retried() {
         .unwrap();
         let error = provider.complete(&hello(), None).await.unwrap_err();
         match error {
-            LlmError::RetriesExhausted { attempts: 2, last } => assert!(matches!(*last, LlmError::Timeout), "{last:?}"),
+            LlmError::RetriesExhausted { attempts: 2, last } => {
+                assert!(matches!(*last, LlmError::Timeout), "{last:?}")
+            }
             other => panic!("expected a timeout twice, got {other:?}"),
         }
     }
@@ -367,8 +450,16 @@ async fn no_answer_at_all_is_a_timeout_and_retried() {
 async fn retry_after_429_then_success() {
     let ok = json!({"choices": [{"message": {"content": "fine"}, "finish_reason": "stop"}]});
     let server = Server::start(vec![
-        json_response(429, "Retry-After: 0\r\n", r#"{"error": {"message": "slow down"}}"#),
-        json_response(503, "Retry-After: Sun, 06 Nov 1994 08:49:37 GMT\r\n", "busy"),
+        json_response(
+            429,
+            "Retry-After: 0\r\n",
+            r#"{"error": {"message": "slow down"}}"#,
+        ),
+        json_response(
+            503,
+            "Retry-After: Sun, 06 Nov 1994 08:49:37 GMT\r\n",
+            "busy",
+        ),
         json_response(200, "", &ok.to_string()),
     ])
     .await;
@@ -382,7 +473,11 @@ async fn retry_after_429_then_success() {
     let started = Instant::now();
     let reply = provider.complete(&hello(), None).await.unwrap();
     assert_eq!(reply.text, "fine");
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(server.seen().len(), 3);
 }
 
@@ -393,7 +488,10 @@ async fn server_errors_every_time_exhaust_the_retries() {
     let error = provider.complete(&hello(), None).await.unwrap_err();
     match &error {
         LlmError::RetriesExhausted { attempts: 3, last } => {
-            assert!(matches!(&**last, LlmError::Status { status: 500, body } if body.contains("boom")), "{last:?}")
+            assert!(
+                matches!(&**last, LlmError::Status { status: 500, body } if body.contains("boom")),
+                "{last:?}"
+            )
         }
         other => panic!("expected RetriesExhausted, got {other:?}"),
     }
@@ -402,13 +500,19 @@ async fn server_errors_every_time_exhaust_the_retries() {
 
 #[tokio::test]
 async fn a_bad_request_is_not_retried_and_its_body_is_kept_short() {
-    let long = format!(r#"{{"error": {{"message": "bad tools: {}"}}}}"#, "é".repeat(3000));
+    let long = format!(
+        r#"{{"error": {{"message": "bad tools: {}"}}}}"#,
+        "é".repeat(3000)
+    );
     let server = Server::start(vec![json_response(400, "", &long)]).await;
     let provider = OpenAiChat::new(config(&server, false)).unwrap();
     let error = provider.complete(&hello(), None).await.unwrap_err();
     match &error {
         LlmError::Status { status: 400, body } => {
-            assert!(body.starts_with(r#"{"error": {"message": "bad tools: "#), "{body}");
+            assert!(
+                body.starts_with(r#"{"error": {"message": "bad tools: "#),
+                "{body}"
+            );
             assert!(body.len() <= 2100, "{}", body.len());
         }
         other => panic!("expected Status, got {other:?}"),
@@ -435,10 +539,15 @@ async fn connection_refused_is_retried_and_explained() {
     .unwrap();
     let error = provider.complete(&hello(), None).await.unwrap_err();
     match &error {
-        LlmError::RetriesExhausted { attempts: 2, last } => assert!(matches!(**last, LlmError::Transport(_)), "{last:?}"),
+        LlmError::RetriesExhausted { attempts: 2, last } => {
+            assert!(matches!(**last, LlmError::Transport(_)), "{last:?}")
+        }
         other => panic!("expected RetriesExhausted, got {other:?}"),
     }
-    assert!(error.to_string().to_lowercase().contains("refused"), "{error}");
+    assert!(
+        error.to_string().to_lowercase().contains("refused"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
@@ -456,7 +565,8 @@ async fn a_json_body_cut_short_is_retried() {
 
 #[tokio::test]
 async fn a_json_answer_to_a_streaming_request_is_accepted() {
-    let body = json!({"choices": [{"message": {"content": "not streamed"}, "finish_reason": "stop"}]});
+    let body =
+        json!({"choices": [{"message": {"content": "not streamed"}, "finish_reason": "stop"}]});
     let server = Server::start(vec![json_response(200, "", &body.to_string())]).await;
     let provider = OpenAiChat::new(config(&server, true)).unwrap();
     let (deltas, sink) = collector();
@@ -471,11 +581,23 @@ async fn the_request_body_is_in_openai_wire_format() {
     let server = Server::start(vec![json_response(200, "", &body.to_string())]).await;
     // Any variable that is set will do as the key; the test cannot set one (no unsafe code).
     let (var, key) = std::env::vars()
-        .find(|(k, v)| k.starts_with("CARGO") && !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic()))
-        .or_else(|| std::env::vars().find(|(_, v)| !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic())))
+        .find(|(k, v)| {
+            k.starts_with("CARGO") && !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic())
+        })
+        .or_else(|| {
+            std::env::vars().find(|(_, v)| !v.is_empty() && v.bytes().all(|b| b.is_ascii_graphic()))
+        })
         .unwrap();
-    let provider = OpenAiChat::new(ProviderConfig { api_key_env: Some(var), ..config(&server, false) }).unwrap();
-    let call = ModelToolCall { id: "call_9".into(), name: "fs__read".into(), arguments: r#"{"path":"a"}"#.into() };
+    let provider = OpenAiChat::new(ProviderConfig {
+        api_key_env: Some(var),
+        ..config(&server, false)
+    })
+    .unwrap();
+    let call = ModelToolCall {
+        id: "call_9".into(),
+        name: "fs__read".into(),
+        arguments: r#"{"path":"a"}"#.into(),
+    };
     let request = ChatRequest {
         messages: vec![
             ChatMessage::system("be brief"),
@@ -493,7 +615,10 @@ async fn the_request_body_is_in_openai_wire_format() {
     provider.complete(&request, None).await.unwrap();
     let seen = &server.seen()[0];
     assert_eq!(seen.header("authorization"), Some(format!("Bearer {key}")));
-    assert_eq!(seen.header("content-type").as_deref(), Some("application/json"));
+    assert_eq!(
+        seen.header("content-type").as_deref(),
+        Some("application/json")
+    );
     let sent = seen.json();
     assert_eq!(sent["model"], "test-model");
     assert_eq!(sent["stream"], false);
@@ -529,7 +654,10 @@ async fn a_missing_key_sends_nothing() {
     })
     .unwrap();
     let error = provider.complete(&hello(), None).await.unwrap_err();
-    assert!(matches!(&error, LlmError::MissingApiKey { var } if var == "AIRLOCK_LLM_WIRE_TEST_UNSET_KEY"), "{error:?}");
+    assert!(
+        matches!(&error, LlmError::MissingApiKey { var } if var == "AIRLOCK_LLM_WIRE_TEST_UNSET_KEY"),
+        "{error:?}"
+    );
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert!(server.seen().is_empty());
 }

@@ -5,8 +5,9 @@ use airlock_engine::tools::CallContext;
 use airlock_engine::{ElicitationAction, ElicitationRequest, Engine};
 use rmcp::ClientHandler;
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction as McpAction,
-    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation, ProtocolVersion,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction as McpAction, ElicitationCapability, ErrorData, FormElicitationCapability,
+    Implementation, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use std::sync::{Arc, Mutex};
@@ -32,8 +33,11 @@ impl ClientHandler for AirlockClient {
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation = Some(elicitation);
         // The newest revision with the `initialize` handshake that today's servers speak.
-        ClientConfig::new(capabilities, Implementation::new("airlock", env!("CARGO_PKG_VERSION")))
-            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("airlock", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
     }
 
     async fn create_elicitation(
@@ -41,18 +45,32 @@ impl ClientHandler for AirlockClient {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let ElicitRequestParams::FormElicitationParams { meta, message, requested_schema } = request else {
+        let ElicitRequestParams::FormElicitationParams {
+            meta,
+            message,
+            requested_schema,
+        } = request
+        else {
             // URL elicitation would send the person to a web page; Airlock does not do that.
             return Ok(ElicitResult::new(McpAction::Decline));
         };
-        let schema = serde_json::to_value(&requested_schema).map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-        let call = self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).last().cloned();
+        let schema = serde_json::to_value(&requested_schema)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let call = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .last()
+            .cloned();
         let request = ElicitationRequest {
             server: self.server.clone(),
             message,
             schema,
             // rmcp hands the request's `_meta` to the context; older paths leave it in the params.
-            meta: meta.or(Some(context.meta.clone())).and_then(|m| serde_json::to_value(m).ok()).filter(|m| m.as_object().is_some_and(|o| !o.is_empty())),
+            meta: meta
+                .or(Some(context.meta.clone()))
+                .and_then(|m| serde_json::to_value(m).ok())
+                .filter(|m| m.as_object().is_some_and(|o| !o.is_empty())),
             context: call,
         };
         let answer = tokio::select! {

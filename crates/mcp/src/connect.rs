@@ -3,10 +3,10 @@
 
 use crate::client::AirlockClient;
 use airlock_core::ServerConfig;
+use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::ServiceExt;
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
@@ -16,9 +16,18 @@ pub(crate) struct Connection {
     pub pid: Option<u32>,
 }
 
-pub(crate) async fn connect(config: &ServerConfig, log: Option<&Path>, client: AirlockClient) -> Result<Connection, String> {
+pub(crate) async fn connect(
+    config: &ServerConfig,
+    log: Option<&Path>,
+    client: AirlockClient,
+) -> Result<Connection, String> {
     match config {
-        ServerConfig::Stdio { command, args, env, cwd } => {
+        ServerConfig::Stdio {
+            command,
+            args,
+            env,
+            cwd,
+        } => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args).envs(env);
             if let Some(cwd) = cwd {
@@ -27,7 +36,8 @@ pub(crate) async fn connect(config: &ServerConfig, log: Option<&Path>, client: A
             let stderr = match log {
                 Some(path) => {
                     if let Some(parent) = path.parent() {
-                        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+                        std::fs::create_dir_all(parent)
+                            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
                     }
                     let file = std::fs::OpenOptions::new()
                         .create(true)
@@ -43,7 +53,10 @@ pub(crate) async fn connect(config: &ServerConfig, log: Option<&Path>, client: A
                 .spawn()
                 .map_err(|e| format!("cannot start '{command}': {e}"))?;
             let pid = process.id();
-            let running = client.serve(process).await.map_err(|e| format!("the MCP handshake failed: {e}"))?;
+            let running = client
+                .serve(process)
+                .await
+                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
             Ok(Connection { running, pid })
         }
         ServerConfig::Http { url, headers } => {
@@ -55,13 +68,18 @@ pub(crate) async fn connect(config: &ServerConfig, log: Option<&Path>, client: A
                     transport.auth_header = Some(token.to_string());
                     continue;
                 }
-                let header = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| format!("header '{name}': {e}"))?;
-                let value = reqwest::header::HeaderValue::from_str(value).map_err(|e| format!("header '{name}': {e}"))?;
+                let header = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|e| format!("header '{name}': {e}"))?;
+                let value = reqwest::header::HeaderValue::from_str(value)
+                    .map_err(|e| format!("header '{name}': {e}"))?;
                 custom.insert(header, value);
             }
             transport.custom_headers = custom;
             let transport = StreamableHttpClientTransport::from_config(transport);
-            let running = client.serve(transport).await.map_err(|e| format!("cannot connect to {url}: {e}"))?;
+            let running = client
+                .serve(transport)
+                .await
+                .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             Ok(Connection { running, pid: None })
         }
     }

@@ -71,14 +71,26 @@ impl McpManager {
 }
 
 fn disabled() -> ServerStatus {
-    ServerStatus { state: "disabled".into(), reason: None, pid: None, tools: 0, restarts: 0, log: None, skipped_tools: Vec::new() }
+    ServerStatus {
+        state: "disabled".into(),
+        reason: None,
+        pid: None,
+        tools: 0,
+        restarts: 0,
+        log: None,
+        skipped_tools: Vec::new(),
+    }
 }
 
 impl ServerHost for McpManager {
     fn status(&self, name: &str) -> Option<ServerStatus> {
         let slots = self.slots();
         Some(match slots.get(name) {
-            Some(slot) => slot.status.lock().unwrap_or_else(|p| p.into_inner()).clone(),
+            Some(slot) => slot
+                .status
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
             None => disabled(),
         })
     }
@@ -95,7 +107,9 @@ impl ServerHost for McpManager {
                 None
             }
         };
-        let Some((_, config, true)) = config else { return };
+        let Some((_, config, true)) = config else {
+            return;
+        };
         let log = match &config {
             airlock_core::ServerConfig::Stdio { .. } => Some(self.engine.server_log_path(name)),
             airlock_core::ServerConfig::Http { .. } => None,

@@ -49,14 +49,25 @@ impl McpTools {
         Duration::from_secs(seconds)
     }
 
-    async fn run(&self, context: &CallContext, tool: &str, args: &Value) -> Result<Value, ToolError> {
+    async fn run(
+        &self,
+        context: &CallContext,
+        tool: &str,
+        args: &Value,
+    ) -> Result<Value, ToolError> {
         let Value::Object(arguments) = args.clone() else {
             return Err(ToolError("arguments must be a JSON object".into()));
         };
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = Some(arguments);
-        self.in_flight.lock().unwrap_or_else(|p| p.into_inner()).push(context.clone());
-        let _guard = InFlightGuard { list: &self.in_flight, context: context.clone() };
+        self.in_flight
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(context.clone());
+        let _guard = InFlightGuard {
+            list: &self.in_flight,
+            context: context.clone(),
+        };
         let timeout = self.timeout();
         // `call_tool` cancels the request on the server when its future is dropped.
         match tokio::time::timeout(timeout, self.peer.call_tool(params)).await {
@@ -65,12 +76,20 @@ impl McpTools {
                 self.server,
                 timeout.as_secs()
             ))),
-            Ok(Err(ServiceError::TransportClosed)) | Ok(Err(ServiceError::TransportSend(_))) => Err(ToolError(format!(
-                "the server '{}' stopped during the call (it is being restarted); the call was not retried",
+            Ok(Err(ServiceError::TransportClosed)) | Ok(Err(ServiceError::TransportSend(_))) => {
+                Err(ToolError(format!(
+                    "the server '{}' stopped during the call (it is being restarted); the call was not retried",
+                    self.server
+                )))
+            }
+            Ok(Err(ServiceError::McpError(error))) => Err(ToolError(format!(
+                "the server '{}' refused the call: {}",
+                self.server, error.message
+            ))),
+            Ok(Err(error)) => Err(ToolError(format!(
+                "the call to '{}' failed: {error}",
                 self.server
             ))),
-            Ok(Err(ServiceError::McpError(error))) => Err(ToolError(format!("the server '{}' refused the call: {}", self.server, error.message))),
-            Ok(Err(error)) => Err(ToolError(format!("the call to '{}' failed: {error}", self.server))),
             Ok(Ok(result)) => result_value(result),
         }
     }
@@ -107,14 +126,23 @@ impl ToolSource for McpTools {
         self.tools.clone()
     }
 
-    fn call<'a>(&'a self, tool: &'a str, args: &'a Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        args: &'a Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             let context = CallContext::default();
             self.run(&context, tool, args).await
         })
     }
 
-    fn call_in<'a>(&'a self, context: &'a CallContext, tool: &'a str, args: &'a Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call_in<'a>(
+        &'a self,
+        context: &'a CallContext,
+        tool: &'a str,
+        args: &'a Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(self.run(context, tool, args))
     }
 }

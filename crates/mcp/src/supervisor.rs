@@ -62,10 +62,19 @@ impl Supervisor {
     }
 
     /// Runs one connection until it ends; returns why.
-    async fn serve_once(&self, backoff: &mut Duration, stopped: &watch::Receiver<bool>) -> Option<String> {
+    async fn serve_once(
+        &self,
+        backoff: &mut Duration,
+        stopped: &watch::Receiver<bool>,
+    ) -> Option<String> {
         let in_flight: InFlight = Arc::new(Mutex::new(Vec::new()));
         let (list_changed, mut list_changed_rx) = mpsc::unbounded_channel();
-        let client = AirlockClient { engine: self.engine.clone(), server: self.name.clone(), in_flight: in_flight.clone(), list_changed };
+        let client = AirlockClient {
+            engine: self.engine.clone(),
+            server: self.name.clone(),
+            in_flight: in_flight.clone(),
+            list_changed,
+        };
         let connection = match connect(&self.config, self.log.as_deref(), client).await {
             Ok(connection) => connection,
             Err(reason) => return Some(reason),
@@ -102,8 +111,16 @@ impl Supervisor {
     }
 
     /// Lists every tool (all pages), pins each definition and offers them to the engine.
-    async fn offer_tools(&self, peer: &Peer<RoleClient>, in_flight: &InFlight, stopped: &watch::Receiver<bool>) -> Result<(), String> {
-        let listed = peer.list_all_tools().await.map_err(|e| format!("tools/list failed: {e}"))?;
+    async fn offer_tools(
+        &self,
+        peer: &Peer<RoleClient>,
+        in_flight: &InFlight,
+        stopped: &watch::Receiver<bool>,
+    ) -> Result<(), String> {
+        let listed = peer
+            .list_all_tools()
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
         let mut tools = Vec::with_capacity(listed.len());
         let mut skipped = Vec::new();
         let store = self.engine.store();
@@ -113,29 +130,50 @@ impl Supervisor {
                 skipped.push(format!("{}: '{model_name}' is not a name models accept (letters, digits, _ and -, at most 64)", tool.name));
                 continue;
             }
-            let annotations = tool.annotations.as_ref().and_then(|a| serde_json::to_value(a).ok()).unwrap_or(Value::Null);
+            let annotations = tool
+                .annotations
+                .as_ref()
+                .and_then(|a| serde_json::to_value(a).ok())
+                .unwrap_or(Value::Null);
             let def = ToolDef {
                 annotations: (!annotations.is_null()).then(|| annotations.clone()),
                 server: self.name.clone(),
                 name: tool.name.to_string(),
                 description: tool.description.as_deref().unwrap_or_default().to_string(),
                 input_schema: Value::Object((*tool.input_schema).clone()),
-                read_only_hint: tool.annotations.as_ref().and_then(|a| a.read_only_hint).unwrap_or(false),
+                read_only_hint: tool
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.read_only_hint)
+                    .unwrap_or(false),
             };
             let pinned = json!({
                 "description": def.description,
                 "input_schema": def.input_schema,
                 "annotations": annotations,
             });
-            match store.check_pin(&self.name, &def.name, &pinned, &airlock_core::args_hash(&pinned)) {
-                Ok(PinCheck::Changed(what)) => tracing::warn!(server = %self.name, tool = %def.name, %what, "tool changed; its grants are suspended"),
+            match store.check_pin(
+                &self.name,
+                &def.name,
+                &pinned,
+                &airlock_core::args_hash(&pinned),
+            ) {
+                Ok(PinCheck::Changed(what)) => {
+                    tracing::warn!(server = %self.name, tool = %def.name, %what, "tool changed; its grants are suspended")
+                }
                 Ok(_) => {}
                 Err(error) => return Err(format!("cannot pin the tools: {error}")),
             }
             tools.push(def);
         }
         let count = tools.len();
-        let source = McpTools { engine: self.engine.clone(), server: self.name.clone(), peer: peer.clone(), tools, in_flight: in_flight.clone() };
+        let source = McpTools {
+            engine: self.engine.clone(),
+            server: self.name.clone(),
+            peer: peer.clone(),
+            tools,
+            in_flight: in_flight.clone(),
+        };
         if *stopped.borrow() {
             return Ok(()); // replaced or disabled meanwhile: offer nothing
         }
@@ -151,7 +189,10 @@ impl Supervisor {
 /// Whether model APIs take this as a function name (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`). One tool
 /// with a bad name would make every model request of every chat fail, so such tools are skipped.
 fn is_model_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 #[cfg(test)]

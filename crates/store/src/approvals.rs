@@ -175,7 +175,8 @@ fn query(conn: &Connection, filter: &str, param: &dyn rusqlite::ToSql) -> Result
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([param], raw)?;
-    rows.map(|r| r.map_err(StoreError::from).and_then(parse)).collect()
+    rows.map(|r| r.map_err(StoreError::from).and_then(parse))
+        .collect()
 }
 
 impl Store {
@@ -185,7 +186,11 @@ impl Store {
     }
 
     pub fn approval(&self, approval_id: &str) -> Result<Option<ApprovalRow>> {
-        self.read(|conn| Ok(query(conn, "a.approval_id = ?1", &approval_id)?.into_iter().next()))
+        self.read(|conn| {
+            Ok(query(conn, "a.approval_id = ?1", &approval_id)?
+                .into_iter()
+                .next())
+        })
     }
 
     /// The approval requests raised for the calls of one assistant message.
@@ -202,7 +207,9 @@ impl Store {
     /// Applies one decision: [`Store::decide_many`] with a batch of one and no extra check.
     pub fn decide(&self, input: &DecisionInput) -> Result<DecisionOutcome> {
         let mut outcomes = self.decide_many(std::slice::from_ref(input), |_, _| Ok(()))?;
-        outcomes.pop().unwrap_or_else(|| Err(StoreError::UnknownApproval(input.approval_id.clone())))
+        outcomes
+            .pop()
+            .unwrap_or_else(|| Err(StoreError::UnknownApproval(input.approval_id.clone())))
     }
 
     /// Applies many decisions in one durable transaction (one sync to disk for all of them).
@@ -320,7 +327,10 @@ fn apply_decision(
         return Err(StoreError::ForeignSession { id: id.clone() });
     }
     if row.status != "pending" {
-        return Err(StoreError::AlreadyDecided { id: id.clone(), status: row.status });
+        return Err(StoreError::AlreadyDecided {
+            id: id.clone(),
+            status: row.status,
+        });
     }
     let at = now();
     let status = match (input.approve, input.decided_by) {
@@ -328,8 +338,14 @@ fn apply_decision(
         (false, DecidedBy::Timeout) => "expired",
         (false, _) => "denied",
     };
-    let run_args = input.edited_args.clone().unwrap_or_else(|| row.args.clone());
-    tx.run("UPDATE approval_requests SET status = ?2 WHERE approval_id = ?1", params![id, status])?;
+    let run_args = input
+        .edited_args
+        .clone()
+        .unwrap_or_else(|| row.args.clone());
+    tx.run(
+        "UPDATE approval_requests SET status = ?2 WHERE approval_id = ?1",
+        params![id, status],
+    )?;
     tx.run(
         "INSERT INTO decisions (approval_id, approve, reason, edited_args, remember, for_chat, decided_by, decided_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -346,7 +362,11 @@ fn apply_decision(
     )?;
     if let Some(call_id) = &row.tool_call_id {
         let denied_result = airlock_core::execution_denied(
-            input.reason.as_deref().filter(|r| !r.trim().is_empty()).unwrap_or("denied by the user"),
+            input
+                .reason
+                .as_deref()
+                .filter(|r| !r.trim().is_empty())
+                .unwrap_or("denied by the user"),
         );
         let changed = if input.approve {
             tx.run(
@@ -361,9 +381,16 @@ fn apply_decision(
             )?
         };
         if changed != 1 {
-            return Err(StoreError::AlreadyDecided { id: id.clone(), status: "settled".into() });
+            return Err(StoreError::AlreadyDecided {
+                id: id.clone(),
+                status: "settled".into(),
+            });
         }
-        steps.insert(tx.row("SELECT message_id FROM tool_calls WHERE id = ?1", [call_id], |r| r.get(0))?);
+        steps.insert(tx.row(
+            "SELECT message_id FROM tool_calls WHERE id = ?1",
+            [call_id],
+            |r| r.get(0),
+        )?);
     }
     if input.for_chat && input.approve {
         tx.run(
@@ -377,7 +404,15 @@ fn apply_decision(
         tx.run(
             "INSERT INTO remembered (id, server, tool, args_hash, session_id, approve, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![ids::new_id("mem"), row.server, row.tool, hash, session, input.approve, at],
+            params![
+                ids::new_id("mem"),
+                row.server,
+                row.tool,
+                hash,
+                session,
+                input.approve,
+                at
+            ],
         )?;
     }
     insert_audit(
@@ -394,6 +429,9 @@ fn apply_decision(
             "remember": input.remember.as_str(), "for_chat": input.for_chat,
         }),
     )?;
-    let approval = ApprovalRow { status: status.to_string(), ..row };
+    let approval = ApprovalRow {
+        status: status.to_string(),
+        ..row
+    };
     Ok(DecisionOutcome { approval, run_args })
 }

@@ -31,13 +31,27 @@ pub(crate) fn insert_audit(
         "INSERT INTO audit (at, actor, action, session_id, tool_call_id, approval_id, detail)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
-    .execute(params![now(), actor, action, session_id, tool_call_id, approval_id, detail.to_string()])?;
+    .execute(params![
+        now(),
+        actor,
+        action,
+        session_id,
+        tool_call_id,
+        approval_id,
+        detail.to_string()
+    ])?;
     Ok(())
 }
 
 impl Store {
     /// Adds one row on its own (for events outside a decision transaction).
-    pub fn audit(&self, actor: &str, action: &str, approval_id: Option<&str>, detail: &Value) -> Result<()> {
+    pub fn audit(
+        &self,
+        actor: &str,
+        action: &str,
+        approval_id: Option<&str>,
+        detail: &Value,
+    ) -> Result<()> {
         self.write(|tx| insert_audit(tx, actor, action, None, None, approval_id, detail))
     }
 

@@ -121,11 +121,18 @@ impl RawCall {
     }
 }
 
-pub(crate) fn query_calls(conn: &Connection, filter: &str, param: &dyn rusqlite::ToSql) -> Result<Vec<CallRow>> {
-    let sql = format!("SELECT {CALL_COLUMNS} FROM tool_calls WHERE {filter} ORDER BY message_id, position");
+pub(crate) fn query_calls(
+    conn: &Connection,
+    filter: &str,
+    param: &dyn rusqlite::ToSql,
+) -> Result<Vec<CallRow>> {
+    let sql = format!(
+        "SELECT {CALL_COLUMNS} FROM tool_calls WHERE {filter} ORDER BY message_id, position"
+    );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([param], raw_call)?;
-    rows.map(|r| r.map_err(StoreError::from).and_then(RawCall::parse)).collect()
+    rows.map(|r| r.map_err(StoreError::from).and_then(RawCall::parse))
+        .collect()
 }
 
 impl Store {
@@ -150,7 +157,13 @@ impl Store {
         approvals: &[NewApproval],
     ) -> Result<i64> {
         // A plain answer is off the approval path; a step with calls is on it.
-        let write = |f| if calls.is_empty() { self.write_relaxed(f) } else { self.write(f) };
+        let write = |f| {
+            if calls.is_empty() {
+                self.write_relaxed(f)
+            } else {
+                self.write(f)
+            }
+        };
         write(&|tx: &Connection| {
             let at = now();
             if calls.is_empty() {
@@ -194,7 +207,10 @@ impl Store {
                     call.result.as_ref().map(Value::to_string),
                     at,
                 ])?;
-                if matches!(call.state, CallState::AutoAllowed | CallState::Denied | CallState::Invalid) {
+                if matches!(
+                    call.state,
+                    CallState::AutoAllowed | CallState::Denied | CallState::Invalid
+                ) {
                     let action = match call.state {
                         CallState::AutoAllowed => "auto_allowed",
                         CallState::Denied => "auto_denied",
@@ -272,7 +288,9 @@ impl Store {
                     params![call_id, run_args.to_string(), at],
                 )?;
                 if changed != 1 {
-                    return Err(StoreError::Invalid(format!("call {call_id} is not ready to run")));
+                    return Err(StoreError::Invalid(format!(
+                        "call {call_id} is not ready to run"
+                    )));
                 }
             }
             Ok(())
@@ -286,8 +304,11 @@ impl Store {
                 "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1",
                 params![call_id, state.as_str(), result.to_string(), now()],
             )?;
-            let session: String =
-                tx.row("SELECT session_id FROM tool_calls WHERE id = ?1", [call_id], |r| r.get(0))?;
+            let session: String = tx.row(
+                "SELECT session_id FROM tool_calls WHERE id = ?1",
+                [call_id],
+                |r| r.get(0),
+            )?;
             insert_audit(
                 tx,
                 "engine",

@@ -27,7 +27,11 @@ pub enum StoreError {
     #[error(
         "the database {path} was written by a newer Airlock (schema version {found}; this one knows up to {supported}); it was left unchanged — use the newer Airlock"
     )]
-    NewerDatabase { path: PathBuf, found: i64, supported: i64 },
+    NewerDatabase {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
     #[error("cannot open the database {path}: {message}")]
     Open { path: PathBuf, message: String },
     #[error("database error: {0}")]
@@ -57,7 +61,10 @@ impl StoreError {
     pub fn is_refusal(&self) -> bool {
         matches!(
             self,
-            Self::UnknownApproval(_) | Self::ForeignSession { .. } | Self::AlreadyDecided { .. } | Self::Refused(_)
+            Self::UnknownApproval(_)
+                | Self::ForeignSession { .. }
+                | Self::AlreadyDecided { .. }
+                | Self::Refused(_)
         )
     }
 }
@@ -65,7 +72,10 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(include_str!("schema.sql")), M::up(include_str!("migration_2_mcp.sql"))])
+    Migrations::new(vec![
+        M::up(include_str!("schema.sql")),
+        M::up(include_str!("migration_2_mcp.sql")),
+    ])
 }
 
 /// The number of migrations this build knows: the newest schema version it can open.
@@ -102,8 +112,10 @@ impl Store {
         if path.exists() {
             refuse_newer(path)?;
         }
-        let mut conn = Connection::open(path)
-            .map_err(|e| StoreError::Open { path: path.to_path_buf(), message: e.to_string() })?;
+        let mut conn = Connection::open(path).map_err(|e| StoreError::Open {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -111,9 +123,15 @@ impl Store {
         // 32 MiB of page cache (default 2 MiB): a 10,000-item inbox and its batch decision
         // otherwise re-read the same pages from the OS thousands of times.
         conn.pragma_update(None, "cache_size", -32_000)?;
-        migrations().to_latest(&mut conn).map_err(|e| StoreError::Migration(e.to_string()))?;
+        migrations()
+            .to_latest(&mut conn)
+            .map_err(|e| StoreError::Migration(e.to_string()))?;
         conn.set_prepared_statement_cache_capacity(64);
-        Ok(Self { conn: Mutex::new(conn), full_sync: true.into(), path: path.to_path_buf() })
+        Ok(Self {
+            conn: Mutex::new(conn),
+            full_sync: true.into(),
+            path: path.to_path_buf(),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -123,7 +141,9 @@ impl Store {
     fn lock(&self) -> MutexGuard<'_, Connection> {
         // A panic while holding the lock cannot leave SQLite half-written (transactions roll
         // back on drop), so a poisoned lock is safe to keep using.
-        self.conn.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.conn
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Runs `f` in one `BEGIN IMMEDIATE` transaction, committed only if `f` succeeds. The
@@ -176,14 +196,26 @@ impl Store {
 }
 
 fn refuse_newer(path: &Path) -> Result<()> {
-    let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| StoreError::Open { path: path.to_path_buf(), message: e.to_string() })?;
+    let conn =
+        Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| {
+            StoreError::Open {
+                path: path.to_path_buf(),
+                message: e.to_string(),
+            }
+        })?;
     let found: i64 = conn
         .pragma_query_value(None, "user_version", |row| row.get(0))
-        .map_err(|e| StoreError::Open { path: path.to_path_buf(), message: e.to_string() })?;
+        .map_err(|e| StoreError::Open {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
     let supported = supported_schema_version();
     if found > supported {
-        return Err(StoreError::NewerDatabase { path: path.to_path_buf(), found, supported });
+        return Err(StoreError::NewerDatabase {
+            path: path.to_path_buf(),
+            found,
+            supported,
+        });
     }
     Ok(())
 }
@@ -192,7 +224,12 @@ fn refuse_newer(path: &Path) -> Result<()> {
 /// call cost more than running it.
 pub(crate) trait CachedExt {
     fn run<P: Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize>;
-    fn row<T, P: Params, F: FnOnce(&Row<'_>) -> rusqlite::Result<T>>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T>;
+    fn row<T, P: Params, F: FnOnce(&Row<'_>) -> rusqlite::Result<T>>(
+        &self,
+        sql: &str,
+        params: P,
+        f: F,
+    ) -> rusqlite::Result<T>;
 }
 
 impl CachedExt for Connection {
@@ -200,20 +237,31 @@ impl CachedExt for Connection {
         self.prepare_cached(sql)?.execute(params)
     }
 
-    fn row<T, P: Params, F: FnOnce(&Row<'_>) -> rusqlite::Result<T>>(&self, sql: &str, params: P, f: F) -> rusqlite::Result<T> {
+    fn row<T, P: Params, F: FnOnce(&Row<'_>) -> rusqlite::Result<T>>(
+        &self,
+        sql: &str,
+        params: P,
+        f: F,
+    ) -> rusqlite::Result<T> {
         self.prepare_cached(sql)?.query_row(params, f)
     }
 }
 
 pub(crate) fn parse_json(text: &str, what: &'static str) -> Result<serde_json::Value> {
-    serde_json::from_str(text).map_err(|e| StoreError::CorruptJson { what, message: e.to_string() })
+    serde_json::from_str(text).map_err(|e| StoreError::CorruptJson {
+        what,
+        message: e.to_string(),
+    })
 }
 
 pub(crate) fn parse_enum<T: std::str::FromStr>(text: &str, what: &'static str) -> Result<T>
 where
     T::Err: std::fmt::Display,
 {
-    text.parse::<T>().map_err(|e| StoreError::CorruptJson { what, message: e.to_string() })
+    text.parse::<T>().map_err(|e| StoreError::CorruptJson {
+        what,
+        message: e.to_string(),
+    })
 }
 
 #[cfg(test)]

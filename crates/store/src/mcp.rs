@@ -43,7 +43,11 @@ fn what_changed(pinned: &Value, current: &Value) -> String {
         .filter(|key| pinned.get(key.as_str()) != current.get(key.as_str()))
         .map(|key| key.replace('_', " "))
         .collect();
-    if changed.is_empty() { "definition changed".into() } else { format!("{} changed", changed.join(", ")) }
+    if changed.is_empty() {
+        "definition changed".into()
+    } else {
+        format!("{} changed", changed.join(", "))
+    }
 }
 
 impl Store {
@@ -89,17 +93,34 @@ impl Store {
 
     fn update_server(&self, name: &str, column: &'static str, value: bool) -> Result<()> {
         self.write(|tx| {
-            let changed = tx.run(&format!("UPDATE servers SET {column} = ?2 WHERE name = ?1"), params![name, value])?;
+            let changed = tx.run(
+                &format!("UPDATE servers SET {column} = ?2 WHERE name = ?1"),
+                params![name, value],
+            )?;
             if changed == 0 {
                 return Err(StoreError::Invalid(format!("no server named '{name}'")));
             }
-            insert_audit(tx, "user", "server_changed", None, None, None, &json!({"server": name, column: value}))
+            insert_audit(
+                tx,
+                "user",
+                "server_changed",
+                None,
+                None,
+                None,
+                &json!({"server": name, column: value}),
+            )
         })
     }
 
     /// Compares a tool's definition with its pin; pins it when first seen. A change is kept
     /// (with what changed) until [`Store::accept_pin`].
-    pub fn check_pin(&self, server: &str, tool: &str, definition: &Value, hash: &str) -> Result<PinCheck> {
+    pub fn check_pin(
+        &self,
+        server: &str,
+        tool: &str,
+        definition: &Value,
+        hash: &str,
+    ) -> Result<PinCheck> {
         self.write(|tx| {
             let row: Option<(String, String, Option<String>)> = tx
                 .query_row(
@@ -140,7 +161,15 @@ impl Store {
                 params![server, tool],
             )? > 0;
             if changed {
-                insert_audit(tx, "user", "tool_change_reviewed", None, None, None, &json!({"server": server, "tool": tool}))?;
+                insert_audit(
+                    tx,
+                    "user",
+                    "tool_change_reviewed",
+                    None,
+                    None,
+                    None,
+                    &json!({"server": server, "tool": tool}),
+                )?;
             }
             Ok(changed)
         })
@@ -149,7 +178,9 @@ impl Store {
     /// `(server, tool, what changed)` for every suspended tool.
     pub fn suspended_tools(&self) -> Result<Vec<(String, String, String)>> {
         self.read(|conn| {
-            let mut stmt = conn.prepare_cached("SELECT server, tool, change FROM tool_pins WHERE change IS NOT NULL")?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT server, tool, change FROM tool_pins WHERE change IS NOT NULL",
+            )?;
             let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
             rows.map(|r| r.map_err(StoreError::from)).collect()
         })
@@ -165,8 +196,14 @@ impl Store {
                 )
                 .optional()?;
             row.map(|(approve, reason, edited)| {
-                let edited_args = edited.map(|text| parse_json(&text, "decision arguments")).transpose()?;
-                Ok(DecisionRow { approve, reason, edited_args })
+                let edited_args = edited
+                    .map(|text| parse_json(&text, "decision arguments"))
+                    .transpose()?;
+                Ok(DecisionRow {
+                    approve,
+                    reason,
+                    edited_args,
+                })
             })
             .transpose()
         })
@@ -198,7 +235,11 @@ impl Store {
     pub fn approval_status(&self, approval_id: &str) -> Result<Option<String>> {
         self.read(|conn| {
             Ok(conn
-                .query_row("SELECT status FROM approval_requests WHERE approval_id = ?1", [approval_id], |r| r.get(0))
+                .query_row(
+                    "SELECT status FROM approval_requests WHERE approval_id = ?1",
+                    [approval_id],
+                    |r| r.get(0),
+                )
                 .optional()?)
         })
     }
@@ -213,23 +254,47 @@ mod tests {
     fn a_changed_tool_or_server_is_suspended_until_reviewed() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("a.db")).unwrap();
-        store.upsert_server("fs", &json!({"command": "a"}), "h1").unwrap();
+        store
+            .upsert_server("fs", &json!({"command": "a"}), "h1")
+            .unwrap();
         let v1 = json!({"description": "reads", "input_schema": {}, "annotations": null});
-        assert_eq!(store.check_pin("fs", "read", &v1, "t1").unwrap(), PinCheck::New);
-        assert_eq!(store.check_pin("fs", "read", &v1, "t1").unwrap(), PinCheck::Same);
+        assert_eq!(
+            store.check_pin("fs", "read", &v1, "t1").unwrap(),
+            PinCheck::New
+        );
+        assert_eq!(
+            store.check_pin("fs", "read", &v1, "t1").unwrap(),
+            PinCheck::Same
+        );
         let v2 = json!({"description": "steals", "input_schema": {}, "annotations": null});
-        assert_eq!(store.check_pin("fs", "read", &v2, "t2").unwrap(), PinCheck::Changed("description changed".into()));
+        assert_eq!(
+            store.check_pin("fs", "read", &v2, "t2").unwrap(),
+            PinCheck::Changed("description changed".into())
+        );
         assert_eq!(store.suspended_tools().unwrap().len(), 1);
         assert!(store.policy_inputs().unwrap().suspended.len() == 1);
         assert!(store.accept_pin("fs", "read").unwrap());
-        assert_eq!(store.check_pin("fs", "read", &v2, "t2").unwrap(), PinCheck::Same);
+        assert_eq!(
+            store.check_pin("fs", "read", &v2, "t2").unwrap(),
+            PinCheck::Same
+        );
 
-        store.upsert_server("fs", &json!({"command": "a"}), "h1").unwrap();
+        store
+            .upsert_server("fs", &json!({"command": "a"}), "h1")
+            .unwrap();
         assert!(store.suspended_tools().unwrap().is_empty());
-        store.upsert_server("fs", &json!({"command": "b"}), "h2").unwrap();
+        store
+            .upsert_server("fs", &json!({"command": "b"}), "h2")
+            .unwrap();
         let suspended = store.suspended_tools().unwrap();
-        assert!(suspended[0].2.contains("server definition"), "{suspended:?}");
-        assert!(matches!(store.check_pin("fs", "read", &v2, "t2").unwrap(), PinCheck::Changed(_)));
+        assert!(
+            suspended[0].2.contains("server definition"),
+            "{suspended:?}"
+        );
+        assert!(matches!(
+            store.check_pin("fs", "read", &v2, "t2").unwrap(),
+            PinCheck::Changed(_)
+        ));
     }
 
     #[test]
@@ -253,8 +318,16 @@ mod tests {
             })
             .unwrap();
         assert_eq!(store.pending_approvals().unwrap().len(), 1);
-        assert_eq!(store.cancel_pending_of_kind(airlock_core::ItemKind::Elicitation).unwrap(), ["e1"]);
-        assert_eq!(store.approval_status("e1").unwrap().as_deref(), Some("cancelled"));
+        assert_eq!(
+            store
+                .cancel_pending_of_kind(airlock_core::ItemKind::Elicitation)
+                .unwrap(),
+            ["e1"]
+        );
+        assert_eq!(
+            store.approval_status("e1").unwrap().as_deref(),
+            Some("cancelled")
+        );
         assert!(store.pending_approvals().unwrap().is_empty());
     }
 }

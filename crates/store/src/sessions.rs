@@ -21,13 +21,13 @@ const COLUMNS: &str = "id, name, mode, status, last_error, created_at, updated_a
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<SessionRowRaw> {
     Ok(SessionRowRaw {
-            id: row.get(0)?,
-            name: row.get(1)?,
-            mode: row.get(2)?,
-            status: row.get(3)?,
-            last_error: row.get(4)?,
-            created_at: row.get(5)?,
-            updated_at: row.get(6)?,
+        id: row.get(0)?,
+        name: row.get(1)?,
+        mode: row.get(2)?,
+        status: row.get(3)?,
+        last_error: row.get(4)?,
+        created_at: row.get(5)?,
+        updated_at: row.get(6)?,
     })
 }
 
@@ -44,7 +44,11 @@ struct SessionRowRaw {
 impl SessionRowRaw {
     fn parse(self) -> Result<SessionRow> {
         Ok(SessionRow {
-            mode: self.mode.as_deref().map(|m| parse_enum(m, "session mode")).transpose()?,
+            mode: self
+                .mode
+                .as_deref()
+                .map(|m| parse_enum(m, "session mode"))
+                .transpose()?,
             status: parse_enum(&self.status, "session status")?,
             id: self.id,
             name: self.name,
@@ -116,7 +120,8 @@ impl Store {
             let sql = format!("SELECT {COLUMNS} FROM sessions ORDER BY created_at, name");
             let mut stmt = conn.prepare(&sql)?;
             let rows = stmt.query_map([], from_row)?;
-            rows.map(|r| r.map_err(StoreError::from).and_then(SessionRowRaw::parse)).collect()
+            rows.map(|r| r.map_err(StoreError::from).and_then(SessionRowRaw::parse))
+                .collect()
         })
     }
 
@@ -130,7 +135,12 @@ impl Store {
         })
     }
 
-    pub fn set_session_status(&self, id: &str, status: SessionStatus, error: Option<&str>) -> Result<()> {
+    pub fn set_session_status(
+        &self,
+        id: &str,
+        status: SessionStatus,
+        error: Option<&str>,
+    ) -> Result<()> {
         self.write_relaxed(|tx| {
             tx.run(
                 "UPDATE sessions SET status = ?2, last_error = ?3, updated_at = ?4 WHERE id = ?1",
@@ -143,7 +153,9 @@ impl Store {
 
 fn validate_name(name: &str) -> Result<()> {
     if name.trim().is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
-        return Err(StoreError::Invalid("a session name needs 1 to 200 printable characters".into()));
+        return Err(StoreError::Invalid(
+            "a session name needs 1 to 200 printable characters".into(),
+        ));
     }
     Ok(())
 }

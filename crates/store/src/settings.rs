@@ -37,7 +37,9 @@ impl Store {
     pub fn setting(&self, key: &str) -> Result<Option<Value>> {
         self.read(|conn| {
             let text: Option<String> = conn
-                .query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| r.get(0))
+                .query_row("SELECT value FROM settings WHERE key = ?1", [key], |r| {
+                    r.get(0)
+                })
                 .optional()?;
             text.map(|t| parse_json(&t, "setting")).transpose()
         })
@@ -50,7 +52,15 @@ impl Store {
                  ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 params![key, value.to_string()],
             )?;
-            insert_audit(tx, "user", "setting_changed", None, None, None, &json!({ "key": key, "value": value }))
+            insert_audit(
+                tx,
+                "user",
+                "setting_changed",
+                None,
+                None,
+                None,
+                &json!({ "key": key, "value": value }),
+            )
         })
     }
 
@@ -82,7 +92,15 @@ impl Store {
             if changed == 0 {
                 return Err(StoreError::Invalid(format!("no server named '{name}'")));
             }
-            insert_audit(tx, "user", "server_default_changed", None, None, None, &json!({"server": name, "default": default}))
+            insert_audit(
+                tx,
+                "user",
+                "server_default_changed",
+                None,
+                None,
+                None,
+                &json!({"server": name, "default": default}),
+            )
         })
     }
 
@@ -141,7 +159,8 @@ impl Store {
     pub fn tool_settings(&self) -> Result<Vec<(String, String, ToolSetting)>> {
         self.read(|conn| {
             let mut stmt = conn.prepare("SELECT server, tool, setting FROM tool_settings")?;
-            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)))?;
+            let rows =
+                stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)))?;
             rows.map(|row| {
                 let (server, tool, setting) = row?;
                 Ok((server, tool, parse_enum(&setting, "tool setting")?))
@@ -160,9 +179,26 @@ impl Store {
             tx.run(
                 "INSERT INTO rules (id, server, tool, pointer, kind, pattern, effect, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![rule.id, rule.server, rule.tool, rule.pointer, kind, pattern, rule.effect.as_str(), now()],
+                params![
+                    rule.id,
+                    rule.server,
+                    rule.tool,
+                    rule.pointer,
+                    kind,
+                    pattern,
+                    rule.effect.as_str(),
+                    now()
+                ],
             )?;
-            insert_audit(tx, "user", "rule_added", None, None, None, &serde_json::to_value(rule).unwrap_or_default())
+            insert_audit(
+                tx,
+                "user",
+                "rule_added",
+                None,
+                None,
+                None,
+                &serde_json::to_value(rule).unwrap_or_default(),
+            )
         })
     }
 
@@ -170,7 +206,15 @@ impl Store {
         self.write(|tx| {
             let removed = tx.run("DELETE FROM rules WHERE id = ?1", [id])? > 0;
             if removed {
-                insert_audit(tx, "user", "rule_removed", None, None, None, &json!({ "id": id }))?;
+                insert_audit(
+                    tx,
+                    "user",
+                    "rule_removed",
+                    None,
+                    None,
+                    None,
+                    &json!({ "id": id }),
+                )?;
             }
             Ok(removed)
         })
@@ -231,7 +275,15 @@ impl Store {
         self.write(|tx| {
             let removed = tx.run("DELETE FROM remembered WHERE id = ?1", [id])? > 0;
             if removed {
-                insert_audit(tx, "user", "remembered_revoked", None, None, None, &json!({ "id": id }))?;
+                insert_audit(
+                    tx,
+                    "user",
+                    "remembered_revoked",
+                    None,
+                    None,
+                    None,
+                    &json!({ "id": id }),
+                )?;
             }
             Ok(removed)
         })
@@ -240,7 +292,8 @@ impl Store {
     /// The `(server, tool)` pairs allowed for this chat.
     pub fn session_grants(&self, session_id: &str) -> Result<Vec<(String, String)>> {
         self.read(|conn| {
-            let mut stmt = conn.prepare_cached("SELECT server, tool FROM session_grants WHERE session_id = ?1")?;
+            let mut stmt = conn
+                .prepare_cached("SELECT server, tool FROM session_grants WHERE session_id = ?1")?;
             let rows = stmt.query_map([session_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
             rows.map(|r| r.map_err(StoreError::from)).collect()
         })
@@ -251,7 +304,15 @@ impl Store {
         let servers = self
             .servers()?
             .into_iter()
-            .map(|s| (s.name, ServerPolicy { default: s.default, trust_read_only_hints: s.trust_read_only_hints }))
+            .map(|s| {
+                (
+                    s.name,
+                    ServerPolicy {
+                        default: s.default,
+                        trust_read_only_hints: s.trust_read_only_hints,
+                    },
+                )
+            })
             .collect();
         Ok(PolicyInputs {
             workspace_mode: Some(self.workspace_mode()?),

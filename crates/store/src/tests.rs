@@ -44,7 +44,9 @@ fn pending_step(store: &Store, session: &str, n: usize) -> (String, Vec<(String,
         });
         ids.push((approval_id, call_id));
     }
-    store.record_assistant_step(&session.id, "", &calls, &approvals).unwrap();
+    store
+        .record_assistant_step(&session.id, "", &calls, &approvals)
+        .unwrap();
     (session.id, ids)
 }
 
@@ -63,8 +65,12 @@ fn input(id: &str, approve: bool) -> DecisionInput {
 fn pragmas_are_wal_and_full() {
     let (_dir, store) = open();
     let conn = store.lock();
-    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
-    let sync: i64 = conn.pragma_query_value(None, "synchronous", |r| r.get(0)).unwrap();
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    let sync: i64 = conn
+        .pragma_query_value(None, "synchronous", |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
     assert_eq!(sync, 2, "synchronous=FULL");
 }
@@ -75,7 +81,8 @@ fn newer_database_is_refused_and_left_unchanged() {
     let path = dir.path().join("airlock.db");
     {
         let conn = Connection::open(&path).unwrap();
-        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 99;").unwrap();
+        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 99;")
+            .unwrap();
     }
     let before = std::fs::read(&path).unwrap();
     let err = Store::open(&path).unwrap_err().to_string();
@@ -105,14 +112,21 @@ fn approve_with_edit_sets_run_args_and_audits() {
     let (_session, approval_id, call_id) = pending_call(&store, "s");
     let edited = json!({"path": "b.txt", "content": "y"});
     let outcome = store
-        .decide(&DecisionInput { edited_args: Some(edited.clone()), for_chat: true, ..input(&approval_id, true) })
+        .decide(&DecisionInput {
+            edited_args: Some(edited.clone()),
+            for_chat: true,
+            ..input(&approval_id, true)
+        })
         .unwrap();
     assert_eq!(outcome.run_args, edited);
     let call = store.call(&call_id).unwrap().unwrap();
     // The step's only pending call: its decision also starts it.
     assert_eq!(call.state, CallState::Running);
     assert_eq!(call.run_args, Some(edited));
-    assert_eq!(store.session_grants(&call.session_id).unwrap(), vec![("fs".to_string(), "write_file".to_string())]);
+    assert_eq!(
+        store.session_grants(&call.session_id).unwrap(),
+        vec![("fs".to_string(), "write_file".to_string())]
+    );
     let audit = store.audit_rows(10).unwrap();
     let row = audit.iter().find(|r| r.action == "approved").unwrap();
     assert_eq!(row.actor, "api");
@@ -125,11 +139,18 @@ fn deny_writes_execution_denied_result() {
     let (_dir, store) = open();
     let (_s, approval_id, call_id) = pending_call(&store, "s");
     store
-        .decide(&DecisionInput { reason: Some("not that file".into()), remember: RememberScope::Always, ..input(&approval_id, false) })
+        .decide(&DecisionInput {
+            reason: Some("not that file".into()),
+            remember: RememberScope::Always,
+            ..input(&approval_id, false)
+        })
         .unwrap();
     let call = store.call(&call_id).unwrap().unwrap();
     assert_eq!(call.state, CallState::Denied);
-    assert_eq!(call.result, Some(json!({"type": "execution-denied", "reason": "not that file"})));
+    assert_eq!(
+        call.result,
+        Some(json!({"type": "execution-denied", "reason": "not that file"}))
+    );
     let remembered = store.remembered().unwrap();
     assert_eq!(remembered.len(), 1);
     assert!(!remembered[0].entry.approve);
@@ -145,16 +166,32 @@ fn refusals_change_nothing_and_leave_an_audit_row() {
     let err = store.decide(&input("nope", true)).unwrap_err();
     assert!(matches!(err, StoreError::UnknownApproval(_)), "{err}");
 
-    let err = store.decide(&DecisionInput { session_id: Some(other_session), ..input(&approval_id, true) }).unwrap_err();
+    let err = store
+        .decide(&DecisionInput {
+            session_id: Some(other_session),
+            ..input(&approval_id, true)
+        })
+        .unwrap_err();
     assert!(matches!(err, StoreError::ForeignSession { .. }), "{err}");
-    assert_eq!(store.call(&call_id).unwrap().unwrap().state, CallState::Pending);
+    assert_eq!(
+        store.call(&call_id).unwrap().unwrap().state,
+        CallState::Pending
+    );
 
     store.decide(&input(&approval_id, false)).unwrap();
     let err = store.decide(&input(&approval_id, true)).unwrap_err();
     assert!(matches!(err, StoreError::AlreadyDecided { .. }), "{err}");
-    assert_eq!(store.call(&call_id).unwrap().unwrap().state, CallState::Denied);
+    assert_eq!(
+        store.call(&call_id).unwrap().unwrap().state,
+        CallState::Denied
+    );
 
-    let refusals = store.audit_rows(100).unwrap().into_iter().filter(|r| r.action == "decision_refused").count();
+    let refusals = store
+        .audit_rows(100)
+        .unwrap()
+        .into_iter()
+        .filter(|r| r.action == "decision_refused")
+        .count();
     assert_eq!(refusals, 3);
 }
 
@@ -162,12 +199,23 @@ fn refusals_change_nothing_and_leave_an_audit_row() {
 fn running_is_only_entered_from_approved() {
     let (_dir, store) = open();
     let (_s, approval_id, call_id) = pending_call(&store, "s");
-    assert!(store.mark_running(&[(call_id.clone(), json!({}))]).is_err(), "a pending call must not run");
+    assert!(
+        store.mark_running(&[(call_id.clone(), json!({}))]).is_err(),
+        "a pending call must not run"
+    );
     store.decide(&input(&approval_id, true)).unwrap();
     assert_eq!(store.calls_in_state(CallState::Running).unwrap().len(), 1);
-    assert!(store.mark_running(&[(call_id.clone(), json!({}))]).is_err(), "a running call is not started twice");
-    store.finish_call(&call_id, CallState::Succeeded, &json!("ok")).unwrap();
-    assert_eq!(store.call(&call_id).unwrap().unwrap().state, CallState::Succeeded);
+    assert!(
+        store.mark_running(&[(call_id.clone(), json!({}))]).is_err(),
+        "a running call is not started twice"
+    );
+    store
+        .finish_call(&call_id, CallState::Succeeded, &json!("ok"))
+        .unwrap();
+    assert_eq!(
+        store.call(&call_id).unwrap().unwrap().state,
+        CallState::Succeeded
+    );
 }
 
 #[test]
@@ -176,23 +224,42 @@ fn the_steps_last_decision_starts_its_approved_calls_in_the_same_transaction() {
     let (_s, ids) = pending_step(&store, "s", 3);
     let state = |i: usize| store.call(&ids[i].1).unwrap().unwrap().state;
     store.decide(&input(&ids[2].0, true)).unwrap();
-    assert_eq!(state(2), CallState::Approved, "other calls of the step still wait");
+    assert_eq!(
+        state(2),
+        CallState::Approved,
+        "other calls of the step still wait"
+    );
     store.decide(&input(&ids[0].0, true)).unwrap();
-    assert_eq!((state(0), state(2)), (CallState::Approved, CallState::Approved));
+    assert_eq!(
+        (state(0), state(2)),
+        (CallState::Approved, CallState::Approved)
+    );
     store.decide(&input(&ids[1].0, false)).unwrap();
-    assert_eq!([state(0), state(1), state(2)], [CallState::Running, CallState::Denied, CallState::Running]);
+    assert_eq!(
+        [state(0), state(1), state(2)],
+        [CallState::Running, CallState::Denied, CallState::Running]
+    );
     // And an approval in another step is not touched by this one.
     let (_s, other) = pending_step(&store, "other", 2);
     store.decide(&input(&other[0].0, true)).unwrap();
-    assert_eq!(store.call(&other[0].1).unwrap().unwrap().state, CallState::Approved);
+    assert_eq!(
+        store.call(&other[0].1).unwrap().unwrap().state,
+        CallState::Approved
+    );
 }
 
 #[test]
 fn cancel_marks_requests_and_calls() {
     let (_dir, store) = open();
     let (session, approval_id, call_id) = pending_call(&store, "s");
-    assert_eq!(store.cancel_pending(&session).unwrap(), vec![approval_id.clone()]);
-    assert_eq!(store.call(&call_id).unwrap().unwrap().state, CallState::Cancelled);
+    assert_eq!(
+        store.cancel_pending(&session).unwrap(),
+        vec![approval_id.clone()]
+    );
+    assert_eq!(
+        store.call(&call_id).unwrap().unwrap().state,
+        CallState::Cancelled
+    );
     assert!(store.decide(&input(&approval_id, true)).is_err());
 }
 
@@ -211,31 +278,66 @@ fn a_batch_applies_or_refuses_each_item_on_its_own_in_one_transaction() {
         input(&first[1].0, false),
         input(&second[0].0, true),
         input(&second[1].0, true),
-        DecisionInput { edited_args: Some(json!({"path": "x"})), ..input(&second[0].0, true) },
+        DecisionInput {
+            edited_args: Some(json!({"path": "x"})),
+            ..input(&second[0].0, true)
+        },
     ];
     // The caller's own check refuses the last item (it sees the request before anything is written).
     let outcomes = store
-        .decide_many(&inputs, |index, row| if index == 5 { Err(format!("no edit of {}", row.tool)) } else { Ok(()) })
+        .decide_many(&inputs, |index, row| {
+            if index == 5 {
+                Err(format!("no edit of {}", row.tool))
+            } else {
+                Ok(())
+            }
+        })
         .unwrap();
     assert_eq!(outcomes.len(), 6);
     assert_eq!(outcomes[0].as_ref().unwrap().approval.status, "approved");
     assert!(matches!(outcomes[1], Err(StoreError::UnknownApproval(_))));
     assert_eq!(outcomes[2].as_ref().unwrap().approval.status, "denied");
     assert_eq!(outcomes[3].as_ref().unwrap().approval.status, "approved");
-    assert!(matches!(&outcomes[4], Err(StoreError::AlreadyDecided { status, .. }) if status == "denied"));
+    assert!(
+        matches!(&outcomes[4], Err(StoreError::AlreadyDecided { status, .. }) if status == "denied")
+    );
     assert!(matches!(&outcomes[5], Err(StoreError::Refused(m)) if m == "no edit of write_file"));
 
     // Both steps are complete: each one's approved calls were started by the batch.
-    assert_eq!([state(&first[0].1), state(&first[1].1)], [CallState::Running, CallState::Denied]);
-    assert_eq!([state(&second[0].1), state(&second[1].1)], [CallState::Running, CallState::Denied]);
+    assert_eq!(
+        [state(&first[0].1), state(&first[1].1)],
+        [CallState::Running, CallState::Denied]
+    );
+    assert_eq!(
+        [state(&second[0].1), state(&second[1].1)],
+        [CallState::Running, CallState::Denied]
+    );
     assert!(store.pending_approvals().unwrap().is_empty());
 
     // One audit row per item, refusals included.
-    let audit: Vec<_> = store.audit_rows(1000).unwrap().into_iter().skip(before).collect();
+    let audit: Vec<_> = store
+        .audit_rows(1000)
+        .unwrap()
+        .into_iter()
+        .skip(before)
+        .collect();
     let actions: Vec<&str> = audit.iter().map(|r| r.action.as_str()).collect();
-    assert_eq!(actions, ["approved", "decision_refused", "denied", "approved", "decision_refused", "decision_refused"]);
+    assert_eq!(
+        actions,
+        [
+            "approved",
+            "decision_refused",
+            "denied",
+            "approved",
+            "decision_refused",
+            "decision_refused"
+        ]
+    );
     let ids: Vec<Option<&str>> = audit.iter().map(|r| r.approval_id.as_deref()).collect();
-    let expected: Vec<Option<&str>> = inputs.iter().map(|i| Some(i.approval_id.as_str())).collect();
+    let expected: Vec<Option<&str>> = inputs
+        .iter()
+        .map(|i| Some(i.approval_id.as_str()))
+        .collect();
     assert_eq!(ids, expected);
 }
 
@@ -252,12 +354,19 @@ fn a_failed_batch_transaction_decides_nothing() {
     ))
     .unwrap();
     let before = store.audit_rows(1000).unwrap().len();
-    let inputs: Vec<DecisionInput> = ids.iter().map(|(approval, _)| input(approval, true)).collect();
+    let inputs: Vec<DecisionInput> = ids
+        .iter()
+        .map(|(approval, _)| input(approval, true))
+        .collect();
     let error = store.decide_many(&inputs, |_, _| Ok(())).unwrap_err();
     assert!(error.to_string().contains("disk trouble"), "{error}");
     assert_eq!(store.pending_approvals().unwrap().len(), 3);
     for (_, call) in &ids {
         assert_eq!(store.call(call).unwrap().unwrap().state, CallState::Pending);
     }
-    assert_eq!(store.audit_rows(1000).unwrap().len(), before, "no audit row for a decision not made");
+    assert_eq!(
+        store.audit_rows(1000).unwrap().len(),
+        before,
+        "no audit row for a decision not made"
+    );
 }

@@ -34,7 +34,11 @@ fn error(status: u16, retry_after: Option<u64>, message: &str) -> Response {
         401 => "authentication_error",
         _ => "invalid_request_error",
     };
-    crate::error_with_body(status, retry_after, json!({"type": "error", "error": {"type": kind, "message": message}}))
+    crate::error_with_body(
+        status,
+        retry_after,
+        json!({"type": "error", "error": {"type": kind, "message": message}}),
+    )
 }
 
 fn last_is_user(request: &Value) -> bool {

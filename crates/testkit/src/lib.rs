@@ -327,8 +327,15 @@ fn asked(request: &Value, body_len: usize) -> Asked {
 /// `Err` is the response to send at once (a body that is not JSON, an exhausted script).
 /// The `stream` flag and `model` name of a request, as every wire format spells them.
 pub(crate) fn stream_and_model(request: &Value) -> (bool, String) {
-    let stream = request.get("stream").and_then(Value::as_bool).unwrap_or(false);
-    let model = request.get("model").and_then(Value::as_str).unwrap_or(DEFAULT_MODEL).to_string();
+    let stream = request
+        .get("stream")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let model = request
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or(DEFAULT_MODEL)
+        .to_string();
     (stream, model)
 }
 
@@ -358,7 +365,11 @@ pub(crate) fn take_reply(
     shared.arrived.notify_waiters();
     let n = shared.counter.fetch_add(1, Ordering::Relaxed) + 1;
     if !valid {
-        return Err(Box::new(error(400, None, "request body is not a JSON object")));
+        return Err(Box::new(error(
+            400,
+            None,
+            "request body is not a JSON object",
+        )));
     }
     let scripted = lock(&shared.replies).pop_front();
     let reply = match scripted {
@@ -613,8 +624,17 @@ pub(crate) fn json_response(value: Value) -> Response {
         .into_response()
 }
 
-pub(crate) fn error_response(status: u16, retry_after: Option<u64>, message: &str, kind: &str) -> Response {
-    error_with_body(status, retry_after, json!({"error": {"message": message, "type": kind, "param": null, "code": null}}))
+pub(crate) fn error_response(
+    status: u16,
+    retry_after: Option<u64>,
+    message: &str,
+    kind: &str,
+) -> Response {
+    error_with_body(
+        status,
+        retry_after,
+        json!({"error": {"message": message, "type": kind, "param": null, "code": null}}),
+    )
 }
 
 /// An error status with a JSON body and, for 429/503 scripts, a `Retry-After` header.

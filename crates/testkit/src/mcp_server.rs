@@ -6,13 +6,13 @@
 //! `elicitationType: "tool_approval"` and returns the answer's action.
 
 use rmcp::ServerHandler;
+use rmcp::ServiceExt;
 use rmcp::model::{
-    ElicitRequestParams, ElicitationSchema, MetaObject, RequestMetaObject,
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationSchema, ErrorData, Implementation, ListToolsResult, MetaObject,
+    PaginatedRequestParams, RequestMetaObject, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
-use rmcp::ServiceExt;
 use serde_json::json;
 use std::sync::Arc;
 
@@ -30,7 +30,8 @@ impl ServerHandler for NoteServer {
     fn get_info(&self) -> ServerConfig {
         let mut capabilities = ServerCapabilities::default();
         capabilities.tools = Some(Default::default());
-        ServerConfig::new(capabilities).with_server_info(Implementation::new("airlock-test-mcp-server", "1"))
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("airlock-test-mcp-server", "1"))
     }
 
     async fn list_tools(
@@ -60,7 +61,10 @@ impl ServerHandler for NoteServer {
             context.ct.cancelled().await;
             if let Ok(path) = std::env::var(EVENTS_FILE_VAR) {
                 use std::io::Write;
-                let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path);
                 if let Ok(mut file) = file {
                     let _ = writeln!(file, "cancelled");
                 }
@@ -68,9 +72,13 @@ impl ServerHandler for NoteServer {
             return Err(ErrorData::internal_error("cancelled", None));
         }
         if request.name == "confirm" {
-            let schema: ElicitationSchema = serde_json::from_value(json!({"type": "object", "properties": {}}))
-                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-            let meta = serde_json::Map::from_iter([("elicitationType".to_string(), json!("tool_approval"))]);
+            let schema: ElicitationSchema =
+                serde_json::from_value(json!({"type": "object", "properties": {}}))
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            let meta = serde_json::Map::from_iter([(
+                "elicitationType".to_string(),
+                json!("tool_approval"),
+            )]);
             let params = ElicitRequestParams::FormElicitationParams {
                 meta: Some(RequestMetaObject(MetaObject(meta))),
                 message: "Delete the notes?".into(),
@@ -82,10 +90,19 @@ impl ServerHandler for NoteServer {
                 .await
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
             let action = serde_json::to_value(answer.action).unwrap_or_default();
-            return Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(format!("answer: {action}"))])));
+            return Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+                ContentBlock::text(format!("answer: {action}")),
+            ])));
         }
-        let text = request.arguments.as_ref().and_then(|a| a.get("text")).and_then(|t| t.as_str()).unwrap_or_default();
-        Ok(CallToolResponse::Complete(CallToolResult::success(vec![ContentBlock::text(format!("noted: {text}"))])))
+        let text = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("text"))
+            .and_then(|t| t.as_str())
+            .unwrap_or_default();
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+            ContentBlock::text(format!("noted: {text}")),
+        ])))
     }
 }
 

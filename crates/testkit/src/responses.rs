@@ -21,8 +21,8 @@
 //! A request's input ends with the user's own words when its last input item is a user message.
 
 use crate::{
-    Reply, ScriptedCall, Shared, json_response, now, pieces, push_event,
-    send_then_cut, sse, take_reply,
+    Reply, ScriptedCall, Shared, json_response, now, pieces, push_event, send_then_cut, sse,
+    take_reply,
 };
 use axum::body::Bytes;
 use axum::extract::State;
@@ -40,7 +40,11 @@ fn last_is_user(request: &Value) -> bool {
         (Some(Value::String(_)), _) => true,
         (_, Some(item)) => {
             item.get("role").and_then(Value::as_str) == Some("user")
-                && item.get("type").and_then(Value::as_str).unwrap_or("message") == "message"
+                && item
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("message")
+                    == "message"
         }
         _ => false,
     }
@@ -51,10 +55,11 @@ pub(crate) async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (request, reply, n) = match take_reply(&shared, &headers, &body, last_is_user, crate::openai_error) {
-        Ok(taken) => taken,
-        Err(response) => return *response,
-    };
+    let (request, reply, n) =
+        match take_reply(&shared, &headers, &body, last_is_user, crate::openai_error) {
+            Ok(taken) => taken,
+            Err(response) => return *response,
+        };
     let (stream, model) = crate::stream_and_model(&request);
     let out = Out {
         id: format!("resp_{n}"),
@@ -191,9 +196,15 @@ impl Out {
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 for piece in pieces(arguments, 3).into_iter().filter(|p| !p.is_empty()) {
-                    events.push("response.function_call_arguments.delta", json!({"item_id": item_id, "output_index": index, "delta": piece}));
+                    events.push(
+                        "response.function_call_arguments.delta",
+                        json!({"item_id": item_id, "output_index": index, "delta": piece}),
+                    );
                 }
-                events.push("response.function_call_arguments.done", json!({"item_id": item_id, "output_index": index, "arguments": arguments}));
+                events.push(
+                    "response.function_call_arguments.done",
+                    json!({"item_id": item_id, "output_index": index, "arguments": arguments}),
+                );
             }
             if kind == "mcp_call" {
                 events.push(

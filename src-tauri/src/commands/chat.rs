@@ -17,13 +17,20 @@ pub async fn list_sessions(shell: State<'_, Shell>) -> CommandResult<Vec<Session
 }
 
 #[tauri::command]
-pub async fn transcript(shell: State<'_, Shell>, session: String) -> CommandResult<Vec<MessageRow>> {
+pub async fn transcript(
+    shell: State<'_, Shell>,
+    session: String,
+) -> CommandResult<Vec<MessageRow>> {
     Ok(shell.engine.transcript(&session)?)
 }
 
 /// Starts a turn and returns at once; progress arrives as engine events.
 #[tauri::command]
-pub async fn send_message(shell: State<'_, Shell>, session: String, text: String) -> CommandResult<SessionRow> {
+pub async fn send_message(
+    shell: State<'_, Shell>,
+    session: String,
+    text: String,
+) -> CommandResult<SessionRow> {
     Ok(shell.engine.send_message(&session, &text)?)
 }
 
@@ -47,7 +54,11 @@ pub async fn set_paused(shell: State<'_, Shell>, paused: bool) -> CommandResult<
 
 /// `mode: null` clears the session's override, so the workspace default applies again.
 #[tauri::command]
-pub async fn set_session_mode(shell: State<'_, Shell>, session: String, mode: Option<Mode>) -> CommandResult<SessionRow> {
+pub async fn set_session_mode(
+    shell: State<'_, Shell>,
+    session: String,
+    mode: Option<Mode>,
+) -> CommandResult<SessionRow> {
     shell.engine.set_mode(Some(&session), mode)?;
     Ok(shell.engine.session(&session)?)
 }

@@ -42,10 +42,15 @@ impl From<EngineError> for CommandError {
             EngineError::UnknownServer(_) => ErrorCode::UnknownServer,
             EngineError::Busy { .. } => ErrorCode::Busy,
             EngineError::NoProvider => ErrorCode::NoProvider,
-            EngineError::Invalid(_) | EngineError::Policy(_) | EngineError::Provider(_) => ErrorCode::Invalid,
+            EngineError::Invalid(_) | EngineError::Policy(_) | EngineError::Provider(_) => {
+                ErrorCode::Invalid
+            }
             _ => ErrorCode::Internal,
         };
-        Self { code, message: error.to_string() }
+        Self {
+            code,
+            message: error.to_string(),
+        }
     }
 }
 
@@ -66,7 +71,8 @@ mod tests {
         let error = CommandError::from(EngineError::UnknownSession("x".into()));
         assert_eq!(error.code, ErrorCode::UnknownSession);
         assert!(error.message.contains("'x'"), "{}", error.message);
-        let json = serde_json::to_value(CommandError::from(EngineError::NoProvider)).unwrap_or_default();
+        let json =
+            serde_json::to_value(CommandError::from(EngineError::NoProvider)).unwrap_or_default();
         assert_eq!(json["code"], "no_provider");
     }
 }

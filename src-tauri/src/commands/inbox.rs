@@ -50,23 +50,44 @@ pub async fn decide(
 
 /// The whole batch through [`airlock_engine::Engine::decide_many`]: one durable transaction. When
 /// that transaction fails, nothing was decided and every item carries the error.
-pub fn decide_all(engine: &airlock_engine::Engine, decisions: Vec<DecisionRequest>, channel: Channel) -> Vec<DecisionOutcome> {
-    let ids: Vec<String> = decisions.iter().map(|request| request.approval_id.clone()).collect();
+pub fn decide_all(
+    engine: &airlock_engine::Engine,
+    decisions: Vec<DecisionRequest>,
+    channel: Channel,
+) -> Vec<DecisionOutcome> {
+    let ids: Vec<String> = decisions
+        .iter()
+        .map(|request| request.approval_id.clone())
+        .collect();
     match engine.decide_many(decisions, channel.into()) {
         Ok(outcomes) => ids
             .into_iter()
             .zip(outcomes)
-            .map(|(approval_id, outcome)| DecisionOutcome { approval_id, error: outcome.err().map(CommandError::from) })
+            .map(|(approval_id, outcome)| DecisionOutcome {
+                approval_id,
+                error: outcome.err().map(CommandError::from),
+            })
             .collect(),
         Err(error) => {
             let error = CommandError::from(error);
-            ids.into_iter().map(|approval_id| DecisionOutcome { approval_id, error: Some(error.clone()) }).collect()
+            ids.into_iter()
+                .map(|approval_id| DecisionOutcome {
+                    approval_id,
+                    error: Some(error.clone()),
+                })
+                .collect()
         }
     }
 }
 
 /// Answers an MCP server's elicitation (its form) from the inbox.
 #[tauri::command]
-pub async fn answer_elicitation(shell: State<'_, Shell>, approval_id: String, answer: ElicitationAnswer) -> CommandResult<()> {
-    Ok(shell.engine.answer(&approval_id, answer, DecidedBy::Inbox)?)
+pub async fn answer_elicitation(
+    shell: State<'_, Shell>,
+    approval_id: String,
+    answer: ElicitationAnswer,
+) -> CommandResult<()> {
+    Ok(shell
+        .engine
+        .answer(&approval_id, answer, DecidedBy::Inbox)?)
 }

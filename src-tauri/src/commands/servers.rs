@@ -38,17 +38,25 @@ pub fn save(engine: &Engine, name: &str, config: ServerConfig) -> CommandResult<
 /// Reads a pasted Claude Desktop config (the whole file or its `mcpServers` object) and adds
 /// every server it can; the others are reported with why.
 pub fn import(engine: &Engine, text: &str) -> CommandResult<ImportReport> {
-    let config: serde_json::Value = serde_json::from_str(text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
+    let config: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
     let parsed = parse_mcp_servers_each(&config).map_err(invalid)?;
     if parsed.is_empty() {
         return Err(invalid("the config has no servers".into()));
     }
-    let mut report = ImportReport { added: Vec::new(), refused: Vec::new() };
+    let mut report = ImportReport {
+        added: Vec::new(),
+        refused: Vec::new(),
+    };
     for (name, parsed) in parsed {
-        match parsed.and_then(|config| engine.add_server(&name, config).map_err(|e| e.to_string())) {
+        match parsed.and_then(|config| engine.add_server(&name, config).map_err(|e| e.to_string()))
+        {
             Ok(()) => report.added.push(name),
             Err(reason) => {
-                let reason = reason.strip_prefix(&format!("server '{name}': ")).unwrap_or(&reason).to_string();
+                let reason = reason
+                    .strip_prefix(&format!("server '{name}': "))
+                    .unwrap_or(&reason)
+                    .to_string();
                 report.refused.push(RefusedServer { name, reason });
             }
         }
@@ -61,7 +69,10 @@ pub fn log_tail(engine: &Engine, name: &str, lines: Option<usize>) -> CommandRes
 }
 
 fn invalid(message: String) -> CommandError {
-    CommandError { code: super::error::ErrorCode::Invalid, message }
+    CommandError {
+        code: super::error::ErrorCode::Invalid,
+        message,
+    }
 }
 
 #[tauri::command]
@@ -70,22 +81,38 @@ pub async fn servers(shell: State<'_, Shell>) -> CommandResult<Vec<ServerView>> 
 }
 
 #[tauri::command]
-pub async fn save_server(shell: State<'_, Shell>, name: String, config: ServerConfig) -> CommandResult<()> {
+pub async fn save_server(
+    shell: State<'_, Shell>,
+    name: String,
+    config: ServerConfig,
+) -> CommandResult<()> {
     save(&shell.engine, &name, config)
 }
 
 #[tauri::command]
-pub async fn set_server_enabled(shell: State<'_, Shell>, name: String, enabled: bool) -> CommandResult<()> {
+pub async fn set_server_enabled(
+    shell: State<'_, Shell>,
+    name: String,
+    enabled: bool,
+) -> CommandResult<()> {
     Ok(shell.engine.set_server_enabled(&name, enabled)?)
 }
 
 #[tauri::command]
-pub async fn set_server_default(shell: State<'_, Shell>, name: String, default: ServerDefault) -> CommandResult<()> {
+pub async fn set_server_default(
+    shell: State<'_, Shell>,
+    name: String,
+    default: ServerDefault,
+) -> CommandResult<()> {
     Ok(shell.engine.set_server_default(&name, default)?)
 }
 
 #[tauri::command]
-pub async fn set_server_trust(shell: State<'_, Shell>, name: String, trust: bool) -> CommandResult<()> {
+pub async fn set_server_trust(
+    shell: State<'_, Shell>,
+    name: String,
+    trust: bool,
+) -> CommandResult<()> {
     Ok(shell.engine.set_server_trust(&name, trust)?)
 }
 
@@ -95,7 +122,11 @@ pub async fn import_servers(shell: State<'_, Shell>, text: String) -> CommandRes
 }
 
 #[tauri::command]
-pub async fn server_log(shell: State<'_, Shell>, name: String, lines: Option<usize>) -> CommandResult<Vec<String>> {
+pub async fn server_log(
+    shell: State<'_, Shell>,
+    name: String,
+    lines: Option<usize>,
+) -> CommandResult<Vec<String>> {
     log_tail(&shell.engine, &name, lines)
 }
 
@@ -109,36 +140,60 @@ mod tests {
     use std::time::Duration;
 
     fn engine(dir: &Path) -> Engine {
-        Engine::open(EngineConfig { data_dir: dir.to_path_buf(), workspace: None }).unwrap()
+        Engine::open(EngineConfig {
+            data_dir: dir.to_path_buf(),
+            workspace: None,
+        })
+        .unwrap()
     }
 
     /// `@modelcontextprotocol/server-everything` over stdio, run by the Node pinned in
     /// tests/mcp-servers (installed by `scripts/setup.sh --deps-only`).
     fn everything() -> ServerConfig {
-        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-servers/node_modules");
-        assert!(dir.exists(), "the test MCP servers are missing: run `bash scripts/setup.sh --deps-only`");
+        let dir =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-servers/node_modules");
+        assert!(
+            dir.exists(),
+            "the test MCP servers are missing: run `bash scripts/setup.sh --deps-only`"
+        );
         ServerConfig::Stdio {
             command: dir.join(".bin/node").display().to_string(),
-            args: vec![dir.join("@modelcontextprotocol/server-everything/dist/index.js").display().to_string(), "stdio".into()],
+            args: vec![
+                dir.join("@modelcontextprotocol/server-everything/dist/index.js")
+                    .display()
+                    .to_string(),
+                "stdio".into(),
+            ],
             env: Default::default(),
             cwd: None,
         }
     }
 
     fn view(engine: &Engine, name: &str) -> ServerView {
-        list(engine).unwrap().into_iter().find(|s| s.name == name).expect("the server is listed")
+        list(engine)
+            .unwrap()
+            .into_iter()
+            .find(|s| s.name == name)
+            .expect("the server is listed")
     }
 
     /// Waits (up to a minute, for a loaded machine) until the server's state is `state`.
     async fn wait_for_state(engine: &Engine, name: &str, state: &str) -> ServerView {
         for _ in 0..600 {
             let server = view(engine, name);
-            if server.status.as_ref().is_some_and(|s| s.state == state && (state != "ready" || s.tools > 0)) {
+            if server
+                .status
+                .as_ref()
+                .is_some_and(|s| s.state == state && (state != "ready" || s.tools > 0))
+            {
                 return server;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        panic!("server {name} never became {state}: {:?}", view(engine, name).status);
+        panic!(
+            "server {name} never became {state}: {:?}",
+            view(engine, name).status
+        );
     }
 
     #[tokio::test(flavor = "multi_thread")]
@@ -152,7 +207,14 @@ mod tests {
         assert_eq!(ready.default, ServerDefault::Required, "new servers ask");
         let status = ready.status.unwrap();
         assert!(status.pid.is_some() && status.log.is_some(), "{status:?}");
-        assert!(engine.tool_views().unwrap().iter().any(|t| t.server == "every"), "its tools are offered");
+        assert!(
+            engine
+                .tool_views()
+                .unwrap()
+                .iter()
+                .any(|t| t.server == "every"),
+            "its tools are offered"
+        );
         let log = log_tail(&engine, "every", None).unwrap();
         assert!(log.iter().any(|line| line.contains("STDIO")), "{log:?}");
 
@@ -160,14 +222,25 @@ mod tests {
         set_enabled(&engine, "every", false);
         let disabled = wait_for_state(&engine, "every", "disabled").await;
         assert!(!disabled.enabled);
-        assert!(!engine.tool_views().unwrap().iter().any(|t| t.server == "every"));
+        assert!(
+            !engine
+                .tool_views()
+                .unwrap()
+                .iter()
+                .any(|t| t.server == "every")
+        );
         set_enabled(&engine, "every", true);
         wait_for_state(&engine, "every", "ready").await;
 
-        engine.set_server_default("every", ServerDefault::NotRequired).unwrap();
+        engine
+            .set_server_default("every", ServerDefault::NotRequired)
+            .unwrap();
         engine.set_server_trust("every", true).unwrap();
         let changed = view(&engine, "every");
-        assert_eq!((changed.default, changed.trust_read_only_hints), (ServerDefault::NotRequired, true));
+        assert_eq!(
+            (changed.default, changed.trust_read_only_hints),
+            (ServerDefault::NotRequired, true)
+        );
         mcp.stop_all();
     }
 
@@ -181,7 +254,17 @@ mod tests {
         let engine = engine(data.path());
         let mcp = airlock_mcp::McpManager::start(&engine);
         let missing = data.path().join("no-such-server").display().to_string();
-        save(&engine, "broken", ServerConfig::Stdio { command: missing, args: vec![], env: Default::default(), cwd: None }).unwrap();
+        save(
+            &engine,
+            "broken",
+            ServerConfig::Stdio {
+                command: missing,
+                args: vec![],
+                env: Default::default(),
+                cwd: None,
+            },
+        )
+        .unwrap();
         let failed = wait_for_state(&engine, "broken", "failed").await;
         let reason = failed.status.and_then(|s| s.reason).unwrap_or_default();
         assert!(reason.contains("no-such-server"), "{reason}");
@@ -200,38 +283,73 @@ mod tests {
         }}"#;
         let report = import(&engine, text).unwrap();
         assert_eq!(report.added, ["files", "remote"]);
-        let refused: Vec<(&str, &str)> = report.refused.iter().map(|r| (r.name.as_str(), r.reason.as_str())).collect();
+        let refused: Vec<(&str, &str)> = report
+            .refused
+            .iter()
+            .map(|r| (r.name.as_str(), r.reason.as_str()))
+            .collect();
         assert_eq!(refused.len(), 2, "{refused:?}");
         assert_eq!(refused[0].0, "builtin");
         assert!(refused[0].1.contains("built-in"), "{refused:?}");
         assert_eq!(refused[1].0, "legacy");
-        assert!(refused[1].1.starts_with("the old SSE transport"), "{refused:?}");
+        assert!(
+            refused[1].1.starts_with("the old SSE transport"),
+            "{refused:?}"
+        );
         let names: Vec<String> = list(&engine).unwrap().into_iter().map(|s| s.name).collect();
         assert_eq!(names, ["builtin", "files", "remote"]);
         assert_eq!(view(&engine, "remote").kind, "http");
 
         let not_json = import(&engine, "{mcpServers").unwrap_err();
         assert_eq!(not_json.code, ErrorCode::Invalid);
-        assert!(not_json.message.starts_with("not valid JSON"), "{}", not_json.message);
+        assert!(
+            not_json.message.starts_with("not valid JSON"),
+            "{}",
+            not_json.message
+        );
         assert_eq!(import(&engine, "[]").unwrap_err().code, ErrorCode::Invalid);
-        assert_eq!(import(&engine, "{}").unwrap_err().message, "the config has no servers");
+        assert_eq!(
+            import(&engine, "{}").unwrap_err().message,
+            "the config has no servers"
+        );
     }
 
     #[test]
     fn save_refuses_what_cannot_start_and_edits_keep_the_settings() {
         let data = tempfile::tempdir().unwrap();
         let engine = engine(data.path());
-        let stdio = |command: &str| ServerConfig::Stdio { command: command.into(), args: vec![], env: Default::default(), cwd: None };
+        let stdio = |command: &str| ServerConfig::Stdio {
+            command: command.into(),
+            args: vec![],
+            env: Default::default(),
+            cwd: None,
+        };
         let empty = save(&engine, "x", stdio(" ")).unwrap_err();
-        assert_eq!((empty.code, empty.message.as_str()), (ErrorCode::Invalid, "server 'x': the command is empty"));
+        assert_eq!(
+            (empty.code, empty.message.as_str()),
+            (ErrorCode::Invalid, "server 'x': the command is empty")
+        );
         let bad_name = save(&engine, "a/b", stdio("true")).unwrap_err();
         assert_eq!(bad_name.code, ErrorCode::Invalid);
-        let http = ServerConfig::Http { url: "example.com/mcp".into(), headers: Default::default() };
-        assert!(save(&engine, "web", http).unwrap_err().message.contains("http://"));
-        assert!(list(&engine).unwrap().iter().all(|s| s.name == "builtin"), "nothing refused was stored");
+        let http = ServerConfig::Http {
+            url: "example.com/mcp".into(),
+            headers: Default::default(),
+        };
+        assert!(
+            save(&engine, "web", http)
+                .unwrap_err()
+                .message
+                .contains("http://")
+        );
+        assert!(
+            list(&engine).unwrap().iter().all(|s| s.name == "builtin"),
+            "nothing refused was stored"
+        );
 
         save(&engine, "tool", stdio("first")).unwrap();
-        engine.set_server_default("tool", ServerDefault::NotRequired).unwrap();
+        engine
+            .set_server_default("tool", ServerDefault::NotRequired)
+            .unwrap();
         save(&engine, "tool", stdio("second")).unwrap();
         let edited = view(&engine, "tool");
         assert_eq!(edited.config["command"], "second");

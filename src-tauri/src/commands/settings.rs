@@ -38,7 +38,10 @@ pub enum ShellOption {
 
 /// Whether new requests raise a desktop notification.
 pub fn notifications_enabled(store: &Store) -> bool {
-    !matches!(store.setting(NOTIFICATIONS_KEY), Ok(Some(Value::Bool(false))))
+    !matches!(
+        store.setting(NOTIFICATIONS_KEY),
+        Ok(Some(Value::Bool(false)))
+    )
 }
 
 #[tauri::command]
@@ -49,7 +52,10 @@ pub async fn settings(shell: State<'_, Shell>) -> CommandResult<SettingsView> {
         app: shell.info(),
         workspace_mode: store.workspace_mode()?,
         provider: engine.provider_settings()?,
-        approval_timeout_secs: store.setting(TIMEOUT_KEY)?.and_then(|v| v.as_u64()).unwrap_or(0),
+        approval_timeout_secs: store
+            .setting(TIMEOUT_KEY)?
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0),
         notifications: notifications_enabled(store),
         servers: store.servers()?,
         tools: engine.tool_views()?,
@@ -64,12 +70,20 @@ pub async fn set_workspace_mode(shell: State<'_, Shell>, mode: Mode) -> CommandR
 }
 
 #[tauri::command]
-pub async fn set_provider(shell: State<'_, Shell>, provider: ProviderSettings) -> CommandResult<()> {
+pub async fn set_provider(
+    shell: State<'_, Shell>,
+    provider: ProviderSettings,
+) -> CommandResult<()> {
     Ok(shell.engine.set_provider(provider)?)
 }
 
 #[tauri::command]
-pub async fn set_tool_setting(shell: State<'_, Shell>, server: String, tool: String, setting: ToolSetting) -> CommandResult<()> {
+pub async fn set_tool_setting(
+    shell: State<'_, Shell>,
+    server: String,
+    tool: String,
+    setting: ToolSetting,
+) -> CommandResult<()> {
     Ok(shell.engine.set_tool_setting(&server, &tool, setting)?)
 }
 
@@ -82,7 +96,14 @@ pub async fn add_rule(
     pattern: RulePattern,
     effect: RuleEffect,
 ) -> CommandResult<ArgRule> {
-    let rule = ArgRule { id: Store::new_rule_id(), server, tool, pointer, pattern, effect };
+    let rule = ArgRule {
+        id: Store::new_rule_id(),
+        server,
+        tool,
+        pointer,
+        pattern,
+        effect,
+    };
     Ok(shell.engine.add_rule(rule)?)
 }
 
@@ -97,5 +118,8 @@ pub async fn set_option(shell: State<'_, Shell>, option: ShellOption) -> Command
         ShellOption::ApprovalTimeoutSecs(secs) => (TIMEOUT_KEY, json!(secs)),
         ShellOption::Notifications(on) => (NOTIFICATIONS_KEY, json!(on)),
     };
-    shell.engine.set_setting(key, &value).map_err(CommandError::from)
+    shell
+        .engine
+        .set_setting(key, &value)
+        .map_err(CommandError::from)
 }

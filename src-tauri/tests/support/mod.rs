@@ -26,14 +26,25 @@ impl Driver {
         if let Some(body) = body {
             request = request.json(&body);
         }
-        let response = request.send().await.unwrap_or_else(|e| panic!("{url}: {e}"));
+        let response = request
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
         let value: Value = response.json().await.unwrap();
         value["value"].clone()
     }
 
     pub async fn try_find(&self, css: &str) -> Option<String> {
-        let found = self.call(reqwest::Method::POST, "/elements", Some(json!({"using": "css selector", "value": css}))).await;
-        found.as_array()?.first()?[ELEMENT].as_str().map(str::to_string)
+        let found = self
+            .call(
+                reqwest::Method::POST,
+                "/elements",
+                Some(json!({"using": "css selector", "value": css})),
+            )
+            .await;
+        found.as_array()?.first()?[ELEMENT]
+            .as_str()
+            .map(str::to_string)
     }
 
     /// Waits for an element to appear (the UI updates from engine events).
@@ -53,22 +64,47 @@ impl Driver {
 
     pub async fn click(&self, css: &str) {
         let id = self.find(css).await;
-        self.call(reqwest::Method::POST, &format!("/element/{id}/click"), Some(json!({}))).await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{id}/click"),
+            Some(json!({})),
+        )
+        .await;
     }
 
     pub async fn type_into(&self, css: &str, text: &str) {
         let id = self.find(css).await;
-        self.call(reqwest::Method::POST, &format!("/element/{id}/clear"), Some(json!({}))).await;
-        self.call(reqwest::Method::POST, &format!("/element/{id}/value"), Some(json!({"text": text}))).await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{id}/clear"),
+            Some(json!({})),
+        )
+        .await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{id}/value"),
+            Some(json!({"text": text})),
+        )
+        .await;
     }
 
     pub async fn run(&self, script: &str) -> Value {
-        self.call(reqwest::Method::POST, "/execute/sync", Some(json!({"script": script, "args": []}))).await
+        self.call(
+            reqwest::Method::POST,
+            "/execute/sync",
+            Some(json!({"script": script, "args": []})),
+        )
+        .await
     }
 
     /// Runs an asynchronous script (its last argument is the callback) and returns what it passed.
     pub async fn run_async(&self, script: &str, args: Value) -> Value {
-        self.call(reqwest::Method::POST, "/execute/async", Some(json!({"script": script, "args": args}))).await
+        self.call(
+            reqwest::Method::POST,
+            "/execute/async",
+            Some(json!({"script": script, "args": args})),
+        )
+        .await
     }
 
     /// Waits until the script returns `true`.
@@ -87,8 +123,15 @@ impl Driver {
     /// never answers when WebKit's DMABUF renderer is off, which is how the app ships.
     pub async fn screenshot(&self, out: &Path, name: &str) {
         let path = out.join(format!("{name}.png"));
-        let status = Command::new("import").args(["-window", "root"]).arg(&path).status();
-        assert!(status.is_ok_and(|s| s.success()), "cannot take the screenshot {}", path.display());
+        let status = Command::new("import")
+            .args(["-window", "root"])
+            .arg(&path)
+            .status();
+        assert!(
+            status.is_ok_and(|s| s.success()),
+            "cannot take the screenshot {}",
+            path.display()
+        );
     }
 }
 
@@ -107,14 +150,23 @@ impl App {
         let (port, native_port) = (free_port(), free_port());
         let tauri_driver = Process(
             Command::new(&driver_bin)
-                .args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+                .args([
+                    "--port",
+                    &port.to_string(),
+                    "--native-port",
+                    &native_port.to_string(),
+                ])
                 .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
                 .stdout(Stdio::null())
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {driver_bin}: {e}")),
         );
         // A hung WebDriver request fails the test with its URL instead of hanging it.
-        let http = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(60)).build().unwrap();
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "wry",
             "tauri:options": {
@@ -124,15 +176,26 @@ impl App {
         }}});
         let mut session = Value::Null;
         for _ in 0..50 {
-            if let Ok(response) = http.post(format!("http://127.0.0.1:{port}/session")).json(&capabilities).send().await {
+            if let Ok(response) = http
+                .post(format!("http://127.0.0.1:{port}/session"))
+                .json(&capabilities)
+                .send()
+                .await
+            {
                 session = response.json().await.unwrap();
                 break;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        let session_id = session["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no WebDriver session: {session}"));
+        let session_id = session["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no WebDriver session: {session}"));
         let session_url = format!("http://127.0.0.1:{port}/session/{session_id}");
-        let ui = Driver { http, base: session_url.clone(), out: out.to_path_buf() };
+        let ui = Driver {
+            http,
+            base: session_url.clone(),
+            out: out.to_path_buf(),
+        };
         // The app serves the local API, as the CLI would find it.
         let mut api = None;
         for _ in 0..100 {
@@ -143,7 +206,12 @@ impl App {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let api = api.expect("the app published its local API");
-        App { ui, api, session_url, _tauri_driver: tauri_driver }
+        App {
+            ui,
+            api,
+            session_url,
+            _tauri_driver: tauri_driver,
+        }
     }
 
     pub async fn end(self) {
@@ -162,14 +230,20 @@ impl Drop for Process {
 
 /// A port nobody listens on right now (other test runs on this machine may use the defaults).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// The X11 side of the window, as a window manager sees it (Xvfb runs none).
 #[cfg(target_os = "linux")]
 pub mod x11 {
     use x11rb::connection::Connection;
-    use x11rb::protocol::xproto::{AtomEnum, ClientMessageEvent, ConnectionExt, EventMask, MapState, Window};
+    use x11rb::protocol::xproto::{
+        AtomEnum, ClientMessageEvent, ConnectionExt, EventMask, MapState, Window,
+    };
     use x11rb::rust_connection::RustConnection;
 
     pub struct Display {
@@ -185,27 +259,49 @@ pub mod x11 {
         }
 
         fn atom(&self, name: &str) -> u32 {
-            self.conn.intern_atom(false, name.as_bytes()).unwrap().reply().unwrap().atom
+            self.conn
+                .intern_atom(false, name.as_bytes())
+                .unwrap()
+                .reply()
+                .unwrap()
+                .atom
         }
 
         fn property(&self, window: Window, name: &str, kind: impl Into<u32>) -> Vec<u8> {
             let atom = self.atom(name);
-            self.conn.get_property(false, window, atom, kind, 0, 1024).unwrap().reply().map(|r| r.value).unwrap_or_default()
+            self.conn
+                .get_property(false, window, atom, kind, 0, 1024)
+                .unwrap()
+                .reply()
+                .map(|r| r.value)
+                .unwrap_or_default()
         }
 
         /// The process's top-level windows with this title.
         pub fn windows(&self, pid: u32, title: &str) -> Vec<Window> {
             let utf8 = self.atom("UTF8_STRING");
-            let children = self.conn.query_tree(self.root).unwrap().reply().unwrap().children;
+            let children = self
+                .conn
+                .query_tree(self.root)
+                .unwrap()
+                .reply()
+                .unwrap()
+                .children;
             children
                 .into_iter()
-                .filter(|&w| self.property(w, "_NET_WM_PID", AtomEnum::CARDINAL) == pid.to_ne_bytes())
+                .filter(|&w| {
+                    self.property(w, "_NET_WM_PID", AtomEnum::CARDINAL) == pid.to_ne_bytes()
+                })
                 .filter(|&w| self.property(w, "_NET_WM_NAME", utf8) == title.as_bytes())
                 .collect()
         }
 
         pub fn viewable(&self, window: Window) -> bool {
-            self.conn.get_window_attributes(window).unwrap().reply().is_ok_and(|a| a.map_state == MapState::VIEWABLE)
+            self.conn
+                .get_window_attributes(window)
+                .unwrap()
+                .reply()
+                .is_ok_and(|a| a.map_state == MapState::VIEWABLE)
         }
 
         /// What a window manager sends when the person clicks the window's close button.
@@ -213,9 +309,46 @@ pub mod x11 {
             let protocols = self.atom("WM_PROTOCOLS");
             let delete = self.atom("WM_DELETE_WINDOW");
             let event = ClientMessageEvent::new(32, window, protocols, [delete, 0, 0, 0, 0]);
-            self.conn.send_event(false, window, EventMask::NO_EVENT, event).unwrap();
+            self.conn
+                .send_event(false, window, EventMask::NO_EVENT, event)
+                .unwrap();
             self.conn.flush().unwrap();
         }
+    }
+}
+
+/// The tray icon as a tray host shows it: `scripts/e2e.sh` runs `trayer`, in which
+/// libayatana-appindicator shows the icon through XEmbed; the person's clicks and keys go
+/// through `xdotool`.
+#[cfg(target_os = "linux")]
+pub mod tray {
+    use std::process::Command;
+
+    fn xdotool(args: &[&str]) -> String {
+        let output = Command::new("xdotool")
+            .args(args)
+            .output()
+            .expect("xdotool (scripts/setup.sh installs it)");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Opens the icon's menu with a click, as a person would.
+    pub fn open_menu() {
+        let icon = xdotool(&["search", "--class", "tray-icon tray app"]);
+        let icon = icon
+            .lines()
+            .next()
+            .expect("a tray icon: is a tray host (trayer) running?")
+            .to_owned();
+        xdotool(&["mousemove", "--window", &icon, "16", "15", "click", "1"]);
+    }
+
+    /// Picks the menu's nth enabled line with the keyboard (the count line is not enabled).
+    pub fn choose(nth_enabled: usize) {
+        for _ in 0..nth_enabled {
+            xdotool(&["key", "Down"]);
+        }
+        xdotool(&["key", "Return"]);
     }
 }
 
@@ -223,7 +356,10 @@ pub mod x11 {
 pub async fn until_true(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + WAIT;
     while !check() {
-        assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -31,10 +31,16 @@ impl Engine {
             .unwrap();
         let started = Instant::now();
         while !data_dir.join("api.json").exists() {
-            assert!(started.elapsed() < Duration::from_secs(30), "serve did not start");
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "serve did not start"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
-        Self { child, data_dir: data_dir.to_path_buf() }
+        Self {
+            child,
+            data_dir: data_dir.to_path_buf(),
+        }
     }
 
     pub fn kill9(mut self) {
@@ -45,7 +51,9 @@ impl Engine {
     }
 
     pub fn addr(&self) -> String {
-        let endpoint: Value = serde_json::from_str(&std::fs::read_to_string(self.data_dir.join("api.json")).unwrap()).unwrap();
+        let endpoint: Value =
+            serde_json::from_str(&std::fs::read_to_string(self.data_dir.join("api.json")).unwrap())
+                .unwrap();
         endpoint["addr"].as_str().unwrap().to_string()
     }
 }
@@ -53,7 +61,9 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         // SIGTERM first so the engine stops its MCP servers, then make sure.
-        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(5) {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -67,12 +77,21 @@ impl Drop for Engine {
 }
 
 pub fn airlock(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).arg("--data-dir").arg(data_dir).args(args).output().unwrap()
+    Command::new(BIN)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .output()
+        .unwrap()
 }
 
 pub fn ok(data_dir: &Path, args: &[&str]) -> String {
     let out = airlock(data_dir, args);
-    assert!(out.status.success(), "airlock {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "airlock {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -83,7 +102,10 @@ pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
         if let Some(value) = check() {
             return value;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(30));
     }
 }

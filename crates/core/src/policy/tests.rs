@@ -4,7 +4,14 @@ use super::*;
 use crate::canonical::args_hash;
 use serde_json::json;
 
-fn rule(id: &str, server: &str, tool: &str, pointer: &str, glob: &str, effect: RuleEffect) -> ArgRule {
+fn rule(
+    id: &str,
+    server: &str,
+    tool: &str,
+    pointer: &str,
+    glob: &str,
+    effect: RuleEffect,
+) -> ArgRule {
     ArgRule {
         id: id.into(),
         server: server.into(),
@@ -15,7 +22,13 @@ fn rule(id: &str, server: &str, tool: &str, pointer: &str, glob: &str, effect: R
     }
 }
 
-fn remembered(server: &str, tool: &str, args: Option<&Value>, session: Option<&str>, approve: bool) -> Remembered {
+fn remembered(
+    server: &str,
+    tool: &str,
+    args: Option<&Value>,
+    session: Option<&str>,
+    approve: bool,
+) -> Remembered {
     Remembered {
         id: format!("mem-{server}-{tool}"),
         server: server.into(),
@@ -57,21 +70,35 @@ fn base() -> Case {
 }
 
 fn settings(list: &[(&str, &str, ToolSetting)]) -> Vec<(String, String, ToolSetting)> {
-    list.iter().map(|(s, t, v)| (s.to_string(), t.to_string(), *v)).collect()
+    list.iter()
+        .map(|(s, t, v)| (s.to_string(), t.to_string(), *v))
+        .collect()
 }
 
 fn server(name: &str, default: ServerDefault, trust: bool) -> (String, ServerPolicy) {
-    (name.to_string(), ServerPolicy { default, trust_read_only_hints: trust })
+    (
+        name.to_string(),
+        ServerPolicy {
+            default,
+            trust_read_only_hints: trust,
+        },
+    )
 }
 
 fn cases() -> Vec<Case> {
     let grant = |s: &str, t: &str| SessionPolicy::new(None, [(s.to_string(), t.to_string())]);
     let work_args = json!({"path": "/work/a.txt"});
     vec![
-        Case { name: "new server asks by default", ..base() },
+        Case {
+            name: "new server asks by default",
+            ..base()
+        },
         Case {
             name: "blocked tool is denied even in never-ask",
-            inputs: PolicyInputs { tool_settings: settings(&[("fs", "write_file", ToolSetting::Blocked)]), ..Default::default() },
+            inputs: PolicyInputs {
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::Blocked)]),
+                ..Default::default()
+            },
             session: SessionPolicy::new(Some(Mode::NeverAsk), []),
             verdict: Verdict::Deny,
             step: Step::Blocked,
@@ -79,8 +106,21 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "deny rule beats never-ask and allow-for-chat",
-            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/path", "/etc/**", RuleEffect::Deny)], ..Default::default() },
-            session: SessionPolicy::new(Some(Mode::NeverAsk), [("fs".to_string(), "write_file".to_string())]),
+            inputs: PolicyInputs {
+                rules: vec![rule(
+                    "r1",
+                    "fs",
+                    "write_file",
+                    "/path",
+                    "/etc/**",
+                    RuleEffect::Deny,
+                )],
+                ..Default::default()
+            },
+            session: SessionPolicy::new(
+                Some(Mode::NeverAsk),
+                [("fs".to_string(), "write_file".to_string())],
+            ),
             args: json!({"path": "/etc/passwd"}),
             verdict: Verdict::Deny,
             step: Step::DenyRule,
@@ -88,7 +128,17 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "trap: .. in a path cannot dodge a deny glob",
-            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/path", "/etc/**", RuleEffect::Deny)], ..Default::default() },
+            inputs: PolicyInputs {
+                rules: vec![rule(
+                    "r1",
+                    "fs",
+                    "write_file",
+                    "/path",
+                    "/etc/**",
+                    RuleEffect::Deny,
+                )],
+                ..Default::default()
+            },
             args: json!({"path": "/work/../etc/passwd"}),
             verdict: Verdict::Deny,
             step: Step::DenyRule,
@@ -96,7 +146,17 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "trap: .. in a path does not sneak under an allow glob",
-            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/path", "/work/**", RuleEffect::Allow)], ..Default::default() },
+            inputs: PolicyInputs {
+                rules: vec![rule(
+                    "r1",
+                    "fs",
+                    "write_file",
+                    "/path",
+                    "/work/**",
+                    RuleEffect::Allow,
+                )],
+                ..Default::default()
+            },
             args: json!({"path": "/work/../etc/passwd"}),
             verdict: Verdict::Ask,
             step: Step::ServerDefault,
@@ -104,14 +164,34 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "allow glob matches a clean path",
-            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/path", "/work/**", RuleEffect::Allow)], ..Default::default() },
+            inputs: PolicyInputs {
+                rules: vec![rule(
+                    "r1",
+                    "fs",
+                    "write_file",
+                    "/path",
+                    "/work/**",
+                    RuleEffect::Allow,
+                )],
+                ..Default::default()
+            },
             verdict: Verdict::Run,
             step: Step::ArgRule,
             ..base()
         },
         Case {
             name: "glob star does not cross a separator",
-            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/path", "/work/*", RuleEffect::Allow)], ..Default::default() },
+            inputs: PolicyInputs {
+                rules: vec![rule(
+                    "r1",
+                    "fs",
+                    "write_file",
+                    "/path",
+                    "/work/*",
+                    RuleEffect::Allow,
+                )],
+                ..Default::default()
+            },
             args: json!({"path": "/work/sub/a.txt"}),
             verdict: Verdict::Ask,
             step: Step::ServerDefault,
@@ -121,8 +201,22 @@ fn cases() -> Vec<Case> {
             name: "deny wins over allow on the same pointer",
             inputs: PolicyInputs {
                 rules: vec![
-                    rule("allow", "fs", "write_file", "/path", "/work/**", RuleEffect::Allow),
-                    rule("deny", "fs", "write_file", "/path", "**/*.key", RuleEffect::Deny),
+                    rule(
+                        "allow",
+                        "fs",
+                        "write_file",
+                        "/path",
+                        "/work/**",
+                        RuleEffect::Allow,
+                    ),
+                    rule(
+                        "deny",
+                        "fs",
+                        "write_file",
+                        "/path",
+                        "**/*.key",
+                        RuleEffect::Deny,
+                    ),
                 ],
                 ..Default::default()
             },
@@ -135,8 +229,22 @@ fn cases() -> Vec<Case> {
             name: "ask rule beats allow rule and a not-required setting",
             inputs: PolicyInputs {
                 rules: vec![
-                    rule("allow", "fs", "write_file", "/path", "/work/**", RuleEffect::Allow),
-                    rule("ask", "fs", "write_file", "/path", "/work/*.txt", RuleEffect::Ask),
+                    rule(
+                        "allow",
+                        "fs",
+                        "write_file",
+                        "/path",
+                        "/work/**",
+                        RuleEffect::Allow,
+                    ),
+                    rule(
+                        "ask",
+                        "fs",
+                        "write_file",
+                        "/path",
+                        "/work/*.txt",
+                        RuleEffect::Ask,
+                    ),
                 ],
                 tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]),
                 ..Default::default()
@@ -167,7 +275,17 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "rule on a missing pointer does not match",
-            inputs: PolicyInputs { rules: vec![rule("r1", "fs", "write_file", "/other", "**", RuleEffect::Deny)], ..Default::default() },
+            inputs: PolicyInputs {
+                rules: vec![rule(
+                    "r1",
+                    "fs",
+                    "write_file",
+                    "/other",
+                    "**",
+                    RuleEffect::Deny,
+                )],
+                ..Default::default()
+            },
             verdict: Verdict::Ask,
             step: Step::ServerDefault,
             ..base()
@@ -181,14 +299,20 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "never-ask workspace runs",
-            inputs: PolicyInputs { workspace_mode: Some(Mode::NeverAsk), ..Default::default() },
+            inputs: PolicyInputs {
+                workspace_mode: Some(Mode::NeverAsk),
+                ..Default::default()
+            },
             verdict: Verdict::Run,
             step: Step::WorkspaceMode,
             ..base()
         },
         Case {
             name: "session ask overrides never-ask workspace",
-            inputs: PolicyInputs { workspace_mode: Some(Mode::NeverAsk), ..Default::default() },
+            inputs: PolicyInputs {
+                workspace_mode: Some(Mode::NeverAsk),
+                ..Default::default()
+            },
             session: SessionPolicy::new(Some(Mode::Ask), []),
             verdict: Verdict::Ask,
             step: Step::ServerDefault,
@@ -203,7 +327,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "deny-all lets not-required tools run",
-            inputs: PolicyInputs { tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]), ..Default::default() },
+            inputs: PolicyInputs {
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]),
+                ..Default::default()
+            },
             session: SessionPolicy::new(Some(Mode::DenyAll), []),
             verdict: Verdict::Run,
             step: Step::ToolSetting,
@@ -225,21 +352,30 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "remembered always approval by tool",
-            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", None, None, true)], ..Default::default() },
+            inputs: PolicyInputs {
+                remembered: vec![remembered("fs", "write_file", None, None, true)],
+                ..Default::default()
+            },
             verdict: Verdict::Run,
             step: Step::Remembered,
             ..base()
         },
         Case {
             name: "remembered approval for exact arguments",
-            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", Some(&work_args), None, true)], ..Default::default() },
+            inputs: PolicyInputs {
+                remembered: vec![remembered("fs", "write_file", Some(&work_args), None, true)],
+                ..Default::default()
+            },
             verdict: Verdict::Run,
             step: Step::Remembered,
             ..base()
         },
         Case {
             name: "remembered exact arguments do not cover other arguments",
-            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", Some(&work_args), None, true)], ..Default::default() },
+            inputs: PolicyInputs {
+                remembered: vec![remembered("fs", "write_file", Some(&work_args), None, true)],
+                ..Default::default()
+            },
             args: json!({"path": "/work/b.txt"}),
             verdict: Verdict::Ask,
             step: Step::ServerDefault,
@@ -247,21 +383,30 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "remembered denial",
-            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", None, None, false)], ..Default::default() },
+            inputs: PolicyInputs {
+                remembered: vec![remembered("fs", "write_file", None, None, false)],
+                ..Default::default()
+            },
             verdict: Verdict::Deny,
             step: Step::Remembered,
             ..base()
         },
         Case {
             name: "remembered session approval applies in its session",
-            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", None, Some("s1"), true)], ..Default::default() },
+            inputs: PolicyInputs {
+                remembered: vec![remembered("fs", "write_file", None, Some("s1"), true)],
+                ..Default::default()
+            },
             verdict: Verdict::Run,
             step: Step::Remembered,
             ..base()
         },
         Case {
             name: "trap: a session grant does not leak to another session",
-            inputs: PolicyInputs { remembered: vec![remembered("fs", "write_file", None, Some("s1"), true)], ..Default::default() },
+            inputs: PolicyInputs {
+                remembered: vec![remembered("fs", "write_file", None, Some("s1"), true)],
+                ..Default::default()
+            },
             session_id: "s2",
             verdict: Verdict::Ask,
             step: Step::ServerDefault,
@@ -269,7 +414,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "trap: remembered for one server does not cover another",
-            inputs: PolicyInputs { remembered: vec![remembered("other", "write_file", None, None, true)], ..Default::default() },
+            inputs: PolicyInputs {
+                remembered: vec![remembered("other", "write_file", None, None, true)],
+                ..Default::default()
+            },
             verdict: Verdict::Ask,
             step: Step::ServerDefault,
             ..base()
@@ -283,7 +431,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "needs_approval ask beats a not-required setting",
-            inputs: PolicyInputs { tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]), ..Default::default() },
+            inputs: PolicyInputs {
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]),
+                ..Default::default()
+            },
             needs: Some(NeedsApproval::Ask("secret file".into())),
             verdict: Verdict::Ask,
             step: Step::NeedsApproval,
@@ -298,7 +449,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "tool setting not required",
-            inputs: PolicyInputs { tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]), ..Default::default() },
+            inputs: PolicyInputs {
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]),
+                ..Default::default()
+            },
             verdict: Verdict::Run,
             step: Step::ToolSetting,
             ..base()
@@ -316,7 +470,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "server default not required",
-            inputs: PolicyInputs { servers: vec![server("fs", ServerDefault::NotRequired, false)], ..Default::default() },
+            inputs: PolicyInputs {
+                servers: vec![server("fs", ServerDefault::NotRequired, false)],
+                ..Default::default()
+            },
             verdict: Verdict::Run,
             step: Step::ServerDefault,
             ..base()
@@ -330,7 +487,10 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "trusted read-only hint runs",
-            inputs: PolicyInputs { servers: vec![server("fs", ServerDefault::Required, true)], ..Default::default() },
+            inputs: PolicyInputs {
+                servers: vec![server("fs", ServerDefault::Required, true)],
+                ..Default::default()
+            },
             read_only: true,
             verdict: Verdict::Run,
             step: Step::ReadOnlyHint,
@@ -353,7 +513,11 @@ fn cases() -> Vec<Case> {
             inputs: PolicyInputs {
                 tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]),
                 remembered: vec![remembered("fs", "write_file", None, None, true)],
-                suspended: vec![("fs".into(), "write_file".into(), "description changed".into())],
+                suspended: vec![(
+                    "fs".into(),
+                    "write_file".into(),
+                    "description changed".into(),
+                )],
                 ..Default::default()
             },
             session: grant("fs", "write_file"),
@@ -365,7 +529,11 @@ fn cases() -> Vec<Case> {
             name: "a changed tool is still blocked when blocked",
             inputs: PolicyInputs {
                 tool_settings: settings(&[("fs", "write_file", ToolSetting::Blocked)]),
-                suspended: vec![("fs".into(), "write_file".into(), "description changed".into())],
+                suspended: vec![(
+                    "fs".into(),
+                    "write_file".into(),
+                    "description changed".into(),
+                )],
                 ..Default::default()
             },
             verdict: Verdict::Deny,
@@ -389,17 +557,34 @@ fn every_step_of_the_order() {
             read_only_hint: case.read_only,
         };
         let got = decide(&config, &case.session, call, case.needs.clone());
-        assert_eq!((got.verdict, got.step), (case.verdict, case.step), "case '{}': {got:?}", case.name);
+        assert_eq!(
+            (got.verdict, got.step),
+            (case.verdict, case.step),
+            "case '{}': {got:?}",
+            case.name
+        );
         assert!(!got.why.is_empty(), "case '{}' has no reason", case.name);
     }
 }
 
 #[test]
 fn bad_patterns_are_clear_errors() {
-    let bad_glob = PolicyInputs { rules: vec![rule("r9", "fs", "w", "/p", "a[", RuleEffect::Ask)], ..Default::default() };
-    let err = PolicyConfig::compile(bad_glob).err().map(|e| e.to_string()).unwrap_or_default();
+    let bad_glob = PolicyInputs {
+        rules: vec![rule("r9", "fs", "w", "/p", "a[", RuleEffect::Ask)],
+        ..Default::default()
+    };
+    let err = PolicyConfig::compile(bad_glob)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(err.contains("r9") && err.contains("glob"), "{err}");
-    let bad_pointer = PolicyInputs { rules: vec![rule("r8", "fs", "w", "path", "*", RuleEffect::Ask)], ..Default::default() };
-    let err = PolicyConfig::compile(bad_pointer).err().map(|e| e.to_string()).unwrap_or_default();
+    let bad_pointer = PolicyInputs {
+        rules: vec![rule("r8", "fs", "w", "path", "*", RuleEffect::Ask)],
+        ..Default::default()
+    };
+    let err = PolicyConfig::compile(bad_pointer)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
     assert!(err.contains("JSON pointer"), "{err}");
 }

@@ -20,16 +20,31 @@ fn responses(model: &ScriptedModel, name: Option<&str>) -> ProviderSettings {
 }
 
 fn open(dir: &tempfile::TempDir) -> Engine {
-    Engine::open(EngineConfig { data_dir: dir.path().to_path_buf(), workspace: None }).unwrap()
+    Engine::open(EngineConfig {
+        data_dir: dir.path().to_path_buf(),
+        workspace: None,
+    })
+    .unwrap()
 }
 
 fn ask(id: &str, arguments: &str) -> ScriptedApproval {
-    ScriptedApproval { id: id.into(), server_label: "wiki".into(), name: "search".into(), arguments: arguments.into() }
+    ScriptedApproval {
+        id: id.into(),
+        server_label: "wiki".into(),
+        name: "search".into(),
+        arguments: arguments.into(),
+    }
 }
 
 /// The `mcp_approval_response` items of a recorded request.
 fn answers(request: &Value) -> Vec<Value> {
-    request["input"].as_array().unwrap().iter().filter(|i| i["type"] == "mcp_approval_response").cloned().collect()
+    request["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "mcp_approval_response")
+        .cloned()
+        .collect()
 }
 
 #[tokio::test]
@@ -48,15 +63,31 @@ async fn session_modes_decide_provider_approvals_without_asking() {
 
     engine.set_mode(Some("deny"), Some(Mode::DenyAll)).unwrap();
     engine.send_message("deny", "go").unwrap();
-    assert_eq!(engine.wait_turn("deny").await.unwrap().answer.as_deref(), Some("denied, fine"));
+    assert_eq!(
+        engine.wait_turn("deny").await.unwrap().answer.as_deref(),
+        Some("denied, fine")
+    );
     let answer = &answers(&model.requests()[1])[0];
     assert_eq!(answer["approve"], false);
-    assert!(answer["reason"].as_str().unwrap().contains("deny-all"), "{answer}");
+    assert!(
+        answer["reason"].as_str().unwrap().contains("deny-all"),
+        "{answer}"
+    );
 
-    engine.set_mode(Some("never"), Some(Mode::NeverAsk)).unwrap();
+    engine
+        .set_mode(Some("never"), Some(Mode::NeverAsk))
+        .unwrap();
     engine.send_message("never", "go").unwrap();
-    assert_eq!(engine.wait_turn("never").await.unwrap().answer.as_deref(), Some("approved, fine"));
-    assert_eq!(answers(&model.requests()[3]), vec![json!({"type": "mcp_approval_response", "approval_request_id": "r2", "approve": true})]);
+    assert_eq!(
+        engine.wait_turn("never").await.unwrap().answer.as_deref(),
+        Some("approved, fine")
+    );
+    assert_eq!(
+        answers(&model.requests()[3]),
+        vec![
+            json!({"type": "mcp_approval_response", "approval_request_id": "r2", "approve": true})
+        ]
+    );
     assert!(engine.inbox().unwrap().is_empty());
 }
 
@@ -64,7 +95,12 @@ async fn session_modes_decide_provider_approvals_without_asking() {
 async fn unreadable_provider_arguments_and_repeated_ids_are_denied_never_asked() {
     let dir = tempfile::tempdir().unwrap();
     let model = ScriptedModel::start(vec![
-        Reply::McpApprovalRequests(vec![ask("r1", "{not json"), ask("r2", "[1]"), ask("r3", "{}"), ask("r3", "{}")]),
+        Reply::McpApprovalRequests(vec![
+            ask("r1", "{not json"),
+            ask("r2", "[1]"),
+            ask("r3", "{}"),
+            ask("r3", "{}"),
+        ]),
         Reply::Text("ok".into()),
     ])
     .await
@@ -77,14 +113,37 @@ async fn unreadable_provider_arguments_and_repeated_ids_are_denied_never_asked()
     assert_eq!(items.len(), 1);
     assert_eq!(items[0].kind, ItemKind::ProviderToolCall);
     assert_eq!(items[0].args, json!({}));
-    engine.decide(DecisionRequest { approval_id: items[0].approval_id.clone(), approve: true, ..Default::default() }, DecidedBy::Api).unwrap();
+    engine
+        .decide(
+            DecisionRequest {
+                approval_id: items[0].approval_id.clone(),
+                approve: true,
+                ..Default::default()
+            },
+            DecidedBy::Api,
+        )
+        .unwrap();
     engine.wait_turn("s").await.unwrap();
     let sent = answers(&model.requests()[1]);
-    let by_id = |id: &str| sent.iter().filter(|a| a["approval_request_id"] == id).cloned().collect::<Vec<_>>();
+    let by_id = |id: &str| {
+        sent.iter()
+            .filter(|a| a["approval_request_id"] == id)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
     assert_eq!(by_id("r1")[0]["approve"], false);
-    assert!(by_id("r1")[0]["reason"].as_str().unwrap().contains("not valid JSON"));
+    assert!(
+        by_id("r1")[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON")
+    );
     assert_eq!(by_id("r2")[0]["approve"], false);
-    assert_eq!(by_id("r3").len(), 1, "only the first r3 is answered by its own id: {sent:?}");
+    assert_eq!(
+        by_id("r3").len(),
+        1,
+        "only the first r3 is answered by its own id: {sent:?}"
+    );
     assert_eq!(by_id("r3")[0]["approve"], true);
 }
 
@@ -92,7 +151,11 @@ async fn unreadable_provider_arguments_and_repeated_ids_are_denied_never_asked()
 async fn a_function_call_and_a_provider_approval_in_one_step() {
     let dir = tempfile::tempdir().unwrap();
     let model = ScriptedModel::start(vec![
-        Reply::ToolCalls(vec![ScriptedCall::new("fc1", "builtin__write_file", json!({"path": "mine.txt", "content": "x"}))]),
+        Reply::ToolCalls(vec![ScriptedCall::new(
+            "fc1",
+            "builtin__write_file",
+            json!({"path": "mine.txt", "content": "x"}),
+        )]),
         Reply::McpApprovalRequests(vec![ask("r1", r#"{"q":"c"}"#)]),
         Reply::McpCall {
             call: ScriptedMcpCall {
@@ -114,7 +177,16 @@ async fn a_function_call_and_a_provider_approval_in_one_step() {
     // The function tool goes through Airlock's own hook (write_file asks) and runs here.
     let items = inbox_of(&engine, 1).await;
     assert_eq!(items[0].kind, ItemKind::ToolCall);
-    engine.decide(DecisionRequest { approval_id: items[0].approval_id.clone(), approve: true, ..Default::default() }, DecidedBy::Api).unwrap();
+    engine
+        .decide(
+            DecisionRequest {
+                approval_id: items[0].approval_id.clone(),
+                approve: true,
+                ..Default::default()
+            },
+            DecidedBy::Api,
+        )
+        .unwrap();
     let items = loop {
         let items = inbox_of(&engine, 1).await;
         if items[0].kind == ItemKind::ProviderToolCall {
@@ -122,27 +194,57 @@ async fn a_function_call_and_a_provider_approval_in_one_step() {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
-    engine.decide(DecisionRequest { approval_id: items[0].approval_id.clone(), approve: true, ..Default::default() }, DecidedBy::Api).unwrap();
+    engine
+        .decide(
+            DecisionRequest {
+                approval_id: items[0].approval_id.clone(),
+                approve: true,
+                ..Default::default()
+            },
+            DecidedBy::Api,
+        )
+        .unwrap();
     let outcome = engine.wait_turn("s").await.unwrap();
     assert_eq!(outcome.answer.as_deref(), Some("the search failed"));
     assert!(dir.path().join("workspace/mine.txt").exists());
-    let outputs: Vec<Value> =
-        model.requests()[1]["input"].as_array().unwrap().iter().filter(|i| i["type"] == "function_call_output").cloned().collect();
+    let outputs: Vec<Value> = model.requests()[1]["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "function_call_output")
+        .cloned()
+        .collect();
     assert_eq!(outputs.len(), 1);
     assert_eq!(outputs[0]["call_id"], "fc1");
     // The provider's failure is recorded on the call it asked about and in the audit trail.
     let transcript = engine.transcript("s").unwrap();
-    let asked = transcript.iter().flat_map(|m| &m.calls).find(|c| c.provider_call_id == "r1").unwrap();
+    let asked = transcript
+        .iter()
+        .flat_map(|m| &m.calls)
+        .find(|c| c.provider_call_id == "r1")
+        .unwrap();
     assert_eq!(asked.state, airlock_core::CallState::Failed);
-    assert_eq!(asked.result.as_ref().unwrap()["outcome"]["error"], "upstream failed");
+    assert_eq!(
+        asked.result.as_ref().unwrap()["outcome"]["error"],
+        "upstream failed"
+    );
     let audited = engine.store().audit_rows(100).unwrap();
-    assert!(audited.iter().any(|r| r.action == "provider_tool_outcome" && r.detail["error"] == "upstream failed"));
+    assert!(
+        audited
+            .iter()
+            .any(|r| r.action == "provider_tool_outcome" && r.detail["error"] == "upstream failed")
+    );
 }
 
 #[tokio::test]
 async fn cancelling_while_a_provider_approval_waits_answers_no_next_time() {
     let dir = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::start(vec![Reply::McpApprovalRequests(vec![ask("r1", "{}")]), Reply::Text("ok".into())]).await.unwrap();
+    let model = ScriptedModel::start(vec![
+        Reply::McpApprovalRequests(vec![ask("r1", "{}")]),
+        Reply::Text("ok".into()),
+    ])
+    .await
+    .unwrap();
     let engine = open(&dir);
     engine.set_provider(responses(&model, None)).unwrap();
     engine.send_message("s", "go").unwrap();
@@ -151,7 +253,10 @@ async fn cancelling_while_a_provider_approval_waits_answers_no_next_time() {
     engine.wait_turn("s").await.unwrap();
     assert!(engine.inbox().unwrap().is_empty());
     engine.send_message("s", "again").unwrap();
-    assert_eq!(engine.wait_turn("s").await.unwrap().answer.as_deref(), Some("ok"));
+    assert_eq!(
+        engine.wait_turn("s").await.unwrap().answer.as_deref(),
+        Some("ok")
+    );
     let answer = &answers(&model.requests()[1])[0];
     assert_eq!(answer["approve"], false);
 }
@@ -159,22 +264,50 @@ async fn cancelling_while_a_provider_approval_waits_answers_no_next_time() {
 #[tokio::test]
 async fn sessions_use_their_chosen_named_provider() {
     let dir = tempfile::tempdir().unwrap();
-    let default = ScriptedModel::start(vec![Reply::Text("from the default".into())]).await.unwrap();
-    let named = ScriptedModel::start(vec![Reply::Text("from the named one".into()), Reply::Text("still named".into())]).await.unwrap();
+    let default = ScriptedModel::start(vec![Reply::Text("from the default".into())])
+        .await
+        .unwrap();
+    let named = ScriptedModel::start(vec![
+        Reply::Text("from the named one".into()),
+        Reply::Text("still named".into()),
+    ])
+    .await
+    .unwrap();
     let engine = open(&dir);
-    engine.set_provider(ProviderSettings { base_url: default.base_url(), model: "d".into(), ..ProviderSettings::default() }).unwrap();
-    engine.set_provider(responses(&named, Some("resp"))).unwrap();
+    engine
+        .set_provider(ProviderSettings {
+            base_url: default.base_url(),
+            model: "d".into(),
+            ..ProviderSettings::default()
+        })
+        .unwrap();
+    engine
+        .set_provider(responses(&named, Some("resp")))
+        .unwrap();
     assert!(engine.choose_provider("x", "missing").is_err());
-    assert!(engine.set_provider(responses(&named, Some("bad name"))).is_err());
+    assert!(
+        engine
+            .set_provider(responses(&named, Some("bad name")))
+            .is_err()
+    );
 
     engine.send_message("plain", "hi").unwrap();
-    assert_eq!(engine.wait_turn("plain").await.unwrap().answer.as_deref(), Some("from the default"));
+    assert_eq!(
+        engine.wait_turn("plain").await.unwrap().answer.as_deref(),
+        Some("from the default")
+    );
     engine.choose_provider("chosen", "resp").unwrap();
     engine.send_message("chosen", "hi").unwrap();
-    assert_eq!(engine.wait_turn("chosen").await.unwrap().answer.as_deref(), Some("from the named one"));
+    assert_eq!(
+        engine.wait_turn("chosen").await.unwrap().answer.as_deref(),
+        Some("from the named one")
+    );
     // The choice stays with the session.
     engine.send_message("chosen", "again").unwrap();
-    assert_eq!(engine.wait_turn("chosen").await.unwrap().answer.as_deref(), Some("still named"));
+    assert_eq!(
+        engine.wait_turn("chosen").await.unwrap().answer.as_deref(),
+        Some("still named")
+    );
     assert_eq!(default.requests().len(), 1);
     assert_eq!(named.requests().len(), 2);
     let all = engine.providers().unwrap();

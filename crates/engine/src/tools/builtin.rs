@@ -40,12 +40,16 @@ impl BuiltinTools {
     /// The absolute path for a workspace-relative one, or why it is refused.
     fn resolve(&self, relative: &str) -> Result<PathBuf, ToolError> {
         if !stays_inside(relative) {
-            return Err(ToolError(format!("'{relative}' is outside the workspace; use a path relative to it")));
+            return Err(ToolError(format!(
+                "'{relative}' is outside the workspace; use a path relative to it"
+            )));
         }
-        let root = self
-            .workspace
-            .canonicalize()
-            .map_err(|e| ToolError(format!("the workspace {} is not available: {e}", self.workspace.display())))?;
+        let root = self.workspace.canonicalize().map_err(|e| {
+            ToolError(format!(
+                "the workspace {} is not available: {e}",
+                self.workspace.display()
+            ))
+        })?;
         let joined = root.join(relative);
         let mut existing = joined.as_path();
         while !existing.exists() {
@@ -54,9 +58,13 @@ impl BuiltinTools {
                 None => break,
             };
         }
-        let real = existing.canonicalize().map_err(|e| ToolError(format!("cannot resolve '{relative}': {e}")))?;
+        let real = existing
+            .canonicalize()
+            .map_err(|e| ToolError(format!("cannot resolve '{relative}': {e}")))?;
         if !real.starts_with(&root) {
-            return Err(ToolError(format!("'{relative}' leads outside the workspace through a link")));
+            return Err(ToolError(format!(
+                "'{relative}' leads outside the workspace through a link"
+            )));
         }
         Ok(joined)
     }
@@ -78,13 +86,19 @@ impl BuiltinTools {
         self.on_files(move |this| {
             let path = this.resolve(&relative)?;
             let bytes = std::fs::read(&path).map_err(|e| io_error("read", &path, &e))?;
-            Ok(Value::String(truncate(String::from_utf8_lossy(&bytes).into_owned())))
+            Ok(Value::String(truncate(
+                String::from_utf8_lossy(&bytes).into_owned(),
+            )))
         })
         .await
     }
 
     async fn list_dir(&self, args: &Value) -> Result<Value, ToolError> {
-        let relative = args.get("path").and_then(Value::as_str).unwrap_or(".").to_string();
+        let relative = args
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or(".")
+            .to_string();
         self.on_files(move |this| {
             let path = this.resolve(&relative)?;
             let mut names = Vec::new();
@@ -113,7 +127,10 @@ impl BuiltinTools {
             // Check again now that the parents exist: a link created meanwhile must not be followed.
             let path = this.resolve(&relative)?;
             std::fs::write(&path, &content).map_err(|e| io_error("write", &path, &e))?;
-            Ok(Value::String(format!("wrote {} bytes to {relative}", content.len())))
+            Ok(Value::String(format!(
+                "wrote {} bytes to {relative}",
+                content.len()
+            )))
         })
         .await
     }
@@ -133,7 +150,12 @@ impl BuiltinTools {
             .output();
         let output = tokio::time::timeout(COMMAND_TIMEOUT, child)
             .await
-            .map_err(|_| ToolError(format!("the command did not finish within {} s", COMMAND_TIMEOUT.as_secs())))?
+            .map_err(|_| {
+                ToolError(format!(
+                    "the command did not finish within {} s",
+                    COMMAND_TIMEOUT.as_secs()
+                ))
+            })?
             .map_err(|e| ToolError(format!("cannot start the command: {e}")))?;
         Ok(json!({
             "exit_code": output.status.code(),
@@ -144,7 +166,9 @@ impl BuiltinTools {
 }
 
 fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
-    args.get(name).and_then(Value::as_str).ok_or_else(|| ToolError(format!("missing string argument '{name}'")))
+    args.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ToolError(format!("missing string argument '{name}'")))
 }
 
 fn io_error(what: &str, path: &Path, error: &std::io::Error) -> ToolError {
@@ -164,7 +188,8 @@ fn truncate(mut text: String) -> String {
 }
 
 fn path_schema(extra: Value) -> Value {
-    let mut properties = json!({ "path": { "type": "string", "description": "Path relative to the workspace" } });
+    let mut properties =
+        json!({ "path": { "type": "string", "description": "Path relative to the workspace" } });
     if let (Some(map), Some(extra)) = (properties.as_object_mut(), extra.as_object()) {
         map.extend(extra.clone());
     }
@@ -219,18 +244,26 @@ impl ToolSource for BuiltinTools {
         if stays_inside(path) {
             None
         } else {
-            Some(NeedsApproval::Deny(format!("'{path}' is outside the workspace")))
+            Some(NeedsApproval::Deny(format!(
+                "'{path}' is outside the workspace"
+            )))
         }
     }
 
-    fn call<'a>(&'a self, tool: &'a str, args: &'a Value) -> BoxFuture<'a, Result<Value, ToolError>> {
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        args: &'a Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>> {
         Box::pin(async move {
             match tool {
                 "read_file" => self.read_file(args).await,
                 "list_dir" => self.list_dir(args).await,
                 "write_file" => self.write_file(args).await,
                 "run_command" => self.run_command(args).await,
-                other => Err(ToolError(format!("the built-in server has no tool '{other}'"))),
+                other => Err(ToolError(format!(
+                    "the built-in server has no tool '{other}'"
+                ))),
             }
         })
     }
@@ -248,22 +281,52 @@ mod tests {
         std::fs::write(dir.path().join("secret.txt"), "s").unwrap();
         let tools = BuiltinTools::new(workspace.clone());
 
-        tools.call("write_file", &json!({"path": "sub/a.txt", "content": "hi"})).await.unwrap();
-        assert_eq!(std::fs::read_to_string(workspace.join("sub/a.txt")).unwrap(), "hi");
-        assert_eq!(tools.call("read_file", &json!({"path": "sub/a.txt"})).await.unwrap(), json!("hi"));
-        assert_eq!(tools.call("list_dir", &json!({"path": "."})).await.unwrap(), json!("sub/"));
+        tools
+            .call("write_file", &json!({"path": "sub/a.txt", "content": "hi"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(workspace.join("sub/a.txt")).unwrap(),
+            "hi"
+        );
+        assert_eq!(
+            tools
+                .call("read_file", &json!({"path": "sub/a.txt"}))
+                .await
+                .unwrap(),
+            json!("hi")
+        );
+        assert_eq!(
+            tools.call("list_dir", &json!({"path": "."})).await.unwrap(),
+            json!("sub/")
+        );
 
         for path in ["../secret.txt", "/etc/passwd", "sub/../../secret.txt"] {
-            let err = tools.call("read_file", &json!({"path": path})).await.unwrap_err();
+            let err = tools
+                .call("read_file", &json!({"path": path}))
+                .await
+                .unwrap_err();
             assert!(err.0.contains("outside the workspace"), "{path}: {err}");
-            assert!(matches!(tools.needs_approval("read_file", &json!({"path": path})), Some(NeedsApproval::Deny(_))));
+            assert!(matches!(
+                tools.needs_approval("read_file", &json!({"path": path})),
+                Some(NeedsApproval::Deny(_))
+            ));
         }
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(dir.path(), workspace.join("escape")).unwrap();
-            let err = tools.call("read_file", &json!({"path": "escape/secret.txt"})).await.unwrap_err();
+            let err = tools
+                .call("read_file", &json!({"path": "escape/secret.txt"}))
+                .await
+                .unwrap_err();
             assert!(err.0.contains("link"), "{err}");
-            let err = tools.call("write_file", &json!({"path": "escape/new.txt", "content": "x"})).await.unwrap_err();
+            let err = tools
+                .call(
+                    "write_file",
+                    &json!({"path": "escape/new.txt", "content": "x"}),
+                )
+                .await
+                .unwrap_err();
             assert!(err.0.contains("link"), "{err}");
             assert!(!dir.path().join("new.txt").exists());
         }
@@ -273,7 +336,10 @@ mod tests {
     async fn runs_commands_in_the_workspace() {
         let dir = tempfile::tempdir().unwrap();
         let tools = BuiltinTools::new(dir.path().to_path_buf());
-        let out = tools.call("run_command", &json!({"command": "echo hi; pwd; exit 3"})).await.unwrap();
+        let out = tools
+            .call("run_command", &json!({"command": "echo hi; pwd; exit 3"}))
+            .await
+            .unwrap();
         assert_eq!(out["exit_code"], json!(3));
         let stdout = out["stdout"].as_str().unwrap();
         assert!(stdout.starts_with("hi\n"), "{stdout}");

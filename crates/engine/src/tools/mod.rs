@@ -3,9 +3,9 @@
 
 pub mod builtin;
 
+use airlock_core::ToolDef;
 use airlock_core::policy::NeedsApproval;
 use airlock_core::schema::{ArgsValidator, SchemaError};
-use airlock_core::ToolDef;
 use futures::future::BoxFuture;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -32,7 +32,11 @@ pub trait ToolSource: Send + Sync {
     fn needs_approval(&self, _tool: &str, _args: &Value) -> Option<NeedsApproval> {
         None
     }
-    fn call<'a>(&'a self, tool: &'a str, args: &'a Value) -> BoxFuture<'a, Result<Value, ToolError>>;
+    fn call<'a>(
+        &'a self,
+        tool: &'a str,
+        args: &'a Value,
+    ) -> BoxFuture<'a, Result<Value, ToolError>>;
     /// Runs a call knowing which session and call it is for. Dropping the future cancels it.
     fn call_in<'a>(
         &'a self,
@@ -79,7 +83,10 @@ impl ToolRegistry {
             .into_iter()
             .map(|def| {
                 let validator = ArgsValidator::new(&def.input_schema);
-                (def.name.clone(), Arc::new(RegisteredTool { def, validator }))
+                (
+                    def.name.clone(),
+                    Arc::new(RegisteredTool { def, validator }),
+                )
             })
             .collect();
         let mut inner = self.inner.write().unwrap_or_else(|p| p.into_inner());
@@ -96,7 +103,11 @@ impl ToolRegistry {
 
     pub fn tool(&self, server: &str, tool: &str) -> Option<Arc<RegisteredTool>> {
         let inner = self.inner.read().unwrap_or_else(|p| p.into_inner());
-        inner.tools.get(server).and_then(|tools| tools.get(tool)).cloned()
+        inner
+            .tools
+            .get(server)
+            .and_then(|tools| tools.get(tool))
+            .cloned()
     }
 
     pub fn source(&self, server: &str) -> Option<Arc<dyn ToolSource>> {
@@ -107,7 +118,11 @@ impl ToolRegistry {
     /// Every tool, sorted by server then name.
     pub fn all(&self) -> Vec<Arc<RegisteredTool>> {
         let inner = self.inner.read().unwrap_or_else(|p| p.into_inner());
-        let mut all: Vec<_> = inner.tools.values().flat_map(|tools| tools.values().cloned()).collect();
+        let mut all: Vec<_> = inner
+            .tools
+            .values()
+            .flat_map(|tools| tools.values().cloned())
+            .collect();
         all.sort_by(|a, b| (&a.def.server, &a.def.name).cmp(&(&b.def.server, &b.def.name)));
         all
     }
