@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Desktop benchmarks for BENCHMARKS.md: cold start to first paint under Xvfb, idle memory (PSS)
-# of all the app's processes, release binary size, then 10,000 pending requests in the real app
-# (inbox open, Approve all) through WebDriver. Needs a release build
+# Desktop benchmarks for BENCHMARKS.md: cold start to first paint under Xvfb, idle memory (PSS
+# and USS) of all the app's processes and of WebKitGTK's MiniBrowser as the platform's floor,
+# release binary size, then 10,000 pending requests in the real app (inbox open, Approve all)
+# through WebDriver. Needs a release build
 # (`ui/node_modules/.bin/tauri build --bundles deb,rpm`, or `cargo build --release -p airlock-desktop`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,20 @@ trap 'kill $app $xvfb 2>/dev/null || true; rm -rf "$data" "$display_file"' EXIT
 for _ in $(seq 50); do [ -s "$display_file" ] && break; sleep 0.1; done
 export DISPLAY=":$(head -n1 "$display_file")"
 
+# Memory of a process and its children (the WebKit web and network processes), in MB: PSS
+# (shared pages divided among the processes mapping them) and USS (pages only they map).
+tree_memory() {
+  local pids pid pss=0 uss=0
+  pids=$(pgrep -f "^$1" || true)
+  for pid in $pids; do pids="$pids $(pgrep -P "$pid" || true)"; done
+  for pid in $(echo "$pids" | tr ' ' '\n' | sort -u); do
+    read -r p u < <(awk '/^Pss:/ {p=$2} /^Private_(Clean|Dirty):/ {u+=$2} END {print p+0, u+0}' \
+      "/proc/$pid/smaps_rollup" 2>/dev/null || echo "0 0")
+    pss=$((pss + p)); uss=$((uss + u))
+  done
+  echo "PSS $((pss / 1024)) MB, USS $((uss / 1024)) MB"
+}
+
 # First paint: the navigation's colour (#1e293b) appears at a point inside the window.
 start=$(date +%s%N)
 dbus-run-session -- "$BIN" --data-dir "$data" >/dev/null 2>&1 &
@@ -26,17 +41,24 @@ painted=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "cold start to first paint: ${painted} ms"
 
 sleep 5
-pids=$(pgrep -f "^$BIN" || true)
-for pid in $pids; do pids="$pids $(pgrep -P "$pid" || true)"; done
-pss=0
-for pid in $(echo "$pids" | tr ' ' '\n' | sort -u); do
-  kb=$(awk '/^Pss:/ {print $2}' "/proc/$pid/smaps_rollup" 2>/dev/null || echo 0)
-  pss=$((pss + ${kb:-0}))
-done
-echo "idle memory (PSS, all processes): $((pss / 1024)) MB"
+echo "idle memory of the app, all processes: $(tree_memory "$BIN")"
 echo "release binary: $(du -m "$BIN" | cut -f1) MB ($(stat -c %s "$BIN") bytes)"
 kill $app 2>/dev/null || true
 wait $app 2>/dev/null || true
+
+# The platform's floor: WebKitGTK's own MiniBrowser (C, no Rust, no engine) showing one line of
+# text, with the same renderer switch, on the same display.
+MINI=/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser
+if [ -x "$MINI" ]; then
+  echo '<body style="background:#1e293b;color:white">hello</body>' >"$data/floor.html"
+  WEBKIT_DISABLE_DMABUF_RENDERER=1 dbus-run-session -- "$MINI" "file://$data/floor.html" >/dev/null 2>&1 &
+  app=$!
+  sleep 8
+  echo "idle memory of WebKitGTK's MiniBrowser, all processes: $(tree_memory "$MINI")"
+  pkill -f "^$MINI" || true
+  kill $app 2>/dev/null || true
+  wait $app 2>/dev/null || true
+fi
 
 # 10,000 pending requests in the real app, through WebDriver (`scripts/setup.sh --deps-only`
 # installs tauri-driver).

@@ -18,12 +18,25 @@ pub(crate) fn load(store: &airlock_store::Store) -> Result<watch::Sender<bool>> 
 }
 
 impl Engine {
-    /// Pauses or resumes every agent; returns whether the switch changed.
+    /// Pauses or resumes every agent; returns whether the switch changed. Setting it to what it
+    /// already is writes nothing (no setting change lands in the audit trail). The store is
+    /// written under the switch's lock, so racing calls cannot leave store and switch apart.
     pub fn set_paused(&self, paused: bool) -> Result<bool> {
-        self.inner
-            .store
-            .set_setting(PAUSED_KEY, &Value::Bool(paused))?;
-        let changed = self.inner.paused.send_replace(paused) != paused;
+        let mut stored = Ok(());
+        let changed = self.inner.paused.send_if_modified(|current| {
+            if *current == paused {
+                return false;
+            }
+            stored = self
+                .inner
+                .store
+                .set_setting(PAUSED_KEY, &Value::Bool(paused));
+            if stored.is_ok() {
+                *current = paused;
+            }
+            stored.is_ok()
+        });
+        stored?;
         if changed {
             self.inner.emit(EngineEvent::Paused { paused });
         }

@@ -689,6 +689,18 @@ async fn paused_agents_run_nothing_until_resumed() {
         !f.engine.set_paused(true).unwrap(),
         "pausing twice changes nothing"
     );
+    let pause_rows = f
+        .engine
+        .store()
+        .audit_rows(100)
+        .unwrap()
+        .into_iter()
+        .filter(|row| row.action == "setting_changed" && row.detail["key"] == "paused")
+        .count();
+    assert_eq!(
+        pause_rows, 1,
+        "pausing twice is one setting change in the audit trail"
+    );
     assert!(matches!(
         events.recv().await.unwrap(),
         EngineEvent::Paused { paused: true }
