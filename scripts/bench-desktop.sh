@@ -32,6 +32,15 @@ tree_memory() {
   echo "PSS $((pss / 1024)) MB, USS $((uss / 1024)) MB"
 }
 
+# Ends a measured program: it outlives its dbus-run-session, so it is stopped by its path, and
+# the next measurement waits until it is gone (its pages would share the next one's PSS).
+stop_tree() {
+  pkill -f "^$1" || true
+  kill $app 2>/dev/null || true
+  wait $app 2>/dev/null || true
+  while pgrep -f "^$1" >/dev/null; do sleep 0.1; done
+}
+
 # First paint: the navigation's colour (#1e293b) appears at a point inside the window.
 start=$(date +%s%N)
 dbus-run-session -- "$BIN" --data-dir "$data" >/dev/null 2>&1 &
@@ -43,8 +52,7 @@ echo "cold start to first paint: ${painted} ms"
 sleep 5
 echo "idle memory of the app, all processes: $(tree_memory "$BIN")"
 echo "release binary: $(du -m "$BIN" | cut -f1) MB ($(stat -c %s "$BIN") bytes)"
-kill $app 2>/dev/null || true
-wait $app 2>/dev/null || true
+stop_tree "$BIN"
 
 # The platform's floor: WebKitGTK's own MiniBrowser (C, no Rust, no engine) showing one line of
 # text, with the same renderer switch, on the same display.
@@ -55,9 +63,7 @@ if [ -x "$MINI" ]; then
   app=$!
   sleep 8
   echo "idle memory of WebKitGTK's MiniBrowser, all processes: $(tree_memory "$MINI")"
-  pkill -f "^$MINI" || true
-  kill $app 2>/dev/null || true
-  wait $app 2>/dev/null || true
+  stop_tree "$MINI"
 fi
 
 # 10,000 pending requests in the real app, through WebDriver (`scripts/setup.sh --deps-only`

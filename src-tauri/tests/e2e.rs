@@ -172,6 +172,20 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     ui.screenshot(&out, "settings-servers").await;
     let servers: Value = api.get("/v1/servers").await.unwrap();
     assert!(servers.to_string().contains("\"echo\""), "{servers}");
+    // Remove it again: one click asks, the second removes it.
+    ui.click("[data-testid=server][data-name=echo] [data-testid=remove-server]")
+        .await;
+    ui.find("[data-testid=confirm-remove]").await;
+    ui.screenshot(&out, "settings-remove-server").await;
+    ui.click("[data-testid=confirm-remove-yes]").await;
+    ui.until(
+        "the server gone",
+        "return document.querySelector('[data-testid=server][data-name=echo]') === null
+             && document.querySelector('[data-testid=removed]')?.textContent === 'Removed echo.'",
+    )
+    .await;
+    let servers: Value = api.get("/v1/servers").await.unwrap();
+    assert!(!servers.to_string().contains("\"echo\""), "{servers}");
     ui.click("[data-testid=nav-history]").await;
     ui.find("table tbody tr").await;
     ui.screenshot(&out, "history").await;

@@ -141,7 +141,10 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
         .route("/v1/settings/{key}", put(set_setting))
         .route("/v1/servers", get(servers).post(add_server))
         .route("/v1/servers/import", post(import_servers))
-        .route("/v1/servers/{name}", put(update_server))
+        .route(
+            "/v1/servers/{name}",
+            put(update_server).delete(remove_server),
+        )
         .route("/v1/elicitations/{id}/answer", post(answer))
         .route("/v1/tools", get(tools))
         .route("/v1/tools/{server}/{tool}", put(set_tool))
@@ -475,6 +478,16 @@ async fn update_server(
         s.engine.set_server_enabled(&name, enabled)?;
     }
     Ok(Json(json!({ "name": name })))
+}
+
+/// Removes a server (its tool settings, rules and remembered decisions too) and denies the
+/// requests still waiting on it.
+async fn remove_server(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> ApiResult<Value> {
+    let denied = s.engine.remove_server(&name)?;
+    Ok(Json(json!({ "name": name, "denied": denied })))
 }
 
 async fn answer(

@@ -283,6 +283,11 @@ enum ServersAction {
     Disable {
         name: String,
     },
+    /// Remove a server with its tool settings, rules and remembered decisions; requests still
+    /// waiting on it are denied.
+    Remove {
+        name: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -119,6 +119,16 @@ pub async fn run(
                 .await?;
             println!("{name}: disabled");
         }
+        ServersAction::Remove { name } => {
+            let answer: Value = client
+                .delete(&format!("/v1/servers/{}", encode(&name)))
+                .await?;
+            match answer["denied"].as_u64().unwrap_or(0) {
+                0 => println!("removed server '{name}'"),
+                1 => println!("removed server '{name}'; denied 1 waiting request"),
+                n => println!("removed server '{name}'; denied {n} waiting requests"),
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

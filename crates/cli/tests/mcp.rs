@@ -786,3 +786,61 @@ async fn streamable_http_server() {
     let _ = http.kill();
     let _ = http.wait();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn removing_a_server_stops_it_forgets_its_settings_and_denies_its_waiting_calls() {
+    let model = ScriptedModel::start(vec![]).await.unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    ok(d, &["servers", "add", "note", "--", TEST_SERVER]);
+    let pid = ready(d, "note", 3)["pid"].as_u64().unwrap();
+    ok(d, &["tools", "set", "note/confirm", "not-required"]);
+    ok(
+        d,
+        &["rules", "add", "note/note", "/text", "never-*", "allow"],
+    );
+    assert!(ok(d, &["rules", "list"]).contains("note/note"));
+
+    // A call of the server waits in the inbox when the server is removed.
+    model.push(call("c1", "note__note", json!({"text": "one"})));
+    model.push(Reply::Text("It is gone.".into()));
+    let waiter = chat_in_background(d, "rm", "note one");
+    inbox(d, 1);
+    let out = ok(d, &["servers", "remove", "note"]);
+    assert!(
+        out.contains("removed server 'note'; denied 1 waiting request"),
+        "{out}"
+    );
+    assert!(waiter.join().unwrap().status.success());
+    let denial = tool_messages(&model.requests().last().cloned().unwrap())
+        .last()
+        .cloned()
+        .unwrap();
+    assert!(denial.contains("'note' was removed"), "{denial}");
+    assert_eq!(server(d, "note"), Value::Null);
+    assert!(!ok(d, &["tools"]).contains("note/"));
+    // The process is stopped (gone, or a zombie waiting to be reaped).
+    eventually("the server's process stopped", || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        (stat.is_empty() || stat.contains(") Z ")).then_some(())
+    });
+
+    // A server added again under the same name starts from the server default: nothing kept.
+    ok(d, &["servers", "add", "note", "--", TEST_SERVER]);
+    ready(d, "note", 3);
+    let tools: Vec<Value> = serde_json::from_str(&ok(d, &["tools", "--json"])).unwrap();
+    let confirm = tools
+        .iter()
+        .find(|t| t["server"] == "note" && t["tool"] == "confirm")
+        .unwrap();
+    assert_eq!(confirm["setting"], "server-default");
+    assert!(!ok(d, &["rules", "list"]).contains("note/note"));
+
+    // The built-in server and unknown names are refused with a clear error.
+    let builtin = airlock(d, &["servers", "remove", "builtin"]);
+    assert!(!builtin.status.success());
+    assert!(String::from_utf8_lossy(&builtin.stderr).contains("cannot be removed"));
+    let unknown = airlock(d, &["servers", "remove", "nope"]);
+    assert!(!unknown.status.success());
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("nope"));
+}

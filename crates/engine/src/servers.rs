@@ -3,8 +3,8 @@
 //! reports how they are doing.
 
 use crate::tools::ToolSource;
-use crate::{Engine, EngineError, Result};
-use airlock_core::{BUILTIN_SERVER, ServerConfig, ServerDefault, validate_server_name};
+use crate::{DecisionRequest, Engine, EngineError, Result};
+use airlock_core::{BUILTIN_SERVER, DecidedBy, ServerConfig, ServerDefault, validate_server_name};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{Read, Seek, SeekFrom};
@@ -191,6 +191,50 @@ impl Engine {
             path,
             message: error.to_string(),
         })
+    }
+
+    /// Removes a server: stops it, forgets what was set and remembered for its tools (see the
+    /// store), and denies the requests still waiting on it, since none of them can run any more.
+    /// Returns how many waiting requests were denied.
+    pub fn remove_server(&self, name: &str) -> Result<usize> {
+        if name == BUILTIN_SERVER {
+            return Err(EngineError::Invalid(
+                "the built-in server cannot be removed".into(),
+            ));
+        }
+        if !self
+            .inner
+            .store
+            .servers()?
+            .iter()
+            .any(|row| row.name == name)
+        {
+            return Err(EngineError::UnknownServer(name.to_string()));
+        }
+        self.inner.store.remove_server(name)?;
+        self.inner.invalidate_policy();
+        match self.server_host() {
+            Some(host) => host.reload(name),
+            None => self.unregister_tools(name),
+        }
+        let denials: Vec<DecisionRequest> = self
+            .inbox()?
+            .into_iter()
+            .filter(|item| item.server == name)
+            .map(|item| DecisionRequest {
+                approval_id: item.approval_id,
+                approve: false,
+                reason: Some(format!(
+                    "The MCP server '{name}' was removed, so this call cannot run."
+                )),
+                ..DecisionRequest::default()
+            })
+            .collect();
+        let denied = denials.len();
+        if denied > 0 {
+            self.decide_many(denials, DecidedBy::Engine)?;
+        }
+        Ok(denied)
     }
 
     pub fn set_server_enabled(&self, name: &str, enabled: bool) -> Result<()> {

@@ -83,6 +83,35 @@ impl Store {
         })
     }
 
+    /// Removes a server with everything kept for its tools (settings, rules, remembered
+    /// decisions, chat grants, pins), so a later server of the same name starts from nothing
+    /// instead of inheriting approvals given to another program.
+    pub fn remove_server(&self, name: &str) -> Result<()> {
+        self.write(|tx| {
+            if tx.run("DELETE FROM servers WHERE name = ?1", [name])? == 0 {
+                return Err(StoreError::Invalid(format!("no server named '{name}'")));
+            }
+            for table in [
+                "tool_settings",
+                "rules",
+                "remembered",
+                "session_grants",
+                "tool_pins",
+            ] {
+                tx.run(&format!("DELETE FROM {table} WHERE server = ?1"), [name])?;
+            }
+            insert_audit(
+                tx,
+                "user",
+                "server_removed",
+                None,
+                None,
+                None,
+                &json!({"server": name}),
+            )
+        })
+    }
+
     pub fn set_server_trust(&self, name: &str, trust_read_only_hints: bool) -> Result<()> {
         self.update_server(name, "trust_read_only_hints", trust_read_only_hints)
     }
@@ -295,6 +324,76 @@ mod tests {
             store.check_pin("fs", "read", &v2, "t2").unwrap(),
             PinCheck::Changed(_)
         ));
+    }
+
+    #[test]
+    fn removing_a_server_forgets_everything_kept_for_its_tools() {
+        use airlock_core::{ArgRule, RuleEffect, RulePattern, ToolSetting};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("a.db")).unwrap();
+        let tool = json!({"description": "reads", "input_schema": {}, "annotations": null});
+        for server in ["fs", "keep"] {
+            store
+                .upsert_server(server, &json!({"command": server}), "h")
+                .unwrap();
+            store
+                .set_tool_setting(server, "read", ToolSetting::NotRequired)
+                .unwrap();
+            store
+                .add_rule(&ArgRule {
+                    id: format!("{server}-rule"),
+                    server: server.into(),
+                    tool: "read".into(),
+                    pointer: "/path".into(),
+                    pattern: RulePattern::Glob("*".into()),
+                    effect: RuleEffect::Allow,
+                })
+                .unwrap();
+            store.check_pin(server, "read", &tool, "t").unwrap();
+        }
+        store.remove_server("fs").unwrap();
+
+        let names: Vec<String> = store
+            .servers()
+            .unwrap()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert!(
+            !names.contains(&"fs".to_string()) && names.contains(&"keep".to_string()),
+            "{names:?}"
+        );
+        let settings = store.tool_settings().unwrap();
+        assert!(
+            settings.iter().all(|(server, _, _)| server == "keep"),
+            "{settings:?}"
+        );
+        let rules: Vec<String> = store
+            .rules()
+            .unwrap()
+            .into_iter()
+            .map(|r| r.rule.server)
+            .collect();
+        assert_eq!(rules, ["keep"]);
+        // A new server of the same name meets its tools as new, not as pinned.
+        assert_eq!(
+            store.check_pin("fs", "read", &tool, "t").unwrap(),
+            PinCheck::New
+        );
+        assert_eq!(
+            store.check_pin("keep", "read", &tool, "t").unwrap(),
+            PinCheck::Same
+        );
+        let audit = store.audit_rows(10).unwrap();
+        assert!(
+            audit
+                .iter()
+                .any(|row| row.action == "server_removed" && row.detail["server"] == "fs")
+        );
+        assert!(
+            store.remove_server("fs").is_err(),
+            "removing it twice says there is none"
+        );
     }
 
     #[test]

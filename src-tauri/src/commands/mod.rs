@@ -38,6 +38,7 @@ macro_rules! command_handler {
             $crate::commands::servers::set_server_enabled,
             $crate::commands::servers::set_server_default,
             $crate::commands::servers::set_server_trust,
+            $crate::commands::servers::remove_server,
             $crate::commands::servers::import_servers,
             $crate::commands::servers::server_log,
             $crate::commands::history::audit,

@@ -116,6 +116,13 @@ pub async fn set_server_trust(
     Ok(shell.engine.set_server_trust(&name, trust)?)
 }
 
+/// Removes a server with its tool settings, rules and remembered decisions; the requests still
+/// waiting on it are denied. Returns how many were.
+#[tauri::command]
+pub async fn remove_server(shell: State<'_, Shell>, name: String) -> CommandResult<usize> {
+    Ok(shell.engine.remove_server(&name)?)
+}
+
 #[tauri::command]
 pub async fn import_servers(shell: State<'_, Shell>, text: String) -> CommandResult<ImportReport> {
     import(&shell.engine, &text)

@@ -67,6 +67,8 @@ export const api = {
   servers: () => invoke<ServerView[]>('servers'),
   saveServer: (name: string, config: ServerConfig) => invoke<void>('save_server', { name, config }),
   setServerEnabled: (name: string, enabled: boolean) => invoke<void>('set_server_enabled', { name, enabled }),
+  /** Removes a server; returns how many of its waiting requests were denied. */
+  removeServer: (name: string) => invoke<number>('remove_server', { name }),
   setServerDefault: (name: string, value: ServerDefault) => invoke<void>('set_server_default', { name, default: value }),
   setServerTrust: (name: string, trust: boolean) => invoke<void>('set_server_trust', { name, trust }),
   importServers: (text: string) => invoke<ImportReport>('import_servers', { text }),
