@@ -801,6 +801,22 @@ async fn removing_a_server_stops_it_forgets_its_settings_and_denies_its_waiting_
     );
     assert!(ok(d, &["rules", "list"]).contains("note/note"));
 
+    // An approval remembered for good, for exactly these arguments.
+    model.push(call("c0", "note__note", json!({"text": "zero"})));
+    model.push(Reply::Text("Noted.".into()));
+    let waiter = chat_in_background(d, "rm", "note zero");
+    let items = inbox(d, 1);
+    let id = items[0]["approval_id"].as_str().unwrap();
+    ok(d, &["approve", id, "--remember", "always", "--exact-args"]);
+    assert!(waiter.join().unwrap().status.success());
+    model.push(call("c0b", "note__note", json!({"text": "zero"})));
+    model.push(Reply::Text("Noted again.".into()));
+    // It applies: the same call runs without asking.
+    assert_eq!(
+        ok(d, &["chat", "--session", "rm", "note zero twice"]).trim(),
+        "Noted again."
+    );
+
     // A call of the server waits in the inbox when the server is removed.
     model.push(call("c1", "note__note", json!({"text": "one"})));
     model.push(Reply::Text("It is gone.".into()));
@@ -835,6 +851,14 @@ async fn removing_a_server_stops_it_forgets_its_settings_and_denies_its_waiting_
         .unwrap();
     assert_eq!(confirm["setting"], "server-default");
     assert!(!ok(d, &["rules", "list"]).contains("note/note"));
+    // The approval remembered for the old server does not carry over: the same call asks again.
+    model.push(call("c2", "note__note", json!({"text": "zero"})));
+    model.push(Reply::Text("Asked again.".into()));
+    let waiter = chat_in_background(d, "rm", "note zero again");
+    let items = inbox(d, 1);
+    assert_eq!(items[0]["args"]["text"], "zero");
+    ok(d, &["deny", items[0]["approval_id"].as_str().unwrap()]);
+    assert!(waiter.join().unwrap().status.success());
 
     // The built-in server and unknown names are refused with a clear error.
     let builtin = airlock(d, &["servers", "remove", "builtin"]);
