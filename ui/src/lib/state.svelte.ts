@@ -28,6 +28,9 @@ export class AppState {
   private inboxEpoch = 0;
   private added: InboxItem[] = [];
   private removed = new Set<string>();
+  /** Ids decided while this window was open: a request event delivered after its decision
+   * (events queue behind a reload under load) must not bring the item back. */
+  private decided = new Set<string>();
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
   private refetching = false;
   private refetchAgain = false;
@@ -76,8 +79,10 @@ export class AppState {
       case 'approvals_decided': {
         // One event for a whole batch (Approve all): one inbox update, one bump per session.
         const sessions = new Set<string>();
+        if (this.decided.size > 100_000) this.decided.clear();
         for (const decided of event.decisions) {
           this.removed.add(decided.approval_id);
+          this.decided.add(decided.approval_id);
           sessions.add(decided.session);
         }
         this.schedule();
@@ -149,16 +154,23 @@ export class AppState {
     this.revision[session] = (this.revision[session] ?? 0) + 1;
   }
 
-  /** Applies inbox changes at most every 30 ms, so a burst of events is one update. */
+  /** Applies inbox changes at most every 30 ms, so a burst of events is one update. An item
+   * already shown is not added twice: a reload's fetch may include items whose events were
+   * still on their way to the window. */
   private schedule(): void {
     if (this.flushTimer !== null) return;
     this.flushTimer = setTimeout(() => {
       this.flushTimer = null;
       const removed = this.removed;
-      const added = this.added.filter((i) => !removed.has(i.approval_id));
+      const kept = removed.size ? this.inbox.filter((i) => !removed.has(i.approval_id)) : this.inbox;
+      const shown = new Set(kept.map((i) => i.approval_id));
+      const added = this.added.filter((i) => {
+        if (removed.has(i.approval_id) || this.decided.has(i.approval_id) || shown.has(i.approval_id)) return false;
+        shown.add(i.approval_id);
+        return true;
+      });
       this.removed = new Set();
       this.added = [];
-      const kept = removed.size ? this.inbox.filter((i) => !removed.has(i.approval_id)) : this.inbox;
       this.inbox = added.length ? [...kept, ...added] : kept;
     }, 30);
   }

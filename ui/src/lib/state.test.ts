@@ -1,0 +1,28 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { item } from '../test/fixtures';
+import { AppState } from './state.svelte';
+
+describe('AppState inbox events', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('does not show an item twice when its event arrives after a fetch that had it', () => {
+    const state = new AppState();
+    state.inbox = [item(1), item(2)];
+    state.apply({ type: 'approval_requested', item: item(2) });
+    state.apply({ type: 'approval_requested', item: item(3) });
+    state.apply({ type: 'approval_requested', item: item(3) });
+    vi.advanceTimersByTime(40);
+    expect(state.inbox.map((i) => i.approval_id)).toEqual(['apr_1', 'apr_2', 'apr_3']);
+  });
+
+  it('does not bring back an item whose request event comes after its decision', () => {
+    const state = new AppState();
+    state.inbox = [item(1)];
+    state.apply({ type: 'approvals_decided', decisions: [{ approval_id: 'apr_2', session: 'demo', approve: true, decided_by: 'inbox' }] });
+    vi.advanceTimersByTime(40);
+    state.apply({ type: 'approval_requested', item: item(2) });
+    vi.advanceTimersByTime(40);
+    expect(state.inbox.map((i) => i.approval_id)).toEqual(['apr_1']);
+  });
+});
