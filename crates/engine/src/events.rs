@@ -83,4 +83,9 @@ pub enum EngineEvent {
     Paused {
         paused: bool,
     },
+    /// A server was added, changed, enabled, disabled or removed, or its state changed
+    /// (starting, ready, failed): whoever shows the servers reads them again.
+    ServersChanged {
+        server: String,
+    },
 }

@@ -3,7 +3,7 @@
 //! reports how they are doing.
 
 use crate::tools::ToolSource;
-use crate::{DecisionRequest, Engine, EngineError, Result};
+use crate::{DecisionRequest, Engine, EngineError, EngineEvent, Result};
 use airlock_core::{BUILTIN_SERVER, DecidedBy, ServerConfig, ServerDefault, validate_server_name};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -76,6 +76,14 @@ impl Engine {
 
     pub fn unregister_tools(&self, server: &str) {
         self.inner.tools.unregister(server);
+    }
+
+    /// Says that a server's state changed (called by the server host as it starts, fails and
+    /// restarts servers).
+    pub fn announce_server_change(&self, server: &str) {
+        self.inner.emit(EngineEvent::ServersChanged {
+            server: server.to_string(),
+        });
     }
 
     /// Drops the cached policy after settings or pins changed outside the engine's own paths.
@@ -152,12 +160,14 @@ impl Engine {
         if let Some(host) = self.server_host() {
             host.reload(name);
         }
+        self.announce_server_change(name);
         Ok(())
     }
 
     pub fn set_server_default(&self, name: &str, default: ServerDefault) -> Result<()> {
         self.inner.store.set_server_default(name, default)?;
         self.inner.invalidate_policy();
+        self.announce_server_change(name);
         Ok(())
     }
 
@@ -166,6 +176,7 @@ impl Engine {
             .store
             .set_server_trust(name, trust_read_only_hints)?;
         self.inner.invalidate_policy();
+        self.announce_server_change(name);
         Ok(())
     }
 
@@ -217,6 +228,7 @@ impl Engine {
             Some(host) => host.reload(name),
             None => self.unregister_tools(name),
         }
+        self.announce_server_change(name);
         let denials: Vec<DecisionRequest> = self
             .inbox()?
             .into_iter()
@@ -247,6 +259,7 @@ impl Engine {
         if let Some(host) = self.server_host() {
             host.reload(name);
         }
+        self.announce_server_change(name);
         Ok(())
     }
 }

@@ -28,6 +28,7 @@ pub(crate) struct Supervisor {
 impl Supervisor {
     fn set(&self, f: impl FnOnce(&mut ServerStatus)) {
         f(&mut self.status.lock().unwrap_or_else(|p| p.into_inner()));
+        self.engine.announce_server_change(&self.name);
     }
 
     pub(crate) async fn run(self, mut stop: watch::Receiver<bool>) {

@@ -260,6 +260,7 @@ mod tests {
         let data = tempfile::tempdir().unwrap();
         let engine = engine(data.path());
         let mcp = airlock_mcp::McpManager::start(&engine);
+        let mut events = engine.subscribe();
         let missing = data.path().join("no-such-server").display().to_string();
         save(
             &engine,
@@ -275,6 +276,18 @@ mod tests {
         let failed = wait_for_state(&engine, "broken", "failed").await;
         let reason = failed.status.and_then(|s| s.reason).unwrap_or_default();
         assert!(reason.contains("no-such-server"), "{reason}");
+        // Each change of its state was announced, so Settings reads the list again.
+        let mut announced = 0;
+        while let Ok(event) = events.try_recv() {
+            if matches!(&event, airlock_engine::EngineEvent::ServersChanged { server } if server == "broken")
+            {
+                announced += 1;
+            }
+        }
+        assert!(
+            announced >= 2,
+            "added, then starting and failed: {announced} announcements"
+        );
         mcp.stop_all();
     }
 

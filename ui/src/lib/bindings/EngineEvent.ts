@@ -4,4 +4,4 @@ import type { InboxItem } from "./InboxItem";
 import type { SessionStatus } from "./SessionStatus";
 import type { TurnOutcome } from "./TurnOutcome";
 
-export type EngineEvent = { "type": "approval_requested", item: InboxItem, } | { "type": "approvals_decided", decisions: Array<DecidedItem>, } | { "type": "session_status", session: string, status: SessionStatus, } | { "type": "text_delta", session: string, text: string, } | { "type": "tool_finished", session: string, tool_call_id: string, state: string, } | { "type": "turn_ended", outcome: TurnOutcome, } | { "type": "paused", paused: boolean, };
+export type EngineEvent = { "type": "approval_requested", item: InboxItem, } | { "type": "approvals_decided", decisions: Array<DecidedItem>, } | { "type": "session_status", session: string, status: SessionStatus, } | { "type": "text_delta", session: string, text: string, } | { "type": "tool_finished", session: string, tool_call_id: string, state: string, } | { "type": "turn_ended", outcome: TurnOutcome, } | { "type": "paused", paused: boolean, } | { "type": "servers_changed", server: string, };
