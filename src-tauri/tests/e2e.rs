@@ -152,6 +152,9 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
         "build the workspace first: no {}",
         test_server.display()
     );
+    // An unsaved edit of the provider form survives the reloads the new server causes.
+    ui.type_into("input[placeholder=gpt-4o-mini]", "draft-model")
+        .await;
     ui.click("[data-testid=add-server]").await;
     ui.type_into("input[aria-label='Server name']", "echo")
         .await;
@@ -170,6 +173,11 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     ui.find("[data-testid=server-log]").await;
     ui.until("the server's tools listed", "return document.body.textContent.includes('Tools by server') && [...document.querySelectorAll('h3')].some((h) => h.textContent.startsWith('echo'))").await;
     ui.screenshot(&out, "settings-servers").await;
+    assert_eq!(
+        ui.run("return document.querySelector('input[placeholder=gpt-4o-mini]').value")
+            .await,
+        json!("draft-model")
+    );
     let servers: Value = api.get("/v1/servers").await.unwrap();
     assert!(servers.to_string().contains("\"echo\""), "{servers}");
     // Remove it again: one click asks, the second removes it.
