@@ -157,10 +157,7 @@ impl Engine {
             .store
             .upsert_server(name, &value, &config.definition_hash())?;
         self.inner.invalidate_policy();
-        if let Some(host) = self.server_host() {
-            host.reload(name);
-        }
-        self.announce_server_change(name);
+        self.restart_server(name);
         Ok(())
     }
 
@@ -188,15 +185,7 @@ impl Engine {
     /// The last `lines` lines of a server's log, reading at most [`LOG_TAIL_MAX_BYTES`] from its
     /// end; empty when the server has not written one (yet, or never: HTTP and built-in).
     pub fn server_log_tail(&self, name: &str, lines: usize) -> Result<Vec<String>> {
-        if !self
-            .inner
-            .store
-            .servers()?
-            .iter()
-            .any(|row| row.name == name)
-        {
-            return Err(EngineError::UnknownServer(name.to_string()));
-        }
+        self.require_server(name)?;
         let path = self.server_log_path(name);
         read_tail(&path, lines, LOG_TAIL_MAX_BYTES).map_err(|error| EngineError::ServerLog {
             path,
@@ -213,22 +202,10 @@ impl Engine {
                 "the built-in server cannot be removed".into(),
             ));
         }
-        if !self
-            .inner
-            .store
-            .servers()?
-            .iter()
-            .any(|row| row.name == name)
-        {
-            return Err(EngineError::UnknownServer(name.to_string()));
-        }
+        self.require_server(name)?;
         self.inner.store.remove_server(name)?;
         self.inner.invalidate_policy();
-        match self.server_host() {
-            Some(host) => host.reload(name),
-            None => self.unregister_tools(name),
-        }
-        self.announce_server_change(name);
+        self.restart_server(name);
         let denials: Vec<DecisionRequest> = self
             .inbox()?
             .into_iter()
@@ -256,11 +233,32 @@ impl Engine {
             ));
         }
         self.inner.store.set_server_enabled(name, enabled)?;
-        if let Some(host) = self.server_host() {
-            host.reload(name);
+        self.restart_server(name);
+        Ok(())
+    }
+
+    /// (Re)starts or stops a server after its definition, `enabled` or existence changed, and
+    /// says so. Without a host (no MCP manager attached) its tools are only taken away.
+    fn restart_server(&self, name: &str) {
+        match self.server_host() {
+            Some(host) => host.reload(name),
+            None => self.unregister_tools(name),
         }
         self.announce_server_change(name);
-        Ok(())
+    }
+
+    fn require_server(&self, name: &str) -> Result<()> {
+        if self
+            .inner
+            .store
+            .servers()?
+            .iter()
+            .any(|row| row.name == name)
+        {
+            Ok(())
+        } else {
+            Err(EngineError::UnknownServer(name.to_string()))
+        }
     }
 }
 
