@@ -18,21 +18,19 @@ fn write_call(id: &str, path: &str, content: &str) -> Reply {
     )])
 }
 
-fn setup(model: &ScriptedModel) -> (tempfile::TempDir, Engine) {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::start(dir.path());
-    ok(
-        dir.path(),
-        &[
-            "provider",
-            "set",
-            "--base-url",
-            &model.base_url(),
-            "--model",
-            "scripted",
-        ],
-    );
-    (dir, engine)
+/// One step of three `write_file` calls (`c1`..`c3` writing `{prefix}1.txt`..`{prefix}3.txt`).
+fn three_writes(prefix: &str) -> Reply {
+    Reply::ToolCalls(
+        (1..=3)
+            .map(|i| {
+                ScriptedCall::new(
+                    format!("c{i}"),
+                    "builtin__write_file",
+                    json!({"path": format!("{prefix}{i}.txt"), "content": "x"}),
+                )
+            })
+            .collect(),
+    )
 }
 
 fn tool_messages(request: &Value) -> Vec<Value> {
@@ -135,16 +133,7 @@ async fn approve_with_edited_arguments_through_the_cli() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn deny_with_reason_and_batch_in_reverse_order() {
-    let calls = (1..=3)
-        .map(|i| {
-            ScriptedCall::new(
-                format!("c{i}"),
-                "builtin__write_file",
-                json!({"path": format!("f{i}.txt"), "content": "x"}),
-            )
-        })
-        .collect();
-    let model = ScriptedModel::start(vec![Reply::ToolCalls(calls), Reply::Text("ok".into())])
+    let model = ScriptedModel::start(vec![three_writes("f"), Reply::Text("ok".into())])
         .await
         .unwrap();
     let (dir, _engine) = setup(&model);
@@ -172,16 +161,7 @@ async fn deny_with_reason_and_batch_in_reverse_order() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn approve_many_ids_where_one_is_already_decided() {
-    let calls = (1..=3)
-        .map(|i| {
-            ScriptedCall::new(
-                format!("c{i}"),
-                "builtin__write_file",
-                json!({"path": format!("m{i}.txt"), "content": "x"}),
-            )
-        })
-        .collect();
-    let model = ScriptedModel::start(vec![Reply::ToolCalls(calls), Reply::Text("ok".into())])
+    let model = ScriptedModel::start(vec![three_writes("m"), Reply::Text("ok".into())])
         .await
         .unwrap();
     let (dir, _engine) = setup(&model);

@@ -81,23 +81,6 @@ fn wait_for_tool(d: &Path, tool: &str) {
     eventually(tool, || ok(d, &["tools"]).contains(tool).then_some(()));
 }
 
-fn setup(model: &ScriptedModel) -> (tempfile::TempDir, Engine) {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = Engine::start(dir.path());
-    ok(
-        dir.path(),
-        &[
-            "provider",
-            "set",
-            "--base-url",
-            &model.base_url(),
-            "--model",
-            "scripted",
-        ],
-    );
-    (dir, engine)
-}
-
 fn call(id: &str, name: &str, args: Value) -> Reply {
     Reply::ToolCalls(vec![ScriptedCall::new(id, name, args)])
 }

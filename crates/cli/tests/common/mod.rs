@@ -2,6 +2,7 @@
 //! directory.
 #![allow(clippy::unwrap_used, clippy::expect_used, dead_code)]
 
+use airlock_testkit::ScriptedModel;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -74,6 +75,24 @@ impl Drop for Engine {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `serve` on a new temporary data directory, with the scripted model as its provider.
+pub fn setup(model: &ScriptedModel) -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::start(dir.path());
+    ok(
+        dir.path(),
+        &[
+            "provider",
+            "set",
+            "--base-url",
+            &model.base_url(),
+            "--model",
+            "scripted",
+        ],
+    );
+    (dir, engine)
 }
 
 pub fn airlock(data_dir: &Path, args: &[&str]) -> Output {
