@@ -23,6 +23,9 @@ export class AppState {
   error = $state<string | null>(null);
   /** "Pause all agents": nothing runs until resumed (switched here, in the tray or the CLI). */
   paused = $state(false);
+  /** Bumped when a server was added, changed or removed, or its state changed; Settings reads
+   * the servers again. */
+  serversRevision = $state(0);
 
   /** Counts inbox events, so a fetch that raced with one is not applied over it. */
   private inboxEpoch = 0;
@@ -105,6 +108,9 @@ export class AppState {
         break;
       case 'paused':
         this.paused = event.paused;
+        break;
+      case 'servers_changed':
+        this.serversRevision++;
         break;
       case 'turn_ended':
         this.live[event.outcome.session] = '';

@@ -25,4 +25,11 @@ describe('AppState inbox events', () => {
     vi.advanceTimersByTime(40);
     expect(state.inbox.map((i) => i.approval_id)).toEqual(['apr_1']);
   });
+
+  it('counts server changes, so Settings reads the servers again', () => {
+    const state = new AppState();
+    state.apply({ type: 'servers_changed', server: 'echo' });
+    state.apply({ type: 'servers_changed', server: 'echo' });
+    expect(state.serversRevision).toBe(2);
+  });
 });
