@@ -481,7 +481,7 @@ async fn update_server(
 }
 
 /// Removes a server (its tool settings, rules and remembered decisions too) and denies the
-/// requests still waiting on it.
+/// tool calls still waiting on it (its questions end with it, cancelled).
 async fn remove_server(
     State(s): State<Arc<AppState>>,
     Path(name): Path<String>,

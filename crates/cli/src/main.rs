@@ -283,8 +283,8 @@ enum ServersAction {
     Disable {
         name: String,
     },
-    /// Remove a server with its tool settings, rules and remembered decisions; requests still
-    /// waiting on it are denied.
+    /// Remove a server with its tool settings, rules and remembered decisions; tool calls still
+    /// waiting on it are denied, its questions (elicitations) cancelled.
     Remove {
         name: String,
     },

@@ -800,22 +800,45 @@ async fn removing_a_server_stops_it_forgets_its_settings_and_denies_its_waiting_
         "Noted again."
     );
 
-    // A call of the server waits in the inbox when the server is removed.
+    // A call of the server waits in the inbox when the server is removed, and so does a
+    // question the server asks (an elicitation) in another chat.
     model.push(call("c1", "note__note", json!({"text": "one"})));
-    model.push(Reply::Text("It is gone.".into()));
     let waiter = chat_in_background(d, "rm", "note one");
     inbox(d, 1);
+    model.push(call("e1", "note__confirm", json!({})));
+    let asking = chat_in_background(d, "rm-ask", "confirm");
+    let items = inbox(d, 2);
+    assert!(
+        items.iter().any(|i| i["kind"] == "elicitation"),
+        "{items:?}"
+    );
+    model.push(Reply::Text("It is gone.".into()));
+    model.push(Reply::Text("No answer.".into()));
     let out = ok(d, &["servers", "remove", "note"]);
+    // The call is denied; the question ends with its server (cancelled), not denied.
     assert!(
         out.contains("removed server 'note'; denied 1 waiting request"),
         "{out}"
     );
     assert!(waiter.join().unwrap().status.success());
-    let denial = tool_messages(&model.requests().last().cloned().unwrap())
-        .last()
-        .cloned()
+    assert!(asking.join().unwrap().status.success());
+    // The model reads why, in the chat whose call it was.
+    let follow_up = model
+        .requests()
+        .into_iter()
+        .rev()
+        .find(|r| r.to_string().contains("note one"))
         .unwrap();
+    let denial = tool_messages(&follow_up).last().cloned().unwrap();
     assert!(denial.contains("'note' was removed"), "{denial}");
+    eventually("the question settled", || {
+        let items: Vec<Value> = serde_json::from_str(&ok(d, &["inbox", "--json"])).unwrap();
+        items.is_empty().then_some(())
+    });
+    assert!(
+        !ok(d, &["audit", "--limit", "1000"]).contains("decision_refused"),
+        "removal tried no decision that was refused"
+    );
     assert_eq!(server(d, "note"), Value::Null);
     assert!(!ok(d, &["tools"]).contains("note/"));
     // The process is stopped (gone, or a zombie waiting to be reaped).

@@ -4,7 +4,9 @@
 
 use crate::tools::ToolSource;
 use crate::{DecisionRequest, Engine, EngineError, EngineEvent, Result};
-use airlock_core::{BUILTIN_SERVER, DecidedBy, ServerConfig, ServerDefault, validate_server_name};
+use airlock_core::{
+    BUILTIN_SERVER, DecidedBy, ItemKind, ServerConfig, ServerDefault, validate_server_name,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::io::{Read, Seek, SeekFrom};
@@ -194,8 +196,8 @@ impl Engine {
     }
 
     /// Removes a server: stops it, forgets what was set and remembered for its tools (see the
-    /// store), and denies the requests still waiting on it, since none of them can run any more.
-    /// Returns how many waiting requests were denied.
+    /// store), and denies the calls still waiting on it, since none of them can run any more.
+    /// Returns how many were denied (one decided meanwhile by someone else is not counted).
     pub fn remove_server(&self, name: &str) -> Result<usize> {
         if name == BUILTIN_SERVER {
             return Err(EngineError::Invalid(
@@ -206,10 +208,11 @@ impl Engine {
         self.inner.store.remove_server(name)?;
         self.inner.invalidate_policy();
         self.restart_server(name);
+        // Its questions (elicitations) end with its connection, cancelled; only calls are denied.
         let denials: Vec<DecisionRequest> = self
             .inbox()?
             .into_iter()
-            .filter(|item| item.server == name)
+            .filter(|item| item.server == name && item.kind != ItemKind::Elicitation)
             .map(|item| DecisionRequest {
                 approval_id: item.approval_id,
                 approve: false,
@@ -219,11 +222,11 @@ impl Engine {
                 ..DecisionRequest::default()
             })
             .collect();
-        let denied = denials.len();
-        if denied > 0 {
-            self.decide_many(denials, DecidedBy::Engine)?;
+        if denials.is_empty() {
+            return Ok(0);
         }
-        Ok(denied)
+        let outcomes = self.decide_many(denials, DecidedBy::Engine)?;
+        Ok(outcomes.iter().filter(|outcome| outcome.is_ok()).count())
     }
 
     pub fn set_server_enabled(&self, name: &str, enabled: bool) -> Result<()> {

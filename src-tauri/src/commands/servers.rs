@@ -116,8 +116,8 @@ pub async fn set_server_trust(
     Ok(shell.engine.set_server_trust(&name, trust)?)
 }
 
-/// Removes a server with its tool settings, rules and remembered decisions; the requests still
-/// waiting on it are denied. Returns how many were.
+/// Removes a server with its tool settings, rules and remembered decisions; the tool calls still
+/// waiting on it are denied (its questions are cancelled). Returns how many were denied.
 #[tauri::command]
 pub async fn remove_server(shell: State<'_, Shell>, name: String) -> CommandResult<usize> {
     Ok(shell.engine.remove_server(&name)?)
