@@ -171,7 +171,8 @@ export class AppState {
       const kept = removed.size ? this.inbox.filter((i) => !removed.has(i.approval_id)) : this.inbox;
       const shown = new Set(kept.map((i) => i.approval_id));
       const added = this.added.filter((i) => {
-        if (removed.has(i.approval_id) || this.decided.has(i.approval_id) || shown.has(i.approval_id)) return false;
+        // Every removed id is also in `decided`.
+        if (this.decided.has(i.approval_id) || shown.has(i.approval_id)) return false;
         shown.add(i.approval_id);
         return true;
       });
