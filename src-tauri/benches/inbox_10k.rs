@@ -10,7 +10,7 @@
 mod support;
 
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::{Duration, Instant};
 use support::App;
 
@@ -56,13 +56,7 @@ async fn run() {
     let model = ScriptedModel::start(replies).await.unwrap();
     let app = App::launch(data.path(), &out).await;
     let (ui, api) = (&app.ui, &app.api);
-    let _: Value = api
-        .put(
-            "/v1/provider",
-            &json!({"base_url": model.base_url(), "model": "scripted", "stream": false}),
-        )
-        .await
-        .unwrap();
+    app.use_model(&model, false).await;
 
     // Approving 10,000 one by one would outlast WebDriver's default 30 s script timeout.
     ui.call(

@@ -44,13 +44,7 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
 
     let app = App::launch(data.path(), &out).await;
     let (ui, api) = (&app.ui, &app.api);
-    let _: Value = api
-        .put(
-            "/v1/provider",
-            &json!({"base_url": model.base_url(), "model": "scripted", "stream": true}),
-        )
-        .await
-        .unwrap();
+    app.use_model(&model, true).await;
 
     // 1. Send a message: the pending call shows the prompt in the chat and in the inbox.
     ui.click("[data-testid=nav-chat]").await;
@@ -225,13 +219,7 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     .unwrap();
     let app = App::launch(data.path(), &out).await;
     let (ui, api) = (&app.ui, &app.api);
-    let _: Value = api
-        .put(
-            "/v1/provider",
-            &json!({"base_url": model.base_url(), "model": "scripted"}),
-        )
-        .await
-        .unwrap();
+    app.use_model(&model, true).await;
     let status: Value = api.get("/v1/status").await.unwrap();
     let pid = u32::try_from(status["pid"].as_u64().unwrap()).unwrap();
     let display = x11::Display::open();

@@ -214,6 +214,12 @@ impl App {
         }
     }
 
+    /// Points the app at the project's scripted model server.
+    pub async fn use_model(&self, model: &airlock_testkit::ScriptedModel, stream: bool) {
+        let body = json!({"base_url": model.base_url(), "model": "scripted", "stream": stream});
+        let _: Value = self.api.put("/v1/provider", &body).await.unwrap();
+    }
+
     pub async fn end(self) {
         let _ = self.ui.http.delete(&self.session_url).send().await;
     }
