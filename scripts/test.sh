@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every test of the project: lints, Rust unit/integration/end-to-end tests (including the
+# Runs every test of the project: formatting, lints, Rust unit/integration/end-to-end tests (including the
 # check that the UI's generated TypeScript types are current), the UI's type check, its Vitest
 # component tests and its production build.
 set -euo pipefail
@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --deps-only
 # The desktop app embeds ui/dist at compile time, so the UI is built before any cargo step.
 (cd ui && npm run build)
+# The Rust code is rustfmt-formatted (defaults); keep it so.
+cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 (cd ui && npm run check && npm test && npm run test:browser)
