@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test of the project: formatting, lints, Rust unit/integration/end-to-end tests (including the
-# check that the UI's generated TypeScript types are current), the UI's type check, its Vitest
-# component tests and its production build.
+# Runs every test of the project: formatting, lints, Rust unit/integration/end-to-end tests
+# (including the check that the UI's generated TypeScript types are current), the UI's type
+# check, its Vitest component tests and its production build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --deps-only
