@@ -319,22 +319,10 @@ async fn cancel_reaches_the_server_and_a_killed_server_is_restarted() {
             TEST_SERVER,
         ],
     );
-    ok(
-        d,
-        &[
-            "servers",
-            "add",
-            "every",
-            "--",
-            &node(),
-            &everything(),
-            "stdio",
-        ],
-    );
+    let first = add_everything(d);
     ok(d, &["servers", "default", "note", "not-required"]);
     ok(d, &["servers", "default", "every", "not-required"]);
     ready(d, "note", 3);
-    let first = ready(d, "every", 5);
 
     // Cancel the turn while the call runs: the server receives notifications/cancelled.
     model.push(call("c1", "note__wait", json!({})));
@@ -516,17 +504,7 @@ async fn a_changed_tool_description_suspends_allow_for_this_chat() {
     let d = dir.path();
     // First run: the server describes its tool harmlessly.
     let engine = Engine::start_with_env(d, &[(DESCRIPTION, "Keeps a note.")]);
-    ok(
-        d,
-        &[
-            "provider",
-            "set",
-            "--base-url",
-            &model.base_url(),
-            "--model",
-            "scripted",
-        ],
-    );
+    use_model(d, &model);
     ok(d, &["servers", "add", "note", "--", TEST_SERVER]);
     ready(d, "note", 3);
     model.push(call("c1", "note__note", json!({"text": "one"})));

@@ -81,8 +81,14 @@ impl Drop for Engine {
 pub fn setup(model: &ScriptedModel) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
     let engine = Engine::start(dir.path());
+    use_model(dir.path(), model);
+    (dir, engine)
+}
+
+/// Makes the scripted model the running engine's provider.
+pub fn use_model(data_dir: &Path, model: &ScriptedModel) {
     ok(
-        dir.path(),
+        data_dir,
         &[
             "provider",
             "set",
@@ -92,7 +98,6 @@ pub fn setup(model: &ScriptedModel) -> (tempfile::TempDir, Engine) {
             "scripted",
         ],
     );
-    (dir, engine)
 }
 
 pub fn airlock(data_dir: &Path, args: &[&str]) -> Output {
