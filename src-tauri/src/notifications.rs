@@ -3,6 +3,7 @@
 //! person through the engine's one decision path; any failure leaves the item pending.
 
 use crate::commands::settings::notifications_enabled;
+use airlock_core::display::{NOTIFICATION_ARGS_MAX, args_summary, visible_line};
 use crate::window;
 use airlock_core::DecidedBy;
 use airlock_engine::{DecisionRequest, Engine, InboxItem};
@@ -21,6 +22,9 @@ pub enum Announcement {
         args_hash: String,
         summary: String,
         body: String,
+        /// Offer "Allow once": only for a low-risk tool whose arguments the body shows whole
+        /// (the engine refuses any other approval from a notification anyway).
+        may_approve: bool,
     },
     Burst {
         count: usize,
@@ -28,37 +32,31 @@ pub enum Announcement {
     },
 }
 
-pub fn announce(batch: &[InboxItem]) -> Option<Announcement> {
+/// What to show for a batch of new requests; `may_approve` is the engine's rule for one item.
+pub fn announce(
+    batch: &[InboxItem],
+    may_approve: impl Fn(&InboxItem) -> bool,
+) -> Option<Announcement> {
     match batch {
         [] => None,
-        [item] => Some(Announcement::One {
-            approval_id: item.approval_id.clone(),
-            args_hash: item.args_hash.clone(),
-            summary: format!("Allow tool call from {}?", item.server),
-            body: format!("{} — {}", item.tool, args_summary(&item.args, 120)),
-        }),
+        [item] => {
+            let (args, cut) = args_summary(&item.args, NOTIFICATION_ARGS_MAX);
+            Some(Announcement::One {
+                approval_id: item.approval_id.clone(),
+                args_hash: item.args_hash.clone(),
+                summary: format!("Allow tool call from {}?", visible_line(&item.server)),
+                body: format!(
+                    "{} — {args}{}",
+                    visible_line(&item.tool),
+                    if cut { " (cut: open to see all)" } else { "" }
+                ),
+                may_approve: !cut && may_approve(item),
+            })
+        }
         items => Some(Announcement::Burst {
             count: items.len(),
             summary: format!("{} tool calls waiting", items.len()),
         }),
-    }
-}
-
-/// The arguments on one short line: `path: "a.txt", content: "hi"`.
-pub fn args_summary(args: &serde_json::Value, max_chars: usize) -> String {
-    let text = match args.as_object() {
-        Some(map) => map
-            .iter()
-            .map(|(k, v)| format!("{k}: {v}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        None => args.to_string(),
-    };
-    if text.chars().count() <= max_chars {
-        text
-    } else {
-        let cut: String = text.chars().take(max_chars.saturating_sub(1)).collect();
-        format!("{cut}…")
     }
 }
 
@@ -114,7 +112,7 @@ pub fn start<R: Runtime>(app: AppHandle<R>, engine: Engine) -> mpsc::UnboundedSe
             if !notifications_enabled(engine.store()) {
                 continue;
             }
-            if let Some(announcement) = announce(&batch) {
+            if let Some(announcement) = announce(&batch, |item| engine.notification_may_approve(item)) {
                 let (app, engine) = (app.clone(), engine.clone());
                 tauri::async_runtime::spawn_blocking(move || show(&app, &engine, announcement));
             }
@@ -148,12 +146,14 @@ pub fn show_and_wait(
             args_hash,
             summary,
             body,
+            may_approve,
         } => {
             notification.summary(summary).body(body);
-            notification
-                .action(ACTION_OPEN, "Open")
-                .action(ACTION_ALLOW, "Allow once")
-                .action(ACTION_DENY, "Deny");
+            notification.action(ACTION_OPEN, "Open");
+            if *may_approve {
+                notification.action(ACTION_ALLOW, "Allow once");
+            }
+            notification.action(ACTION_DENY, "Deny");
             Some((approval_id.clone(), args_hash.clone()))
         }
         Announcement::Burst { summary, .. } => {
@@ -199,13 +199,47 @@ mod tests {
 
     #[test]
     fn long_arguments_are_cut_on_a_character_boundary() {
-        let summary = args_summary(&json!({"content": "é".repeat(300)}), 20);
+        let (summary, cut) = args_summary(&json!({"content": "é".repeat(300)}), 20);
         assert_eq!(summary.chars().count(), 20);
-        assert!(summary.ends_with('…'));
+        assert!(cut && summary.ends_with('…'));
         assert_eq!(
             args_summary(&json!({"path": "a.txt"}), 50),
-            "path: \"a.txt\""
+            ("path: \"a.txt\"".to_string(), false)
         );
+    }
+
+    /// Security finding: "Allow once" approved any call, run_command included, after showing
+    /// only the first 120 characters of its arguments.
+    #[test]
+    fn allow_once_is_offered_only_for_what_the_notification_shows_whole_and_the_engine_allows() {
+        let offered = |item: InboxItem, engine_allows: bool| match announce(&[item], |_| {
+            engine_allows
+        }) {
+            Some(Announcement::One { may_approve, .. }) => may_approve,
+            other => panic!("{other:?}"),
+        };
+        assert!(offered(pending("a"), true));
+        assert!(!offered(pending("a"), false), "not a low-risk tool");
+        let long = InboxItem {
+            args: json!({"command": "x".repeat(500)}),
+            ..pending("b")
+        };
+        assert!(!offered(long.clone(), true), "arguments cut");
+        match announce(&[long], |_| true) {
+            Some(Announcement::One { body, .. }) => assert!(body.contains("cut"), "{body}"),
+            other => panic!("{other:?}"),
+        }
+        let hidden = InboxItem {
+            tool: "write\u{202e}elif".into(),
+            args: json!({"path": "a\u{202e}txt.exe"}),
+            ..pending("c")
+        };
+        match announce(&[hidden], |_| true) {
+            Some(Announcement::One { body, .. }) => {
+                assert!(!body.contains('\u{202e}') && body.contains("\\u{202E}"), "{body}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     fn pending(id: &str) -> InboxItem {
@@ -219,18 +253,19 @@ mod tests {
 
     #[test]
     fn one_request_is_announced_with_its_tool_and_a_burst_is_summarised() {
-        assert_eq!(announce(&[]), None);
+        assert_eq!(announce(&[], |_| true), None);
         assert_eq!(
-            announce(&[pending("a")]),
+            announce(&[pending("a")], |_| false),
             Some(Announcement::One {
                 approval_id: "a".into(),
                 args_hash: "hash-a".into(),
                 summary: "Allow tool call from files?".into(),
                 body: "write_file — path: \"a.txt\"".into(),
+                may_approve: false,
             })
         );
         assert_eq!(
-            announce(&[pending("a"), pending("b"), pending("c")]),
+            announce(&[pending("a"), pending("b"), pending("c")], |_| true),
             Some(Announcement::Burst {
                 count: 3,
                 summary: "3 tool calls waiting".into()
@@ -263,23 +298,24 @@ mod tests {
         ));
     }
 
-    fn write_file_call() -> airlock_testkit::Reply {
+    fn read_file_call() -> airlock_testkit::Reply {
         airlock_testkit::Reply::ToolCalls(vec![airlock_testkit::ScriptedCall::new(
             "c1",
-            "builtin__write_file",
-            json!({"path": "from-notification.txt", "content": "hi"}),
+            "builtin__read_file",
+            json!({"path": "from-notification.txt"}),
         )])
     }
 
     /// On a private D-Bus session with a notification daemon (scripts/e2e.sh runs it under
     /// `dbus-run-session` with dunst and dbus-monitor): the notification reaches the bus with the
-    /// tool's name, and invoking its "Allow once" action approves the request.
+    /// tool's name, and invoking its "Allow once" action approves the request — a read-only
+    /// tool's (set to ask here), the only kind a notification may approve.
     #[tokio::test(flavor = "multi_thread")]
     #[ignore = "needs a D-Bus session with a notification daemon; run through scripts/e2e.sh"]
     async fn allow_once_from_a_notification_approves() {
         use airlock_engine::{EngineConfig, ProviderSettings};
         let model = airlock_testkit::ScriptedModel::start(vec![
-            write_file_call(),
+            read_file_call(),
             airlock_testkit::Reply::Text("ok".into()),
         ])
         .await
@@ -298,7 +334,11 @@ mod tests {
                 ..Default::default()
             })
             .unwrap();
-        engine.send_message("notify", "write it").unwrap();
+        engine
+            .set_tool_setting("builtin", "read_file", airlock_core::ToolSetting::Required)
+            .unwrap();
+        std::fs::write(engine.workspace().join("from-notification.txt"), "hi").unwrap();
+        engine.send_message("notify", "read it").unwrap();
         let mut item = None;
         for _ in 0..200 {
             if let Some(first) = engine.inbox().unwrap().into_iter().next() {
@@ -308,7 +348,8 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let item = item.expect("a pending request");
-        let announcement = announce(std::slice::from_ref(&item)).unwrap();
+        let announcement =
+            announce(std::slice::from_ref(&item), |i| engine.notification_may_approve(i)).unwrap();
         let (shown_tx, shown_rx) = std::sync::mpsc::channel();
         let waiter = {
             let engine = engine.clone();
@@ -344,7 +385,7 @@ mod tests {
         }
         waiter.join().unwrap();
         let decided = engine.store().approval(&item.approval_id).unwrap().unwrap();
-        assert_eq!(decided.status, "approved");
+        assert_eq!(decided.status, airlock_core::ApprovalStatus::Approved);
         let audit = engine.store().audit_rows(50).unwrap();
         assert!(
             audit
@@ -355,7 +396,7 @@ mod tests {
         if let Some(log) = std::env::var_os("AIRLOCK_DBUS_LOG") {
             let seen = std::fs::read_to_string(log).unwrap();
             assert!(
-                seen.contains("Allow tool call from builtin?") && seen.contains("write_file"),
+                seen.contains("Allow tool call from builtin?") && seen.contains("read_file"),
                 "{seen}"
             );
         }

@@ -79,6 +79,7 @@ pub(crate) mod tests {
             approval_id: id.to_string(),
             session: "s".into(),
             approve: true,
+            status: airlock_core::ApprovalStatus::Approved,
             decided_by: "inbox".into(),
         };
         EngineEvent::ApprovalsDecided {

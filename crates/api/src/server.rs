@@ -4,7 +4,6 @@
 use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
 use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
-use airlock_store::StoreError;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -58,29 +57,10 @@ impl IntoResponse for ApiError {
 
 impl From<EngineError> for ApiError {
     fn from(error: EngineError) -> Self {
-        let (status, code) = match &error {
-            EngineError::Store(StoreError::UnknownApproval(_)) => {
-                (StatusCode::NOT_FOUND, "unknown_approval")
-            }
-            EngineError::Store(StoreError::ForeignSession { .. }) => {
-                (StatusCode::FORBIDDEN, "foreign_session")
-            }
-            EngineError::Store(StoreError::AlreadyDecided { .. }) => {
-                (StatusCode::CONFLICT, "already_decided")
-            }
-            EngineError::Store(StoreError::Invalid(_)) => (StatusCode::BAD_REQUEST, "invalid"),
-            EngineError::UnknownSession(_) => (StatusCode::NOT_FOUND, "unknown_session"),
-            EngineError::UnknownTool { .. } => (StatusCode::NOT_FOUND, "unknown_tool"),
-            EngineError::UnknownServer(_) => (StatusCode::NOT_FOUND, "unknown_server"),
-            EngineError::Busy { .. } => (StatusCode::CONFLICT, "busy"),
-            EngineError::InvalidEdit(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_edit"),
-            EngineError::Invalid(_) | EngineError::Policy(_) | EngineError::Provider(_) => {
-                (StatusCode::BAD_REQUEST, "invalid")
-            }
-            EngineError::NoProvider => (StatusCode::CONFLICT, "no_provider"),
-            _ => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
-        };
-        Self::new(status, code, error.to_string())
+        let code = error.code();
+        let status =
+            StatusCode::from_u16(code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        Self::new(status, code.as_str(), error.to_string())
     }
 }
 

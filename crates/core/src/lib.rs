@@ -2,6 +2,7 @@
 //! pure function. Nothing here does I/O, so every rule is tested without a database or a network.
 
 pub mod canonical;
+pub mod display;
 pub mod ids;
 pub mod path;
 pub mod policy;
@@ -12,7 +13,7 @@ pub mod types;
 pub use canonical::args_hash;
 pub use policy::{
     ArgRule, CallFacts, NeedsApproval, PolicyConfig, PolicyDecision, PolicyError, RuleEffect,
-    RulePattern, SessionPolicy, Step, Verdict, decide,
+    RulePattern, SessionPolicy, Step, Verdict, decide, forbidden,
 };
 pub use server::{ServerConfig, parse_mcp_servers, parse_mcp_servers_each};
 pub use types::*;

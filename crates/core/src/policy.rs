@@ -303,8 +303,12 @@ impl PolicyConfig {
             .unwrap_or(ToolSetting::ServerDefault)
     }
 
-    fn rules_for(&self, server: &str, tool: &str) -> Option<&ToolRules> {
-        self.rules.get(server).and_then(|tools| tools.get(tool))
+    fn match_rules(&self, server: &str, tool: &str, args: &Value) -> RuleMatch {
+        self.rules
+            .get(server)
+            .and_then(|tools| tools.get(tool))
+            .map(|rules| rules.evaluate(args))
+            .unwrap_or_default()
     }
 
     /// What changed, when the tool's grants are suspended (rug-pull guard).
@@ -333,6 +337,40 @@ impl PolicyConfig {
     }
 }
 
+/// Step 1 alone: a blocked tool or a deny rule matching these arguments, which nothing a person
+/// granted overrides. The engine checks it again when a person approves, because the arguments
+/// may be an edit and the settings may have changed while the call waited.
+pub fn forbidden(
+    config: &PolicyConfig,
+    server: &str,
+    tool: &str,
+    args: &Value,
+) -> Option<PolicyDecision> {
+    step_one(config, server, tool, &config.match_rules(server, tool, args))
+}
+
+fn step_one(
+    config: &PolicyConfig,
+    server: &str,
+    tool: &str,
+    matched: &RuleMatch,
+) -> Option<PolicyDecision> {
+    if config.tool_setting(server, tool) == ToolSetting::Blocked {
+        return Some(PolicyDecision::new(
+            Verdict::Deny,
+            Step::Blocked,
+            format!("{server}/{tool} is blocked in settings"),
+        ));
+    }
+    matched.deny.as_ref().map(|rule_id| {
+        PolicyDecision::new(
+            Verdict::Deny,
+            Step::DenyRule,
+            format!("denied by argument rule {rule_id}"),
+        )
+    })
+}
+
 /// Decides one call. `needs_approval` is the code-defined tool's own check, if it has one.
 pub fn decide(
     config: &PolicyConfig,
@@ -340,22 +378,9 @@ pub fn decide(
     call: CallFacts<'_>,
     needs_approval: Option<NeedsApproval>,
 ) -> PolicyDecision {
-    let rules = config.rules_for(call.server, call.tool);
-    // Step 1: blocked tools and deny rules, before anything else may let the call through.
-    if config.tool_setting(call.server, call.tool) == ToolSetting::Blocked {
-        return PolicyDecision::new(
-            Verdict::Deny,
-            Step::Blocked,
-            format!("{}/{} is blocked in settings", call.server, call.tool),
-        );
-    }
-    let matched = rules.map(|r| r.evaluate(call.args)).unwrap_or_default();
-    if let Some(rule_id) = matched.deny {
-        return PolicyDecision::new(
-            Verdict::Deny,
-            Step::DenyRule,
-            format!("denied by argument rule {rule_id}"),
-        );
+    let matched = config.match_rules(call.server, call.tool, call.args);
+    if let Some(denied) = step_one(config, call.server, call.tool, &matched) {
+        return denied;
     }
     // Step 2: the session's mode, else the workspace default.
     let (mode, mode_step) = match session.mode {
@@ -545,7 +570,10 @@ struct Matchers {
 }
 
 impl Matchers {
-    fn compile(rules: &[&ArgRule]) -> Result<Self, PolicyError> {
+    /// `whole_value`: a regex must match the whole value, not a part of it. Allow rules are
+    /// compiled so (`^/tmp/` must not allow `/etc/passwd #/tmp/`); deny and ask regexes keep
+    /// matching anywhere, so that an existing deny rule never lets more through.
+    fn compile(rules: &[&ArgRule], whole_value: bool) -> Result<Self, PolicyError> {
         let mut globs = GlobSetBuilder::new();
         let mut glob_ids = Vec::new();
         let mut regex_patterns = Vec::new();
@@ -571,7 +599,11 @@ impl Matchers {
                         pattern: pattern.clone(),
                         message: e.to_string(),
                     })?;
-                    regex_patterns.push(pattern.clone());
+                    regex_patterns.push(if whole_value {
+                        format!("^(?:{pattern})$")
+                    } else {
+                        pattern.clone()
+                    });
                     regex_ids.push(rule.id.clone());
                 }
             }
@@ -636,9 +668,9 @@ impl ToolRules {
                     .collect()
             };
             compiled.push(PointerRules {
-                deny: Matchers::compile(&of(RuleEffect::Deny))?,
-                ask: Matchers::compile(&of(RuleEffect::Ask))?,
-                allow: Matchers::compile(&of(RuleEffect::Allow))?,
+                deny: Matchers::compile(&of(RuleEffect::Deny), false)?,
+                ask: Matchers::compile(&of(RuleEffect::Ask), false)?,
+                allow: Matchers::compile(&of(RuleEffect::Allow), true)?,
                 pointer,
             });
         }

@@ -91,6 +91,17 @@ string_enum!(
 );
 
 string_enum!(
+    /// Where an inbox item stands: waiting, or how it left the inbox.
+    ApprovalStatus, "approval status" {
+        Pending => "pending",
+        Approved => "approved",
+        Denied => "denied",
+        Expired => "expired",
+        Cancelled => "cancelled",
+    }
+);
+
+string_enum!(
     /// Who or what made a decision.
     DecidedBy, "decider" {
         Inbox => "inbox",

@@ -6,12 +6,13 @@
 
 use crate::events::{EngineEvent, TurnOutcome};
 use crate::tools::CallContext;
-use crate::{DecisionRequest, EngineError, Inner, Turn, TurnWatch};
+use crate::decision::{Resolution, Settlement};
+use crate::{EngineError, Inner, Turn, TurnWatch};
 use airlock_core::policy::{
     CallFacts, NeedsApproval, PolicyDecision, SessionPolicy, Step, Verdict, decide,
 };
 use airlock_core::{
-    CallState, DecidedBy, ItemKind, Mode, SessionStatus, args_hash, ids, split_model_tool_name,
+    ApprovalStatus, CallState, DecidedBy, ItemKind, Mode, SessionStatus, args_hash, ids, split_model_tool_name,
 };
 use airlock_llm::{
     ChatMessage, ChatRequest, ModelReply, ModelToolCall, ProviderApprovalRequest,
@@ -190,34 +191,38 @@ async fn run(
             .iter()
             .filter(|c| c.state == CallState::Pending)
             .collect();
-        // `running` calls this engine has not invoked were started by the step's last decision
-        // (see the store's `decide`); one it did invoke can only be left over from a failure.
-        let (started, unstarted): (Vec<&CallRow>, Vec<&CallRow>) = in_state(CallState::Running)
-            .into_iter()
-            .partition(|c| inner.was_invoked(&c.id));
+        // `running` calls were started by the step's last decision (see the store's
+        // `decide_many`): each is claimed in the store before it is invoked, and one claimed
+        // already is left over from a failure — reported as interrupted, never run twice.
+        let running = in_state(CallState::Running);
         let cancelled = if !auto.is_empty() {
             run_calls(inner, session, &auto, &mut cancel).await?
         } else if !pending.is_empty() {
             set_status(inner, session, SessionStatus::AwaitingApproval);
             wait_for_decisions(inner, last.id, &mut cancel).await?
-        } else if !approved.is_empty() || !unstarted.is_empty() {
-            let ready: Vec<&CallRow> = approved.into_iter().chain(unstarted).collect();
-            run_calls(inner, session, &ready, &mut cancel).await?
-        } else if started.is_empty() {
-            // No state this loop can move on from; stop rather than spin.
-            return Err(EngineError::Invalid(
-                "the step's tool calls are in a state the engine cannot continue from".into(),
-            ));
-        } else {
-            // Never run a call twice: report it as interrupted.
-            for call in started {
+        } else if !approved.is_empty() || !running.is_empty() {
+            let ids: Vec<&str> = running.iter().map(|c| c.id.as_str()).collect();
+            let claimed = inner.store.claim_invocation(&ids)?;
+            let (mine, stale): (Vec<&CallRow>, Vec<&CallRow>) =
+                running.into_iter().partition(|c| claimed.contains(&c.id));
+            for call in stale {
                 let result =
                     json!({"type": "error", "message": "interrupted; the call was not run again"});
                 inner
                     .store
                     .finish_call(&call.id, CallState::Failed, &result)?;
             }
-            false
+            let ready: Vec<&CallRow> = approved.into_iter().chain(mine).collect();
+            if ready.is_empty() {
+                false
+            } else {
+                run_calls(inner, session, &ready, &mut cancel).await?
+            }
+        } else {
+            // No state this loop can move on from; stop rather than spin.
+            return Err(EngineError::Invalid(
+                "the step's tool calls are in a state the engine cannot continue from".into(),
+            ));
         };
         if cancelled {
             return cancel_turn(inner, session);
@@ -236,7 +241,16 @@ fn steps_in_turn(messages: &[MessageRow]) -> usize {
 }
 
 fn cancel_turn(inner: &Inner, session: &SessionRow) -> Result<TurnOutcome, EngineError> {
-    inner.store.cancel_pending(&session.id)?;
+    let waiting = inner.store.pending_of_session(&session.id)?;
+    inner.settle(
+        waiting
+            .into_iter()
+            .map(|id| {
+                Settlement::new(id, Resolution::Cancel).with_reason("the user cancelled the turn")
+            })
+            .collect(),
+        DecidedBy::Engine,
+    )?;
     if let Some(last) = inner.store.messages(&session.id)?.last() {
         for call in last.calls.iter().filter(|c| !c.state.is_final()) {
             let result = json!({"type": "cancelled", "reason": "the user cancelled the turn"});
@@ -696,7 +710,7 @@ async fn wait_for_decisions(
         let approvals = inner.store.approvals_of_message(message_id)?;
         let ids: Vec<&str> = approvals
             .iter()
-            .filter(|a| a.status == "pending")
+            .filter(|a| a.status == ApprovalStatus::Pending)
             .map(|a| a.approval_id.as_str())
             .collect();
         // Register before reading again, so that a decision landing in between still wakes us.
@@ -705,7 +719,7 @@ async fn wait_for_decisions(
             .store
             .approvals_of_message(message_id)?
             .into_iter()
-            .filter(|a| a.status == "pending")
+            .filter(|a| a.status == ApprovalStatus::Pending)
             .collect();
         if still_pending.is_empty() {
             ids.iter().for_each(|id| inner.router.forget(id));
@@ -740,7 +754,7 @@ async fn wait_for_decisions(
 
 fn expire_due(inner: &Inner, pending: &[airlock_store::ApprovalRow]) {
     let now = time::OffsetDateTime::now_utc();
-    let due: Vec<DecisionRequest> = pending
+    let due: Vec<Settlement> = pending
         .iter()
         .filter(|approval| {
             approval
@@ -749,14 +763,12 @@ fn expire_due(inner: &Inner, pending: &[airlock_store::ApprovalRow]) {
                 .and_then(parse_time)
                 .is_some_and(|at| at <= now)
         })
-        .map(|approval| DecisionRequest {
-            approval_id: approval.approval_id.clone(),
-            approve: false,
-            reason: Some("timed out".into()),
-            ..DecisionRequest::default()
+        .map(|approval| {
+            Settlement::new(approval.approval_id.clone(), Resolution::Expire)
+                .with_reason("timed out")
         })
         .collect();
-    match inner.decide_many(due, DecidedBy::Timeout) {
+    match inner.settle(due, DecidedBy::Timeout) {
         Ok(outcomes) => {
             for error in outcomes.into_iter().filter_map(Result::err) {
                 tracing::debug!(%error, "expiry lost to a decision");
@@ -796,9 +808,6 @@ async fn run_calls(
     if !to_mark.is_empty() {
         inner.store.mark_running(&to_mark)?;
     }
-    for call in calls {
-        inner.note_invoked(&call.id);
-    }
     let runs = calls.iter().zip(&planned).map(|(call, (_, args))| {
         let source = inner.tools.source(&call.server);
         let context = CallContext {
@@ -822,7 +831,6 @@ async fn run_calls(
             for call in calls {
                 let result = json!({"type": "error", "message": "cancelled by the user while running"});
                 inner.store.finish_call(&call.id, CallState::Failed, &result)?;
-                inner.forget_invoked(&call.id);
             }
             return Ok(true);
         }
@@ -836,7 +844,6 @@ async fn run_calls(
             ),
         };
         inner.store.finish_call(&call.id, state, &value)?;
-        inner.forget_invoked(&call.id);
         inner.emit(EngineEvent::ToolFinished {
             session: session.name.clone(),
             tool_call_id: call.id.clone(),

@@ -2,12 +2,12 @@
 //! becomes an inbox item of kind `elicitation` in the session whose call is running, and waits
 //! for `answer` (accept with content checked against the requested schema, decline, cancel).
 
+use crate::decision::{Resolution, Settlement};
 use crate::events::EngineEvent;
 use crate::tools::CallContext;
 use crate::{Engine, EngineError, Inner, Result};
-use airlock_core::schema::ArgsValidator;
-use airlock_core::{DecidedBy, ItemKind, RememberScope, args_hash, ids};
-use airlock_store::{DecisionInput, NewApproval};
+use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, args_hash, ids};
+use airlock_store::NewApproval;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -61,29 +61,23 @@ struct PendingGuard {
 impl Drop for PendingGuard {
     fn drop(&mut self) {
         self.inner.router.forget(&self.approval_id);
-        if let Ok(Some(status)) = self.inner.store.approval_status(&self.approval_id)
-            && status == "pending"
-        {
-            let decision = DecisionInput {
-                approval_id: self.approval_id.clone(),
-                session_id: None,
-                approve: false,
-                reason: Some("cancel".into()),
-                edited_args: None,
-                remember: RememberScope::Once,
-                remember_exact_args: false,
-                for_chat: false,
-                decided_by: DecidedBy::Engine,
-            };
-            if let Err(error) = self.inner.store.decide(&decision) {
-                tracing::debug!(%error, "elicitation already settled");
+        if let Ok(Some(ApprovalStatus::Pending)) = self.inner.store.approval_status(&self.approval_id) {
+            let cancel = Settlement::new(self.approval_id.clone(), Resolution::Cancel)
+                .with_reason("the server stopped waiting");
+            match self.inner.settle(vec![cancel], DecidedBy::Engine) {
+                Ok(outcomes) => {
+                    for error in outcomes.into_iter().filter_map(|o| o.err()) {
+                        tracing::debug!(%error, "elicitation already settled");
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "cannot record the end of an elicitation"),
             }
         }
     }
 }
 
 /// Fills in the defaults of the requested schema for fields the person left out.
-fn with_defaults(schema: &Value, mut content: Value) -> Value {
+pub(crate) fn with_defaults(schema: &Value, mut content: Value) -> Value {
     if let (Some(properties), Some(object)) = (
         schema.get("properties").and_then(Value::as_object),
         content.as_object_mut(),
@@ -154,8 +148,8 @@ impl Engine {
             });
         }
         loop {
-            match inner.store.approval_status(&approval_id)?.as_deref() {
-                Some("pending") | None => {}
+            match inner.store.approval_status(&approval_id)? {
+                Some(ApprovalStatus::Pending) | None => {}
                 Some(_) => break,
             }
             // A cancelled turn settles the item in the store without a wake-up: look again now
@@ -187,75 +181,12 @@ impl Engine {
         answer: ElicitationAnswer,
         by: DecidedBy,
     ) -> Result<()> {
-        let inner = &self.inner;
-        let row = inner.store.approval(approval_id)?.ok_or_else(|| {
-            EngineError::Store(airlock_store::StoreError::UnknownApproval(
-                approval_id.to_string(),
-            ))
-        })?;
-        if row.kind != ItemKind::Elicitation {
-            return Err(EngineError::Invalid(format!(
-                "{approval_id} is a tool call, not an elicitation; use approve or deny"
-            )));
-        }
-        let content = match answer.action {
-            ElicitationAction::Accept => {
-                let content = answer.content.unwrap_or_else(|| json!({}));
-                if !content.is_object() {
-                    return Err(EngineError::InvalidEdit(
-                        "the accepted content must be a JSON object".into(),
-                    ));
-                }
-                let schema = row
-                    .args
-                    .get("schema")
-                    .cloned()
-                    .unwrap_or_else(|| json!({"type": "object"}));
-                let content = with_defaults(&schema, content);
-                let validator = ArgsValidator::new(&schema)
-                    .map_err(|e| EngineError::InvalidEdit(e.to_string()))?;
-                if let Err(error) = validator.validate(&content) {
-                    inner.store.audit(
-                        by.as_str(),
-                        "decision_refused",
-                        Some(approval_id),
-                        &json!({"error": error.to_string()}),
-                    )?;
-                    return Err(EngineError::InvalidEdit(error.to_string().replace(
-                        "arguments do not match the tool's schema",
-                        "the answer does not match the requested form",
-                    )));
-                }
-                Some(content)
-            }
-            _ => None,
-        };
-        let accept = answer.action == ElicitationAction::Accept;
-        inner.store.decide(&DecisionInput {
-            approval_id: approval_id.to_string(),
-            session_id: None,
-            approve: accept,
-            reason: match answer.action {
-                ElicitationAction::Accept => None,
-                ElicitationAction::Decline => Some("decline".into()),
-                ElicitationAction::Cancel => Some("cancel".into()),
-            },
-            edited_args: content,
-            remember: RememberScope::Once,
-            remember_exact_args: false,
-            for_chat: false,
-            decided_by: by,
-        })?;
-        inner.router.notify(approval_id);
-        inner.emit(EngineEvent::ApprovalsDecided {
-            decisions: vec![crate::DecidedItem {
-                approval_id: approval_id.to_string(),
-                session: row.session,
-                approve: accept,
-                decided_by: by.as_str().to_string(),
-            }],
-        });
-        Ok(())
+        let settlement = Settlement::new(approval_id, Resolution::Answer(answer));
+        self.inner
+            .settle(vec![settlement], by)?
+            .pop()
+            .unwrap_or_else(|| Err(EngineError::Invalid("no answer was recorded".into())))
+            .map(|_| ())
     }
 }
 

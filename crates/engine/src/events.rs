@@ -1,6 +1,6 @@
 //! What the engine announces: inbox changes, session status, streamed text, turn ends.
 
-use airlock_core::{ItemKind, SessionStatus};
+use airlock_core::{ApprovalStatus, ItemKind, SessionStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -48,6 +48,8 @@ pub struct DecidedItem {
     pub approval_id: String,
     pub session: String,
     pub approve: bool,
+    /// How it left the inbox: approved, denied, expired or cancelled.
+    pub status: ApprovalStatus,
     pub decided_by: String,
 }
 

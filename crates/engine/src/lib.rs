@@ -1,7 +1,9 @@
 //! The engine: one per data directory. It owns the store, the tools, the model provider and the
 //! running turns, and is the one path every decision goes through, whatever the channel.
 
+mod decision;
 mod driver;
+pub mod error;
 pub mod elicitation;
 pub mod events;
 pub mod frontend;
@@ -11,19 +13,22 @@ pub mod router;
 pub mod servers;
 pub mod tools;
 
+pub use decision::DecisionRequest;
+pub use error::{EngineError, ErrorCode};
 pub use elicitation::{ElicitationAction, ElicitationAnswer, ElicitationRequest};
 pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};
 pub use frontend::Frontend;
 pub use provider::{ProviderKind, ProviderSettings};
 pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost, ServerStatus, ServerView};
 
-use airlock_core::policy::{PolicyConfig, PolicyError};
+use airlock_core::policy::PolicyConfig;
 use airlock_core::{
-    ArgRule, BUILTIN_SERVER, CallState, DecidedBy, ItemKind, Mode, RememberScope, ServerDefault,
+    ArgRule, BUILTIN_SERVER, CallState, DecidedBy, ItemKind, Mode, ServerDefault,
     ToolSetting,
 };
 use airlock_llm::ModelProvider;
-use airlock_store::{ApprovalRow, DecisionInput, MessageRow, SessionRow, Store, StoreError};
+use airlock_store::{ApprovalRow, MessageRow, SessionRow, Store};
+use decision::{Resolution, Settlement};
 use router::ApprovalRouter;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -34,36 +39,6 @@ use tokio::sync::{broadcast, watch};
 use tools::ToolRegistry;
 use tools::builtin::BuiltinTools;
 
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Policy(#[from] PolicyError),
-    #[error(
-        "no model provider is configured; run `airlock provider set --base-url URL --model NAME`"
-    )]
-    NoProvider,
-    #[error("the model provider settings are invalid: {0}")]
-    Provider(String),
-    #[error("session '{session}' is busy ({status}); wait for its turn to end or cancel it")]
-    Busy { session: String, status: String },
-    #[error("no session named '{0}'")]
-    UnknownSession(String),
-    #[error("no server named '{0}'")]
-    UnknownServer(String),
-    #[error("cannot read the log {path}: {message}")]
-    ServerLog { path: PathBuf, message: String },
-    #[error("no tool {server}/{tool}")]
-    UnknownTool { server: String, tool: String },
-    #[error("edited arguments refused: {0}")]
-    InvalidEdit(String),
-    #[error("{0}")]
-    Invalid(String),
-    #[error("cannot prepare the data directory {path}: {message}")]
-    DataDir { path: PathBuf, message: String },
-}
-
 pub type Result<T> = std::result::Result<T, EngineError>;
 
 /// Where the engine keeps its things.
@@ -72,31 +47,6 @@ pub struct EngineConfig {
     pub data_dir: PathBuf,
     /// The built-in tools' folder; default `DATA_DIR/workspace`.
     pub workspace: Option<PathBuf>,
-}
-
-/// A decision as a channel submits it.
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct DecisionRequest {
-    pub approval_id: String,
-    pub approve: bool,
-    #[serde(default)]
-    pub reason: Option<String>,
-    #[serde(default)]
-    pub args: Option<Value>,
-    #[serde(default)]
-    pub for_chat: bool,
-    #[serde(default)]
-    pub remember: Option<RememberScope>,
-    /// Remember for exactly these arguments instead of the whole tool.
-    #[serde(default)]
-    pub exact_args: bool,
-    /// When the channel acts inside one session (the chat), the approval must belong to it.
-    #[serde(default)]
-    pub session: Option<String>,
-    /// The hash of the arguments the person was shown; a mismatch refuses the decision.
-    #[serde(default)]
-    pub args_hash: Option<String>,
 }
 
 /// A tool with its setting and what applies after defaults (`airlock tools`).
@@ -145,9 +95,6 @@ pub(crate) struct Inner {
     pub providers: RwLock<HashMap<String, Arc<dyn ModelProvider>>>,
     pub policy: RwLock<Option<Arc<PolicyConfig>>>,
     pub settings: RwLock<Option<Arc<TurnSettings>>>,
-    /// Calls this process has invoked and not yet settled: a `running` call outside this set
-    /// has never been invoked (crash recovery fails every `running` call before turns resume).
-    pub invoked: Mutex<std::collections::HashSet<String>>,
     pub data_dir: PathBuf,
     pub workspace: PathBuf,
     pub server_host: RwLock<Option<Arc<dyn servers::ServerHost>>>,
@@ -210,7 +157,6 @@ impl Engine {
                 providers: RwLock::new(HashMap::new()),
                 policy: RwLock::new(None),
                 settings: RwLock::new(None),
-                invoked: Mutex::new(std::collections::HashSet::new()),
                 data_dir,
                 workspace,
                 server_host: RwLock::new(None),
@@ -244,9 +190,14 @@ impl Engine {
 
     fn recover(&self) -> Result<()> {
         // The connections that asked are gone with the previous process.
-        self.inner
-            .store
-            .cancel_pending_of_kind(ItemKind::Elicitation)?;
+        let asked = self.inner.store.pending_of_kind(ItemKind::Elicitation)?;
+        self.inner.settle(
+            asked
+                .into_iter()
+                .map(|id| Settlement::new(id, Resolution::Cancel).with_reason("engine restarted"))
+                .collect(),
+            DecidedBy::Engine,
+        )?;
         for call in self.inner.store.calls_in_state(CallState::Running)? {
             let result = json!({
                 "type": "error",
@@ -380,7 +331,10 @@ impl Engine {
 
     /// One decision: [`Engine::decide_many`] with a batch of one.
     pub fn decide(&self, request: DecisionRequest, by: DecidedBy) -> Result<ApprovalRow> {
-        self.inner.decide(request, by)
+        self.inner
+            .settle(vec![request.into()], by)?
+            .pop()
+            .unwrap_or_else(|| Err(EngineError::Invalid("no decision was made".into())))
     }
 
     /// The one path for decisions from every channel: the whole batch in one durable
@@ -392,7 +346,15 @@ impl Engine {
         requests: Vec<DecisionRequest>,
         by: DecidedBy,
     ) -> Result<Vec<Result<ApprovalRow>>> {
-        self.inner.decide_many(requests, by)
+        self.inner
+            .settle(requests.into_iter().map(Into::into).collect(), by)
+    }
+
+    /// Whether a notification may offer to approve this item (see the decision path's rule:
+    /// a tool declared read-only, its arguments shown whole). Deny is always offered.
+    pub fn notification_may_approve(&self, item: &InboxItem) -> bool {
+        self.inner
+            .low_risk_for_notification(item.kind, &item.server, &item.tool, &item.args)
     }
 
     // ---- settings ----
@@ -526,28 +488,6 @@ impl Inner {
         let _ = self.events.send(event);
     }
 
-    pub(crate) fn was_invoked(&self, call_id: &str) -> bool {
-        self.invoked
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(call_id)
-    }
-
-    pub(crate) fn note_invoked(&self, call_id: &str) {
-        self.invoked
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(call_id.to_string());
-    }
-
-    /// Only once the call's result is stored: until then it stays "invoked", never to run again.
-    pub(crate) fn forget_invoked(&self, call_id: &str) {
-        self.invoked
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(call_id);
-    }
-
     /// The provider a session uses (its chosen named one, else the default); `None` for a
     /// session not created yet.
     pub(crate) fn provider_for(&self, session_id: Option<&str>) -> Result<Arc<dyn ModelProvider>> {
@@ -649,148 +589,6 @@ impl Inner {
             input_schema: tool.map(|t| t.def.input_schema.clone()),
             message,
             schema,
-        }
-    }
-
-    pub(crate) fn decide(&self, request: DecisionRequest, by: DecidedBy) -> Result<ApprovalRow> {
-        let mut outcomes = self.decide_many(vec![request], by)?;
-        outcomes
-            .pop()
-            .unwrap_or_else(|| Err(EngineError::Invalid("no decision was made".into())))
-    }
-
-    /// Decides a batch in one durable transaction; see [`Engine::decide_many`].
-    pub(crate) fn decide_many(
-        &self,
-        requests: Vec<DecisionRequest>,
-        by: DecidedBy,
-    ) -> Result<Vec<Result<ApprovalRow>>> {
-        if requests.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut session_ids: HashMap<&str, String> = HashMap::new();
-        let mut inputs = Vec::with_capacity(requests.len());
-        for request in &requests {
-            let session_id = match &request.session {
-                Some(name) => Some(match session_ids.get(name.as_str()) {
-                    Some(id) => id.clone(),
-                    None => {
-                        let id = self
-                            .store
-                            .session_by_name(name)?
-                            .map(|s| s.id)
-                            .unwrap_or_else(|| name.clone());
-                        session_ids.insert(name, id.clone());
-                        id
-                    }
-                }),
-                None => None,
-            };
-            inputs.push(DecisionInput {
-                approval_id: request.approval_id.clone(),
-                session_id,
-                approve: request.approve,
-                reason: request.reason.clone(),
-                edited_args: if request.approve {
-                    request.args.clone()
-                } else {
-                    None
-                },
-                remember: request.remember.unwrap_or(RememberScope::Once),
-                remember_exact_args: request.exact_args,
-                for_chat: request.for_chat,
-                decided_by: by,
-            });
-        }
-        let outcomes = self.store.decide_many(&inputs, |index, row| {
-            self.check_decision(&requests[index], row)
-        })?;
-        // Approving a call of a tool that changed is the person's review of the change.
-        let policy = self.policy().ok();
-        let mut reviewed = std::collections::HashSet::new();
-        let mut invalidate = false;
-        let mut decided = Vec::new();
-        let rows: Vec<Result<ApprovalRow>> = outcomes
-            .into_iter()
-            .zip(&requests)
-            .map(|(outcome, request)| {
-                let approval = match outcome {
-                    Ok(outcome) => outcome.approval,
-                    Err(StoreError::Refused(message)) => {
-                        return Err(EngineError::InvalidEdit(message));
-                    }
-                    Err(error) => return Err(error.into()),
-                };
-                let (server, tool) = (&approval.server, &approval.tool);
-                let suspended = policy
-                    .as_ref()
-                    .is_none_or(|p| p.suspension(server, tool).is_some());
-                if request.approve && suspended && reviewed.insert((server.clone(), tool.clone())) {
-                    match self.store.accept_pin(server, tool) {
-                        Ok(accepted) => invalidate |= accepted,
-                        Err(error) => {
-                            tracing::warn!(%error, "cannot record the review of {server}/{tool}")
-                        }
-                    }
-                }
-                invalidate |=
-                    request.remember.is_some_and(|r| r != RememberScope::Once) || request.for_chat;
-                self.router.notify(&approval.approval_id);
-                decided.push(DecidedItem {
-                    approval_id: approval.approval_id.clone(),
-                    session: approval.session.clone(),
-                    approve: request.approve,
-                    decided_by: by.as_str().to_string(),
-                });
-                Ok(approval)
-            })
-            .collect();
-        if invalidate {
-            self.invalidate_policy();
-        }
-        if !decided.is_empty() {
-            self.emit(EngineEvent::ApprovalsDecided { decisions: decided });
-        }
-        Ok(rows)
-    }
-
-    /// The engine's own reasons to refuse a decision, checked against the pending request
-    /// inside the decision's transaction: elicitations are answered, not approved, and an edit
-    /// must be an object that matches the tool's schema and the arguments the person saw.
-    /// Runs under the store's lock: it must not touch the store.
-    fn check_decision(
-        &self,
-        request: &DecisionRequest,
-        row: &ApprovalRow,
-    ) -> std::result::Result<(), String> {
-        if row.kind == ItemKind::Elicitation {
-            return Err(format!(
-                "{} is an elicitation; answer it with `airlock answer`",
-                request.approval_id
-            ));
-        }
-        let Some(args) = request.args.as_ref().filter(|_| request.approve) else {
-            return Ok(());
-        };
-        if !args.is_object() {
-            return Err("edited arguments must be a JSON object".into());
-        }
-        if request
-            .args_hash
-            .as_ref()
-            .is_some_and(|expected| expected != &row.args_hash)
-        {
-            return Err("the arguments changed since they were shown; look again".into());
-        }
-        match row.kind {
-            ItemKind::ProviderToolCall => {
-                Err("the provider runs this tool itself; its arguments cannot be edited, only approved or denied".into())
-            }
-            ItemKind::ToolCall => match self.tools.tool(&row.server, &row.tool) {
-                Some(tool) => tool.validate(args).map_err(|error| error.to_string()),
-                None => Err(format!("the tool {}/{} is no longer available", row.server, row.tool)),
-            },
-            _ => Ok(()),
         }
     }
 }

@@ -3,6 +3,8 @@
 //! was sent.
 
 use super::*;
+use airlock_core::RememberScope;
+use airlock_store::StoreError;
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use serde_json::json;
 use std::time::Duration;
@@ -557,7 +559,11 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
             .set_session_status(&session.id, airlock_core::SessionStatus::RunningTools, None)
             .unwrap();
         store
-            .decide(&DecisionInput::new("approval_1", true, DecidedBy::Api))
+            .decide(&airlock_store::DecisionInput::new(
+                "approval_1",
+                airlock_core::ApprovalStatus::Approved,
+                DecidedBy::Api,
+            ))
             .unwrap();
         assert_eq!(store.calls_in_state(CallState::Running).unwrap().len(), 1);
     }
@@ -960,4 +966,145 @@ async fn a_store_failure_in_the_middle_of_a_batch_decides_nothing_and_runs_nothi
         );
     }
     assert_eq!(std::fs::read_dir(f.engine.workspace()).unwrap().count(), 6);
+}
+
+// ---- the gate under attack (security findings) ----
+
+/// A decision naming other arguments than those waiting is refused, approve or deny, and
+/// nothing runs: the field promises it, and a replayed or stale view must not approve.
+#[tokio::test]
+async fn a_decision_with_another_args_hash_is_refused_and_nothing_runs() {
+    let (f, item) = pending_write("done", false).await;
+    let stale = |yes: bool| DecisionRequest {
+        approve: yes,
+        args_hash: Some("0".repeat(64)),
+        ..approve(&item.approval_id)
+    };
+    for yes in [true, false] {
+        let error = f.engine.decide(stale(yes), DecidedBy::Api).unwrap_err();
+        assert!(matches!(error, EngineError::Stale(_)), "{error}");
+    }
+    assert_eq!(f.engine.inbox().unwrap().len(), 1, "still waiting");
+    assert!(!f.engine.workspace().join("a.txt").exists());
+    f.engine
+        .decide(
+            DecisionRequest {
+                args_hash: Some(item.args_hash.clone()),
+                ..approve(&item.approval_id)
+            },
+            DecidedBy::Api,
+        )
+        .unwrap();
+    assert_eq!(f.engine.wait_turn("s").await.unwrap().status, "completed");
+    assert!(f.engine.workspace().join("a.txt").exists());
+}
+
+/// An edit is checked against the deny rules and blocked settings like a proposal, and so is
+/// an approval after the settings changed while the call waited.
+#[tokio::test]
+async fn an_approval_never_gets_past_a_deny_rule_or_a_blocked_tool() {
+    let (f, item) = pending_write("done", false).await;
+    f.engine
+        .add_rule(ArgRule {
+            id: "no-secrets".into(),
+            server: "builtin".into(),
+            tool: "write_file".into(),
+            pointer: "/path".into(),
+            pattern: airlock_core::RulePattern::Glob("secret*".into()),
+            effect: airlock_core::RuleEffect::Deny,
+        })
+        .unwrap();
+    let edit = DecisionRequest {
+        args: Some(json!({"path": "secret.txt", "content": "x"})),
+        ..approve(&item.approval_id)
+    };
+    let error = f.engine.decide(edit, DecidedBy::Inbox).unwrap_err();
+    assert!(
+        matches!(&error, EngineError::NotAllowed(m) if m.contains("no-secrets")),
+        "{error}"
+    );
+    f.engine
+        .set_tool_setting("builtin", "write_file", ToolSetting::Blocked)
+        .unwrap();
+    let error = f
+        .engine
+        .decide(approve(&item.approval_id), DecidedBy::Inbox)
+        .unwrap_err();
+    assert!(
+        matches!(&error, EngineError::NotAllowed(m) if m.contains("blocked")),
+        "{error}"
+    );
+    assert_eq!(f.engine.inbox().unwrap().len(), 1, "still waiting");
+    f.engine
+        .decide(deny(&item.approval_id, "blocked"), DecidedBy::Inbox)
+        .unwrap();
+    f.engine.wait_turn("s").await.unwrap();
+    for name in ["a.txt", "secret.txt"] {
+        assert!(!f.engine.workspace().join(name).exists(), "{name} was written");
+    }
+}
+
+/// A notification shows one line: it may deny anything, but approve only a tool declared
+/// read-only whose arguments it showed whole — never write_file or run_command.
+#[tokio::test]
+async fn a_notification_cannot_approve_a_tool_that_is_not_low_risk() {
+    let (f, item) = pending_write("done", false).await;
+    let error = f
+        .engine
+        .decide(approve(&item.approval_id), DecidedBy::Notification)
+        .unwrap_err();
+    assert!(matches!(error, EngineError::NotAllowed(_)), "{error}");
+    assert!(!f.engine.workspace().join("a.txt").exists());
+    f.engine
+        .decide(deny(&item.approval_id, "no"), DecidedBy::Notification)
+        .unwrap();
+    assert_eq!(f.engine.wait_turn("s").await.unwrap().status, "completed");
+}
+
+/// Security finding 1: `approve --args '{"command":"echo ok"}' --remember always --exact-args`
+/// remembered the proposal (`touch PWNED`), which then ran without asking.
+#[tokio::test]
+async fn remembering_an_edited_approval_covers_the_edit_not_the_proposal() {
+    let pwned = json!({"command": "touch PWNED"});
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![call("c1", "builtin__run_command", pwned.clone())]),
+            Reply::ToolCalls(vec![call("c2", "builtin__run_command", pwned.clone())]),
+            Reply::Text("done".into()),
+        ],
+        false,
+    )
+    .await;
+    f.engine.send_message("s", "go").unwrap();
+    let first = inbox_of(&f.engine, 1).await.remove(0);
+    f.engine
+        .decide(
+            DecisionRequest {
+                args: Some(json!({"command": "echo ok"})),
+                remember: Some(RememberScope::Always),
+                exact_args: true,
+                ..approve(&first.approval_id)
+            },
+            DecidedBy::Api,
+        )
+        .unwrap();
+    // The model proposes the original again: it must wait for a person, not run.
+    let second = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let items = f.engine.inbox().unwrap();
+            if let Some(item) = items.into_iter().find(|i| i.approval_id != first.approval_id) {
+                return item;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the proposal ran (or was decided) without asking");
+    assert_eq!(second.args, pwned);
+    assert!(!f.engine.workspace().join("PWNED").exists());
+    f.engine
+        .decide(deny(&second.approval_id, "no"), DecidedBy::Api)
+        .unwrap();
+    f.engine.wait_turn("s").await.unwrap();
+    assert!(!f.engine.workspace().join("PWNED").exists());
 }

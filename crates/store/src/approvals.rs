@@ -5,7 +5,7 @@
 
 use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
-use airlock_core::{DecidedBy, ItemKind, RememberScope, ids};
+use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope, args_hash, ids};
 use rusqlite::{Connection, Row, params};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -37,42 +37,55 @@ pub struct ApprovalRow {
     pub args: Value,
     pub args_hash: String,
     pub why: String,
-    pub status: String,
+    pub status: ApprovalStatus,
     pub created_at: String,
     pub expires_at: Option<String>,
 }
 
-/// A decision as a channel submits it.
+/// One way a pending item leaves the inbox, as the engine has checked it.
 #[derive(Debug, Clone)]
 pub struct DecisionInput {
     pub approval_id: String,
     /// When the channel acts within one session, the decision must belong to it.
     pub session_id: Option<String>,
-    pub approve: bool,
+    /// Where the item goes: approved, denied, expired or cancelled.
+    pub status: ApprovalStatus,
     pub reason: Option<String>,
-    /// Already validated against the tool's schema by the caller.
+    /// Already validated by the engine (schema, deny rules).
     pub edited_args: Option<Value>,
     pub remember: RememberScope,
-    /// Remember for these exact arguments only, rather than the whole tool.
+    /// Remember for the arguments that run only, rather than the whole tool.
     pub remember_exact_args: bool,
     pub for_chat: bool,
     pub decided_by: DecidedBy,
+    /// The engine's reason to refuse this decision, found before the transaction: the refusal
+    /// is recorded in the audit trail and changes nothing else.
+    pub refusal: Option<String>,
 }
 
 impl DecisionInput {
     /// A plain decision: once, no reason, the arguments as shown.
-    pub fn new(approval_id: impl Into<String>, approve: bool, decided_by: DecidedBy) -> Self {
+    pub fn new(
+        approval_id: impl Into<String>,
+        status: ApprovalStatus,
+        decided_by: DecidedBy,
+    ) -> Self {
         Self {
             approval_id: approval_id.into(),
             session_id: None,
-            approve,
+            status,
             reason: None,
             edited_args: None,
             remember: RememberScope::Once,
             remember_exact_args: false,
             for_chat: false,
             decided_by,
+            refusal: None,
         }
+    }
+
+    pub fn approve(&self) -> bool {
+        self.status == ApprovalStatus::Approved
     }
 }
 
@@ -162,7 +175,7 @@ fn parse(r: RawApproval) -> Result<ApprovalRow> {
         args: parse_json(&r.7, "approval arguments")?,
         args_hash: r.8,
         why: r.9,
-        status: r.10,
+        status: parse_enum(&r.10, "approval status")?,
         created_at: r.11,
         expires_at: r.12,
     })
@@ -204,9 +217,37 @@ impl Store {
         })
     }
 
-    /// Applies one decision: [`Store::decide_many`] with a batch of one and no extra check.
+    /// The requests with these ids, by id (unknown ids are absent): one query for a batch.
+    pub fn approvals_by_ids(
+        &self,
+        ids: &[&str],
+    ) -> Result<std::collections::HashMap<String, ApprovalRow>> {
+        let list = serde_json::to_string(ids).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        self.read(|conn| {
+            Ok(query(
+                conn,
+                "a.approval_id IN (SELECT value FROM json_each(?1))",
+                &list,
+            )?
+            .into_iter()
+            .map(|row| (row.approval_id.clone(), row))
+            .collect())
+        })
+    }
+
+    /// The ids of a session's pending requests.
+    pub fn pending_of_session(&self, session_id: &str) -> Result<Vec<String>> {
+        self.read(|conn| {
+            Ok(query(conn, "a.status = 'pending' AND a.session_id = ?1", &session_id)?
+                .into_iter()
+                .map(|row| row.approval_id)
+                .collect())
+        })
+    }
+
+    /// Applies one decision: [`Store::decide_many`] with a batch of one.
     pub fn decide(&self, input: &DecisionInput) -> Result<DecisionOutcome> {
-        let mut outcomes = self.decide_many(std::slice::from_ref(input), |_, _| Ok(()))?;
+        let mut outcomes = self.decide_many(std::slice::from_ref(input))?;
         outcomes
             .pop()
             .unwrap_or_else(|| Err(StoreError::UnknownApproval(input.approval_id.clone())))
@@ -215,21 +256,16 @@ impl Store {
     /// Applies many decisions in one durable transaction (one sync to disk for all of them).
     ///
     /// Each item is applied or refused on its own: a refusal (unknown id, another session's id,
-    /// already decided, or `check` refusing it) leaves an audit row, changes nothing else and
-    /// does not affect the other items. `check` sees the item's index and its pending request
-    /// before anything is written, so the caller can refuse an edit without reading the row
-    /// again. Any other error rolls the whole batch back: nothing is decided, nothing runs.
-    pub fn decide_many(
-        &self,
-        inputs: &[DecisionInput],
-        check: impl Fn(usize, &ApprovalRow) -> std::result::Result<(), String>,
-    ) -> Result<Vec<Result<DecisionOutcome>>> {
+    /// already decided, or the engine's own `refusal`) leaves an audit row, changes nothing
+    /// else and does not affect the other items. Any other error rolls the whole batch back:
+    /// nothing is decided, nothing runs.
+    pub fn decide_many(&self, inputs: &[DecisionInput]) -> Result<Vec<Result<DecisionOutcome>>> {
         self.write(|tx| {
             let mut outcomes = Vec::with_capacity(inputs.len());
             let mut steps = std::collections::BTreeSet::new();
-            for (index, input) in inputs.iter().enumerate() {
+            for input in inputs {
                 tx.run("SAVEPOINT decision", [])?;
-                match apply_decision(tx, input, &mut steps, |row| check(index, row)) {
+                match apply_decision(tx, input, &mut steps) {
                     Ok(outcome) => {
                         tx.run("RELEASE decision", [])?;
                         outcomes.push(Ok(outcome));
@@ -244,7 +280,7 @@ impl Store {
                             input.session_id.as_deref(),
                             None,
                             Some(&input.approval_id),
-                            &json!({ "approve": input.approve, "error": error.to_string() }),
+                            &json!({ "approve": input.approve(), "error": error.to_string() }),
                         )?;
                         outcomes.push(Err(error));
                     }
@@ -258,30 +294,6 @@ impl Store {
                 start_step_if_decided(tx, message_id, &at)?;
             }
             Ok(outcomes)
-        })
-    }
-
-    /// Cancels every pending request of a session (the user cancelled the turn).
-    pub fn cancel_pending(&self, session_id: &str) -> Result<Vec<String>> {
-        self.write(|tx| {
-            let ids: Vec<String> = {
-                let mut stmt = tx.prepare(
-                    "SELECT approval_id FROM approval_requests WHERE session_id = ?1 AND status = 'pending'",
-                )?;
-                let rows = stmt.query_map([session_id], |r| r.get(0))?;
-                rows.collect::<rusqlite::Result<_>>()?
-            };
-            let at = now();
-            for id in &ids {
-                tx.run("UPDATE approval_requests SET status = 'cancelled' WHERE approval_id = ?1", [id])?;
-                tx.run(
-                    "UPDATE tool_calls SET state = 'cancelled', result = ?2, updated_at = ?3
-                     WHERE id = (SELECT tool_call_id FROM approval_requests WHERE approval_id = ?1)",
-                    params![id, json!({"type": "cancelled", "reason": "the user cancelled the turn"}).to_string(), at],
-                )?;
-                insert_audit(tx, "user", "approval_cancelled", Some(session_id), None, Some(id), &json!({}))?;
-            }
-            Ok(ids)
         })
     }
 }
@@ -312,46 +324,47 @@ fn apply_decision(
     tx: &Connection,
     input: &DecisionInput,
     steps: &mut std::collections::BTreeSet<i64>,
-    check: impl FnOnce(&ApprovalRow) -> std::result::Result<(), String>,
 ) -> Result<DecisionOutcome> {
     let id = &input.approval_id;
     let row = query(tx, "a.approval_id = ?1", id)?
         .into_iter()
         .next()
         .ok_or_else(|| StoreError::UnknownApproval(id.clone()))?;
-    check(&row).map_err(StoreError::Refused)?;
     if let Some(session) = &input.session_id
         && session != &row.session_id
         && session != &row.session
     {
         return Err(StoreError::ForeignSession { id: id.clone() });
     }
-    if row.status != "pending" {
+    if row.status != ApprovalStatus::Pending {
         return Err(StoreError::AlreadyDecided {
             id: id.clone(),
-            status: row.status,
+            status: row.status.to_string(),
         });
     }
+    if let Some(refusal) = &input.refusal {
+        return Err(StoreError::Refused(refusal.clone()));
+    }
+    let status = input.status;
+    if status == ApprovalStatus::Pending {
+        return Err(StoreError::Invalid(format!("{id}: a decision cannot leave it pending")));
+    }
+    let approve = input.approve();
     let at = now();
-    let status = match (input.approve, input.decided_by) {
-        (true, _) => "approved",
-        (false, DecidedBy::Timeout) => "expired",
-        (false, _) => "denied",
-    };
     let run_args = input
         .edited_args
         .clone()
         .unwrap_or_else(|| row.args.clone());
     tx.run(
         "UPDATE approval_requests SET status = ?2 WHERE approval_id = ?1",
-        params![id, status],
+        params![id, status.as_str()],
     )?;
     tx.run(
         "INSERT INTO decisions (approval_id, approve, reason, edited_args, remember, for_chat, decided_by, decided_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![
             id,
-            input.approve,
+            approve,
             input.reason,
             input.edited_args.as_ref().map(Value::to_string),
             input.remember.as_str(),
@@ -361,14 +374,13 @@ fn apply_decision(
         ],
     )?;
     if let Some(call_id) = &row.tool_call_id {
-        let denied_result = airlock_core::execution_denied(
-            input
-                .reason
-                .as_deref()
-                .filter(|r| !r.trim().is_empty())
-                .unwrap_or("denied by the user"),
-        );
-        let changed = if input.approve {
+        let reason = input.reason.as_deref().filter(|r| !r.trim().is_empty());
+        let denied_result = if status == ApprovalStatus::Cancelled {
+            json!({"type": "cancelled", "reason": reason.unwrap_or("cancelled")})
+        } else {
+            airlock_core::execution_denied(reason.unwrap_or("denied by the user"))
+        };
+        let changed = if approve {
             tx.run(
                 "UPDATE tool_calls SET state = 'approved', run_args = ?2, updated_at = ?3
                  WHERE id = ?1 AND state = 'pending'",
@@ -377,7 +389,7 @@ fn apply_decision(
         } else {
             tx.run(
                 "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1 AND state = 'pending'",
-                params![call_id, status, denied_result.to_string(), at],
+                params![call_id, status.as_str(), denied_result.to_string(), at],
             )?
         };
         if changed != 1 {
@@ -392,7 +404,7 @@ fn apply_decision(
             |r| r.get(0),
         )?);
     }
-    if input.for_chat && input.approve {
+    if input.for_chat && approve {
         tx.run(
             "INSERT OR IGNORE INTO session_grants (session_id, server, tool, created_at) VALUES (?1, ?2, ?3, ?4)",
             params![row.session_id, row.server, row.tool, at],
@@ -400,7 +412,8 @@ fn apply_decision(
     }
     if input.remember != RememberScope::Once {
         let session = (input.remember == RememberScope::Session).then_some(&row.session_id);
-        let hash = input.remember_exact_args.then_some(&row.args_hash);
+        // What the person approved is what runs (an edit included), never the proposal.
+        let hash = input.remember_exact_args.then(|| args_hash(&run_args));
         tx.run(
             "INSERT INTO remembered (id, server, tool, args_hash, session_id, approve, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -410,7 +423,7 @@ fn apply_decision(
                 row.tool,
                 hash,
                 session,
-                input.approve,
+                approve,
                 at
             ],
         )?;
@@ -418,20 +431,17 @@ fn apply_decision(
     insert_audit(
         tx,
         input.decided_by.as_str(),
-        if input.approve { "approved" } else { status },
+        status.as_str(),
         Some(&row.session_id),
         row.tool_call_id.as_deref(),
         Some(id),
         &json!({
             "server": row.server, "tool": row.tool,
-            "args_shown": row.args, "args_run": input.approve.then_some(&run_args),
+            "args_shown": row.args, "args_run": approve.then_some(&run_args),
             "edited": input.edited_args.is_some(), "reason": input.reason,
             "remember": input.remember.as_str(), "for_chat": input.for_chat,
         }),
     )?;
-    let approval = ApprovalRow {
-        status: status.to_string(),
-        ..row
-    };
+    let approval = ApprovalRow { status, ..row };
     Ok(DecisionOutcome { approval, run_args })
 }

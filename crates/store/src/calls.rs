@@ -156,15 +156,10 @@ impl Store {
         calls: &[NewCall],
         approvals: &[NewApproval],
     ) -> Result<i64> {
-        // A plain answer is off the approval path; a step with calls is on it.
-        let write = |f| {
-            if calls.is_empty() {
-                self.write_relaxed(f)
-            } else {
-                self.write(f)
-            }
-        };
-        write(&|tx: &Connection| {
+        // Not synced on its own, calls or not: a step lost in an OS crash ran nothing (calls
+        // run only after a durable `running` mark or decision, which syncs this step's frames
+        // too), and the turn asks the model again. One sync per approval round: the decision's.
+        self.write_relaxed(|tx| {
             let at = now();
             if calls.is_empty() {
                 // A plain answer ends the turn, in the same transaction.
@@ -276,14 +271,14 @@ impl Store {
         self.read(|conn| query_calls(conn, "state = ?1", &state.as_str()))
     }
 
-    /// Marks calls `running` — durably, before any of them is invoked — with the arguments they
-    /// run with.
+    /// Marks calls `running` and claimed for invocation — durably, before any of them is
+    /// invoked — with the arguments they run with.
     pub fn mark_running(&self, calls: &[(String, Value)]) -> Result<()> {
         self.write(|tx| {
             let at = now();
             for (call_id, run_args) in calls {
                 let changed = tx.run(
-                    "UPDATE tool_calls SET state = 'running', run_args = ?2, updated_at = ?3
+                    "UPDATE tool_calls SET state = 'running', run_args = ?2, updated_at = ?3, invoked_at = ?3
                      WHERE id = ?1 AND state IN ('auto_allowed', 'approved')",
                     params![call_id, run_args.to_string(), at],
                 )?;
@@ -294,6 +289,27 @@ impl Store {
                 }
             }
             Ok(())
+        })
+    }
+
+    /// Claims `running` calls for invocation (a decision started them): returns those claimed
+    /// now. A call claimed before — by this engine or one that stopped — is not returned, so
+    /// no call is ever invoked twice. Not synced to disk on its own: a crash before the next
+    /// sync leaves the call `running`, and recovery reports every `running` call interrupted.
+    pub fn claim_invocation(&self, call_ids: &[&str]) -> Result<Vec<String>> {
+        self.write_relaxed(|tx| {
+            let at = now();
+            let mut claimed = Vec::with_capacity(call_ids.len());
+            for id in call_ids {
+                if tx.run(
+                    "UPDATE tool_calls SET invoked_at = ?2 WHERE id = ?1 AND state = 'running' AND invoked_at IS NULL",
+                    params![id, at],
+                )? == 1
+                {
+                    claimed.push(id.to_string());
+                }
+            }
+            Ok(claimed)
         })
     }
 

@@ -75,12 +75,13 @@ fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(include_str!("schema.sql")),
         M::up(include_str!("migration_2_mcp.sql")),
+        M::up(include_str!("migration_3_invoked.sql")),
     ])
 }
 
 /// The number of migrations this build knows: the newest schema version it can open.
 pub fn supported_schema_version() -> i64 {
-    2
+    3
 }
 
 /// Now, as the RFC 3339 text every table stores.

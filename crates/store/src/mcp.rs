@@ -4,7 +4,7 @@
 
 use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError, parse_json};
-use airlock_core::ServerDefault;
+use airlock_core::{ApprovalStatus, ServerDefault};
 use rusqlite::{OptionalExtension, params};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -238,20 +238,14 @@ impl Store {
         })
     }
 
-    /// Marks pending requests of one kind cancelled (elicitations cannot outlive the engine:
-    /// the server connection that asked is gone). Returns their ids.
-    pub fn cancel_pending_of_kind(&self, kind: airlock_core::ItemKind) -> Result<Vec<String>> {
-        self.write(|tx| {
-            let ids: Vec<String> = {
-                let mut stmt = tx.prepare("SELECT approval_id FROM approval_requests WHERE kind = ?1 AND status = 'pending'")?;
-                let rows = stmt.query_map([kind.as_str()], |r| r.get(0))?;
-                rows.collect::<rusqlite::Result<_>>()?
-            };
-            for id in &ids {
-                tx.run("UPDATE approval_requests SET status = 'cancelled' WHERE approval_id = ?1", [id])?;
-                insert_audit(tx, "engine", "approval_cancelled", None, None, Some(id), &json!({"why": "engine restarted"}))?;
-            }
-            Ok(ids)
+    /// The ids of the pending requests of one kind.
+    pub fn pending_of_kind(&self, kind: airlock_core::ItemKind) -> Result<Vec<String>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT approval_id FROM approval_requests WHERE kind = ?1 AND status = 'pending' ORDER BY rowid",
+            )?;
+            let rows = stmt.query_map([kind.as_str()], |r| r.get(0))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
         })
     }
 
@@ -260,16 +254,18 @@ impl Store {
         self.write(|tx| crate::approvals::insert_approval(tx, approval, &crate::now()))
     }
 
-    /// The status of one request (`pending`, `approved`, `denied`, `cancelled`, ...).
-    pub fn approval_status(&self, approval_id: &str) -> Result<Option<String>> {
+    /// The status of one request.
+    pub fn approval_status(&self, approval_id: &str) -> Result<Option<ApprovalStatus>> {
         self.read(|conn| {
-            Ok(conn
+            let text: Option<String> = conn
                 .query_row(
                     "SELECT status FROM approval_requests WHERE approval_id = ?1",
                     [approval_id],
                     |r| r.get(0),
                 )
-                .optional()?)
+                .optional()?;
+            text.map(|t| crate::parse_enum(&t, "approval status"))
+                .transpose()
         })
     }
 }
@@ -397,7 +393,7 @@ mod tests {
     }
 
     #[test]
-    fn elicitations_do_not_outlive_the_engine() {
+    fn pending_requests_of_one_kind_are_listed() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("a.db")).unwrap();
         let session = store.ensure_session("s").unwrap();
@@ -419,14 +415,13 @@ mod tests {
         assert_eq!(store.pending_approvals().unwrap().len(), 1);
         assert_eq!(
             store
-                .cancel_pending_of_kind(airlock_core::ItemKind::Elicitation)
+                .pending_of_kind(airlock_core::ItemKind::Elicitation)
                 .unwrap(),
             ["e1"]
         );
         assert_eq!(
-            store.approval_status("e1").unwrap().as_deref(),
-            Some("cancelled")
+            store.approval_status("e1").unwrap(),
+            Some(ApprovalStatus::Pending)
         );
-        assert!(store.pending_approvals().unwrap().is_empty());
     }
 }

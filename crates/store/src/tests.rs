@@ -1,5 +1,5 @@
 use super::*;
-use airlock_core::{CallState, DecidedBy, ItemKind, RememberScope, args_hash};
+use airlock_core::{ApprovalStatus, CallState, DecidedBy, ItemKind, RememberScope, args_hash};
 use serde_json::json;
 
 fn open() -> (tempfile::TempDir, Store) {
@@ -58,7 +58,12 @@ fn pending_call(store: &Store, session: &str) -> (String, String, String) {
 }
 
 fn input(id: &str, approve: bool) -> DecisionInput {
-    DecisionInput::new(id, approve, DecidedBy::Api)
+    let status = if approve {
+        ApprovalStatus::Approved
+    } else {
+        ApprovalStatus::Denied
+    };
+    DecisionInput::new(id, status, DecidedBy::Api)
 }
 
 #[test]
@@ -253,9 +258,17 @@ fn cancel_marks_requests_and_calls() {
     let (_dir, store) = open();
     let (session, approval_id, call_id) = pending_call(&store, "s");
     assert_eq!(
-        store.cancel_pending(&session).unwrap(),
+        store.pending_of_session(&session).unwrap(),
         vec![approval_id.clone()]
     );
+    let cancelled = store
+        .decide(&DecisionInput::new(
+            &approval_id,
+            ApprovalStatus::Cancelled,
+            DecidedBy::Engine,
+        ))
+        .unwrap();
+    assert_eq!(cancelled.approval.status, ApprovalStatus::Cancelled);
     assert_eq!(
         store.call(&call_id).unwrap().unwrap().state,
         CallState::Cancelled
@@ -280,28 +293,25 @@ fn a_batch_applies_or_refuses_each_item_on_its_own_in_one_transaction() {
         input(&second[1].0, true),
         DecisionInput {
             edited_args: Some(json!({"path": "x"})),
-            ..input(&second[0].0, true)
+            refusal: Some("no edit of write_file".into()),
+            ..input(&first[1].0, true)
         },
     ];
-    // The caller's own check refuses the last item (it sees the request before anything is written).
-    let outcomes = store
-        .decide_many(&inputs, |index, row| {
-            if index == 5 {
-                Err(format!("no edit of {}", row.tool))
-            } else {
-                Ok(())
-            }
-        })
-        .unwrap();
+    // The engine's own refusal of the last item is recorded like the store's.
+    let outcomes = store.decide_many(&inputs).unwrap();
     assert_eq!(outcomes.len(), 6);
-    assert_eq!(outcomes[0].as_ref().unwrap().approval.status, "approved");
+    let status = |i: usize| outcomes[i].as_ref().unwrap().approval.status;
+    assert_eq!(status(0), ApprovalStatus::Approved);
     assert!(matches!(outcomes[1], Err(StoreError::UnknownApproval(_))));
-    assert_eq!(outcomes[2].as_ref().unwrap().approval.status, "denied");
-    assert_eq!(outcomes[3].as_ref().unwrap().approval.status, "approved");
+    assert_eq!(status(2), ApprovalStatus::Denied);
+    assert_eq!(status(3), ApprovalStatus::Approved);
     assert!(
         matches!(&outcomes[4], Err(StoreError::AlreadyDecided { status, .. }) if status == "denied")
     );
-    assert!(matches!(&outcomes[5], Err(StoreError::Refused(m)) if m == "no edit of write_file"));
+    assert!(
+        matches!(&outcomes[5], Err(StoreError::AlreadyDecided { .. })),
+        "an item already decided is reported so, before the engine's refusal"
+    );
 
     // Both steps are complete: each one's approved calls were started by the batch.
     assert_eq!(
@@ -358,7 +368,7 @@ fn a_failed_batch_transaction_decides_nothing() {
         .iter()
         .map(|(approval, _)| input(approval, true))
         .collect();
-    let error = store.decide_many(&inputs, |_, _| Ok(())).unwrap_err();
+    let error = store.decide_many(&inputs).unwrap_err();
     assert!(error.to_string().contains("disk trouble"), "{error}");
     assert_eq!(store.pending_approvals().unwrap().len(), 3);
     for (_, call) in &ids {
@@ -369,4 +379,45 @@ fn a_failed_batch_transaction_decides_nothing() {
         before,
         "no audit row for a decision not made"
     );
+}
+
+#[test]
+fn an_engine_refusal_changes_nothing() {
+    let (_dir, store) = open();
+    let (_s, approval_id, call_id) = pending_call(&store, "s");
+    let error = store
+        .decide(&DecisionInput {
+            refusal: Some("the arguments changed since they were shown".into()),
+            ..input(&approval_id, true)
+        })
+        .unwrap_err();
+    assert!(matches!(error, StoreError::Refused(_)), "{error}");
+    assert_eq!(
+        store.call(&call_id).unwrap().unwrap().state,
+        CallState::Pending
+    );
+    assert_eq!(store.pending_approvals().unwrap().len(), 1);
+}
+
+/// Security finding: "edit + remember exact arguments" remembered the proposal's hash, so the
+/// proposal (never approved) ran without asking from then on.
+#[test]
+fn remembering_exact_arguments_remembers_what_runs_not_the_proposal() {
+    let (_dir, store) = open();
+    let (_s, approval_id, _call) = pending_call(&store, "s");
+    let proposed = store.approval(&approval_id).unwrap().unwrap();
+    let edited = json!({"path": "safe.txt", "content": "ok"});
+    store
+        .decide(&DecisionInput {
+            edited_args: Some(edited.clone()),
+            remember: RememberScope::Always,
+            remember_exact_args: true,
+            ..input(&approval_id, true)
+        })
+        .unwrap();
+    let remembered = store.remembered().unwrap();
+    assert_eq!(remembered.len(), 1);
+    let hash = remembered[0].entry.args_hash.clone();
+    assert_eq!(hash, Some(airlock_core::args_hash(&edited)));
+    assert_ne!(hash, Some(proposed.args_hash));
 }

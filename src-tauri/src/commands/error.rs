@@ -1,26 +1,10 @@
 //! The typed error every command returns; the UI switches on `code` and shows `message`.
 
+pub use airlock_engine::ErrorCode;
 use airlock_engine::EngineError;
 use airlock_store::StoreError;
 use serde::Serialize;
 use ts_rs::TS;
-
-/// What went wrong, in words a program can match.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    UnknownApproval,
-    AlreadyDecided,
-    ForeignSession,
-    InvalidEdit,
-    UnknownSession,
-    UnknownTool,
-    UnknownServer,
-    Busy,
-    NoProvider,
-    Invalid,
-    Internal,
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
 #[error("{message}")]
@@ -31,22 +15,7 @@ pub struct CommandError {
 
 impl From<EngineError> for CommandError {
     fn from(error: EngineError) -> Self {
-        let code = match &error {
-            EngineError::Store(StoreError::UnknownApproval(_)) => ErrorCode::UnknownApproval,
-            EngineError::Store(StoreError::AlreadyDecided { .. }) => ErrorCode::AlreadyDecided,
-            EngineError::Store(StoreError::ForeignSession { .. }) => ErrorCode::ForeignSession,
-            EngineError::Store(StoreError::Invalid(_)) => ErrorCode::Invalid,
-            EngineError::InvalidEdit(_) => ErrorCode::InvalidEdit,
-            EngineError::UnknownSession(_) => ErrorCode::UnknownSession,
-            EngineError::UnknownTool { .. } => ErrorCode::UnknownTool,
-            EngineError::UnknownServer(_) => ErrorCode::UnknownServer,
-            EngineError::Busy { .. } => ErrorCode::Busy,
-            EngineError::NoProvider => ErrorCode::NoProvider,
-            EngineError::Invalid(_) | EngineError::Policy(_) | EngineError::Provider(_) => {
-                ErrorCode::Invalid
-            }
-            _ => ErrorCode::Internal,
-        };
+        let code = error.code();
         Self {
             code,
             message: error.to_string(),

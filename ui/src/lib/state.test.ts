@@ -19,7 +19,7 @@ describe('AppState inbox events', () => {
   it('does not bring back an item whose request event comes after its decision', () => {
     const state = new AppState();
     state.inbox = [item(1)];
-    state.apply({ type: 'approvals_decided', decisions: [{ approval_id: 'apr_2', session: 'demo', approve: true, decided_by: 'inbox' }] });
+    state.apply({ type: 'approvals_decided', decisions: [{ approval_id: 'apr_2', session: 'demo', approve: true, status: 'approved', decided_by: 'inbox' }] });
     vi.advanceTimersByTime(40);
     state.apply({ type: 'approval_requested', item: item(2) });
     vi.advanceTimersByTime(40);

@@ -588,3 +588,66 @@ fn bad_patterns_are_clear_errors() {
         .unwrap_or_default();
     assert!(err.contains("JSON pointer"), "{err}");
 }
+
+fn regex_rule(id: &str, pattern: &str, effect: RuleEffect) -> ArgRule {
+    ArgRule {
+        id: id.into(),
+        server: "builtin".into(),
+        tool: "run_command".into(),
+        pointer: "/command".into(),
+        pattern: RulePattern::Regex(pattern.into()),
+        effect,
+    }
+}
+
+fn verdict_for(rules: Vec<ArgRule>, command: &str) -> PolicyDecision {
+    let config = PolicyConfig::compile(PolicyInputs {
+        rules,
+        ..Default::default()
+    })
+    .unwrap();
+    let args = json!({ "command": command });
+    let hash = args_hash(&args);
+    decide(
+        &config,
+        &SessionPolicy::default(),
+        CallFacts {
+            session_id: "s1",
+            server: "builtin",
+            tool: "run_command",
+            args: &args,
+            args_hash: &hash,
+            read_only_hint: false,
+        },
+        None,
+    )
+}
+
+/// Security finding: an allow regex matched any part of the value, so `git status` allowed
+/// `rm -rf ~; git status`.
+#[test]
+fn an_allow_regex_must_match_the_whole_value() {
+    let allow = || vec![regex_rule("a", r"git status", RuleEffect::Allow)];
+    assert_eq!(verdict_for(allow(), "git status").verdict, Verdict::Run);
+    let smuggled = verdict_for(allow(), "rm -rf ~; git status");
+    assert_eq!(smuggled.verdict, Verdict::Ask, "{smuggled:?}");
+    // Deny and ask regexes still match anywhere: a deny rule never lets more through.
+    let deny = vec![regex_rule("d", r"rm\s", RuleEffect::Deny)];
+    assert_eq!(verdict_for(deny, "sudo rm -rf /").verdict, Verdict::Deny);
+}
+
+#[test]
+fn forbidden_is_step_one_alone() {
+    let config = PolicyConfig::compile(PolicyInputs {
+        rules: vec![regex_rule("d", r"rm\s", RuleEffect::Deny)],
+        tool_settings: settings(&[("fs", "delete", ToolSetting::Blocked)]),
+        ..Default::default()
+    })
+    .unwrap();
+    let step = |server, tool, command: &str| {
+        forbidden(&config, server, tool, &json!({ "command": command })).map(|d| d.step)
+    };
+    assert_eq!(step("builtin", "run_command", "rm -rf /"), Some(Step::DenyRule));
+    assert_eq!(step("builtin", "run_command", "ls"), None);
+    assert_eq!(step("fs", "delete", "anything"), Some(Step::Blocked));
+}

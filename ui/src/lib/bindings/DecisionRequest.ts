@@ -3,11 +3,12 @@ import type { RememberScope } from "./RememberScope";
 import type { JsonValue } from "./serde_json/JsonValue";
 
 /**
- * A decision as a channel submits it.
+ * A decision as a channel submits it (the inbox, the chat, a notification, the API, the CLI).
  */
 export type DecisionRequest = { approval_id: string, approve: boolean, reason: string | null, args: JsonValue | null, for_chat: boolean, remember: RememberScope | null, 
 /**
- * Remember for exactly these arguments instead of the whole tool.
+ * Remember for exactly the arguments that run (the edit, when there is one) instead of
+ * the whole tool.
  */
 exact_args: boolean, 
 /**

@@ -1,0 +1,119 @@
+//! Text a person decides on, made safe to show. Arguments and everything a server supplies
+//! (names, descriptions, messages) may carry characters that change what is seen without being
+//! seen themselves: bidi overrides that reorder a command, zero-width characters, C0/C1
+//! controls, and terminal escape sequences that rewrite the screen. Every channel where a
+//! person decides (CLI, notifications, the UI's own copy in ui/src/lib/visible.ts) shows them
+//! as visible `\u{…}` escapes instead.
+
+use serde_json::Value;
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// The most characters of arguments a notification shows; more and it offers no approval.
+pub const NOTIFICATION_ARGS_MAX: usize = 120;
+
+/// A character that must never reach a person's screen as itself.
+pub fn is_hidden(c: char) -> bool {
+    matches!(c,
+        '\u{0}'..='\u{8}' | '\u{b}'..='\u{1f}' | '\u{7f}'..='\u{9f}'
+        | '\u{ad}' | '\u{61c}' | '\u{180e}'
+        | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}'
+        | '\u{feff}' | '\u{fff9}'..='\u{fffb}'
+    )
+}
+
+/// `text` with every hidden character as a visible `\u{XXXX}` escape; newlines and tabs kept.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// [`visible`] for one line: newlines and tabs escaped too.
+pub fn visible_line(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+fn escape(text: &str, one_line: bool) -> Cow<'_, str> {
+    let hidden = |c: char| is_hidden(c) || (one_line && matches!(c, '\n' | '\t'));
+    if !text.chars().any(hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\n' if one_line => out.push_str("\\n"),
+            '\t' if one_line => out.push_str("\\t"),
+            c if is_hidden(c) => {
+                let _ = write!(out, "\\u{{{:04X}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The arguments on one visible line: `path: "a.txt", content: "hi"`.
+pub fn args_line(args: &Value) -> String {
+    let text = match args.as_object() {
+        Some(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => args.to_string(),
+    };
+    visible_line(&text).into_owned()
+}
+
+/// [`args_line`] cut to `max` characters; the flag says whether anything was cut.
+pub fn args_summary(args: &Value, max: usize) -> (String, bool) {
+    let line = args_line(args);
+    if line.chars().count() <= max {
+        return (line, false);
+    }
+    let cut: String = line.chars().take(max.saturating_sub(1)).collect();
+    (format!("{cut}…"), true)
+}
+
+/// Whether a notification shows these arguments whole.
+pub fn fits_notification(args: &Value) -> bool {
+    !args_summary(args, NOTIFICATION_ARGS_MAX).1
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hidden_characters_become_visible_escapes() {
+        // A right-to-left override makes `rm -rf ~ #txt.cod` read as something harmless.
+        assert_eq!(visible("rm -rf ~ \u{202e}cod.txt"), "rm -rf ~ \\u{202E}cod.txt");
+        assert_eq!(visible("\u{1b}[2Jclear"), "\\u{001B}[2Jclear");
+        assert_eq!(visible("a\u{200b}b\u{feff}"), "a\\u{200B}b\\u{FEFF}");
+        assert_eq!(visible("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");
+        assert_eq!(visible("c1\u{9b}31m"), "c1\\u{009B}31m");
+    }
+
+    #[test]
+    fn ordinary_text_is_left_alone() {
+        for text in ["plain", "émoji 🚀 and ünïcode", "line\nbreak\ttab", "עברית"] {
+            assert!(matches!(visible(text), Cow::Borrowed(t) if t == text));
+        }
+        assert_eq!(visible_line("a\nb\tc"), "a\\nb\\tc");
+    }
+
+    #[test]
+    fn argument_lines_escape_keys_and_values_and_say_when_cut() {
+        let args = json!({"cmd\u{202e}": "ls \u{202e}x"});
+        let line = args_line(&args);
+        assert!(!line.chars().any(is_hidden), "{line}");
+        assert!(line.contains("\\u{202E}"));
+        let long = json!({ "command": "x".repeat(500) });
+        let (summary, cut) = args_summary(&long, NOTIFICATION_ARGS_MAX);
+        assert!(cut && summary.ends_with('…'));
+        assert_eq!(summary.chars().count(), NOTIFICATION_ARGS_MAX);
+        assert!(!fits_notification(&long));
+        assert!(fits_notification(&json!({"path": "a.txt"})));
+    }
+}

@@ -1,0 +1,438 @@
+//! The one decision path. Every way a pending item leaves the inbox — approve, deny, an edit,
+//! an expiry, a cancellation (turn cancelled, server removed, connection gone), an elicitation
+//! answered, a provider's approval request decided — is a [`Settlement`] given to
+//! [`Inner::settle`], which:
+//!
+//! 1. reads the pending requests (one query for the batch);
+//! 2. checks each against the engine's own rules (the arguments the person saw, the tool's
+//!    schema, blocked tools and deny rules for what will run, what a notification may approve,
+//!    what an elicitation's form accepts) — a refusal is recorded and changes nothing;
+//! 3. writes the whole batch in one durable store transaction (approved calls of a fully
+//!    decided step become `running` in it);
+//! 4. wakes the turns waiting on them;
+//! 5. announces them ([`EngineEvent::ApprovalsDecided`]).
+//!
+//! The store only persists: it never calls back into the engine.
+
+use crate::elicitation::{ElicitationAction, ElicitationAnswer, with_defaults};
+use crate::events::{DecidedItem, EngineEvent};
+use crate::{EngineError, Inner, Result};
+use airlock_core::policy::forbidden;
+use airlock_core::schema::ArgsValidator;
+use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope};
+use airlock_store::{ApprovalRow, DecisionInput, StoreError};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+/// A decision as a channel submits it (the inbox, the chat, a notification, the API, the CLI).
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct DecisionRequest {
+    pub approval_id: String,
+    pub approve: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub args: Option<Value>,
+    #[serde(default)]
+    pub for_chat: bool,
+    #[serde(default)]
+    pub remember: Option<RememberScope>,
+    /// Remember for exactly the arguments that run (the edit, when there is one) instead of
+    /// the whole tool.
+    #[serde(default)]
+    pub exact_args: bool,
+    /// When the channel acts inside one session (the chat), the approval must belong to it.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The hash of the arguments the person was shown; a mismatch refuses the decision.
+    #[serde(default)]
+    pub args_hash: Option<String>,
+}
+
+/// What happens to the item.
+#[derive(Debug, Clone)]
+pub(crate) enum Resolution {
+    /// Run it, with edited arguments when given.
+    Approve { args: Option<Value> },
+    Deny,
+    /// Its approval timeout passed.
+    Expire,
+    /// Nobody will answer it any more (turn cancelled, server removed, connection gone).
+    Cancel,
+    /// An elicitation's answer.
+    Answer(ElicitationAnswer),
+}
+
+/// One item leaving the inbox.
+#[derive(Debug, Clone)]
+pub(crate) struct Settlement {
+    pub approval_id: String,
+    pub resolution: Resolution,
+    pub reason: Option<String>,
+    /// The session (name or id) the channel acts in, when it acts in one.
+    pub session: Option<String>,
+    /// The hash of the arguments the person was shown.
+    pub args_hash: Option<String>,
+    pub remember: RememberScope,
+    pub exact_args: bool,
+    pub for_chat: bool,
+}
+
+impl Settlement {
+    pub fn new(approval_id: impl Into<String>, resolution: Resolution) -> Self {
+        Self {
+            approval_id: approval_id.into(),
+            resolution,
+            reason: None,
+            session: None,
+            args_hash: None,
+            remember: RememberScope::Once,
+            exact_args: false,
+            for_chat: false,
+        }
+    }
+
+    pub fn with_reason(mut self, reason: impl Into<String>) -> Self {
+        self.reason = Some(reason.into());
+        self
+    }
+}
+
+impl From<DecisionRequest> for Settlement {
+    fn from(request: DecisionRequest) -> Self {
+        Self {
+            approval_id: request.approval_id,
+            resolution: if request.approve {
+                Resolution::Approve { args: request.args }
+            } else {
+                Resolution::Deny
+            },
+            reason: request.reason,
+            session: request.session,
+            args_hash: request.args_hash,
+            remember: request.remember.unwrap_or(RememberScope::Once),
+            exact_args: request.exact_args,
+            for_chat: request.for_chat,
+        }
+    }
+}
+
+/// What the store is asked to write for one settlement: the status, the arguments that run
+/// (or the elicitation's content), and the engine's reason to refuse, if any.
+struct Checked {
+    status: ApprovalStatus,
+    reason: Option<String>,
+    edited_args: Option<Value>,
+    refusal: Option<(Refusal, String)>,
+}
+
+/// Why the engine refused a decision, which decides the error the channel gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    /// The person saw other arguments than those waiting (a stale view or a replay).
+    Stale,
+    /// The edit or the answer does not fit (schema, form, not editable).
+    Invalid,
+    /// The call may not run on this approval (blocked, a deny rule, a notification).
+    Forbidden,
+}
+
+impl Refusal {
+    fn error(self, message: String) -> EngineError {
+        match self {
+            Refusal::Stale => EngineError::Stale(message),
+            Refusal::Invalid => EngineError::InvalidEdit(message),
+            Refusal::Forbidden => EngineError::NotAllowed(message),
+        }
+    }
+}
+
+impl Inner {
+    /// The one decision path (see the module's doc). The outer error means the transaction
+    /// failed and nothing was decided; each item is otherwise applied or refused on its own.
+    pub(crate) fn settle(
+        &self,
+        settlements: Vec<Settlement>,
+        by: DecidedBy,
+    ) -> Result<Vec<Result<ApprovalRow>>> {
+        if settlements.is_empty() {
+            return Ok(Vec::new());
+        }
+        // 1) the pending requests
+        let ids: Vec<&str> = settlements
+            .iter()
+            .map(|s| s.approval_id.as_str())
+            .collect();
+        let rows = self.store.approvals_by_ids(&ids)?;
+        let policy = self.policy();
+        // 2) the engine's checks
+        let mut session_ids: HashMap<String, String> = HashMap::new();
+        let mut inputs = Vec::with_capacity(settlements.len());
+        let mut kinds = Vec::with_capacity(settlements.len());
+        for settlement in &settlements {
+            let session_id = match &settlement.session {
+                Some(name) => Some(match session_ids.get(name) {
+                    Some(id) => id.clone(),
+                    None => {
+                        let id = self
+                            .store
+                            .session_by_name(name)?
+                            .map(|s| s.id)
+                            .unwrap_or_else(|| name.clone());
+                        session_ids.insert(name.clone(), id.clone());
+                        id
+                    }
+                }),
+                None => None,
+            };
+            let row = rows.get(&settlement.approval_id);
+            let checked = self.check(settlement, row, by, policy.as_ref().ok());
+            kinds.push(checked.refusal.as_ref().map(|(kind, _)| *kind));
+            inputs.push(DecisionInput {
+                approval_id: settlement.approval_id.clone(),
+                session_id,
+                status: checked.status,
+                reason: checked.reason,
+                edited_args: checked.edited_args,
+                remember: settlement.remember,
+                remember_exact_args: settlement.exact_args,
+                for_chat: settlement.for_chat,
+                decided_by: by,
+                refusal: checked.refusal.map(|(_, why)| why),
+            });
+        }
+        // 3) one durable transaction
+        let outcomes = self.store.decide_many(&inputs)?;
+        let mut invalidate = false;
+        let mut decided = Vec::new();
+        let rows: Vec<Result<ApprovalRow>> = outcomes
+            .into_iter()
+            .zip(settlements.iter().zip(kinds))
+            .map(|(outcome, (settlement, refusal))| {
+                let approval = match outcome {
+                    Ok(outcome) => outcome.approval,
+                    Err(StoreError::Refused(message)) => {
+                        return Err(refusal.unwrap_or(Refusal::Invalid).error(message));
+                    }
+                    Err(error) => return Err(error.into()),
+                };
+                invalidate |= settlement.remember != RememberScope::Once || settlement.for_chat;
+                // 4) wake the waiting turn
+                self.router.notify(&approval.approval_id);
+                decided.push(DecidedItem {
+                    approval_id: approval.approval_id.clone(),
+                    session: approval.session.clone(),
+                    approve: approval.status == ApprovalStatus::Approved,
+                    status: approval.status,
+                    decided_by: by.as_str().to_string(),
+                });
+                Ok(approval)
+            })
+            .collect();
+        if invalidate {
+            self.invalidate_policy();
+        }
+        // 5) announce
+        if !decided.is_empty() {
+            self.emit(EngineEvent::ApprovalsDecided { decisions: decided });
+        }
+        Ok(rows)
+    }
+
+    /// The engine's own reasons to refuse one settlement, and what to write for it.
+    fn check(
+        &self,
+        settlement: &Settlement,
+        row: Option<&ApprovalRow>,
+        by: DecidedBy,
+        policy: Option<&std::sync::Arc<airlock_core::PolicyConfig>>,
+    ) -> Checked {
+        let mut checked = Checked {
+            status: ApprovalStatus::Denied,
+            reason: settlement.reason.clone(),
+            edited_args: None,
+            refusal: None,
+        };
+        let refuse = |mut checked: Checked, kind: Refusal, why: String| {
+            checked.refusal = Some((kind, why));
+            checked
+        };
+        match &settlement.resolution {
+            Resolution::Approve { args } => {
+                checked.status = ApprovalStatus::Approved;
+                checked.edited_args = args.clone();
+            }
+            Resolution::Deny => {}
+            Resolution::Expire => checked.status = ApprovalStatus::Expired,
+            Resolution::Cancel => checked.status = ApprovalStatus::Cancelled,
+            Resolution::Answer(answer) => {
+                checked.status = match answer.action {
+                    ElicitationAction::Accept => ApprovalStatus::Approved,
+                    ElicitationAction::Decline => ApprovalStatus::Denied,
+                    ElicitationAction::Cancel => ApprovalStatus::Cancelled,
+                };
+                checked.reason = match answer.action {
+                    ElicitationAction::Accept => None,
+                    ElicitationAction::Decline => Some("decline".into()),
+                    ElicitationAction::Cancel => Some("cancel".into()),
+                };
+            }
+        }
+        // An unknown id is the store's to report, in the same transaction.
+        let Some(row) = row else {
+            return checked;
+        };
+        if settlement
+            .args_hash
+            .as_ref()
+            .is_some_and(|shown| shown != &row.args_hash)
+        {
+            return refuse(
+                checked,
+                Refusal::Stale,
+                "the arguments changed since they were shown; look again".into(),
+            );
+        }
+        let id = &settlement.approval_id;
+        let elicitation = row.kind == ItemKind::Elicitation;
+        match &settlement.resolution {
+            Resolution::Expire | Resolution::Cancel => checked,
+            Resolution::Answer(_) if !elicitation => refuse(
+                checked,
+                Refusal::Invalid,
+                format!("{id} is a tool call, not an elicitation; use approve or deny"),
+            ),
+            Resolution::Answer(answer) => match answer_content(row, answer) {
+                Ok(content) => Checked {
+                    edited_args: content,
+                    ..checked
+                },
+                Err(why) => refuse(checked, Refusal::Invalid, why),
+            },
+            Resolution::Approve { .. } | Resolution::Deny if elicitation => refuse(
+                checked,
+                Refusal::Invalid,
+                format!("{id} is an elicitation; answer it with `airlock answer`"),
+            ),
+            Resolution::Deny => checked,
+            Resolution::Approve { args } => {
+                match self.may_approve(row, args.as_ref(), by, policy) {
+                    Ok(()) => checked,
+                    Err((kind, why)) => refuse(checked, kind, why),
+                }
+            }
+        }
+    }
+
+    /// Whether this tool call may run with these arguments on a person's approval.
+    fn may_approve(
+        &self,
+        row: &ApprovalRow,
+        edit: Option<&Value>,
+        by: DecidedBy,
+        policy: Option<&std::sync::Arc<airlock_core::PolicyConfig>>,
+    ) -> std::result::Result<(), (Refusal, String)> {
+        if let Some(args) = edit {
+            let invalid = |why: String| (Refusal::Invalid, why);
+            if !args.is_object() {
+                return Err(invalid("edited arguments must be a JSON object".into()));
+            }
+            match row.kind {
+                ItemKind::ProviderToolCall => {
+                    return Err(invalid("the provider runs this tool itself; its arguments cannot be edited, only approved or denied".into()));
+                }
+                _ => match self.tools.tool(&row.server, &row.tool) {
+                    Some(tool) => tool
+                        .validate(args)
+                        .map_err(|error| invalid(error.to_string()))?,
+                    None => {
+                        return Err(invalid(format!(
+                            "the tool {}/{} is no longer available",
+                            row.server, row.tool
+                        )));
+                    }
+                },
+            }
+        }
+        let runs = edit.unwrap_or(&row.args);
+        // Nothing a person approves gets past a blocked tool or a deny rule: the arguments
+        // may be an edit, and the settings may have changed while the call waited.
+        let Some(policy) = policy else {
+            return Err((
+                Refusal::Forbidden,
+                "the approval settings could not be read; nothing was approved".into(),
+            ));
+        };
+        if let Some(denied) = forbidden(policy, &row.server, &row.tool, runs) {
+            return Err((Refusal::Forbidden, format!("{}; not approved", denied.why)));
+        }
+        if by == DecidedBy::Notification {
+            self.notification_may_approve(row, edit)
+                .map_err(|why| (Refusal::Forbidden, why))?;
+        }
+        Ok(())
+    }
+
+    /// A notification shows a line of text: it may approve only a low-risk tool (one declared
+    /// read-only) whose arguments it showed whole, unedited. Deny is always allowed.
+    fn notification_may_approve(
+        &self,
+        row: &ApprovalRow,
+        edit: Option<&Value>,
+    ) -> std::result::Result<(), String> {
+        if edit.is_none() && self.low_risk_for_notification(row.kind, &row.server, &row.tool, &row.args) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}/{} cannot be approved from a notification; open the inbox to see the whole call",
+                row.server, row.tool
+            ))
+        }
+    }
+
+    pub(crate) fn low_risk_for_notification(
+        &self,
+        kind: ItemKind,
+        server: &str,
+        tool: &str,
+        args: &Value,
+    ) -> bool {
+        kind == ItemKind::ToolCall
+            && airlock_core::display::fits_notification(args)
+            && self
+                .tools
+                .tool(server, tool)
+                .is_some_and(|tool| tool.def.read_only_hint)
+    }
+}
+
+/// An accepted elicitation's content, checked against the requested form (after its defaults
+/// are filled in).
+fn answer_content(
+    row: &ApprovalRow,
+    answer: &ElicitationAnswer,
+) -> std::result::Result<Option<Value>, String> {
+    if answer.action != ElicitationAction::Accept {
+        return Ok(None);
+    }
+    let content = answer.content.clone().unwrap_or_else(|| json!({}));
+    if !content.is_object() {
+        return Err("the accepted content must be a JSON object".into());
+    }
+    let schema = row
+        .args
+        .get("schema")
+        .cloned()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    let content = with_defaults(&schema, content);
+    let validator = ArgsValidator::new(&schema).map_err(|e| e.to_string())?;
+    validator.validate(&content).map_err(|error| {
+        error.to_string().replace(
+            "arguments do not match the tool's schema",
+            "the answer does not match the requested form",
+        )
+    })?;
+    Ok(Some(content))
+}

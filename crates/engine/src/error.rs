@@ -1,0 +1,128 @@
+//! What can go wrong in the engine, and the one mapping of it to an [`ErrorCode`] that every
+//! channel uses: the local API's HTTP status, the desktop commands' `code`, the CLI's exit.
+
+use airlock_core::policy::PolicyError;
+use airlock_store::StoreError;
+use serde::Serialize;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    #[error(
+        "no model provider is configured; run `airlock provider set --base-url URL --model NAME`"
+    )]
+    NoProvider,
+    #[error("the model provider settings are invalid: {0}")]
+    Provider(String),
+    #[error("session '{session}' is busy ({status}); wait for its turn to end or cancel it")]
+    Busy { session: String, status: String },
+    #[error("no session named '{0}'")]
+    UnknownSession(String),
+    #[error("no server named '{0}'")]
+    UnknownServer(String),
+    #[error("cannot read the log {path}: {message}")]
+    ServerLog { path: PathBuf, message: String },
+    #[error("no tool {server}/{tool}")]
+    UnknownTool { server: String, tool: String },
+    #[error("edited arguments refused: {0}")]
+    InvalidEdit(String),
+    /// The decision named other arguments than those waiting: a stale view or a replay.
+    #[error("decision refused: {0}")]
+    Stale(String),
+    /// The call may not run on this approval (a blocked tool, a deny rule, a channel that
+    /// could not show it whole).
+    #[error("decision refused: {0}")]
+    NotAllowed(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("cannot prepare the data directory {path}: {message}")]
+    DataDir { path: PathBuf, message: String },
+}
+
+/// What went wrong, in words a program can match (the UI switches on it, the API sends it as
+/// `code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum ErrorCode {
+    UnknownApproval,
+    AlreadyDecided,
+    ForeignSession,
+    InvalidEdit,
+    /// The decision named other arguments than those waiting.
+    StaleArguments,
+    /// The call may not run on this approval (blocked, a deny rule, a notification).
+    NotAllowed,
+    UnknownSession,
+    UnknownTool,
+    UnknownServer,
+    Busy,
+    NoProvider,
+    Invalid,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::UnknownApproval => "unknown_approval",
+            ErrorCode::AlreadyDecided => "already_decided",
+            ErrorCode::ForeignSession => "foreign_session",
+            ErrorCode::InvalidEdit => "invalid_edit",
+            ErrorCode::StaleArguments => "stale_arguments",
+            ErrorCode::NotAllowed => "not_allowed",
+            ErrorCode::UnknownSession => "unknown_session",
+            ErrorCode::UnknownTool => "unknown_tool",
+            ErrorCode::UnknownServer => "unknown_server",
+            ErrorCode::Busy => "busy",
+            ErrorCode::NoProvider => "no_provider",
+            ErrorCode::Invalid => "invalid",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
+    /// The local API's HTTP status for it.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::UnknownApproval
+            | ErrorCode::UnknownSession
+            | ErrorCode::UnknownTool
+            | ErrorCode::UnknownServer => 404,
+            ErrorCode::ForeignSession | ErrorCode::NotAllowed => 403,
+            ErrorCode::AlreadyDecided
+            | ErrorCode::StaleArguments
+            | ErrorCode::Busy
+            | ErrorCode::NoProvider => 409,
+            ErrorCode::InvalidEdit => 422,
+            ErrorCode::Invalid => 400,
+            ErrorCode::Internal => 500,
+        }
+    }
+}
+
+impl EngineError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            EngineError::Store(StoreError::UnknownApproval(_)) => ErrorCode::UnknownApproval,
+            EngineError::Store(StoreError::AlreadyDecided { .. }) => ErrorCode::AlreadyDecided,
+            EngineError::Store(StoreError::ForeignSession { .. }) => ErrorCode::ForeignSession,
+            EngineError::Store(StoreError::Invalid(_)) => ErrorCode::Invalid,
+            EngineError::InvalidEdit(_) => ErrorCode::InvalidEdit,
+            EngineError::Stale(_) => ErrorCode::StaleArguments,
+            EngineError::NotAllowed(_) => ErrorCode::NotAllowed,
+            EngineError::UnknownSession(_) => ErrorCode::UnknownSession,
+            EngineError::UnknownTool { .. } => ErrorCode::UnknownTool,
+            EngineError::UnknownServer(_) => ErrorCode::UnknownServer,
+            EngineError::Busy { .. } => ErrorCode::Busy,
+            EngineError::NoProvider => ErrorCode::NoProvider,
+            EngineError::Invalid(_) | EngineError::Policy(_) | EngineError::Provider(_) => {
+                ErrorCode::Invalid
+            }
+            _ => ErrorCode::Internal,
+        }
+    }
+}
