@@ -1,6 +1,7 @@
 import { render, screen } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
+import { RLO } from '../test/fixtures';
 import ElicitationForm from './ElicitationForm.svelte';
 
 const schema = {
@@ -40,5 +41,17 @@ describe('ElicitationForm', () => {
     expect(onanswer).toHaveBeenLastCalledWith('decline', null);
     await userEvent.click(screen.getByRole('button', { name: 'Cancel' }));
     expect(onanswer).toHaveBeenLastCalledWith('cancel', null);
+  });
+
+  it("shows hidden characters of the server's message, titles and options as visible escapes", () => {
+    const sneaky = {
+      type: 'object',
+      properties: { plan: { type: 'string', enum: [`free${RLO}`], title: `Plan${RLO}`, description: `Pick\u200B one` } },
+    };
+    render(ElicitationForm, { message: `Confirm\u001B[2J ${RLO}deleted`, schema: sneaky, onanswer: vi.fn() });
+    expect(screen.getByTestId('elicitation-message').textContent).toBe('Confirm\\u{001B}[2J \\u{202E}deleted');
+    expect(screen.getByRole('option', { name: 'free\\u{202E}' })).toBeTruthy();
+    expect(screen.getByText(/Pick/).textContent).toBe('Pick\\u{200B} one');
+    expect(document.body.textContent).not.toMatch(/[\u001B\u200B\u202E]/);
   });
 });

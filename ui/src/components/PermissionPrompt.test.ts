@@ -1,7 +1,7 @@
 import { render, screen } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
-import { item } from '../test/fixtures';
+import { RLO, disguisedCommand, item } from '../test/fixtures';
 import PermissionPrompt from './PermissionPrompt.svelte';
 
 describe('PermissionPrompt (seed 003)', () => {
@@ -36,5 +36,21 @@ describe('PermissionPrompt (seed 003)', () => {
     await userEvent.type(screen.getByLabelText('Reason'), 'use notes.txt instead');
     await userEvent.click(screen.getByRole('button', { name: 'Deny' }));
     expect(ondecide).toHaveBeenCalledWith({ approve: false, forChat: false, reason: 'use notes.txt instead' });
+  });
+
+  it('shows a bidi override in the arguments and names as a visible escape, never raw', async () => {
+    render(PermissionPrompt, {
+      item: item(1, 'demo', { server: `evil${RLO}`, tool: 'shell', args: { command: disguisedCommand } }),
+      ondecide: vi.fn(),
+    });
+    expect(screen.getByRole('heading').textContent).toBe('Allow tool call from evil\\u{202E}?');
+    await userEvent.click(screen.getByRole('button', { name: /Run shell from evil/ }));
+    const args = screen.getByTestId('prompt-args');
+    expect(args.textContent).not.toContain(RLO);
+    expect(args.textContent).toContain('"command": "rm -rf ~ #\\u{202E}txt.cod"');
+    const mark = args.querySelector('mark');
+    expect(mark?.textContent).toBe('\\u{202E}');
+    expect(mark?.getAttribute('title')).toBe('hidden character U+202E (RIGHT-TO-LEFT OVERRIDE)');
+    expect(document.body.textContent).not.toContain(RLO);
   });
 });

@@ -23,15 +23,25 @@ export function inboxRows(items: readonly InboxItem[]): { rows: Row[]; order: In
   return { rows, order };
 }
 
-/** The arguments on one short line. */
-export function argsLine(args: unknown, max = 140): string {
-  let text: string;
+/** The arguments on one line, whole: `path: "a.txt", content: "hi"`. */
+export function argsLine(args: unknown): string {
   if (args && typeof args === 'object' && !Array.isArray(args)) {
-    text = Object.entries(args as Record<string, unknown>)
+    return Object.entries(args as Record<string, unknown>)
       .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
       .join(', ');
-  } else {
-    text = JSON.stringify(args);
   }
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  return JSON.stringify(args);
+}
+
+/** The most characters of arguments a list row shows before it says it cut them. */
+export const ARGS_SUMMARY_MAX = 140;
+
+/**
+ * [`argsLine`] cut to `max` characters, and whether anything was cut: a row must say so, since a
+ * selection can be approved from the list. Counts code points, so an emoji is never split.
+ */
+export function argsSummary(args: unknown, max = ARGS_SUMMARY_MAX): { line: string; cut: boolean } {
+  const chars = Array.from(argsLine(args));
+  if (chars.length <= max) return { line: chars.join(''), cut: false };
+  return { line: `${chars.slice(0, max - 1).join('')}…`, cut: true };
 }

@@ -4,7 +4,7 @@ import { tick } from 'svelte';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DecisionRequest } from '../lib/bindings/DecisionRequest';
 import { app } from '../lib/state.svelte';
-import { item } from '../test/fixtures';
+import { RLO, disguisedCommand, item } from '../test/fixtures';
 import Inbox from './Inbox.svelte';
 
 const decide = vi.fn(async (decisions: DecisionRequest[], _channel?: string) => decisions.map((d) => ({ approval_id: d.approval_id, error: null })));
@@ -107,5 +107,46 @@ describe('Inbox', () => {
     render(Inbox);
     expect(screen.getByTestId('inbox-count').textContent).toBe('10000 pending');
     expect(rows().length).toBeLessThan(60);
+  });
+
+  it('shows a bidi override in the list and the detail as a visible escape, never raw', () => {
+    app.inbox = [item(1, 'alpha', { tool: 'shell', args: { command: disguisedCommand }, description: `Runs${RLO} a command` })];
+    render(Inbox);
+    const row = screen.getByTestId('inbox-item-args');
+    expect(row.textContent).not.toContain(RLO);
+    expect(row.textContent).toContain('command: "rm -rf ~ #\\u{202E}txt.cod"');
+    const detail = screen.getByTestId('inbox-detail-args');
+    expect(detail.textContent).not.toContain(RLO);
+    expect(detail.textContent).toContain('"command": "rm -rf ~ #\\u{202E}txt.cod"');
+    expect(within(detail).getByTitle('hidden character U+202E (RIGHT-TO-LEFT OVERRIDE)').tagName).toBe('MARK');
+    expect(screen.getByTestId('inbox-detail').textContent).toContain('Runs\\u{202E} a command');
+    expect(document.body.textContent).not.toContain(RLO);
+  });
+
+  it('says when a row cut the arguments, and shows them all on request', async () => {
+    const long = `echo ${'x'.repeat(300)} && rm -rf ~`;
+    app.inbox = [item(1, 'alpha'), item(2, 'alpha', { tool: 'shell', args: { command: long } })];
+    const user = userEvent.setup();
+    render(Inbox);
+    const [short, cut] = rows();
+    expect(within(short).queryByTestId('args-cut')).toBeNull();
+    expect(within(cut).getByTestId('inbox-item-args').textContent).not.toContain('rm -rf ~');
+    await user.click(within(cut).getByRole('button', { name: 'cut · show all' }));
+    expect(screen.getByTestId('inbox-detail-args').textContent).toContain(`"command": "${long}"`);
+  });
+
+  it('shows hidden characters of an edit escaped, as they will be sent', async () => {
+    const user = userEvent.setup();
+    render(Inbox);
+    await user.keyboard('e');
+    expect(screen.queryByTestId('edit-hidden')).toBeNull();
+    const editor = screen.getByLabelText('Arguments (JSON)') as HTMLTextAreaElement;
+    await user.clear(editor);
+    // A JSON escape types no hidden character, but sends one.
+    await user.type(editor, '{{"path": "a\\u202Eb", "content": "hi"}');
+    const preview = screen.getByTestId('edit-hidden');
+    expect(preview.textContent).toContain('"path": "a\\u{202E}b"');
+    expect(screen.getByTestId('edit-diff').textContent).toContain('+   "path": "a\\u{202E}b"');
+    expect(document.body.textContent).not.toContain(RLO);
   });
 });

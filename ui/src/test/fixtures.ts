@@ -26,3 +26,7 @@ export function item(n: number, session = 'demo', overrides: Partial<InboxItem> 
     ...overrides,
   };
 }
+
+/** A command whose right-to-left override makes `rm -rf ~ #` read as something harmless when rendered raw. */
+export const RLO = '\u202E';
+export const disguisedCommand = `rm -rf ~ #${RLO}txt.cod`;

@@ -1,0 +1,41 @@
+import { render, screen } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, vi } from 'vitest';
+import type { CallRow } from '../lib/bindings/CallRow';
+import { RLO, disguisedCommand } from '../test/fixtures';
+import ToolCallCard from './ToolCallCard.svelte';
+
+function call(overrides: Partial<CallRow> = {}): CallRow {
+  return {
+    id: 'call_1',
+    session_id: 'ses_demo',
+    message_id: 1,
+    position: 0,
+    provider_call_id: 'p1',
+    model_name: 'shell',
+    server: 'builtin',
+    tool: 'shell',
+    raw_args: '{}',
+    args: { command: disguisedCommand },
+    args_hash: 'hash_1',
+    state: 'succeeded',
+    policy_step: null,
+    policy_why: null,
+    run_args: null,
+    result: { output: `ok${RLO}` },
+    created_at: '2026-11-23T10:00:00Z',
+    updated_at: '2026-11-23T10:00:01Z',
+    ...overrides,
+  };
+}
+
+describe('ToolCallCard', () => {
+  it('shows hidden characters of the arguments and the result as visible escapes', async () => {
+    render(ToolCallCard, { call: call(), pending: undefined, ondecide: vi.fn() });
+    await userEvent.click(screen.getByRole('button', { name: /builtin \/ shell/ }));
+    const args = screen.getByTestId('tool-args');
+    expect(args.textContent).toContain('"command": "rm -rf ~ #\\u{202E}txt.cod"');
+    expect(screen.getByTestId('tool-result').textContent).toContain('"output": "ok\\u{202E}"');
+    expect(document.body.textContent).not.toContain(RLO);
+  });
+});
