@@ -35,7 +35,7 @@ struct Args {
     /// The data directory (default: $AIRLOCK_DATA_DIR, else the platform's data folder).
     #[arg(long, env = "AIRLOCK_DATA_DIR")]
     data_dir: Option<PathBuf>,
-    /// Folder of the built-in tools (default: DATA_DIR/workspace).
+    /// Folder of the built-in tools (default: Airlock in your documents folder).
     #[arg(long)]
     workspace: Option<PathBuf>,
     /// Port of the local API on 127.0.0.1 (default: any free port; see DATA_DIR/api.json).
@@ -62,7 +62,21 @@ fn main() -> ExitCode {
     }
 }
 
+/// Why the window cannot open here, when the platform has no display to open it on. GTK would
+/// otherwise panic with a backtrace deep inside the toolkit.
+fn missing_display() -> Option<&'static str> {
+    let set = |name| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    (cfg!(all(unix, not(target_os = "macos"))) && !set("DISPLAY") && !set("WAYLAND_DISPLAY"))
+        .then_some(
+            "no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is set); \
+             run the headless engine instead: `airlock serve`",
+        )
+}
+
 fn run(args: Args) -> anyhow::Result<()> {
+    if let Some(why) = missing_display() {
+        anyhow::bail!(why);
+    }
     let data_dir = resolve_data_dir(args.data_dir)?;
     let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, args.api_port));
     let started = tauri::async_runtime::block_on(async {

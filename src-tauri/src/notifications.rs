@@ -3,9 +3,9 @@
 //! person through the engine's one decision path; any failure leaves the item pending.
 
 use crate::commands::settings::notifications_enabled;
-use airlock_core::display::{NOTIFICATION_ARGS_MAX, args_summary, visible_line};
 use crate::window;
 use airlock_core::DecidedBy;
+use airlock_core::display::{NOTIFICATION_ARGS_MAX, args_summary, visible_line};
 use airlock_engine::{DecisionRequest, Engine, InboxItem};
 use std::time::Duration;
 use tauri::{AppHandle, Runtime};
@@ -112,7 +112,9 @@ pub fn start<R: Runtime>(app: AppHandle<R>, engine: Engine) -> mpsc::UnboundedSe
             if !notifications_enabled(engine.store()) {
                 continue;
             }
-            if let Some(announcement) = announce(&batch, |item| engine.notification_may_approve(item)) {
+            if let Some(announcement) =
+                announce(&batch, |item| engine.notification_may_approve(item))
+            {
                 let (app, engine) = (app.clone(), engine.clone());
                 tauri::async_runtime::spawn_blocking(move || show(&app, &engine, announcement));
             }
@@ -212,12 +214,11 @@ mod tests {
     /// only the first 120 characters of its arguments.
     #[test]
     fn allow_once_is_offered_only_for_what_the_notification_shows_whole_and_the_engine_allows() {
-        let offered = |item: InboxItem, engine_allows: bool| match announce(&[item], |_| {
-            engine_allows
-        }) {
-            Some(Announcement::One { may_approve, .. }) => may_approve,
-            other => panic!("{other:?}"),
-        };
+        let offered =
+            |item: InboxItem, engine_allows: bool| match announce(&[item], |_| engine_allows) {
+                Some(Announcement::One { may_approve, .. }) => may_approve,
+                other => panic!("{other:?}"),
+            };
         assert!(offered(pending("a"), true));
         assert!(!offered(pending("a"), false), "not a low-risk tool");
         let long = InboxItem {
@@ -236,7 +237,10 @@ mod tests {
         };
         match announce(&[hidden], |_| true) {
             Some(Announcement::One { body, .. }) => {
-                assert!(!body.contains('\u{202e}') && body.contains("\\u{202E}"), "{body}")
+                assert!(
+                    !body.contains('\u{202e}') && body.contains("\\u{202E}"),
+                    "{body}"
+                )
             }
             other => panic!("{other:?}"),
         }
@@ -280,7 +284,7 @@ mod tests {
         let _guard = runtime.enter();
         let engine = Engine::open(airlock_engine::EngineConfig {
             data_dir: data.path().to_path_buf(),
-            workspace: None,
+            workspace: Some(data.path().join("workspace")),
         })
         .unwrap();
         assert_eq!(
@@ -323,7 +327,7 @@ mod tests {
         let data = tempfile::tempdir().unwrap();
         let engine = Engine::open(EngineConfig {
             data_dir: data.path().to_path_buf(),
-            workspace: None,
+            workspace: Some(data.path().join("workspace")),
         })
         .unwrap();
         engine
@@ -348,8 +352,10 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         let item = item.expect("a pending request");
-        let announcement =
-            announce(std::slice::from_ref(&item), |i| engine.notification_may_approve(i)).unwrap();
+        let announcement = announce(std::slice::from_ref(&item), |i| {
+            engine.notification_may_approve(i)
+        })
+        .unwrap();
         let (shown_tx, shown_rx) = std::sync::mpsc::channel();
         let waiter = {
             let engine = engine.clone();

@@ -244,6 +244,8 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     let second = Command::new(env!("CARGO_BIN_EXE_airlock-desktop"))
         .arg("--data-dir")
         .arg(data.path())
+        .arg("--workspace")
+        .arg(data.path().join("workspace"))
         .output()
         .unwrap();
     assert!(second.status.success(), "{second:?}");

@@ -125,6 +125,8 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
             "/v1/servers/{name}",
             put(update_server).delete(remove_server),
         )
+        .route("/v1/servers/{name}/changes", get(server_changes))
+        .route("/v1/servers/{name}/review", post(accept_server_changes))
         .route("/v1/elicitations/{id}/answer", post(answer))
         .route("/v1/tools", get(tools))
         .route("/v1/tools/{server}/{tool}", put(set_tool))
@@ -468,6 +470,21 @@ async fn remove_server(
 ) -> ApiResult<Value> {
     let denied = s.engine.remove_server(&name)?;
     Ok(Json(json!({ "name": name, "denied": denied })))
+}
+
+async fn server_changes(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> ApiResult<Vec<airlock_engine::ToolChange>> {
+    Ok(Json(s.engine.server_changes(&name)?))
+}
+
+/// Accepts the server's changed tool definitions (the person reviewed them).
+async fn accept_server_changes(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> ApiResult<Vec<airlock_engine::ToolChange>> {
+    Ok(Json(s.engine.accept_server_changes(&name)?))
 }
 
 async fn answer(

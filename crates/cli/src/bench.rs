@@ -136,7 +136,7 @@ async fn roundtrip(
         .unwrap_or_default();
     let engine = Engine::open(EngineConfig {
         data_dir: dir.path().to_path_buf(),
-        workspace,
+        workspace: Some(workspace.unwrap_or_else(|| dir.path().join("workspace"))),
     })?;
     engine.set_provider(ProviderSettings {
         base_url,
@@ -230,7 +230,7 @@ async fn approve_all(sessions: usize, calls: usize) -> anyhow::Result<ExitCode> 
     let scripted = ScriptedModel::start(replies).await?;
     let engine = Engine::open(EngineConfig {
         data_dir: dir.path().to_path_buf(),
-        workspace: None,
+        workspace: Some(dir.path().join("workspace")),
     })?;
     engine.set_provider(ProviderSettings {
         base_url: scripted.base_url(),

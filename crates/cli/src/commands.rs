@@ -7,6 +7,7 @@ use crate::{
 use airlock_api::client::encode;
 use airlock_api::{ApiClient, ClientError};
 use airlock_core::RememberScope;
+use airlock_core::display::visible_line;
 use airlock_engine::{DecisionRequest, InboxItem};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
@@ -313,13 +314,15 @@ fn print_outcome(outcome: airlock_engine::TurnOutcome) -> anyhow::Result<ExitCod
     }
 }
 
-fn short(value: &Value, max: usize) -> String {
-    let text = value.to_string();
+/// The arguments as one line of JSON with hidden characters shown escaped, cut at `max`
+/// characters — saying so, and where to see them whole.
+fn json_shown(value: &Value, max: usize, whole: &str) -> String {
+    let text = visible_line(&value.to_string()).into_owned();
     if text.chars().count() <= max {
         return text;
     }
-    let cut: String = text.chars().take(max.saturating_sub(1)).collect();
-    format!("{cut}…")
+    let cut: String = text.chars().take(max).collect();
+    format!("{cut}… [cut: `{whole}` shows all]")
 }
 
 async fn inbox(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
@@ -346,22 +349,23 @@ async fn inbox(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
                 .unwrap_or_default();
             let what = if card { "asks for approval" } else { "asks" };
             println!(
-                "{}  {}  {} {what}: {message}  [form: {}]  (answer with `airlock answer ID --accept JSON | --decline | --cancel`)",
+                "{}  {}  {} {what}: {}  [form: {}]  (answer with `airlock answer ID --accept JSON | --decline | --cancel`)",
                 item.approval_id,
-                item.session,
-                item.server,
-                fields.join(", ")
+                visible_line(&item.session),
+                visible_line(&item.server),
+                visible_line(message),
+                visible_line(&fields.join(", "))
             );
             continue;
         }
         println!(
             "{}  {}  {}/{}  {}  ({})",
             item.approval_id,
-            item.session,
-            item.server,
-            item.tool,
-            short(&item.args, 80),
-            item.why
+            visible_line(&item.session),
+            visible_line(&item.server),
+            visible_line(&item.tool),
+            json_shown(&item.args, 200, "airlock inbox --json"),
+            visible_line(&item.why)
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -408,7 +412,11 @@ async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Re
     for message in messages.as_array().into_iter().flatten() {
         let content = text(&message["content"]);
         if !content.is_empty() {
-            println!("{}: {content}", text(&message["role"]));
+            println!(
+                "{}: {}",
+                text(&message["role"]),
+                airlock_core::display::visible(&content)
+            );
         }
         for call in message["calls"].as_array().into_iter().flatten() {
             let args = if call["run_args"].is_null() {
@@ -419,12 +427,15 @@ async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Re
             println!(
                 "  [{}] {}/{} {}",
                 text(&call["state"]),
-                text(&call["server"]),
-                text(&call["tool"]),
-                short(args, 100)
+                visible_line(&text(&call["server"])),
+                visible_line(&text(&call["tool"])),
+                json_shown(args, 100, "airlock transcript --session NAME --json")
             );
             if !call["result"].is_null() {
-                println!("    → {}", short(&call["result"], 200));
+                println!(
+                    "    → {}",
+                    json_shown(&call["result"], 200, "airlock transcript --session NAME --json")
+                );
             }
         }
     }

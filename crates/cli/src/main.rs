@@ -35,7 +35,7 @@ enum Command {
     Serve {
         #[arg(long, default_value = "127.0.0.1:0")]
         listen: String,
-        /// Folder of the built-in tools (default: DATA_DIR/workspace).
+        /// Folder of the built-in tools (default: Airlock in your documents folder).
         #[arg(long)]
         workspace: Option<PathBuf>,
     },
@@ -287,6 +287,15 @@ enum ServersAction {
     /// waiting on it are denied, its questions (elicitations) cancelled.
     Remove {
         name: String,
+    },
+    /// Show what changed in a server's tools since you last reviewed them (their grants are
+    /// suspended until then); `--accept` accepts the changes so the grants apply again.
+    Review {
+        name: String,
+        #[arg(long)]
+        accept: bool,
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -5,6 +5,7 @@ use crate::commands::text;
 use airlock_api::ApiClient;
 use airlock_api::client::encode;
 use airlock_core::ServerConfig;
+use airlock_engine::ToolChange;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -129,8 +130,68 @@ pub async fn run(
                 n => println!("removed server '{name}'; denied {n} waiting requests"),
             }
         }
+        ServersAction::Review { name, accept, json } => {
+            let path = format!("/v1/servers/{}/changes", encode(&name));
+            let changes: Vec<ToolChange> = client.get(&path).await?;
+            if json && !accept {
+                println!("{}", serde_json::to_string_pretty(&changes)?);
+                return Ok(ExitCode::SUCCESS);
+            }
+            if changes.is_empty() {
+                println!("{name}: nothing changed since the last review");
+                return Ok(ExitCode::SUCCESS);
+            }
+            print!("{}", review_text(&changes));
+            if accept {
+                let path = format!("/v1/servers/{}/review", encode(&name));
+                let accepted: Vec<ToolChange> = client.post(&path, &json!({})).await?;
+                println!(
+                    "accepted {} changed tool(s) of '{name}'; their grants apply again",
+                    accepted.len()
+                );
+            } else {
+                println!(
+                    "Their grants stay suspended (every call asks). Accept: airlock servers review {name} --accept"
+                );
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What changed in each tool, field by field, as `-` (reviewed) and `+` (now) lines; hidden
+/// characters shown escaped.
+fn review_text(changes: &[ToolChange]) -> String {
+    use airlock_core::display::visible;
+    let mut out = String::new();
+    for change in changes {
+        out.push_str(&format!(
+            "{}/{}: {}\n",
+            visible(&change.server),
+            visible(&change.tool),
+            visible(&change.change)
+        ));
+        for field in ["description", "input_schema", "annotations"] {
+            let (before, after) = (change.before.get(field), change.after.get(field));
+            if before == after {
+                continue;
+            }
+            out.push_str(&format!("  {field}:\n"));
+            let lines = |value: Option<&Value>| -> String {
+                match value {
+                    Some(Value::String(text)) => text.clone(),
+                    Some(other) => serde_json::to_string_pretty(other).unwrap_or_default(),
+                    None => "(none)".into(),
+                }
+            };
+            for (sign, value) in [("-", before), ("+", after)] {
+                for line in lines(value).lines() {
+                    out.push_str(&format!("    {sign} {}\n", visible(line)));
+                }
+            }
+        }
+    }
+    out
 }
 
 async fn list(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {

@@ -88,7 +88,10 @@ mod tests {
     #[test]
     fn hidden_characters_become_visible_escapes() {
         // A right-to-left override makes `rm -rf ~ #txt.cod` read as something harmless.
-        assert_eq!(visible("rm -rf ~ \u{202e}cod.txt"), "rm -rf ~ \\u{202E}cod.txt");
+        assert_eq!(
+            visible("rm -rf ~ \u{202e}cod.txt"),
+            "rm -rf ~ \\u{202E}cod.txt"
+        );
         assert_eq!(visible("\u{1b}[2Jclear"), "\\u{001B}[2Jclear");
         assert_eq!(visible("a\u{200b}b\u{feff}"), "a\\u{200B}b\\u{FEFF}");
         assert_eq!(visible("\u{2066}x\u{2069}"), "\\u{2066}x\\u{2069}");

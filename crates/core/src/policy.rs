@@ -346,7 +346,12 @@ pub fn forbidden(
     tool: &str,
     args: &Value,
 ) -> Option<PolicyDecision> {
-    step_one(config, server, tool, &config.match_rules(server, tool, args))
+    step_one(
+        config,
+        server,
+        tool,
+        &config.match_rules(server, tool, args),
+    )
 }
 
 fn step_one(

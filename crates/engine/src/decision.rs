@@ -55,7 +55,9 @@ pub struct DecisionRequest {
 #[derive(Debug, Clone)]
 pub(crate) enum Resolution {
     /// Run it, with edited arguments when given.
-    Approve { args: Option<Value> },
+    Approve {
+        args: Option<Value>,
+    },
     Deny,
     /// Its approval timeout passed.
     Expire,
@@ -161,10 +163,7 @@ impl Inner {
             return Ok(Vec::new());
         }
         // 1) the pending requests
-        let ids: Vec<&str> = settlements
-            .iter()
-            .map(|s| s.approval_id.as_str())
-            .collect();
+        let ids: Vec<&str> = settlements.iter().map(|s| s.approval_id.as_str()).collect();
         let rows = self.store.approvals_by_ids(&ids)?;
         let policy = self.policy();
         // 2) the engine's checks
@@ -382,7 +381,9 @@ impl Inner {
         row: &ApprovalRow,
         edit: Option<&Value>,
     ) -> std::result::Result<(), String> {
-        if edit.is_none() && self.low_risk_for_notification(row.kind, &row.server, &row.tool, &row.args) {
+        if edit.is_none()
+            && self.low_risk_for_notification(row.kind, &row.server, &row.tool, &row.args)
+        {
             Ok(())
         } else {
             Err(format!(

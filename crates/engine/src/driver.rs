@@ -4,15 +4,16 @@
 //! the store and does the one thing that state calls for (ask the model, run what may run, wait
 //! for decisions). That is what makes a turn resumable after a crash or restart.
 
+use crate::decision::{Resolution, Settlement};
 use crate::events::{EngineEvent, TurnOutcome};
 use crate::tools::CallContext;
-use crate::decision::{Resolution, Settlement};
 use crate::{EngineError, Inner, Turn, TurnWatch};
 use airlock_core::policy::{
     CallFacts, NeedsApproval, PolicyDecision, SessionPolicy, Step, Verdict, decide,
 };
 use airlock_core::{
-    ApprovalStatus, CallState, DecidedBy, ItemKind, Mode, SessionStatus, args_hash, ids, split_model_tool_name,
+    ApprovalStatus, CallState, DecidedBy, ItemKind, Mode, SessionStatus, args_hash, ids,
+    split_model_tool_name,
 };
 use airlock_llm::{
     ChatMessage, ChatRequest, ModelReply, ModelToolCall, ProviderApprovalRequest,

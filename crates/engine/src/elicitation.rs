@@ -61,7 +61,9 @@ struct PendingGuard {
 impl Drop for PendingGuard {
     fn drop(&mut self) {
         self.inner.router.forget(&self.approval_id);
-        if let Ok(Some(ApprovalStatus::Pending)) = self.inner.store.approval_status(&self.approval_id) {
+        if let Ok(Some(ApprovalStatus::Pending)) =
+            self.inner.store.approval_status(&self.approval_id)
+        {
             let cancel = Settlement::new(self.approval_id.clone(), Resolution::Cancel)
                 .with_reason("the server stopped waiting");
             match self.inner.settle(vec![cancel], DecidedBy::Engine) {

@@ -1,10 +1,11 @@
 //! The engine: one per data directory. It owns the store, the tools, the model provider and the
 //! running turns, and is the one path every decision goes through, whatever the channel.
 
+mod data_dir;
 mod decision;
 mod driver;
-pub mod error;
 pub mod elicitation;
+pub mod error;
 pub mod events;
 pub mod frontend;
 pub mod pause;
@@ -14,17 +15,16 @@ pub mod servers;
 pub mod tools;
 
 pub use decision::DecisionRequest;
-pub use error::{EngineError, ErrorCode};
 pub use elicitation::{ElicitationAction, ElicitationAnswer, ElicitationRequest};
+pub use error::{EngineError, ErrorCode};
 pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};
 pub use frontend::Frontend;
 pub use provider::{ProviderKind, ProviderSettings};
-pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost, ServerStatus, ServerView};
+pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost, ServerStatus, ServerView, ToolChange};
 
 use airlock_core::policy::PolicyConfig;
 use airlock_core::{
-    ArgRule, BUILTIN_SERVER, CallState, DecidedBy, ItemKind, Mode, ServerDefault,
-    ToolSetting,
+    ArgRule, BUILTIN_SERVER, CallState, DecidedBy, ItemKind, Mode, ServerDefault, ToolSetting,
 };
 use airlock_llm::ModelProvider;
 use airlock_store::{ApprovalRow, MessageRow, SessionRow, Store};
@@ -45,7 +45,8 @@ pub type Result<T> = std::result::Result<T, EngineError>;
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
     pub data_dir: PathBuf,
-    /// The built-in tools' folder; default `DATA_DIR/workspace`.
+    /// The built-in tools' folder; default: `Airlock` in the person's documents folder (never
+    /// inside the data directory, whose token and database must stay out of a command's reach).
     pub workspace: Option<PathBuf>,
 }
 
@@ -88,6 +89,8 @@ pub(crate) struct Turn {
 pub(crate) struct Inner {
     pub store: Store,
     pub tools: ToolRegistry,
+    /// The built-in tools, told which environment variables are secrets.
+    pub builtin: BuiltinTools,
     pub router: ApprovalRouter,
     pub events: broadcast::Sender<EngineEvent>,
     pub turns: Mutex<HashMap<String, Turn>>,
@@ -124,14 +127,16 @@ impl Engine {
         let data_dir = config.data_dir;
         let workspace = config
             .workspace
-            .unwrap_or_else(|| data_dir.join("workspace"));
+            .unwrap_or_else(|| data_dir::default_workspace(&data_dir));
         for dir in [&data_dir, &workspace] {
             std::fs::create_dir_all(dir).map_err(|e| EngineError::DataDir {
                 path: dir.clone(),
                 message: e.to_string(),
             })?;
         }
+        data_dir::make_private(&data_dir, &workspace)?;
         let store = Store::open(&data_dir.join("airlock.db"))?;
+        data_dir::make_private(&data_dir, &workspace)?;
         store.ensure_server(
             BUILTIN_SERVER,
             ServerDefault::Required,
@@ -141,16 +146,23 @@ impl Engine {
             store.seed_tool_setting(BUILTIN_SERVER, tool, setting)?;
         }
         let tools = ToolRegistry::default();
-        tools.register(
-            BUILTIN_SERVER,
-            Arc::new(BuiltinTools::new(workspace.clone())),
-        );
+        let builtin = BuiltinTools::new(workspace.clone());
+        tools.register(BUILTIN_SERVER, Arc::new(builtin.clone()));
+        for settings in provider::load(&store)?
+            .into_iter()
+            .chain(provider::load_named(&store)?.into_values())
+        {
+            if let Some(name) = &settings.api_key_env {
+                builtin.hide_env(name);
+            }
+        }
         let (events, _) = broadcast::channel(4096);
         let paused = pause::load(&store)?;
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
                 tools,
+                builtin,
                 router: ApprovalRouter::default(),
                 events,
                 turns: Mutex::new(HashMap::new()),
@@ -375,6 +387,9 @@ impl Engine {
     pub fn set_provider(&self, settings: ProviderSettings) -> Result<()> {
         let built = provider::build(&settings)?;
         provider::save(&self.inner.store, &settings)?;
+        if let Some(name) = &settings.api_key_env {
+            self.inner.builtin.hide_env(name);
+        }
         self.inner
             .providers
             .write()

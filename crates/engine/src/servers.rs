@@ -53,6 +53,19 @@ pub trait ServerHost: Send + Sync {
     fn reload(&self, name: &str);
 }
 
+/// A tool whose definition changed since the person last reviewed it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ToolChange {
+    pub server: String,
+    pub tool: String,
+    /// What changed, in words ("description changed", "the server definition … changed").
+    pub change: String,
+    /// The definition (description, input schema, annotations) as reviewed, and as now.
+    pub before: Value,
+    pub after: Value,
+}
+
 impl Engine {
     pub fn set_server_host(&self, host: Arc<dyn ServerHost>) {
         *self
@@ -195,6 +208,40 @@ impl Engine {
         })
     }
 
+    /// What changed in a server's tools since the person last reviewed them (their grants are
+    /// suspended until then), with the definition as reviewed and as offered now.
+    pub fn server_changes(&self, name: &str) -> Result<Vec<ToolChange>> {
+        self.require_server(name)?;
+        Ok(self
+            .inner
+            .store
+            .tool_changes(name)?
+            .into_iter()
+            .map(|(tool, change, before, after)| ToolChange {
+                server: name.to_string(),
+                tool,
+                change,
+                before,
+                after,
+            })
+            .collect())
+    }
+
+    /// The person reviewed the server's changed tools as listed by [`Engine::server_changes`]
+    /// and accepts them: the definitions are pinned anew and the grants apply again. Approving
+    /// a call never does this; it runs that call only.
+    pub fn accept_server_changes(&self, name: &str) -> Result<Vec<ToolChange>> {
+        let changes = self.server_changes(name)?;
+        for change in &changes {
+            self.inner.store.accept_pin(name, &change.tool)?;
+        }
+        if !changes.is_empty() {
+            self.inner.invalidate_policy();
+            self.announce_server_change(name);
+        }
+        Ok(changes)
+    }
+
     /// Removes a server: stops it, forgets what was set and remembered for its tools (see the
     /// store), and denies the calls still waiting on it, since none of them can run any more.
     /// Returns how many were denied (one decided meanwhile by someone else is not counted).
@@ -296,7 +343,7 @@ mod tests {
     fn engine_with_server(dir: &Path) -> Engine {
         let engine = Engine::open(EngineConfig {
             data_dir: dir.to_path_buf(),
-            workspace: None,
+            workspace: Some(dir.join("workspace")),
         })
         .unwrap();
         let config = ServerConfig::Stdio {

@@ -20,7 +20,7 @@ async fn fixture(replies: Vec<Reply>, stream: bool) -> Fixture {
     let model = ScriptedModel::start(replies).await.unwrap();
     let engine = Engine::open(EngineConfig {
         data_dir: dir.path().to_path_buf(),
-        workspace: None,
+        workspace: Some(dir.path().join("workspace")),
     })
     .unwrap();
     engine
@@ -569,7 +569,7 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
     }
     let engine = Engine::open(EngineConfig {
         data_dir: dir.path().to_path_buf(),
-        workspace: None,
+        workspace: Some(dir.path().join("workspace")),
     })
     .unwrap();
     let outcome = engine.wait_turn("s").await.unwrap();
@@ -601,7 +601,7 @@ async fn many_sessions_at_once_each_decision_reaches_its_own_call() {
     .unwrap();
     let engine = Engine::open(EngineConfig {
         data_dir: dir.path().to_path_buf(),
-        workspace: None,
+        workspace: Some(dir.path().join("workspace")),
     })
     .unwrap();
     engine
@@ -752,7 +752,7 @@ async fn the_pause_outlives_a_restart() {
     let open = || {
         Engine::open(EngineConfig {
             data_dir: dir.path().to_path_buf(),
-            workspace: None,
+            workspace: Some(dir.path().join("workspace")),
         })
         .unwrap()
     };
@@ -1040,7 +1040,10 @@ async fn an_approval_never_gets_past_a_deny_rule_or_a_blocked_tool() {
         .unwrap();
     f.engine.wait_turn("s").await.unwrap();
     for name in ["a.txt", "secret.txt"] {
-        assert!(!f.engine.workspace().join(name).exists(), "{name} was written");
+        assert!(
+            !f.engine.workspace().join(name).exists(),
+            "{name} was written"
+        );
     }
 }
 
@@ -1092,7 +1095,10 @@ async fn remembering_an_edited_approval_covers_the_edit_not_the_proposal() {
     let second = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             let items = f.engine.inbox().unwrap();
-            if let Some(item) = items.into_iter().find(|i| i.approval_id != first.approval_id) {
+            if let Some(item) = items
+                .into_iter()
+                .find(|i| i.approval_id != first.approval_id)
+            {
                 return item;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;

@@ -238,10 +238,14 @@ impl Store {
     /// The ids of a session's pending requests.
     pub fn pending_of_session(&self, session_id: &str) -> Result<Vec<String>> {
         self.read(|conn| {
-            Ok(query(conn, "a.status = 'pending' AND a.session_id = ?1", &session_id)?
-                .into_iter()
-                .map(|row| row.approval_id)
-                .collect())
+            Ok(query(
+                conn,
+                "a.status = 'pending' AND a.session_id = ?1",
+                &session_id,
+            )?
+            .into_iter()
+            .map(|row| row.approval_id)
+            .collect())
         })
     }
 
@@ -347,7 +351,9 @@ fn apply_decision(
     }
     let status = input.status;
     if status == ApprovalStatus::Pending {
-        return Err(StoreError::Invalid(format!("{id}: a decision cannot leave it pending")));
+        return Err(StoreError::Invalid(format!(
+            "{id}: a decision cannot leave it pending"
+        )));
     }
     let approve = input.approve();
     let at = now();

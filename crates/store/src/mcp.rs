@@ -204,6 +204,34 @@ impl Store {
         })
     }
 
+    /// The changed tools of one server: `(tool, what changed, pinned definition, current one)`.
+    pub fn tool_changes(&self, server: &str) -> Result<Vec<(String, String, Value, Value)>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT tool, change, pinned, current FROM tool_pins
+                 WHERE server = ?1 AND change IS NOT NULL ORDER BY tool",
+            )?;
+            let rows = stmt.query_map([server], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })?;
+            rows.map(|row| {
+                let (tool, change, pinned, current) = row?;
+                Ok((
+                    tool,
+                    change,
+                    parse_json(&pinned, "tool pin")?,
+                    parse_json(&current, "tool definition")?,
+                ))
+            })
+            .collect()
+        })
+    }
+
     /// `(server, tool, what changed)` for every suspended tool.
     pub fn suspended_tools(&self) -> Result<Vec<(String, String, String)>> {
         self.read(|conn| {

@@ -1,7 +1,7 @@
 //! The typed error every command returns; the UI switches on `code` and shows `message`.
 
-pub use airlock_engine::ErrorCode;
 use airlock_engine::EngineError;
+pub use airlock_engine::ErrorCode;
 use airlock_store::StoreError;
 use serde::Serialize;
 use ts_rs::TS;

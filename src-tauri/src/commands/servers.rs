@@ -149,7 +149,7 @@ mod tests {
     fn engine(dir: &Path) -> Engine {
         Engine::open(EngineConfig {
             data_dir: dir.to_path_buf(),
-            workspace: None,
+            workspace: Some(dir.join("workspace")),
         })
         .unwrap()
     }

@@ -167,11 +167,12 @@ impl App {
             .timeout(Duration::from_secs(60))
             .build()
             .unwrap();
+        let workspace = data_dir.join("workspace");
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "wry",
             "tauri:options": {
                 "application": env!("CARGO_BIN_EXE_airlock-desktop"),
-                "args": ["--data-dir", data_dir],
+                "args": ["--data-dir", data_dir, "--workspace", workspace],
             }
         }}});
         let mut session = Value::Null;

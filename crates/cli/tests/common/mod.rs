@@ -24,7 +24,13 @@ impl Engine {
     pub fn start_with_env(data_dir: &Path, env: &[(&str, &str)]) -> Self {
         let _ = std::fs::remove_file(data_dir.join("api.json"));
         let child = Command::new(BIN)
-            .args(["--data-dir", data_dir.to_str().unwrap(), "serve"])
+            .args([
+                "--data-dir",
+                data_dir.to_str().unwrap(),
+                "serve",
+                "--workspace",
+            ])
+            .arg(data_dir.join("workspace"))
             .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

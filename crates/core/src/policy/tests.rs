@@ -647,7 +647,10 @@ fn forbidden_is_step_one_alone() {
     let step = |server, tool, command: &str| {
         forbidden(&config, server, tool, &json!({ "command": command })).map(|d| d.step)
     };
-    assert_eq!(step("builtin", "run_command", "rm -rf /"), Some(Step::DenyRule));
+    assert_eq!(
+        step("builtin", "run_command", "rm -rf /"),
+        Some(Step::DenyRule)
+    );
     assert_eq!(step("builtin", "run_command", "ls"), None);
     assert_eq!(step("fs", "delete", "anything"), Some(Step::Blocked));
 }

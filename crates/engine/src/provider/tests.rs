@@ -22,7 +22,7 @@ fn responses(model: &ScriptedModel, name: Option<&str>) -> ProviderSettings {
 fn open(dir: &tempfile::TempDir) -> Engine {
     Engine::open(EngineConfig {
         data_dir: dir.path().to_path_buf(),
-        workspace: None,
+        workspace: Some(dir.path().join("workspace")),
     })
     .unwrap()
 }

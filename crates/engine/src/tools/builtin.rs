@@ -1,16 +1,23 @@
 //! The built-in server `builtin`: file and command tools confined to the workspace folder.
 //!
-//! Paths are relative to the workspace. A path is refused when it climbs out lexically (`..`,
-//! absolute) or through a symbolic link (the deepest existing ancestor is canonicalised and must
-//! stay below the canonical workspace).
+//! Paths are relative to the workspace. A path that climbs out lexically (`..`, absolute) is
+//! refused with a clear message before anything is opened. Every file operation then goes
+//! through `cap-std`, which resolves each component (symbolic links included — dangling,
+//! chained, or swapped between a check and the use) beneath the workspace's directory handle
+//! with `openat`-style calls: no path a built-in tool touches can end outside the workspace.
+//! Hand-written checks of `exists()`/`canonicalize()` cannot give that (a dangling link is
+//! "not existing" and is then followed by the write).
 
 use super::{ToolError, ToolSource};
 use airlock_core::path::stays_inside;
 use airlock_core::policy::NeedsApproval;
 use airlock_core::{BUILTIN_SERVER, ToolDef, ToolSetting};
+use cap_std::fs::Dir;
 use futures::future::BoxFuture;
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 /// The most a tool returns to the model; more is cut with a note.
@@ -20,11 +27,37 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 #[derive(Clone)]
 pub struct BuiltinTools {
     workspace: PathBuf,
+    /// Environment variables `run_command` never passes on: Airlock's own secrets (the model
+    /// providers' API key variables). `AIRLOCK_*` variables are always removed.
+    hidden_env: Arc<RwLock<BTreeSet<String>>>,
 }
 
 impl BuiltinTools {
     pub fn new(workspace: PathBuf) -> Self {
-        Self { workspace }
+        Self {
+            workspace,
+            hidden_env: Arc::default(),
+        }
+    }
+
+    /// The variables of this process that commands must not see.
+    fn secret_env_names(&self) -> Vec<std::ffi::OsString> {
+        let hidden = self.hidden_env.read().unwrap_or_else(|p| p.into_inner());
+        std::env::vars_os()
+            .map(|(name, _)| name)
+            .filter(|name| {
+                let text = name.to_string_lossy();
+                text.starts_with("AIRLOCK_") || hidden.contains(text.as_ref())
+            })
+            .collect()
+    }
+
+    /// Keeps the variable `name` out of every command's environment from now on.
+    pub fn hide_env(&self, name: &str) {
+        self.hidden_env
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.to_string());
     }
 
     /// The default approval setting of each built-in tool (PRODUCT.md §6).
@@ -37,36 +70,49 @@ impl BuiltinTools {
         ]
     }
 
-    /// The absolute path for a workspace-relative one, or why it is refused.
-    fn resolve(&self, relative: &str) -> Result<PathBuf, ToolError> {
+    /// The workspace as a directory handle every file operation is resolved beneath.
+    fn root(&self) -> Result<Dir, ToolError> {
+        Dir::open_ambient_dir(&self.workspace, cap_std::ambient_authority()).map_err(|e| {
+            ToolError(format!(
+                "the workspace {} is not available: {e}",
+                self.workspace.display()
+            ))
+        })
+    }
+
+    /// A workspace-relative path, refused with a clear message when it climbs out lexically.
+    fn relative(relative: &str) -> Result<&Path, ToolError> {
         if !stays_inside(relative) {
             return Err(ToolError(format!(
                 "'{relative}' is outside the workspace; use a path relative to it"
             )));
         }
+        Ok(Path::new(relative))
+    }
+
+    /// The folder a command runs in: an existing folder of the workspace, links resolved.
+    fn command_folder(&self, relative: &str) -> Result<PathBuf, ToolError> {
+        let path = Self::relative(relative)?;
+        // Opening it through the handle proves every component stays inside.
+        self.root()?
+            .open_dir(path)
+            .map_err(|e| fs_error("open the folder", relative, &e))?;
         let root = self.workspace.canonicalize().map_err(|e| {
             ToolError(format!(
                 "the workspace {} is not available: {e}",
                 self.workspace.display()
             ))
         })?;
-        let joined = root.join(relative);
-        let mut existing = joined.as_path();
-        while !existing.exists() {
-            existing = match existing.parent() {
-                Some(parent) => parent,
-                None => break,
-            };
-        }
-        let real = existing
+        let real = root
+            .join(path)
             .canonicalize()
-            .map_err(|e| ToolError(format!("cannot resolve '{relative}': {e}")))?;
+            .map_err(|e| fs_error("open the folder", relative, &e))?;
         if !real.starts_with(&root) {
             return Err(ToolError(format!(
                 "'{relative}' leads outside the workspace through a link"
             )));
         }
-        Ok(joined)
+        Ok(real)
     }
 
     /// File work runs on the blocking pool in one hop: resolving, creating and writing are all
@@ -84,8 +130,11 @@ impl BuiltinTools {
     async fn read_file(&self, args: &Value) -> Result<Value, ToolError> {
         let relative = str_arg(args, "path")?.to_string();
         self.on_files(move |this| {
-            let path = this.resolve(&relative)?;
-            let bytes = std::fs::read(&path).map_err(|e| io_error("read", &path, &e))?;
+            let path = Self::relative(&relative)?;
+            let bytes = this
+                .root()?
+                .read(path)
+                .map_err(|e| fs_error("read", &relative, &e))?;
             Ok(Value::String(truncate(
                 String::from_utf8_lossy(&bytes).into_owned(),
             )))
@@ -100,10 +149,11 @@ impl BuiltinTools {
             .unwrap_or(".")
             .to_string();
         self.on_files(move |this| {
-            let path = this.resolve(&relative)?;
+            let path = Self::relative(&relative)?;
+            let list = |e| fs_error("list", &relative, &e);
             let mut names = Vec::new();
-            for entry in std::fs::read_dir(&path).map_err(|e| io_error("list", &path, &e))? {
-                let entry = entry.map_err(|e| io_error("list", &path, &e))?;
+            for entry in this.root()?.read_dir(path).map_err(list)? {
+                let entry = entry.map_err(list)?;
                 let mut name = entry.file_name().to_string_lossy().into_owned();
                 if entry.file_type().is_ok_and(|t| t.is_dir()) {
                     name.push('/');
@@ -120,13 +170,19 @@ impl BuiltinTools {
         let relative = str_arg(args, "path")?.to_string();
         let content = str_arg(args, "content")?.to_string();
         self.on_files(move |this| {
-            let path = this.resolve(&relative)?;
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| io_error("create", parent, &e))?;
+            let path = Self::relative(&relative)?;
+            let root = this.root()?;
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                match root.open_dir(parent) {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => root
+                        .create_dir_all(parent)
+                        .map_err(|e| fs_error("create the folder of", &relative, &e))?,
+                    Err(e) => return Err(fs_error("open the folder of", &relative, &e)),
+                }
             }
-            // Check again now that the parents exist: a link created meanwhile must not be followed.
-            let path = this.resolve(&relative)?;
-            std::fs::write(&path, &content).map_err(|e| io_error("write", &path, &e))?;
+            root.write(path, &content)
+                .map_err(|e| fs_error("write", &relative, &e))?;
             Ok(Value::String(format!(
                 "wrote {} bytes to {relative}",
                 content.len()
@@ -137,14 +193,14 @@ impl BuiltinTools {
 
     async fn run_command(&self, args: &Value) -> Result<Value, ToolError> {
         let command = str_arg(args, "command")?;
-        let cwd = match args.get("cwd").and_then(Value::as_str) {
-            Some(relative) => self.resolve(relative)?,
-            None => self.resolve(".")?,
-        };
-        let child = tokio::process::Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(&cwd)
+        let cwd = self.command_folder(args.get("cwd").and_then(Value::as_str).unwrap_or("."))?;
+        let mut child = tokio::process::Command::new("sh");
+        child.arg("-c").arg(command).current_dir(&cwd);
+        // Airlock's own secrets stay out of what an approved command can read.
+        for name in self.secret_env_names() {
+            child.env_remove(name);
+        }
+        let child = child
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true)
             .output();
@@ -171,8 +227,15 @@ fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
         .ok_or_else(|| ToolError(format!("missing string argument '{name}'")))
 }
 
-fn io_error(what: &str, path: &Path, error: &std::io::Error) -> ToolError {
-    ToolError(format!("cannot {what} {}: {error}", path.display()))
+fn fs_error(what: &str, relative: &str, error: &std::io::Error) -> ToolError {
+    // cap-std's refusal of a path that resolves outside the handle.
+    if error.kind() == std::io::ErrorKind::PermissionDenied && error.to_string().contains("outside")
+    {
+        return ToolError(format!(
+            "cannot {what} '{relative}': it leads outside the workspace through a link"
+        ));
+    }
+    ToolError(format!("cannot {what} '{relative}': {error}"))
 }
 
 fn truncate(mut text: String) -> String {
@@ -343,5 +406,99 @@ mod tests {
         assert_eq!(out["exit_code"], json!(3));
         let stdout = out["stdout"].as_str().unwrap();
         assert!(stdout.starts_with("hi\n"), "{stdout}");
+    }
+
+    /// Security finding: `ln -s /tmp/outside WORKSPACE/evil` then an approved
+    /// `write_file {"path": "evil"}` created /tmp/outside (a dangling link "does not exist", so
+    /// the check looked at its folder and the write followed the link).
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn no_link_leads_a_file_tool_outside_the_workspace() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join("ws");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(workspace.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "s").unwrap();
+        // dangling, to a file and to a folder outside; chained through a link that stays inside
+        symlink(dir.path().join("created-outside"), workspace.join("evil")).unwrap();
+        symlink(outside.join("new-dir/x"), workspace.join("evil-deep")).unwrap();
+        symlink(outside.join("secret.txt"), workspace.join("secret")).unwrap();
+        symlink(&outside, workspace.join("out")).unwrap();
+        symlink("../evil", workspace.join("sub/chain")).unwrap();
+        symlink("../sub/chain", workspace.join("sub/chain2")).unwrap();
+        let tools = BuiltinTools::new(workspace.clone());
+        for path in [
+            "evil",
+            "evil-deep",
+            "sub/chain",
+            "sub/chain2",
+            "out/new.txt",
+            "secret",
+        ] {
+            let err = tools
+                .call("write_file", &json!({"path": path, "content": "pwned"}))
+                .await
+                .unwrap_err();
+            assert!(err.0.contains("outside the workspace"), "{path}: {err}");
+        }
+        for path in ["secret", "out/secret.txt"] {
+            let err = tools
+                .call("read_file", &json!({"path": path}))
+                .await
+                .unwrap_err();
+            assert!(err.0.contains("outside the workspace"), "{path}: {err}");
+        }
+        assert!(
+            tools
+                .call("list_dir", &json!({"path": "out"}))
+                .await
+                .is_err()
+        );
+        assert!(
+            tools
+                .call("run_command", &json!({"command": "pwd", "cwd": "out"}))
+                .await
+                .is_err()
+        );
+        assert!(!dir.path().join("created-outside").exists());
+        assert!(!outside.join("new-dir").exists());
+        assert!(!outside.join("new.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+            "s"
+        );
+        // A link that stays inside still works.
+        symlink("sub", workspace.join("inside")).unwrap();
+        tools
+            .call(
+                "write_file",
+                &json!({"path": "inside/ok.txt", "content": "ok"}),
+            )
+            .await
+            .unwrap();
+        assert!(workspace.join("sub/ok.txt").exists());
+    }
+
+    /// Security finding: approved commands could read Airlock's own secrets from their
+    /// environment (the providers' API keys).
+    #[tokio::test]
+    async fn commands_run_in_their_folder_without_airlocks_secrets() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        let tools = BuiltinTools::new(dir.path().to_path_buf());
+        // A variable this process surely has stands in for a provider's key variable.
+        tools.hide_env("HOME");
+        let out = tools
+            .call(
+                "run_command",
+                &json!({"command": "pwd; echo \"home=${HOME:-hidden}\"", "cwd": "sub"}),
+            )
+            .await
+            .unwrap();
+        let stdout = out["stdout"].as_str().unwrap();
+        let real = dir.path().join("sub").canonicalize().unwrap();
+        assert_eq!(stdout, format!("{}\nhome=hidden\n", real.display()));
     }
 }
