@@ -8,7 +8,7 @@ mod tests {
     use crate::commands::CommandError;
     use crate::commands::error::ErrorCode;
     use crate::commands::inbox::{Channel, DecisionOutcome};
-    use crate::commands::servers::ImportReport;
+    use crate::commands::servers::{ImportPreview, ImportReport};
     use crate::commands::settings::{SettingsView, ShellOption};
     use crate::window::Navigate;
     use airlock_core::ServerConfig;
@@ -40,6 +40,8 @@ mod tests {
         ServerView::export_all(&cfg).unwrap();
         ServerConfig::export_all(&cfg).unwrap();
         ImportReport::export_all(&cfg).unwrap();
+        ImportPreview::export_all(&cfg).unwrap();
+        airlock_engine::ToolChange::export_all(&cfg).unwrap();
     }
 
     /// Every file under `dir` (recursively), by relative path.

@@ -434,7 +434,11 @@ async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Re
             if !call["result"].is_null() {
                 println!(
                     "    → {}",
-                    json_shown(&call["result"], 200, "airlock transcript --session NAME --json")
+                    json_shown(
+                        &call["result"],
+                        200,
+                        "airlock transcript --session NAME --json"
+                    )
                 );
             }
         }

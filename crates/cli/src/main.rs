@@ -264,6 +264,9 @@ enum ServersAction {
     /// Import the `mcpServers` of a Claude Desktop style config file.
     Import {
         file: PathBuf,
+        /// Add them (each starts at once). Without it, only shows what would be added.
+        #[arg(long)]
+        yes: bool,
     },
     /// A server's default for tools without their own setting.
     Default {

@@ -70,11 +70,29 @@ pub async fn run(
                 "added server '{name}' (new servers ask before every tool call; see `airlock servers`)"
             );
         }
-        ServersAction::Import { file } => {
+        ServersAction::Import { file, yes } => {
             let contents = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
             let config: Value = serde_json::from_str(&contents)
                 .with_context(|| format!("{} is not valid JSON", file.display()))?;
+            // Importing starts every server, and a command such as `npx -y …` downloads and
+            // runs code: show what would run and start nothing until the person confirms.
+            let servers = airlock_core::parse_mcp_servers(&config).map_err(anyhow::Error::msg)?;
+            if !yes {
+                println!("{} would add (each starts at once):", file.display());
+                for (name, config) in &servers {
+                    println!(
+                        "  {}: {}",
+                        airlock_core::display::visible_line(name),
+                        config.describe()
+                    );
+                }
+                println!(
+                    "Nothing was added. To add them: airlock servers import {} --yes",
+                    file.display()
+                );
+                return Ok(ExitCode::SUCCESS);
+            }
             let answer: Value = client.post("/v1/servers/import", &config).await?;
             for name in answer["imported"].as_array().into_iter().flatten() {
                 println!("imported server '{}'", text(name));

@@ -630,7 +630,19 @@ async fn import_a_claude_desktop_config() {
     }});
     let file = d.join("claude_desktop_config.json");
     std::fs::write(&file, config.to_string()).unwrap();
-    let out = ok(d, &["servers", "import", file.to_str().unwrap()]);
+    // Without --yes: what would run is shown, and nothing is added or started.
+    let preview = ok(d, &["servers", "import", file.to_str().unwrap()]);
+    assert!(
+        preview.contains("every: ")
+            && preview.contains("remote: http://127.0.0.1:9/mcp")
+            && preview.contains("Nothing was added"),
+        "{preview}"
+    );
+    assert!(
+        !ok(d, &["servers"]).contains("every"),
+        "added without --yes"
+    );
+    let out = ok(d, &["servers", "import", file.to_str().unwrap(), "--yes"]);
     assert!(
         out.contains("imported server 'every'") && out.contains("imported server 'remote'"),
         "{out}"

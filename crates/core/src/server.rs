@@ -29,9 +29,21 @@ pub enum ServerConfig {
 }
 
 impl ServerConfig {
-    /// SHA-256 over what defines the server — command, arguments, environment variable names,
-    /// folder, URL, header names — but not secret values, which may rotate.
+    /// SHA-256 over what defines the server — command, arguments, environment, folder, URL,
+    /// headers. Environment and header values count by their own SHA-256: a changed value (a
+    /// token swapped for another account's, a proxy URL) is a changed server, whose grants are
+    /// suspended until the person reviews it.
     pub fn definition_hash(&self) -> String {
+        let by_hash = |map: &BTreeMap<String, String>| -> BTreeMap<String, String> {
+            map.iter()
+                .map(|(name, value)| {
+                    (
+                        name.clone(),
+                        crate::args_hash(&Value::String(value.clone())),
+                    )
+                })
+                .collect()
+        };
         let pinned = match self {
             ServerConfig::Stdio {
                 command,
@@ -39,13 +51,56 @@ impl ServerConfig {
                 env,
                 cwd,
             } => serde_json::json!({
-                "command": command, "args": args, "env": env.keys().collect::<Vec<_>>(), "cwd": cwd,
+                "command": command, "args": args, "env": by_hash(env), "cwd": cwd,
             }),
             ServerConfig::Http { url, headers } => serde_json::json!({
-                "url": url, "headers": headers.keys().collect::<Vec<_>>(),
+                "url": url, "headers": by_hash(headers),
             }),
         };
         crate::args_hash(&pinned)
+    }
+
+    /// What the server runs or reaches, on one line for a person to confirm: the command line
+    /// with its folder and environment names (values not shown), or the URL with its header
+    /// names. Hidden characters shown escaped.
+    pub fn describe(&self) -> String {
+        let line = match self {
+            ServerConfig::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut text = std::iter::once(command)
+                    .chain(args)
+                    .map(|part| {
+                        if part.is_empty() || part.contains(char::is_whitespace) {
+                            format!("{part:?}")
+                        } else {
+                            part.clone()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if let Some(cwd) = cwd {
+                    text.push_str(&format!("  (in {cwd})"));
+                }
+                if !env.is_empty() {
+                    let names: Vec<&str> = env.keys().map(String::as_str).collect();
+                    text.push_str(&format!("  [env: {}]", names.join(", ")));
+                }
+                text
+            }
+            ServerConfig::Http { url, headers } => {
+                let mut text = url.clone();
+                if !headers.is_empty() {
+                    let names: Vec<&str> = headers.keys().map(String::as_str).collect();
+                    text.push_str(&format!("  [headers: {}]", names.join(", ")));
+                }
+                text
+            }
+        };
+        crate::display::visible_line(&line).into_owned()
     }
 
     /// Refuses a definition that cannot start: no command, or a URL that is not http(s).
@@ -222,27 +277,30 @@ mod tests {
         assert!(parse_mcp_servers_each(&json!([1])).is_err());
     }
 
+    /// Security finding: the pin hashed env and header *names* only, so swapping a token's
+    /// value kept every grant.
     #[test]
-    fn secret_values_do_not_change_the_definition() {
-        let a = ServerConfig::Stdio {
+    fn every_part_of_the_definition_changes_its_pin_values_included() {
+        let stdio = |args: Vec<String>, value: &str| ServerConfig::Stdio {
             command: "c".into(),
-            args: vec![],
-            env: [("K".into(), "1".into())].into(),
+            args,
+            env: [("K".into(), value.into())].into(),
             cwd: None,
         };
-        let b = ServerConfig::Stdio {
-            command: "c".into(),
-            args: vec![],
-            env: [("K".into(), "2".into())].into(),
-            cwd: None,
+        let http = |value: &str| ServerConfig::Http {
+            url: "https://example.com/mcp".into(),
+            headers: [("Authorization".into(), value.into())].into(),
         };
-        let c = ServerConfig::Stdio {
-            command: "c".into(),
-            args: vec!["x".into()],
-            env: BTreeMap::new(),
-            cwd: None,
-        };
-        assert_eq!(a.definition_hash(), b.definition_hash());
-        assert_ne!(a.definition_hash(), c.definition_hash());
+        let base = stdio(vec![], "1");
+        assert_eq!(base.definition_hash(), stdio(vec![], "1").definition_hash());
+        assert_ne!(base.definition_hash(), stdio(vec![], "2").definition_hash());
+        assert_ne!(
+            base.definition_hash(),
+            stdio(vec!["x".into()], "1").definition_hash()
+        );
+        assert_ne!(
+            http("Bearer a").definition_hash(),
+            http("Bearer b").definition_hash()
+        );
     }
 }

@@ -44,6 +44,9 @@ pub struct ServerView {
     pub enabled: bool,
     pub config: Value,
     pub status: Option<ServerStatus>,
+    /// Tools whose definition changed since the person reviewed them (their grants are
+    /// suspended until `accept_server_changes`).
+    pub changed_tools: usize,
 }
 
 /// Runs the servers defined in the store. Implemented by the MCP client manager.
@@ -108,6 +111,11 @@ impl Engine {
 
     pub fn servers(&self) -> Result<Vec<ServerView>> {
         let host = self.server_host();
+        let mut changed: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::new();
+        for (server, _, _) in self.inner.store.suspended_tools()? {
+            *changed.entry(server).or_default() += 1;
+        }
         Ok(self
             .inner
             .store
@@ -127,6 +135,7 @@ impl Engine {
                     (None, _) => None,
                 };
                 ServerView {
+                    changed_tools: changed.get(&row.name).copied().unwrap_or(0),
                     name: row.name,
                     kind,
                     default: row.default,

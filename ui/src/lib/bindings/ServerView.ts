@@ -6,4 +6,9 @@ import type { JsonValue } from "./serde_json/JsonValue";
 /**
  * A server with its settings and status (`airlock servers`).
  */
-export type ServerView = { name: string, kind: string, default: ServerDefault, trust_read_only_hints: boolean, enabled: boolean, config: JsonValue, status: ServerStatus | null, };
+export type ServerView = { name: string, kind: string, default: ServerDefault, trust_read_only_hints: boolean, enabled: boolean, config: JsonValue, status: ServerStatus | null, 
+/**
+ * Tools whose definition changed since the person reviewed them (their grants are
+ * suspended until `accept_server_changes`).
+ */
+changed_tools: number, };
