@@ -1114,3 +1114,66 @@ async fn remembering_an_edited_approval_covers_the_edit_not_the_proposal() {
     f.engine.wait_turn("s").await.unwrap();
     assert!(!f.engine.workspace().join("PWNED").exists());
 }
+
+/// The same item approved from a notification, the inbox and the API at the same moment: one
+/// decision wins, the others are told it was already decided, and the call runs exactly once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_item_approved_from_three_channels_at_once_runs_once() {
+    for round in 0..20 {
+        let f = fixture(
+            vec![
+                Reply::ToolCalls(vec![call(
+                    "c1",
+                    "builtin__read_file",
+                    json!({"path": "note.txt"}),
+                )]),
+                Reply::Text("done".into()),
+            ],
+            false,
+        )
+        .await;
+        // read_file is declared read-only, so a notification may approve it; make it ask.
+        f.engine
+            .set_tool_setting("builtin", "read_file", ToolSetting::Required)
+            .unwrap();
+        std::fs::write(f.engine.workspace().join("note.txt"), "hi").unwrap();
+        f.engine.send_message("s", "read").unwrap();
+        let item = inbox_of(&f.engine, 1).await.remove(0);
+        let barrier = Arc::new(std::sync::Barrier::new(3));
+        let deciders: Vec<_> = [DecidedBy::Notification, DecidedBy::Inbox, DecidedBy::Api]
+            .into_iter()
+            .map(|by| {
+                let (engine, barrier) = (f.engine.clone(), barrier.clone());
+                let request = DecisionRequest {
+                    args_hash: Some(item.args_hash.clone()),
+                    ..approve(&item.approval_id)
+                };
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    engine.decide(request, by)
+                })
+            })
+            .collect();
+        let outcomes: Vec<_> = deciders.into_iter().map(|t| t.join().unwrap()).collect();
+        let won = outcomes.iter().filter(|o| o.is_ok()).count();
+        assert_eq!(won, 1, "round {round}: {outcomes:?}");
+        for outcome in outcomes.iter().filter_map(|o| o.as_ref().err()) {
+            assert!(
+                matches!(
+                    outcome,
+                    EngineError::Store(StoreError::AlreadyDecided { .. })
+                ),
+                "round {round}: {outcome}"
+            );
+        }
+        assert_eq!(f.engine.wait_turn("s").await.unwrap().status, "completed");
+        let audit = f.engine.inner.store.audit_rows(100).unwrap();
+        let count = |action: &str| audit.iter().filter(|r| r.action == action).count();
+        assert_eq!(count("approved"), 1, "round {round}");
+        assert_eq!(count("call_succeeded"), 1, "round {round}: ran once");
+        assert_eq!(count("decision_refused"), 2, "round {round}");
+        // The model saw one result for its one call.
+        let requests = f.model.requests();
+        assert_eq!(tool_results(requests.last().unwrap()).len(), 1);
+    }
+}

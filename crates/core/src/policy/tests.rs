@@ -545,7 +545,12 @@ fn cases() -> Vec<Case> {
 
 #[test]
 fn every_step_of_the_order() {
-    for case in cases() {
+    assert_cases(cases());
+}
+
+/// Decides each case and checks its verdict, the step that made it, and that it says why.
+fn assert_cases(cases: Vec<Case>) {
+    for case in cases {
         let config = PolicyConfig::compile(case.inputs.clone()).unwrap();
         let hash = args_hash(&case.args);
         let call = CallFacts {
@@ -653,4 +658,185 @@ fn forbidden_is_step_one_alone() {
     );
     assert_eq!(step("builtin", "run_command", "ls"), None);
     assert_eq!(step("fs", "delete", "anything"), Some(Step::Blocked));
+}
+
+/// For each pair of neighbouring steps of the decision order, one case where the two disagree:
+/// the earlier step must win. A regression that swaps two steps fails here.
+fn neighbour_pairs() -> Vec<Case> {
+    let args = json!({"path": "/work/a.txt"});
+    let granted = || SessionPolicy::new(None, [("fs".to_string(), "write_file".to_string())]);
+    let deny_rule = || {
+        rule(
+            "deny",
+            "fs",
+            "write_file",
+            "/path",
+            "/work/**",
+            RuleEffect::Deny,
+        )
+    };
+    vec![
+        Case {
+            name: "blocked vs a deny rule: both deny, blocked is named",
+            inputs: PolicyInputs {
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::Blocked)]),
+                rules: vec![deny_rule()],
+                ..Default::default()
+            },
+            verdict: Verdict::Deny,
+            step: Step::Blocked,
+            ..base()
+        },
+        Case {
+            name: "a deny rule vs never-ask: the rule",
+            inputs: PolicyInputs {
+                rules: vec![deny_rule()],
+                ..Default::default()
+            },
+            session: SessionPolicy::new(Some(Mode::NeverAsk), []),
+            verdict: Verdict::Deny,
+            step: Step::DenyRule,
+            ..base()
+        },
+        Case {
+            name: "deny-all vs a chat grant: the grant runs (deny-all denies only what would ask)",
+            session: SessionPolicy::new(
+                Some(Mode::DenyAll),
+                [("fs".to_string(), "write_file".to_string())],
+            ),
+            verdict: Verdict::Run,
+            step: Step::AllowForChat,
+            ..base()
+        },
+        Case {
+            name: "a chat grant vs a remembered denial: the grant",
+            inputs: PolicyInputs {
+                remembered: vec![remembered("fs", "write_file", None, None, false)],
+                ..Default::default()
+            },
+            session: granted(),
+            verdict: Verdict::Run,
+            step: Step::AllowForChat,
+            ..base()
+        },
+        Case {
+            name: "a remembered approval vs an ask rule: the remembered approval",
+            inputs: PolicyInputs {
+                remembered: vec![remembered("fs", "write_file", None, None, true)],
+                rules: vec![rule(
+                    "ask",
+                    "fs",
+                    "write_file",
+                    "/path",
+                    "**",
+                    RuleEffect::Ask,
+                )],
+                ..Default::default()
+            },
+            verdict: Verdict::Run,
+            step: Step::Remembered,
+            ..base()
+        },
+        Case {
+            name: "an allow rule vs the built-in check: the rule",
+            inputs: PolicyInputs {
+                rules: vec![rule(
+                    "allow",
+                    "fs",
+                    "write_file",
+                    "/path",
+                    "/work/**",
+                    RuleEffect::Allow,
+                )],
+                ..Default::default()
+            },
+            needs: Some(NeedsApproval::Ask("the tool asks".into())),
+            verdict: Verdict::Run,
+            step: Step::ArgRule,
+            ..base()
+        },
+        Case {
+            name: "the built-in check vs the tool setting: the check",
+            inputs: PolicyInputs {
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]),
+                ..Default::default()
+            },
+            needs: Some(NeedsApproval::Ask("the tool asks".into())),
+            verdict: Verdict::Ask,
+            step: Step::NeedsApproval,
+            ..base()
+        },
+        Case {
+            name: "the tool setting vs the server default: the setting",
+            inputs: PolicyInputs {
+                tool_settings: settings(&[("fs", "write_file", ToolSetting::NotRequired)]),
+                servers: vec![server("fs", ServerDefault::Required, false)],
+                ..Default::default()
+            },
+            verdict: Verdict::Run,
+            step: Step::ToolSetting,
+            ..base()
+        },
+        Case {
+            name: "exact-arguments memory vs whole-tool memory: the exact one",
+            inputs: PolicyInputs {
+                remembered: vec![
+                    remembered("fs", "write_file", None, None, false),
+                    remembered("fs", "write_file", Some(&args), None, true),
+                ],
+                ..Default::default()
+            },
+            verdict: Verdict::Run,
+            step: Step::Remembered,
+            ..base()
+        },
+        Case {
+            name: "a tie of remembered decisions: the denial",
+            inputs: PolicyInputs {
+                remembered: vec![
+                    remembered("fs", "write_file", Some(&args), None, true),
+                    remembered("fs", "write_file", Some(&args), Some("s1"), false),
+                ],
+                ..Default::default()
+            },
+            verdict: Verdict::Deny,
+            step: Step::Remembered,
+            ..base()
+        },
+        Case {
+            name: "never-ask vs a changed tool: the change asks",
+            inputs: PolicyInputs {
+                suspended: vec![(
+                    "fs".into(),
+                    "write_file".into(),
+                    "description changed".into(),
+                )],
+                ..Default::default()
+            },
+            session: SessionPolicy::new(Some(Mode::NeverAsk), []),
+            verdict: Verdict::Ask,
+            step: Step::Changed,
+            ..base()
+        },
+        Case {
+            name: "a changed tool vs a chat grant: the change asks",
+            inputs: PolicyInputs {
+                suspended: vec![(
+                    "fs".into(),
+                    "write_file".into(),
+                    "description changed".into(),
+                )],
+                ..Default::default()
+            },
+            session: granted(),
+            verdict: Verdict::Ask,
+            step: Step::Changed,
+            ..base()
+        },
+    ]
+}
+
+#[test]
+fn neighbouring_steps_disagree_and_the_earlier_one_wins() {
+    assert_cases(neighbour_pairs());
 }
