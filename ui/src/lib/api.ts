@@ -18,6 +18,8 @@ import type { RulePattern } from './bindings/RulePattern';
 import type { SessionRow } from './bindings/SessionRow';
 import type { SettingsView } from './bindings/SettingsView';
 import type { ShellOption } from './bindings/ShellOption';
+import type { ToolChange } from './bindings/ToolChange';
+import type { ImportPreview } from './bindings/ImportPreview';
 import type { ImportReport } from './bindings/ImportReport';
 import type { ServerConfig } from './bindings/ServerConfig';
 import type { ServerDefault } from './bindings/ServerDefault';
@@ -71,7 +73,14 @@ export const api = {
   removeServer: (name: string) => invoke<number>('remove_server', { name }),
   setServerDefault: (name: string, value: ServerDefault) => invoke<void>('set_server_default', { name, default: value }),
   setServerTrust: (name: string, trust: boolean) => invoke<void>('set_server_trust', { name, trust }),
+  /** What importing `text` would add and refuse; adds and starts nothing. */
+  previewImportServers: (text: string) => invoke<ImportPreview>('preview_import_servers', { text }),
+  /** Adds and starts the servers of `text` at once: call only after the person confirmed its preview. */
   importServers: (text: string) => invoke<ImportReport>('import_servers', { text }),
+  /** The server's tools whose definition changed since the person last reviewed them. */
+  serverChanges: (name: string) => invoke<ToolChange[]>('server_changes', { name }),
+  /** Accepts the server's changed tools as they are now (their grants apply again); returns them. */
+  acceptServerChanges: (name: string) => invoke<ToolChange[]>('accept_server_changes', { name }),
   serverLog: (name: string, lines: number | null) => invoke<string[]>('server_log', { name, lines }),
   audit: (limit?: number) => invoke<AuditRow[]>('audit', { limit: limit ?? null }),
 };
