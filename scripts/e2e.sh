@@ -24,6 +24,6 @@ dbus-run-session -- bash -c '
   trayer --edge bottom --align right --widthtype request --height 32 >/dev/null 2>&1 &
   dbus-monitor --session "interface=org.freedesktop.Notifications" >"$AIRLOCK_DBUS_LOG" 2>&1 &
   sleep 0.5
-  cargo test --workspace --locked -- --ignored --nocapture --test-threads 1
+  cargo test --workspace --locked --features airlock-cli/test-doubles -- --ignored --nocapture --test-threads 1
 '
 echo "Screenshots: $AIRLOCK_E2E_OUT"

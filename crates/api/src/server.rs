@@ -479,12 +479,19 @@ async fn server_changes(
     Ok(Json(s.engine.server_changes(&name)?))
 }
 
-/// Accepts the server's changed tool definitions (the person reviewed them).
+/// Accepts the server's changed tool definitions: `{"changes": [...]}` as the person reviewed
+/// them (from `GET /v1/servers/NAME/changes`); refused (409) when they changed since.
 async fn accept_server_changes(
     State(s): State<Arc<AppState>>,
     Path(name): Path<String>,
+    Json(body): Json<ReviewedChanges>,
 ) -> ApiResult<Vec<airlock_engine::ToolChange>> {
-    Ok(Json(s.engine.accept_server_changes(&name)?))
+    Ok(Json(s.engine.accept_server_changes(&name, &body.changes)?))
+}
+
+#[derive(Deserialize)]
+struct ReviewedChanges {
+    changes: Vec<airlock_engine::ToolChange>,
 }
 
 async fn answer(

@@ -258,7 +258,9 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Serve { .. } | Command::Bench { .. } => bail!("not a client command"),
+        Command::Serve { .. } => bail!("not a client command"),
+        #[cfg(feature = "bench")]
+        Command::Bench { .. } => bail!("not a client command"),
     }
 }
 

@@ -6,6 +6,7 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[cfg(feature = "bench")]
 mod bench;
 mod commands;
 mod serve;
@@ -170,7 +171,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Benchmarks.
+    /// Benchmarks (built with `--features bench`).
+    #[cfg(feature = "bench")]
     Bench {
         #[command(subcommand)]
         action: bench::BenchAction,
@@ -371,6 +373,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let dir = data_dir(cli.data_dir)?;
     match cli.command {
         Command::Serve { listen, workspace } => serve::run(&dir, &listen, workspace).await,
+        #[cfg(feature = "bench")]
         Command::Bench { action } => bench::run(action).await,
         other => commands::run(&dir, other).await,
     }

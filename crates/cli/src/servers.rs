@@ -162,7 +162,8 @@ pub async fn run(
             print!("{}", review_text(&changes));
             if accept {
                 let path = format!("/v1/servers/{}/review", encode(&name));
-                let accepted: Vec<ToolChange> = client.post(&path, &json!({})).await?;
+                let accepted: Vec<ToolChange> =
+                    client.post(&path, &json!({ "changes": changes })).await?;
                 println!(
                     "accepted {} changed tool(s) of '{name}'; their grants apply again",
                     accepted.len()

@@ -9,6 +9,7 @@
 //!
 //! `cargo test` runs 50 cycles; `AIRLOCK_CRASH_CYCLES=1000 cargo test -p airlock-cli --test
 //! crash -- --nocapture` runs more and prints the figures (RELIABILITY.md).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 

@@ -237,10 +237,20 @@ impl Engine {
     }
 
     /// The person reviewed the server's changed tools as listed by [`Engine::server_changes`]
-    /// and accepts them: the definitions are pinned anew and the grants apply again. Approving
-    /// a call never does this; it runs that call only.
-    pub fn accept_server_changes(&self, name: &str) -> Result<Vec<ToolChange>> {
+    /// and accepts exactly those: the definitions are pinned anew and the grants apply again.
+    /// When the server changed its tools once more since `reviewed` was shown, nothing is
+    /// accepted. Approving a call never does this; it runs that call only.
+    pub fn accept_server_changes(
+        &self,
+        name: &str,
+        reviewed: &[ToolChange],
+    ) -> Result<Vec<ToolChange>> {
         let changes = self.server_changes(name)?;
+        if changes != reviewed {
+            return Err(EngineError::Stale(format!(
+                "the tools of '{name}' changed again since they were shown; review them again"
+            )));
+        }
         for change in &changes {
             self.inner.store.accept_pin(name, &change.tool)?;
         }

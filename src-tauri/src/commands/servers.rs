@@ -182,13 +182,15 @@ pub async fn server_changes(
     Ok(shell.engine.server_changes(&name)?)
 }
 
-/// The person reviewed those changes and accepts them: suspended grants apply again.
+/// The person reviewed `changes` and accepts them: suspended grants apply again. Refused when
+/// the server changed its tools again since they were shown.
 #[tauri::command]
 pub async fn accept_server_changes(
     shell: State<'_, Shell>,
     name: String,
+    changes: Vec<airlock_engine::ToolChange>,
 ) -> CommandResult<Vec<airlock_engine::ToolChange>> {
-    Ok(shell.engine.accept_server_changes(&name)?)
+    Ok(shell.engine.accept_server_changes(&name, &changes)?)
 }
 
 #[tauri::command]

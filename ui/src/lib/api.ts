@@ -80,7 +80,7 @@ export const api = {
   /** The server's tools whose definition changed since the person last reviewed them. */
   serverChanges: (name: string) => invoke<ToolChange[]>('server_changes', { name }),
   /** Accepts the server's changed tools as they are now (their grants apply again); returns them. */
-  acceptServerChanges: (name: string) => invoke<ToolChange[]>('accept_server_changes', { name }),
+  acceptServerChanges: (name: string, changes: ToolChange[]) => invoke<ToolChange[]>('accept_server_changes', { name, changes }),
   serverLog: (name: string, lines: number | null) => invoke<string[]>('server_log', { name, lines }),
   audit: (limit?: number) => invoke<AuditRow[]>('audit', { limit: limit ?? null }),
 };

@@ -42,7 +42,3 @@ export function changedFields(change: ToolChange): FieldChange[] {
   });
 }
 
-/** Whether two lists of changes are the same: what was reviewed is still what would be accepted. */
-export function sameChanges(a: ToolChange[], b: ToolChange[]): boolean {
-  return sameValue(a, b);
-}
