@@ -1,0 +1,70 @@
+//! What may use what (docs/ARCHITECTURE.md), read from `cargo metadata`: a dependency that
+//! breaks a rule fails here instead of slipping in.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+/// Each workspace crate's Airlock dependencies: (normal, non-optional) and (optional).
+fn airlock_dependencies() -> BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
+    let out = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args(["--manifest-path", manifest])
+        .output()
+        .expect("cargo metadata runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let metadata: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut crates = BTreeMap::new();
+    for package in metadata["packages"].as_array().unwrap() {
+        let name = package["name"].as_str().unwrap().to_string();
+        let (mut normal, mut optional) = (BTreeSet::new(), BTreeSet::new());
+        for dependency in package["dependencies"].as_array().unwrap() {
+            let dep = dependency["name"].as_str().unwrap();
+            if !dep.starts_with("airlock-") || !dependency["kind"].is_null() {
+                continue; // not ours, or a dev/build dependency
+            }
+            if dependency["optional"].as_bool() == Some(true) {
+                optional.insert(dep.to_string());
+            } else {
+                normal.insert(dep.to_string());
+            }
+        }
+        crates.insert(name, (normal, optional));
+    }
+    crates
+}
+
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|n| n.to_string()).collect()
+}
+
+#[test]
+fn each_part_uses_only_what_it_may() {
+    let crates = airlock_dependencies();
+    let allowed: &[(&str, &[&str])] = &[
+        ("airlock-core", &[]),
+        ("airlock-store", &["airlock-core"]),
+        ("airlock-llm", &[]),
+        ("airlock-engine", &["airlock-core", "airlock-store", "airlock-llm"]),
+    ];
+    for (name, may) in allowed {
+        let (normal, _) = &crates[*name];
+        let may = set(may);
+        let extra: Vec<&String> = normal.difference(&may).collect();
+        assert!(extra.is_empty(), "{name} must not depend on {extra:?}");
+    }
+}
+
+/// The scripted model and the test MCP server are test doubles: no shipped crate depends on
+/// them but as a dev-dependency or through an optional feature the release leaves out.
+#[test]
+fn no_shipped_crate_carries_the_test_doubles() {
+    for (name, (normal, _)) in airlock_dependencies() {
+        assert!(
+            !normal.contains("airlock-testkit"),
+            "{name} depends on airlock-testkit; make it a dev-dependency or an optional feature"
+        );
+    }
+}
