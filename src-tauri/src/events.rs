@@ -21,15 +21,12 @@ pub fn forward<R: Runtime>(app: AppHandle<R>, engine: Engine) {
             match events.recv().await {
                 Ok(event) => {
                     let _ = app.emit(ENGINE_EVENT, &event);
-                    let mut changed = pending.apply(&event);
+                    // Every way an item leaves the inbox (decided, expired, cancelled) is an
+                    // ApprovalsDecided event: the count follows events, never a re-read.
+                    let changed = pending.apply(&event);
                     match &event {
                         EngineEvent::ApprovalRequested { item } => {
                             let _ = notify.send((**item).clone());
-                        }
-                        // A cancelled or failed turn cancels its pending calls without a decision event.
-                        EngineEvent::TurnEnded { .. } => {
-                            pending = recount(&engine);
-                            changed = true;
                         }
                         EngineEvent::Paused { paused } => tray::show_paused(&app, *paused),
                         _ => {}

@@ -10,11 +10,21 @@ use std::process::Command;
 fn airlock_dependencies() -> BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> {
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
     let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .args(["--manifest-path", manifest])
         .output()
         .expect("cargo metadata runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let metadata: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut crates = BTreeMap::new();
     for package in metadata["packages"].as_array().unwrap() {
@@ -47,7 +57,10 @@ fn each_part_uses_only_what_it_may() {
         ("airlock-core", &[]),
         ("airlock-store", &["airlock-core"]),
         ("airlock-llm", &[]),
-        ("airlock-engine", &["airlock-core", "airlock-store", "airlock-llm"]),
+        (
+            "airlock-engine",
+            &["airlock-core", "airlock-store", "airlock-llm"],
+        ),
     ];
     for (name, may) in allowed {
         let (normal, _) = &crates[*name];

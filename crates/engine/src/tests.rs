@@ -1177,3 +1177,26 @@ async fn one_item_approved_from_three_channels_at_once_runs_once() {
         assert_eq!(tool_results(requests.last().unwrap()).len(), 1);
     }
 }
+
+/// Every way an item leaves the inbox is an event: a cancelled turn's requests come as one
+/// `ApprovalsDecided` with status `cancelled`, so the shell, the tray and the UI keep their
+/// counts from events and never re-read the inbox when a turn ends.
+#[tokio::test]
+async fn a_cancelled_turn_announces_its_cancelled_requests() {
+    let (f, item) = pending_write("done", false).await;
+    let mut events = f.engine.subscribe();
+    assert!(f.engine.cancel("s").unwrap());
+    let outcome = f.engine.wait_turn("s").await.unwrap();
+    assert_eq!(outcome.status, "cancelled");
+    let mut cancelled = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let EngineEvent::ApprovalsDecided { decisions } = event {
+            cancelled.extend(decisions);
+        }
+    }
+    assert_eq!(cancelled.len(), 1, "{cancelled:?}");
+    assert_eq!(cancelled[0].approval_id, item.approval_id);
+    assert_eq!(cancelled[0].status, airlock_core::ApprovalStatus::Cancelled);
+    assert!(!cancelled[0].approve);
+    assert!(f.engine.inbox().unwrap().is_empty());
+}

@@ -35,8 +35,6 @@ export class AppState {
    * (events queue behind a reload under load) must not bring the item back. */
   private decided = new Set<string>();
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
-  private refetching = false;
-  private refetchAgain = false;
 
   async start(): Promise<void> {
     await this.reload();
@@ -113,9 +111,9 @@ export class AppState {
         this.serversRevision++;
         break;
       case 'turn_ended':
+        // Its cancelled requests arrived as approvals_decided: no inbox re-read.
         this.live[event.outcome.session] = '';
         this.bump(event.outcome.session);
-        this.refetchInbox();
         break;
     }
   }
@@ -127,25 +125,6 @@ export class AppState {
     } catch (e) {
       this.error = errorMessage(e);
     }
-  }
-
-  /** Fetches the inbox again after turns ended; turns ending together share one fetch. */
-  private refetchInbox(): void {
-    if (this.refetching) {
-      this.refetchAgain = true;
-      return;
-    }
-    this.refetching = true;
-    void this.fetchInbox()
-      .then((items) => (this.inbox = items))
-      .catch((e) => (this.error = errorMessage(e)))
-      .finally(() => {
-        this.refetching = false;
-        if (this.refetchAgain) {
-          this.refetchAgain = false;
-          this.refetchInbox();
-        }
-      });
   }
 
   /** What a session is doing now; pending items mean it waits for a person. */

@@ -26,6 +26,23 @@ describe('AppState inbox events', () => {
     expect(state.inbox.map((i) => i.approval_id)).toEqual(['apr_1']);
   });
 
+  it('keeps the inbox from events when a turn is cancelled: no re-read of the whole inbox', async () => {
+    const { mockIPC, clearMocks } = await import('@tauri-apps/api/mocks');
+    const commands: string[] = [];
+    mockIPC((cmd) => {
+      commands.push(cmd);
+      return [];
+    });
+    const state = new AppState();
+    state.inbox = [item(1), item(2)];
+    state.apply({ type: 'approvals_decided', decisions: [{ approval_id: 'apr_1', session: 'demo', approve: false, status: 'cancelled', decided_by: 'engine' }] });
+    state.apply({ type: 'turn_ended', outcome: { session: 'demo', status: 'cancelled', answer: null, error: null } });
+    vi.advanceTimersByTime(100);
+    expect(state.inbox.map((i) => i.approval_id)).toEqual(['apr_2']);
+    expect(commands).not.toContain('inbox');
+    clearMocks();
+  });
+
   it('counts server changes, so Settings reads the servers again', () => {
     const state = new AppState();
     state.apply({ type: 'servers_changed', server: 'echo' });
