@@ -15,7 +15,7 @@ mod tests {
     use airlock_engine::{
         DecisionRequest, ElicitationAnswer, EngineEvent, InboxItem, ServerView, TurnOutcome,
     };
-    use airlock_store::{AuditRow, MessageRow, SessionRow};
+    use airlock_protocol::{AuditRow, MessageRow, SessionRow};
     use std::collections::BTreeMap;
     use std::path::{Path, PathBuf};
     use ts_rs::{Config, TS};

@@ -109,7 +109,7 @@ pub fn start<R: Runtime>(app: AppHandle<R>, engine: Engine) -> mpsc::UnboundedSe
             while let Ok(Some(item)) = tokio::time::timeout_at(deadline, receiver.recv()).await {
                 batch.push(item);
             }
-            if !notifications_enabled(engine.store()) {
+            if !notifications_enabled(&engine) {
                 continue;
             }
             if let Some(announcement) =
@@ -390,9 +390,9 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         waiter.join().unwrap();
-        let decided = engine.store().approval(&item.approval_id).unwrap().unwrap();
+        let decided = engine.approval(&item.approval_id).unwrap().unwrap();
         assert_eq!(decided.status, airlock_core::ApprovalStatus::Approved);
-        let audit = engine.store().audit_rows(50).unwrap();
+        let audit = engine.audit(50).unwrap();
         assert!(
             audit
                 .iter()

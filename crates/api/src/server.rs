@@ -526,7 +526,7 @@ async fn set_tool(
 }
 
 async fn rules(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    let rows = s.engine.store().rules().map_err(EngineError::from)?;
+    let rows = s.engine.rules()?;
     Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
 }
 
@@ -555,7 +555,7 @@ async fn add_rule(State(s): State<Arc<AppState>>, Json(body): Json<RuleBody>) ->
         }
     };
     let rule = ArgRule {
-        id: airlock_store::Store::new_rule_id(),
+        id: airlock_engine::Engine::new_rule_id(),
         server: body.server,
         tool: body.tool,
         pointer: body.pointer,
@@ -567,7 +567,7 @@ async fn add_rule(State(s): State<Arc<AppState>>, Json(body): Json<RuleBody>) ->
 }
 
 async fn remembered(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    let rows = s.engine.store().remembered().map_err(EngineError::from)?;
+    let rows = s.engine.remembered()?;
     Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
 }
 
@@ -585,11 +585,7 @@ async fn audit(
     State(s): State<Arc<AppState>>,
     Query(query): Query<AuditQuery>,
 ) -> ApiResult<Value> {
-    let rows = s
-        .engine
-        .store()
-        .audit_rows(query.limit.unwrap_or(1000))
-        .map_err(EngineError::from)?;
+    let rows = s.engine.audit(query.limit.unwrap_or(1000))?;
     Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
 }
 

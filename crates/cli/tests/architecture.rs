@@ -55,11 +55,42 @@ fn each_part_uses_only_what_it_may() {
     let crates = airlock_dependencies();
     let allowed: &[(&str, &[&str])] = &[
         ("airlock-core", &[]),
-        ("airlock-store", &["airlock-core"]),
+        ("airlock-protocol", &["airlock-core"]),
+        ("airlock-store", &["airlock-core", "airlock-protocol"]),
         ("airlock-llm", &[]),
         (
             "airlock-engine",
-            &["airlock-core", "airlock-store", "airlock-llm"],
+            &[
+                "airlock-core",
+                "airlock-protocol",
+                "airlock-store",
+                "airlock-llm",
+            ],
+        ),
+        // The adapters see the engine's views (the protocol), never the store.
+        ("airlock-mcp", &["airlock-core", "airlock-engine"]),
+        (
+            "airlock-api",
+            &["airlock-core", "airlock-protocol", "airlock-engine"],
+        ),
+        (
+            "airlock-cli",
+            &[
+                "airlock-core",
+                "airlock-engine",
+                "airlock-api",
+                "airlock-mcp",
+            ],
+        ),
+        (
+            "airlock-desktop",
+            &[
+                "airlock-core",
+                "airlock-protocol",
+                "airlock-engine",
+                "airlock-api",
+                "airlock-mcp",
+            ],
         ),
     ];
     for (name, may) in allowed {

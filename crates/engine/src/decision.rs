@@ -14,42 +14,17 @@
 //!
 //! The store only persists: it never calls back into the engine.
 
-use crate::elicitation::{ElicitationAction, ElicitationAnswer, with_defaults};
-use crate::events::{DecidedItem, EngineEvent};
+use crate::elicitation::with_defaults;
 use crate::{EngineError, Inner, Result};
 use airlock_core::policy::forbidden;
 use airlock_core::schema::ArgsValidator;
 use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope};
-use airlock_store::{ApprovalRow, DecisionInput, StoreError};
-use serde::{Deserialize, Serialize};
+use airlock_protocol::{
+    ApprovalRow, DecidedItem, DecisionRequest, ElicitationAction, ElicitationAnswer, EngineEvent,
+};
+use airlock_store::{DecisionInput, StoreError};
 use serde_json::{Value, json};
 use std::collections::HashMap;
-
-/// A decision as a channel submits it (the inbox, the chat, a notification, the API, the CLI).
-#[derive(Debug, Clone, Serialize, Deserialize, Default)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct DecisionRequest {
-    pub approval_id: String,
-    pub approve: bool,
-    #[serde(default)]
-    pub reason: Option<String>,
-    #[serde(default)]
-    pub args: Option<Value>,
-    #[serde(default)]
-    pub for_chat: bool,
-    #[serde(default)]
-    pub remember: Option<RememberScope>,
-    /// Remember for exactly the arguments that run (the edit, when there is one) instead of
-    /// the whole tool.
-    #[serde(default)]
-    pub exact_args: bool,
-    /// When the channel acts inside one session (the chat), the approval must belong to it.
-    #[serde(default)]
-    pub session: Option<String>,
-    /// The hash of the arguments the person was shown; a mismatch refuses the decision.
-    #[serde(default)]
-    pub args_hash: Option<String>,
-}
 
 /// What happens to the item.
 #[derive(Debug, Clone)]

@@ -5,7 +5,6 @@
 //! for decisions). That is what makes a turn resumable after a crash or restart.
 
 use crate::decision::{Resolution, Settlement};
-use crate::events::{EngineEvent, TurnOutcome};
 use crate::tools::CallContext;
 use crate::{EngineError, Inner, Turn, TurnWatch};
 use airlock_core::policy::{
@@ -19,6 +18,7 @@ use airlock_llm::{
     ChatMessage, ChatRequest, ModelReply, ModelToolCall, ProviderApprovalRequest,
     ProviderToolOutcome, ToolSpec,
 };
+use airlock_protocol::{EngineEvent, TurnOutcome};
 use airlock_store::{CallRow, MessageRow, NewApproval, NewCall, SessionRow};
 use serde_json::{Value, json};
 use std::collections::HashSet;

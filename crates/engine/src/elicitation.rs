@@ -3,41 +3,14 @@
 //! for `answer` (accept with content checked against the requested schema, decline, cancel).
 
 use crate::decision::{Resolution, Settlement};
-use crate::events::EngineEvent;
 use crate::tools::CallContext;
 use crate::{Engine, EngineError, Inner, Result};
 use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, args_hash, ids};
+use airlock_protocol::{ElicitationAction, ElicitationAnswer, EngineEvent};
 use airlock_store::NewApproval;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub enum ElicitationAction {
-    Accept,
-    Decline,
-    Cancel,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ElicitationAnswer {
-    pub action: ElicitationAction,
-    #[serde(default)]
-    pub content: Option<Value>,
-}
-
-impl ElicitationAnswer {
-    pub fn cancel() -> Self {
-        Self {
-            action: ElicitationAction::Cancel,
-            content: None,
-        }
-    }
-}
 
 /// One elicitation as a server sent it.
 #[derive(Debug, Clone)]

@@ -6,7 +6,6 @@ mod decision;
 mod driver;
 pub mod elicitation;
 pub mod error;
-pub mod events;
 pub mod frontend;
 pub mod pause;
 mod provider;
@@ -14,23 +13,26 @@ pub mod router;
 pub mod servers;
 pub mod tools;
 
-pub use decision::DecisionRequest;
-pub use elicitation::{ElicitationAction, ElicitationAnswer, ElicitationRequest};
-pub use error::{EngineError, ErrorCode};
-pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};
+pub use airlock_protocol::{
+    ApprovalRow, AuditRow, CallRow, DecidedItem, DecisionRequest, ElicitationAction,
+    ElicitationAnswer, EngineEvent, ErrorCode, InboxItem, MessageRow, RememberedRow, RuleRow,
+    ServerRow, ServerStatus, ServerView, SessionRow, ToolChange, ToolView, TurnOutcome,
+};
+pub use airlock_store::PinCheck;
+pub use elicitation::ElicitationRequest;
+pub use error::EngineError;
 pub use frontend::Frontend;
 pub use provider::{ProviderKind, ProviderSettings};
-pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost, ServerStatus, ServerView, ToolChange};
+pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost};
 
 use airlock_core::policy::PolicyConfig;
 use airlock_core::{
     ArgRule, BUILTIN_SERVER, CallState, DecidedBy, ItemKind, Mode, ServerDefault, ToolSetting,
 };
 use airlock_llm::ModelProvider;
-use airlock_store::{ApprovalRow, MessageRow, SessionRow, Store};
+use airlock_store::Store;
 use decision::{Resolution, Settlement};
 use router::ApprovalRouter;
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -48,22 +50,6 @@ pub struct EngineConfig {
     /// The built-in tools' folder; default: `Airlock` in the person's documents folder (never
     /// inside the data directory, whose token and database must stay out of a command's reach).
     pub workspace: Option<PathBuf>,
-}
-
-/// A tool with its setting and what applies after defaults (`airlock tools`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ToolView {
-    pub server: String,
-    pub tool: String,
-    pub model_name: String,
-    pub description: String,
-    pub setting: ToolSetting,
-    pub effective: ToolSetting,
-    pub read_only_hint: bool,
-    /// MCP annotations, shown as the server's claims.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Value>,
 }
 
 /// Settings a turn reads at every step, cached until one changes.
@@ -188,8 +174,60 @@ impl Engine {
         &self.inner.workspace
     }
 
-    pub fn store(&self) -> &Store {
+    #[cfg(test)]
+    pub(crate) fn store(&self) -> &Store {
         &self.inner.store
+    }
+
+    // ---- views of what is kept (the protocol's types, never the store itself) ----
+
+    /// One approval request, whatever its status.
+    pub fn approval(&self, approval_id: &str) -> Result<Option<ApprovalRow>> {
+        Ok(self.inner.store.approval(approval_id)?)
+    }
+
+    /// The newest `limit` rows of the audit trail, oldest first.
+    pub fn audit(&self, limit: usize) -> Result<Vec<AuditRow>> {
+        Ok(self.inner.store.audit_rows(limit)?)
+    }
+
+    pub fn rules(&self) -> Result<Vec<RuleRow>> {
+        Ok(self.inner.store.rules()?)
+    }
+
+    pub fn remembered(&self) -> Result<Vec<RememberedRow>> {
+        Ok(self.inner.store.remembered()?)
+    }
+
+    /// Every server's settings as kept (see [`Engine::servers`] for their live state too).
+    pub fn server_settings(&self) -> Result<Vec<ServerRow>> {
+        Ok(self.inner.store.servers()?)
+    }
+
+    pub fn workspace_mode(&self) -> Result<Mode> {
+        Ok(self.inner.store.workspace_mode()?)
+    }
+
+    /// One setting's stored value.
+    pub fn setting(&self, key: &str) -> Result<Option<Value>> {
+        Ok(self.inner.store.setting(key)?)
+    }
+
+    /// A fresh id for an argument rule.
+    pub fn new_rule_id() -> String {
+        Store::new_rule_id()
+    }
+
+    /// Compares an MCP tool's definition with its pin (pinning it when first seen); a change
+    /// suspends the tool's grants until the person reviews it.
+    pub fn check_tool_pin(
+        &self,
+        server: &str,
+        tool: &str,
+        definition: &Value,
+        hash: &str,
+    ) -> Result<PinCheck> {
+        Ok(self.inner.store.check_pin(server, tool, definition, hash)?)
     }
 
     pub fn tools(&self) -> &ToolRegistry {

@@ -7,8 +7,7 @@ use crate::{DecisionRequest, Engine, EngineError, EngineEvent, Result};
 use airlock_core::{
     BUILTIN_SERVER, DecidedBy, ItemKind, ServerConfig, ServerDefault, validate_server_name,
 };
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use airlock_protocol::{ServerStatus, ServerView, ToolChange};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,57 +15,11 @@ use std::sync::Arc;
 /// The most a log tail reads from the end of a log, so a huge log costs what a small one does.
 pub const LOG_TAIL_MAX_BYTES: u64 = 64 * 1024;
 
-/// How a server is doing right now.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ServerStatus {
-    /// `starting`, `ready`, `failed` (see `reason`; restarted with backoff) or `disabled`.
-    pub state: String,
-    pub reason: Option<String>,
-    pub pid: Option<u32>,
-    pub tools: usize,
-    pub restarts: u32,
-    /// Where the server's stderr goes (stdio servers).
-    pub log: Option<String>,
-    /// Tools not offered to the model, with why (e.g. a name models cannot take).
-    #[serde(default)]
-    pub skipped_tools: Vec<String>,
-}
-
-/// A server with its settings and status (`airlock servers`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ServerView {
-    pub name: String,
-    pub kind: String,
-    pub default: ServerDefault,
-    pub trust_read_only_hints: bool,
-    pub enabled: bool,
-    pub config: Value,
-    pub status: Option<ServerStatus>,
-    /// Tools whose definition changed since the person reviewed them (their grants are
-    /// suspended until `accept_server_changes`).
-    pub changed_tools: usize,
-}
-
 /// Runs the servers defined in the store. Implemented by the MCP client manager.
 pub trait ServerHost: Send + Sync {
     fn status(&self, name: &str) -> Option<ServerStatus>;
     /// (Re)starts or stops one server after its definition or `enabled` changed.
     fn reload(&self, name: &str);
-}
-
-/// A tool whose definition changed since the person last reviewed it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ToolChange {
-    pub server: String,
-    pub tool: String,
-    /// What changed, in words ("description changed", "the server definition … changed").
-    pub change: String,
-    /// The definition (description, input schema, annotations) as reviewed, and as now.
-    pub before: Value,
-    pub after: Value,
 }
 
 impl Engine {

@@ -39,7 +39,6 @@ impl McpTools {
     fn timeout(&self) -> Duration {
         let seconds = self
             .engine
-            .store()
             .setting("tool_timeout_secs")
             .ok()
             .flatten()

@@ -5,8 +5,8 @@ use crate::client::{AirlockClient, InFlight};
 use crate::connect::connect;
 use crate::source::McpTools;
 use airlock_core::{ServerConfig, ToolDef};
+use airlock_engine::PinCheck;
 use airlock_engine::{Engine, ServerStatus};
-use airlock_store::PinCheck;
 use rmcp::service::{Peer, RoleClient};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -124,7 +124,6 @@ impl Supervisor {
             .map_err(|e| format!("tools/list failed: {e}"))?;
         let mut tools = Vec::with_capacity(listed.len());
         let mut skipped = Vec::new();
-        let store = self.engine.store();
         for tool in listed {
             let model_name = airlock_core::model_tool_name(&self.name, &tool.name);
             if !is_model_tool_name(&model_name) {
@@ -153,7 +152,7 @@ impl Supervisor {
                 "input_schema": def.input_schema,
                 "annotations": annotations,
             });
-            match store.check_pin(
+            match self.engine.check_tool_pin(
                 &self.name,
                 &def.name,
                 &pinned,

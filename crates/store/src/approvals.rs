@@ -6,8 +6,8 @@
 use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
 use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope, args_hash, ids};
+use airlock_protocol::ApprovalRow;
 use rusqlite::{Connection, Row, params};
-use serde::Serialize;
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone)]
@@ -21,24 +21,6 @@ pub struct NewApproval {
     pub args: Value,
     pub args_hash: String,
     pub why: String,
-    pub expires_at: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ApprovalRow {
-    pub approval_id: String,
-    pub tool_call_id: Option<String>,
-    pub session_id: String,
-    pub session: String,
-    pub kind: ItemKind,
-    pub server: String,
-    pub tool: String,
-    pub args: Value,
-    pub args_hash: String,
-    pub why: String,
-    pub status: ApprovalStatus,
-    pub created_at: String,
     pub expires_at: Option<String>,
 }
 

@@ -1,22 +1,9 @@
 //! The audit trail: who or what decided, with what arguments, and every refusal.
 
 use crate::{Result, Store, StoreError, now, parse_json};
+use airlock_protocol::AuditRow;
 use rusqlite::{Connection, params};
-use serde::Serialize;
 use serde_json::Value;
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct AuditRow {
-    pub id: i64,
-    pub at: String,
-    pub actor: String,
-    pub action: String,
-    pub session_id: Option<String>,
-    pub tool_call_id: Option<String>,
-    pub approval_id: Option<String>,
-    pub detail: Value,
-}
 
 pub(crate) fn insert_audit(
     tx: &Connection,

@@ -4,20 +4,9 @@ use crate::approvals::{NewApproval, insert_approval};
 use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
 use airlock_core::CallState;
+use airlock_protocol::{CallRow, MessageRow};
 use rusqlite::{Connection, Row, params};
-use serde::Serialize;
 use serde_json::{Value, json};
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct MessageRow {
-    pub id: i64,
-    pub session_id: String,
-    pub role: String,
-    pub content: String,
-    pub created_at: String,
-    pub calls: Vec<CallRow>,
-}
 
 /// A call as the engine proposes to record it.
 #[derive(Debug, Clone)]
@@ -35,29 +24,6 @@ pub struct NewCall {
     pub policy_why: Option<String>,
     /// Set when the call is settled at once (invalid, or denied by policy).
     pub result: Option<Value>,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct CallRow {
-    pub id: String,
-    pub session_id: String,
-    pub message_id: i64,
-    pub position: i64,
-    pub provider_call_id: String,
-    pub model_name: String,
-    pub server: String,
-    pub tool: String,
-    pub raw_args: String,
-    pub args: Option<Value>,
-    pub args_hash: Option<String>,
-    pub state: CallState,
-    pub policy_step: Option<String>,
-    pub policy_why: Option<String>,
-    pub run_args: Option<Value>,
-    pub result: Option<Value>,
-    pub created_at: String,
-    pub updated_at: String,
 }
 
 const CALL_COLUMNS: &str = "id, session_id, message_id, position, provider_call_id, model_name, \

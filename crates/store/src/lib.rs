@@ -10,12 +10,12 @@ mod mcp;
 mod sessions;
 mod settings;
 
-pub use approvals::{ApprovalRow, DecisionInput, DecisionOutcome, NewApproval};
-pub use audit::AuditRow;
-pub use calls::{CallRow, MessageRow, NewCall};
+pub use airlock_protocol::{
+    ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
+};
+pub use approvals::{DecisionInput, DecisionOutcome, NewApproval};
+pub use calls::NewCall;
 pub use mcp::{DecisionRow, PinCheck};
-pub use sessions::SessionRow;
-pub use settings::{RememberedRow, RuleRow, ServerRow};
 
 use rusqlite::{Connection, OpenFlags, Params, Row};
 use rusqlite_migration::{M, Migrations};

@@ -2,20 +2,8 @@
 
 use crate::{CachedExt, Result, Store, StoreError, now, parse_enum};
 use airlock_core::{Mode, SessionStatus, ids};
+use airlock_protocol::SessionRow;
 use rusqlite::{OptionalExtension, Row, params};
-use serde::Serialize;
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct SessionRow {
-    pub id: String,
-    pub name: String,
-    pub mode: Option<Mode>,
-    pub status: SessionStatus,
-    pub last_error: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-}
 
 const COLUMNS: &str = "id, name, mode, status, last_error, created_at, updated_at";
 

@@ -5,33 +5,9 @@ use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
 use airlock_core::policy::{PolicyInputs, Remembered, ServerPolicy};
 use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, ServerDefault, ToolSetting, ids};
+use airlock_protocol::{RememberedRow, RuleRow, ServerRow};
 use rusqlite::{OptionalExtension, params};
-use serde::Serialize;
 use serde_json::{Value, json};
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ServerRow {
-    pub name: String,
-    pub default: ServerDefault,
-    pub trust_read_only_hints: bool,
-    pub enabled: bool,
-    pub config: Value,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct RuleRow {
-    pub rule: ArgRule,
-    pub created_at: String,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct RememberedRow {
-    pub entry: Remembered,
-    pub created_at: String,
-}
 
 impl Store {
     pub fn setting(&self, key: &str) -> Result<Option<Value>> {

@@ -3,7 +3,7 @@
 use super::CommandResult;
 use crate::shell::{AppInfo, Shell};
 use airlock_core::Mode;
-use airlock_store::{MessageRow, SessionRow};
+use airlock_protocol::{MessageRow, SessionRow};
 use tauri::State;
 
 #[tauri::command]

@@ -2,7 +2,6 @@
 
 use airlock_engine::EngineError;
 pub use airlock_engine::ErrorCode;
-use airlock_store::StoreError;
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -20,12 +19,6 @@ impl From<EngineError> for CommandError {
             code,
             message: error.to_string(),
         }
-    }
-}
-
-impl From<StoreError> for CommandError {
-    fn from(error: StoreError) -> Self {
-        EngineError::from(error).into()
     }
 }
 

@@ -2,10 +2,10 @@
 
 use super::CommandResult;
 use crate::shell::Shell;
-use airlock_store::AuditRow;
+use airlock_protocol::AuditRow;
 use tauri::State;
 
 #[tauri::command]
 pub async fn audit(shell: State<'_, Shell>, limit: Option<usize>) -> CommandResult<Vec<AuditRow>> {
-    Ok(shell.engine.store().audit_rows(limit.unwrap_or(5000))?)
+    Ok(shell.engine.audit(limit.unwrap_or(5000))?)
 }

@@ -3,8 +3,9 @@
 use super::{CommandError, CommandResult};
 use crate::shell::{AppInfo, Shell};
 use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, ToolSetting};
+use airlock_engine::Engine;
 use airlock_engine::{ProviderSettings, ToolView};
-use airlock_store::{RememberedRow, RuleRow, ServerRow, Store};
+use airlock_protocol::{RememberedRow, RuleRow, ServerRow};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tauri::State;
@@ -37,9 +38,9 @@ pub enum ShellOption {
 }
 
 /// Whether new requests raise a desktop notification.
-pub fn notifications_enabled(store: &Store) -> bool {
+pub fn notifications_enabled(engine: &Engine) -> bool {
     !matches!(
-        store.setting(NOTIFICATIONS_KEY),
+        engine.setting(NOTIFICATIONS_KEY),
         Ok(Some(Value::Bool(false)))
     )
 }
@@ -47,20 +48,19 @@ pub fn notifications_enabled(store: &Store) -> bool {
 #[tauri::command]
 pub async fn settings(shell: State<'_, Shell>) -> CommandResult<SettingsView> {
     let engine = &shell.engine;
-    let store = engine.store();
     Ok(SettingsView {
         app: shell.info(),
-        workspace_mode: store.workspace_mode()?,
+        workspace_mode: engine.workspace_mode()?,
         provider: engine.provider_settings()?,
-        approval_timeout_secs: store
+        approval_timeout_secs: engine
             .setting(TIMEOUT_KEY)?
             .and_then(|v| v.as_u64())
             .unwrap_or(0),
-        notifications: notifications_enabled(store),
-        servers: store.servers()?,
+        notifications: notifications_enabled(engine),
+        servers: engine.server_settings()?,
         tools: engine.tool_views()?,
-        rules: store.rules()?,
-        remembered: store.remembered()?,
+        rules: engine.rules()?,
+        remembered: engine.remembered()?,
     })
 }
 
@@ -97,7 +97,7 @@ pub async fn add_rule(
     effect: RuleEffect,
 ) -> CommandResult<ArgRule> {
     let rule = ArgRule {
-        id: Store::new_rule_id(),
+        id: Engine::new_rule_id(),
         server,
         tool,
         pointer,

@@ -1,0 +1,239 @@
+//! Every way a client can send the local API something wrong — malformed JSON, wrong types,
+//! NaN, huge and deeply nested arguments, unknown ids, another session's ids, stale hashes,
+//! replays, no token — gets a clear 4xx, and nothing runs and nothing is lost: the request
+//! still waits, the file it would write does not exist.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use airlock_api::host::Host;
+use airlock_engine::ProviderSettings;
+use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+struct Api {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Api {
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<String>,
+    ) -> (u16, Value) {
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .header("content-type", "application/json");
+        if let Some(body) = body {
+            request = request.body(body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    async fn post(&self, path: &str, body: &str) -> (u16, Value) {
+        self.send(reqwest::Method::POST, path, Some(body.to_string()))
+            .await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    let model = ScriptedModel::start(vec![
+        Reply::ToolCalls(vec![ScriptedCall::new(
+            "c1",
+            "builtin__write_file",
+            json!({"path": "target.txt", "content": "x"}),
+        )]),
+        Reply::Text("done".into()),
+    ])
+    .await
+    .unwrap();
+    let (host, served) = Host::start(
+        &dir.path().join("data"),
+        Some(workspace.clone()),
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(served);
+    host.engine
+        .set_provider(ProviderSettings {
+            base_url: model.base_url(),
+            model: "scripted".into(),
+            stream: false,
+            ..ProviderSettings::default()
+        })
+        .unwrap();
+    host.engine.send_message("s", "write").unwrap();
+    let mut item = None;
+    for _ in 0..500 {
+        if let Some(first) = host.engine.inbox().unwrap().into_iter().next() {
+            item = Some(first);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let item = item.expect("a pending request");
+    let id = item.approval_id.clone();
+    let token = std::fs::read_to_string(dir.path().join("data/token")).unwrap();
+    let api = Api {
+        http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        base: format!("http://{}", host.addr),
+        token: token.trim().to_string(),
+    };
+
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let huge = "x".repeat(8 * 1024 * 1024);
+    let hostile: Vec<(&str, String, &[u16])> = vec![
+        ("not JSON", "{\"approval_id\":".into(), &[400, 422]),
+        (
+            "NaN",
+            format!(r#"{{"approval_id":"{id}","approve":NaN}}"#),
+            &[400, 422],
+        ),
+        (
+            "wrong types",
+            r#"{"approval_id":5,"approve":"yes"}"#.into(),
+            &[400, 422],
+        ),
+        ("no id", r#"{"approve":true}"#.into(), &[400, 422]),
+        (
+            "deeply nested args",
+            format!(r#"{{"approval_id":"{id}","approve":true,"args":{deep}}}"#),
+            &[400, 422],
+        ),
+        (
+            "huge args",
+            format!(r#"{{"approval_id":"{id}","approve":true,"args":{{"path":"{huge}"}}}}"#),
+            &[413, 422],
+        ),
+        (
+            "unknown id",
+            r#"{"approval_id":"apr_nope","approve":true}"#.into(),
+            &[404],
+        ),
+        (
+            "another session's id",
+            format!(r#"{{"approval_id":"{id}","approve":true,"session":"other"}}"#),
+            &[403],
+        ),
+        (
+            "edit not an object",
+            format!(r#"{{"approval_id":"{id}","approve":true,"args":[1]}}"#),
+            &[422],
+        ),
+        (
+            "edit against the schema",
+            format!(r#"{{"approval_id":"{id}","approve":true,"args":{{"path":5}}}}"#),
+            &[422],
+        ),
+        (
+            "edit out of the workspace",
+            format!(
+                r#"{{"approval_id":"{id}","approve":true,"args":{{"path":"../escape.txt","content":"x"}}}}"#
+            ),
+            &[403, 422],
+        ),
+        (
+            "stale hash",
+            format!(
+                r#"{{"approval_id":"{id}","approve":true,"args_hash":"{}"}}"#,
+                "0".repeat(64)
+            ),
+            &[409],
+        ),
+    ];
+    for (what, body, expected) in &hostile {
+        let (status, answer) = api.post("/v1/decisions", body).await;
+        assert!(expected.contains(&status), "{what}: {status} {answer}");
+        if status != 413 {
+            assert!(
+                answer.get("error").is_some() || answer.is_string(),
+                "{what}: no clear error: {answer}"
+            );
+        }
+        assert_eq!(
+            host.engine.inbox().unwrap().len(),
+            1,
+            "{what}: the request no longer waits"
+        );
+        assert!(
+            !workspace.join("target.txt").exists(),
+            "{what}: the call ran"
+        );
+    }
+    // A batch with garbage in it: each item answered on its own, the bad ones refused.
+    let (status, answer) = api
+        .post(
+            "/v1/decisions/batch",
+            r#"{"decisions":[{"approval_id":"apr_nope","approve":true}]}"#,
+        )
+        .await;
+    assert!(status < 500, "{status} {answer}");
+    let (status, _) = api
+        .post("/v1/decisions/batch", r#"{"decisions":"all"}"#)
+        .await;
+    assert!((400..500).contains(&status), "{status}");
+    // Other endpoints.
+    let (status, _) = api.post("/v1/sessions/s/messages", "{text").await;
+    assert!((400..500).contains(&status), "{status}");
+    let (status, _) = api
+        .post("/v1/rules", r#"{"server":"builtin","tool":"write_file","pointer":"path","pattern":{"kind":"glob","pattern":"*"},"effect":"allow"}"#)
+        .await;
+    assert!(
+        (400..500).contains(&status),
+        "a pointer without '/': {status}"
+    );
+    let (status, _) = api
+        .send(reqwest::Method::GET, "/v1/sessions/nope/transcript", None)
+        .await;
+    assert_eq!(status, 404);
+    let unauthorised = api
+        .http
+        .post(format!("{}/v1/decisions", api.base))
+        .header("content-type", "application/json")
+        .body(format!(r#"{{"approval_id":"{id}","approve":true}}"#))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unauthorised.status().as_u16(), 401);
+    assert_eq!(host.engine.inbox().unwrap().len(), 1);
+    assert!(!workspace.join("target.txt").exists());
+
+    // The real decision still works, once; its replay is refused.
+    let approve = format!(
+        r#"{{"approval_id":"{id}","approve":true,"args_hash":"{}"}}"#,
+        item.args_hash
+    );
+    let (status, answer) = api.post("/v1/decisions", &approve).await;
+    assert_eq!(status, 200, "{answer}");
+    let (status, answer) = api.post("/v1/decisions", &approve).await;
+    assert_eq!(status, 409, "a replay: {answer}");
+    assert_eq!(answer["code"], "already_decided");
+    host.engine.wait_turn("s").await.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("target.txt")).unwrap(),
+        "x"
+    );
+    let approvals = host
+        .engine
+        .audit(1000)
+        .unwrap()
+        .into_iter()
+        .filter(|row| row.action == "approved")
+        .count();
+    assert_eq!(approvals, 1);
+}

@@ -1,0 +1,65 @@
+//! What went wrong, as a code a program can match: one mapping for the API's HTTP status, the
+//! desktop commands' `code` and the CLI.
+
+use serde::Serialize;
+
+/// What went wrong, in words a program can match (the UI switches on it, the API sends it as
+/// `code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub enum ErrorCode {
+    UnknownApproval,
+    AlreadyDecided,
+    ForeignSession,
+    InvalidEdit,
+    /// The decision named other arguments than those waiting.
+    StaleArguments,
+    /// The call may not run on this approval (blocked, a deny rule, a notification).
+    NotAllowed,
+    UnknownSession,
+    UnknownTool,
+    UnknownServer,
+    Busy,
+    NoProvider,
+    Invalid,
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::UnknownApproval => "unknown_approval",
+            ErrorCode::AlreadyDecided => "already_decided",
+            ErrorCode::ForeignSession => "foreign_session",
+            ErrorCode::InvalidEdit => "invalid_edit",
+            ErrorCode::StaleArguments => "stale_arguments",
+            ErrorCode::NotAllowed => "not_allowed",
+            ErrorCode::UnknownSession => "unknown_session",
+            ErrorCode::UnknownTool => "unknown_tool",
+            ErrorCode::UnknownServer => "unknown_server",
+            ErrorCode::Busy => "busy",
+            ErrorCode::NoProvider => "no_provider",
+            ErrorCode::Invalid => "invalid",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
+    /// The local API's HTTP status for it.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorCode::UnknownApproval
+            | ErrorCode::UnknownSession
+            | ErrorCode::UnknownTool
+            | ErrorCode::UnknownServer => 404,
+            ErrorCode::ForeignSession | ErrorCode::NotAllowed => 403,
+            ErrorCode::AlreadyDecided
+            | ErrorCode::StaleArguments
+            | ErrorCode::Busy
+            | ErrorCode::NoProvider => 409,
+            ErrorCode::InvalidEdit => 422,
+            ErrorCode::Invalid => 400,
+            ErrorCode::Internal => 500,
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! The one vocabulary between the engine and everything that talks to it: the local API, the
+//! desktop shell, the CLI and (through ts-rs) the UI. Requests, views, events and error codes
+//! live here and nowhere else; the engine returns these, never the store's own types.
+
+pub mod error;
+pub mod events;
+pub mod requests;
+pub mod rows;
+pub mod views;
+
+pub use error::ErrorCode;
+pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};
+pub use requests::{DecisionRequest, ElicitationAction, ElicitationAnswer};
+pub use rows::{
+    ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
+};
+pub use views::{ServerStatus, ServerView, ToolChange, ToolView};

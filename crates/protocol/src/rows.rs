@@ -1,0 +1,111 @@
+//! What Airlock keeps, as every channel sees it: sessions, messages with their tool calls,
+//! approval requests, the audit trail, servers, rules and remembered decisions. The store
+//! fills these from its tables; the engine hands them out.
+
+use airlock_core::policy::Remembered;
+use airlock_core::{
+    ApprovalStatus, ArgRule, CallState, ItemKind, Mode, ServerDefault, SessionStatus,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct SessionRow {
+    pub id: String,
+    pub name: String,
+    pub mode: Option<Mode>,
+    pub status: SessionStatus,
+    pub last_error: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct MessageRow {
+    pub id: i64,
+    pub session_id: String,
+    pub role: String,
+    pub content: String,
+    pub created_at: String,
+    pub calls: Vec<CallRow>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CallRow {
+    pub id: String,
+    pub session_id: String,
+    pub message_id: i64,
+    pub position: i64,
+    pub provider_call_id: String,
+    pub model_name: String,
+    pub server: String,
+    pub tool: String,
+    pub raw_args: String,
+    pub args: Option<Value>,
+    pub args_hash: Option<String>,
+    pub state: CallState,
+    pub policy_step: Option<String>,
+    pub policy_why: Option<String>,
+    pub run_args: Option<Value>,
+    pub result: Option<Value>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AuditRow {
+    pub id: i64,
+    pub at: String,
+    pub actor: String,
+    pub action: String,
+    pub session_id: Option<String>,
+    pub tool_call_id: Option<String>,
+    pub approval_id: Option<String>,
+    pub detail: Value,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ServerRow {
+    pub name: String,
+    pub default: ServerDefault,
+    pub trust_read_only_hints: bool,
+    pub enabled: bool,
+    pub config: Value,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RuleRow {
+    pub rule: ArgRule,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RememberedRow {
+    pub entry: Remembered,
+    pub created_at: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ApprovalRow {
+    pub approval_id: String,
+    pub tool_call_id: Option<String>,
+    pub session_id: String,
+    pub session: String,
+    pub kind: ItemKind,
+    pub server: String,
+    pub tool: String,
+    pub args: Value,
+    pub args_hash: String,
+    pub why: String,
+    pub status: ApprovalStatus,
+    pub created_at: String,
+    pub expires_at: Option<String>,
+}

@@ -1,0 +1,67 @@
+//! The engine's views of tools and servers.
+
+use airlock_core::{ServerDefault, ToolSetting};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A tool with its setting and what applies after defaults (`airlock tools`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ToolView {
+    pub server: String,
+    pub tool: String,
+    pub model_name: String,
+    pub description: String,
+    pub setting: ToolSetting,
+    pub effective: ToolSetting,
+    pub read_only_hint: bool,
+    /// MCP annotations, shown as the server's claims.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+}
+
+/// How a server is doing right now.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ServerStatus {
+    /// `starting`, `ready`, `failed` (see `reason`; restarted with backoff) or `disabled`.
+    pub state: String,
+    pub reason: Option<String>,
+    pub pid: Option<u32>,
+    pub tools: usize,
+    pub restarts: u32,
+    /// Where the server's stderr goes (stdio servers).
+    pub log: Option<String>,
+    /// Tools not offered to the model, with why (e.g. a name models cannot take).
+    #[serde(default)]
+    pub skipped_tools: Vec<String>,
+}
+
+/// A server with its settings and status (`airlock servers`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ServerView {
+    pub name: String,
+    pub kind: String,
+    pub default: ServerDefault,
+    pub trust_read_only_hints: bool,
+    pub enabled: bool,
+    pub config: Value,
+    pub status: Option<ServerStatus>,
+    /// Tools whose definition changed since the person reviewed them (their grants are
+    /// suspended until `accept_server_changes`).
+    pub changed_tools: usize,
+}
+
+/// A tool whose definition changed since the person last reviewed it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ToolChange {
+    pub server: String,
+    pub tool: String,
+    /// What changed, in words ("description changed", "the server definition … changed").
+    pub change: String,
+    /// The definition (description, input schema, annotations) as reviewed, and as now.
+    pub before: Value,
+    pub after: Value,
+}
