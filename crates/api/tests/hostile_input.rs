@@ -32,7 +32,12 @@ impl Api {
         if let Some(body) = body {
             request = request.body(body);
         }
-        let response = request.send().await.unwrap();
+        // A body over the server's limit may be cut off with the connection instead of
+        // answered: status 0 stands for "refused without reading it".
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(error) => return (0, Value::String(error.to_string())),
+        };
         let status = response.status().as_u16();
         let text = response.text().await.unwrap_or_default();
         (
@@ -159,7 +164,7 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
     for (what, body, expected) in &hostile {
         let (status, answer) = api.post("/v1/decisions", body).await;
         assert!(expected.contains(&status), "{what}: {status} {answer}");
-        if status != 413 {
+        if status != 413 && status != 0 {
             assert!(
                 answer.get("error").is_some() || answer.is_string(),
                 "{what}: no clear error: {answer}"

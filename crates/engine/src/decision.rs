@@ -16,7 +16,7 @@
 
 use crate::elicitation::with_defaults;
 use crate::{EngineError, Inner, Result};
-use airlock_core::policy::forbidden;
+use airlock_core::policy::{NeedsApproval, forbidden};
 use airlock_core::schema::ArgsValidator;
 use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope};
 use airlock_protocol::{
@@ -341,6 +341,14 @@ impl Inner {
         };
         if let Some(denied) = forbidden(policy, &row.server, &row.tool, runs) {
             return Err((Refusal::Forbidden, format!("{}; not approved", denied.why)));
+        }
+        // The tool's own check too (the built-in tools deny paths outside the workspace).
+        if let Some(NeedsApproval::Deny(why)) = self
+            .tools
+            .source(&row.server)
+            .and_then(|source| source.needs_approval(&row.tool, runs))
+        {
+            return Err((Refusal::Forbidden, format!("{why}; not approved")));
         }
         if by == DecidedBy::Notification {
             self.notification_may_approve(row, edit)
