@@ -43,11 +43,19 @@ mod tests {
     #[tokio::test]
     async fn out_of_order_decisions_wake_their_own_waiter() {
         let router = ApprovalRouter::default();
-        let a = router.wait_for("a");
+        let mut a = router.wait_for("a");
         let b = router.wait_for("b");
         router.notify("b");
         router.notify("unknown");
         assert!(b.await.is_ok());
+        // b's decision (and one for nobody) left a waiting: not woken, not dropped.
+        assert!(
+            matches!(
+                a.try_recv(),
+                Err(tokio::sync::oneshot::error::TryRecvError::Empty)
+            ),
+            "a was woken by another item's decision"
+        );
         router.notify("a");
         assert!(a.await.is_ok());
     }

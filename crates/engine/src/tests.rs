@@ -57,8 +57,47 @@ async fn pending_write(answer: &str, stream: bool) -> (Fixture, InboxItem) {
     (f, item)
 }
 
+/// Fails when the engine starts running a tool or asks the model within `bound`: the events
+/// that would prove a "nothing happens" claim wrong, watched instead of sleeping and looking.
+async fn assert_nothing_runs(
+    events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
+    bound: Duration,
+    what: &str,
+) {
+    let seen = tokio::time::timeout(bound, async {
+        loop {
+            match events.recv().await {
+                Ok(
+                    event @ (EngineEvent::ToolFinished { .. }
+                    | EngineEvent::SessionStatus {
+                        status:
+                            airlock_core::SessionStatus::RunningTools
+                            | airlock_core::SessionStatus::Thinking,
+                        ..
+                    }),
+                ) => return Some(event),
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+    })
+    .await;
+    if let Ok(Some(event)) = seen {
+        panic!("{what}: {event:?}");
+    }
+}
+
 fn call(id: &str, name: &str, args: Value) -> ScriptedCall {
     ScriptedCall::new(id, name, args)
+}
+
+/// The end of the session's turn, or a failure after a bound: a turn that should run without
+/// asking hangs on an approval when the gate regresses, and must fail the test, not hang it.
+pub(crate) async fn turn_end(engine: &Engine, session: &str) -> TurnOutcome {
+    tokio::time::timeout(Duration::from_secs(30), engine.wait_turn(session))
+        .await
+        .unwrap_or_else(|_| panic!("the turn of '{session}' did not end within 30 s"))
+        .unwrap()
 }
 
 pub(crate) async fn inbox_of(engine: &Engine, n: usize) -> Vec<InboxItem> {
@@ -140,7 +179,7 @@ async fn approve_with_edited_arguments_runs_the_edit() {
                 DecidedBy::Inbox,
             )
             .unwrap();
-        let outcome = f.engine.wait_turn("s").await.unwrap();
+        let outcome = turn_end(&f.engine, "s").await;
         assert_eq!(outcome.status, "completed", "{outcome:?}");
         assert_eq!(outcome.answer.as_deref(), Some("done"));
         assert!(!f.engine.workspace().join("a.txt").exists());
@@ -174,7 +213,7 @@ async fn deny_with_reason_reaches_the_model_and_nothing_runs() {
             DecidedBy::Api,
         )
         .unwrap();
-    let outcome = f.engine.wait_turn("s").await.unwrap();
+    let outcome = turn_end(&f.engine, "s").await;
     assert_eq!(outcome.status, "completed");
     assert!(!f.engine.workspace().join("a.txt").exists());
     let results = tool_results(&f.model.requests()[1]);
@@ -204,13 +243,25 @@ async fn three_pending_calls_decided_in_reverse_order() {
     f.engine.send_message("s", "write three").unwrap();
     let items = inbox_of(&f.engine, 3).await;
     // Nothing runs while any call of the step waits.
+    let mut events = f.engine.subscribe();
     f.engine
         .decide(approve(&items[2].approval_id), DecidedBy::Api)
         .unwrap();
     f.engine
         .decide(deny(&items[1].approval_id, "no f2"), DecidedBy::Api)
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let running = f.engine.transcript("s").unwrap()[1]
+        .calls
+        .iter()
+        .filter(|c| c.state == CallState::Running)
+        .count();
+    assert_eq!(running, 0, "a decision started a call of an undecided step");
+    assert_nothing_runs(
+        &mut events,
+        Duration::from_millis(500),
+        "ran before the step was decided",
+    )
+    .await;
     assert!(
         !f.engine.workspace().join("f3.txt").exists(),
         "ran before the step was fully decided"
@@ -219,7 +270,7 @@ async fn three_pending_calls_decided_in_reverse_order() {
     f.engine
         .decide(approve(&items[0].approval_id), DecidedBy::Api)
         .unwrap();
-    let outcome = f.engine.wait_turn("s").await.unwrap();
+    let outcome = turn_end(&f.engine, "s").await;
     assert_eq!(outcome.status, "completed");
     assert!(f.engine.workspace().join("f1.txt").exists());
     assert!(!f.engine.workspace().join("f2.txt").exists());
@@ -273,7 +324,7 @@ async fn auto_allowed_read_runs_while_write_waits() {
     f.engine
         .decide(approve(&items[0].approval_id), DecidedBy::Api)
         .unwrap();
-    f.engine.wait_turn("s").await.unwrap();
+    turn_end(&f.engine, "s").await;
     let results = tool_results(&f.model.requests()[1]);
     assert_eq!(results[0], ("r".to_string(), "hello notes".to_string()));
 }
@@ -301,7 +352,7 @@ async fn edit_that_fails_the_schema_is_refused_and_the_call_still_waits() {
     f.engine
         .decide(deny(&item.approval_id, "stop"), DecidedBy::Api)
         .unwrap();
-    f.engine.wait_turn("s").await.unwrap();
+    turn_end(&f.engine, "s").await;
     assert!(!f.engine.workspace().join("a.txt").exists());
 }
 
@@ -329,7 +380,7 @@ async fn malformed_calls_get_error_results_without_asking() {
     )
     .await;
     f.engine.send_message("s", "go").unwrap();
-    let outcome = f.engine.wait_turn("s").await.unwrap();
+    let outcome = turn_end(&f.engine, "s").await;
     assert_eq!(outcome.status, "completed");
     assert!(f.engine.inbox().unwrap().is_empty());
     let results = tool_results(&f.model.requests()[1]);
@@ -386,10 +437,10 @@ async fn modes_and_grants() {
             DecidedBy::Chat,
         )
         .unwrap();
-    f.engine.wait_turn("s").await.unwrap();
+    turn_end(&f.engine, "s").await;
     f.engine.send_message("s", "two").unwrap();
     assert_eq!(
-        f.engine.wait_turn("s").await.unwrap().answer.as_deref(),
+        turn_end(&f.engine, "s").await.answer.as_deref(),
         Some("two")
     );
     assert!(f.engine.workspace().join("b.txt").exists());
@@ -398,14 +449,14 @@ async fn modes_and_grants() {
         .set_mode(Some("other"), Some(Mode::DenyAll))
         .unwrap();
     f.engine.send_message("other", "three").unwrap();
-    f.engine.wait_turn("other").await.unwrap();
+    turn_end(&f.engine, "other").await;
     assert!(!f.engine.workspace().join("c.txt").exists());
     // Never-ask runs at once.
     f.engine
         .set_mode(Some("other"), Some(Mode::NeverAsk))
         .unwrap();
     f.engine.send_message("other", "four").unwrap();
-    f.engine.wait_turn("other").await.unwrap();
+    turn_end(&f.engine, "other").await;
     assert!(f.engine.workspace().join("d.txt").exists());
 }
 
@@ -437,7 +488,7 @@ async fn approval_timeout_denies_with_timed_out() {
 async fn cancel_cancels_pending_requests() {
     let (f, item) = pending_write("unused", false).await;
     assert!(f.engine.cancel("s").unwrap());
-    let outcome = f.engine.wait_turn("s").await.unwrap();
+    let outcome = turn_end(&f.engine, "s").await;
     assert_eq!(outcome.status, "cancelled");
     assert!(f.engine.inbox().unwrap().is_empty());
     assert!(
@@ -456,7 +507,7 @@ async fn step_limit_ends_the_turn() {
     let f = fixture(replies, false).await;
     f.engine.set_setting("step_limit", &json!(3)).unwrap();
     f.engine.send_message("s", "loop").unwrap();
-    let outcome = f.engine.wait_turn("s").await.unwrap();
+    let outcome = turn_end(&f.engine, "s").await;
     assert_eq!(outcome.status, "step_limit", "{outcome:?}");
     assert_eq!(f.model.requests().len(), 3);
 }
@@ -477,7 +528,7 @@ async fn unreadable_settings_mean_deny_never_run() {
     }
     f.engine.inner.invalidate_policy();
     f.engine.send_message("s", "write").unwrap();
-    f.engine.wait_turn("s").await.unwrap();
+    turn_end(&f.engine, "s").await;
     assert!(!f.engine.workspace().join("a.txt").exists());
     let results = tool_results(&f.model.requests()[1]);
     assert!(results[0].1.contains("execution-denied"), "{results:?}");
@@ -494,7 +545,7 @@ async fn model_errors_end_the_turn_with_a_clear_message_and_keep_the_message() {
     )
     .await;
     f.engine.send_message("s", "hello").unwrap();
-    let outcome = f.engine.wait_turn("s").await.unwrap();
+    let outcome = turn_end(&f.engine, "s").await;
     assert_eq!(outcome.status, "failed");
     assert!(outcome.error.unwrap_or_default().contains("400"));
     assert_eq!(f.engine.transcript("s").unwrap()[0].content, "hello");
@@ -572,7 +623,7 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
         workspace: Some(dir.path().join("workspace")),
     })
     .unwrap();
-    let outcome = engine.wait_turn("s").await.unwrap();
+    let outcome = turn_end(&engine, "s").await;
     assert_eq!(outcome.answer.as_deref(), Some("understood"), "{outcome:?}");
     assert!(
         !engine.workspace().join("a.txt").exists(),
@@ -631,7 +682,7 @@ async fn many_sessions_at_once_each_decision_reaches_its_own_call() {
             .unwrap();
     }
     for session in &sessions {
-        let outcome = engine.wait_turn(session).await.unwrap();
+        let outcome = turn_end(&engine, session).await;
         assert_eq!(outcome.status, "completed", "{outcome:?}");
         let written =
             std::fs::read_to_string(engine.workspace().join(format!("{session}.txt"))).unwrap();
@@ -652,12 +703,18 @@ async fn a_store_failure_while_deciding_leaves_the_call_pending_never_run() {
         "CREATE TRIGGER fail_decisions BEFORE INSERT ON decisions BEGIN SELECT RAISE(ABORT, 'disk trouble'); END;",
     )
     .unwrap();
+    let mut events = f.engine.subscribe();
     let error = f
         .engine
         .decide(approve(&item.approval_id), DecidedBy::Inbox)
         .unwrap_err();
     assert!(error.to_string().contains("disk trouble"), "{error}");
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_nothing_runs(
+        &mut events,
+        Duration::from_millis(500),
+        "a failed decision ran",
+    )
+    .await;
     assert!(
         !f.engine.workspace().join("a.txt").exists(),
         "a failed decision must not run the call"
@@ -677,7 +734,7 @@ async fn a_store_failure_while_deciding_leaves_the_call_pending_never_run() {
         .decide(approve(&item.approval_id), DecidedBy::Inbox)
         .unwrap();
     assert_eq!(
-        f.engine.wait_turn("s").await.unwrap().answer.as_deref(),
+        turn_end(&f.engine, "s").await.answer.as_deref(),
         Some("done")
     );
     assert_eq!(
@@ -715,7 +772,7 @@ async fn paused_agents_run_nothing_until_resumed() {
     f.engine
         .decide(approve(&item.approval_id), DecidedBy::Api)
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_nothing_runs(&mut events, Duration::from_millis(500), "ran while paused").await;
     assert!(
         !f.engine.workspace().join("a.txt").exists(),
         "nothing runs while paused"
@@ -723,7 +780,7 @@ async fn paused_agents_run_nothing_until_resumed() {
     assert_eq!(f.model.requests().len(), 1, "no model request while paused");
 
     f.engine.set_paused(false).unwrap();
-    let outcome = f.engine.wait_turn("s").await.unwrap();
+    let outcome = turn_end(&f.engine, "s").await;
     assert_eq!(
         (outcome.status.as_str(), outcome.answer.as_deref()),
         ("completed", Some("written"))
@@ -735,14 +792,20 @@ async fn paused_agents_run_nothing_until_resumed() {
 async fn a_message_sent_while_paused_waits_and_cancel_still_ends_the_turn() {
     let f = fixture(vec![Reply::Text("unused".into())], false).await;
     f.engine.set_paused(true).unwrap();
+    let mut events = f.engine.subscribe();
     f.engine.send_message("s", "hello").unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_nothing_runs(
+        &mut events,
+        Duration::from_millis(500),
+        "asked the model while paused",
+    )
+    .await;
     assert!(
         f.model.requests().is_empty(),
         "the model is not asked while paused"
     );
     assert!(f.engine.cancel("s").unwrap());
-    assert_eq!(f.engine.wait_turn("s").await.unwrap().status, "cancelled");
+    assert_eq!(turn_end(&f.engine, "s").await.status, "cancelled");
     assert!(f.model.requests().is_empty());
 }
 
@@ -855,7 +918,7 @@ async fn a_batch_of_mixed_decisions_is_applied_item_by_item_and_starts_every_com
     assert_eq!(decided, [id("a", 1), id("a", 2), id("a", 3), id("b", 2)]);
 
     // Session a's step is complete and runs; b's first call (the refused edit) still waits.
-    assert_eq!(f.engine.wait_turn("a").await.unwrap().status, "completed");
+    assert_eq!(turn_end(&f.engine, "a").await.status, "completed");
     let workspace = f.engine.workspace();
     assert!(workspace.join("a-1.txt").exists() && !workspace.join("a-2.txt").exists());
     assert_eq!(
@@ -912,7 +975,7 @@ async fn a_batch_of_mixed_decisions_is_applied_item_by_item_and_starts_every_com
         .unwrap()
         .remove(0)
         .unwrap();
-    assert_eq!(f.engine.wait_turn("b").await.unwrap().status, "completed");
+    assert_eq!(turn_end(&f.engine, "b").await.status, "completed");
     assert!(workspace.join("b-1.txt").exists() && workspace.join("b-2.txt").exists());
     assert!(!workspace.join("b-3.txt").exists());
 }
@@ -931,12 +994,18 @@ async fn a_store_failure_in_the_middle_of_a_batch_decides_nothing_and_runs_nothi
         .iter()
         .map(|item| approve(&item.approval_id))
         .collect();
+    let mut events = f.engine.subscribe();
     let error = f
         .engine
         .decide_many(batch.clone(), DecidedBy::Inbox)
         .unwrap_err();
     assert!(error.to_string().contains("disk trouble"), "{error}");
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_nothing_runs(
+        &mut events,
+        Duration::from_millis(500),
+        "a failed batch ran",
+    )
+    .await;
     assert_eq!(
         f.engine.inbox().unwrap().len(),
         6,
@@ -960,10 +1029,7 @@ async fn a_store_failure_in_the_middle_of_a_batch_decides_nothing_and_runs_nothi
     let outcomes = f.engine.decide_many(batch, DecidedBy::Inbox).unwrap();
     assert!(outcomes.iter().all(Result::is_ok), "{outcomes:?}");
     for session in ["a", "b"] {
-        assert_eq!(
-            f.engine.wait_turn(session).await.unwrap().status,
-            "completed"
-        );
+        assert_eq!(turn_end(&f.engine, session).await.status, "completed");
     }
     assert_eq!(std::fs::read_dir(f.engine.workspace()).unwrap().count(), 6);
 }
@@ -995,7 +1061,7 @@ async fn a_decision_with_another_args_hash_is_refused_and_nothing_runs() {
             DecidedBy::Api,
         )
         .unwrap();
-    assert_eq!(f.engine.wait_turn("s").await.unwrap().status, "completed");
+    assert_eq!(turn_end(&f.engine, "s").await.status, "completed");
     assert!(f.engine.workspace().join("a.txt").exists());
 }
 
@@ -1038,7 +1104,7 @@ async fn an_approval_never_gets_past_a_deny_rule_or_a_blocked_tool() {
     f.engine
         .decide(deny(&item.approval_id, "blocked"), DecidedBy::Inbox)
         .unwrap();
-    f.engine.wait_turn("s").await.unwrap();
+    turn_end(&f.engine, "s").await;
     for name in ["a.txt", "secret.txt"] {
         assert!(
             !f.engine.workspace().join(name).exists(),
@@ -1061,7 +1127,7 @@ async fn a_notification_cannot_approve_a_tool_that_is_not_low_risk() {
     f.engine
         .decide(deny(&item.approval_id, "no"), DecidedBy::Notification)
         .unwrap();
-    assert_eq!(f.engine.wait_turn("s").await.unwrap().status, "completed");
+    assert_eq!(turn_end(&f.engine, "s").await.status, "completed");
 }
 
 /// Security finding 1: `approve --args '{"command":"echo ok"}' --remember always --exact-args`
@@ -1111,7 +1177,7 @@ async fn remembering_an_edited_approval_covers_the_edit_not_the_proposal() {
     f.engine
         .decide(deny(&second.approval_id, "no"), DecidedBy::Api)
         .unwrap();
-    f.engine.wait_turn("s").await.unwrap();
+    turn_end(&f.engine, "s").await;
     assert!(!f.engine.workspace().join("PWNED").exists());
 }
 
@@ -1166,7 +1232,7 @@ async fn one_item_approved_from_three_channels_at_once_runs_once() {
                 "round {round}: {outcome}"
             );
         }
-        assert_eq!(f.engine.wait_turn("s").await.unwrap().status, "completed");
+        assert_eq!(turn_end(&f.engine, "s").await.status, "completed");
         let audit = f.engine.inner.store.audit_rows(100).unwrap();
         let count = |action: &str| audit.iter().filter(|r| r.action == action).count();
         assert_eq!(count("approved"), 1, "round {round}");
@@ -1186,7 +1252,7 @@ async fn a_cancelled_turn_announces_its_cancelled_requests() {
     let (f, item) = pending_write("done", false).await;
     let mut events = f.engine.subscribe();
     assert!(f.engine.cancel("s").unwrap());
-    let outcome = f.engine.wait_turn("s").await.unwrap();
+    let outcome = turn_end(&f.engine, "s").await;
     assert_eq!(outcome.status, "cancelled");
     let mut cancelled = Vec::new();
     while let Ok(event) = events.try_recv() {

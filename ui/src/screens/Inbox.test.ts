@@ -2,12 +2,32 @@ import { render, screen, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { tick } from 'svelte';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { CommandError } from '../lib/bindings/CommandError';
+import type { DecisionOutcome } from '../lib/bindings/DecisionOutcome';
 import type { DecisionRequest } from '../lib/bindings/DecisionRequest';
 import { app } from '../lib/state.svelte';
 import { RLO, disguisedCommand, item } from '../test/fixtures';
 import Inbox from './Inbox.svelte';
 
-const decide = vi.fn(async (decisions: DecisionRequest[], _channel?: string) => decisions.map((d) => ({ approval_id: d.approval_id, error: null })));
+const decide = vi.fn(
+  async (decisions: DecisionRequest[], _channel?: string): Promise<DecisionOutcome[]> =>
+    decisions.map((d) => ({ approval_id: d.approval_id, error: null })),
+);
+
+const stale: CommandError = {
+  code: 'stale_arguments',
+  message: 'decision refused: the arguments changed since they were shown; look again',
+};
+
+/** The engine's answer to a batch where `refused` maps approval ids to their refusal. */
+function refusing(refused: Record<string, CommandError>) {
+  return async (decisions: DecisionRequest[]): Promise<DecisionOutcome[]> =>
+    decisions.map((d) => ({ approval_id: d.approval_id, error: refused[d.approval_id] ?? null }));
+}
+
+function shownIds() {
+  return rows().map((r) => r.getAttribute('data-approval-id'));
+}
 
 vi.mock('../lib/api', async (original) => {
   const actual = await original<typeof import('../lib/api')>();
@@ -148,5 +168,77 @@ describe('Inbox', () => {
     expect(preview.textContent).toContain('"path": "a\\u{202E}b"');
     expect(screen.getByTestId('edit-diff').textContent).toContain('+   "path": "a\\u{202E}b"');
     expect(document.body.textContent).not.toContain(RLO);
+  });
+
+  it('keeps an approved item the engine refuses, says why, and decides nothing else', async () => {
+    decide.mockImplementationOnce(refusing({ apr_1: stale }));
+    const user = userEvent.setup();
+    render(Inbox);
+    expect(screen.queryByRole('alert')).toBeNull();
+    const detail = screen.getByTestId('inbox-detail');
+    await user.click(within(detail).getByRole('button', { name: 'Approve' }));
+    expect(decide).toHaveBeenCalledTimes(1);
+    expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve])).toEqual([['apr_1', true]]);
+    expect(screen.getByRole('alert').textContent).toBe(`1 refused: ${stale.message}`);
+    expect(screen.getByTestId('inbox-count').textContent).toBe('4 pending');
+    expect(shownIds()).toEqual(['apr_1', 'apr_3', 'apr_2', 'apr_4']);
+    expect(app.inbox.map((i) => i.approval_id)).toContain('apr_1');
+    // Still the item on show, and it can be decided again once looked at.
+    expect(within(screen.getByTestId('inbox-detail')).getByText(/file1\.txt/)).toBeTruthy();
+    expect((within(detail).getByRole('button', { name: 'Approve' }) as HTMLButtonElement).disabled).toBe(false);
+    expect(decide).toHaveBeenCalledTimes(1);
+  });
+
+  it.each<CommandError>([
+    { code: 'not_allowed', message: 'decision refused: this tool may not be approved from the inbox' },
+    { code: 'already_decided', message: 'apr_1 was already decided' },
+  ])('keeps the item and shows the message when the decide command itself is refused ($code)', async (error) => {
+    decide.mockRejectedValueOnce(error);
+    const user = userEvent.setup();
+    render(Inbox);
+    await user.keyboard('a');
+    expect(decide).toHaveBeenCalledTimes(1);
+    expect(decide.mock.calls[0][0].map((d) => d.approval_id)).toEqual(['apr_1']);
+    expect(screen.getByRole('alert').textContent).toBe(error.message);
+    expect(screen.getByTestId('inbox-count').textContent).toBe('4 pending');
+    expect(shownIds()).toEqual(['apr_1', 'apr_3', 'apr_2', 'apr_4']);
+  });
+
+  it('in a batch, removes the items decided and keeps the one refused, saying why', async () => {
+    decide.mockImplementationOnce(refusing({ apr_3: stale }));
+    const user = userEvent.setup();
+    render(Inbox);
+    await user.click(checkbox(rows()[0])); // apr_1
+    await user.click(checkbox(rows()[1])); // apr_3
+    await user.click(checkbox(rows()[2])); // apr_2
+    await user.click(screen.getByRole('button', { name: 'Approve selected' }));
+    expect(decide).toHaveBeenCalledTimes(1);
+    expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve])).toEqual([
+      ['apr_1', true],
+      ['apr_3', true],
+      ['apr_2', true],
+    ]);
+    expect(screen.getByRole('alert').textContent).toBe(`1 refused: ${stale.message}`);
+    // The refused item stays, the one never selected stays, the two decided are gone.
+    expect(screen.getByTestId('inbox-count').textContent).toBe('2 pending');
+    expect(shownIds()).toEqual(['apr_3', 'apr_4']);
+    expect(app.inbox.map((i) => i.approval_id)).toEqual(['apr_3', 'apr_4']);
+  });
+
+  it('in a denied batch, keeps the refused item and removes the denied ones', async () => {
+    decide.mockImplementationOnce(refusing({ apr_4: { code: 'already_decided', message: 'apr_4 was already decided' } }));
+    const user = userEvent.setup();
+    render(Inbox);
+    await user.click(checkbox(rows()[1])); // apr_3
+    await user.click(checkbox(rows()[3])); // apr_4
+    await user.click(screen.getByRole('button', { name: 'Deny selected' }));
+    await user.click(screen.getByRole('button', { name: 'Deny 2' }));
+    expect(decide).toHaveBeenCalledTimes(1);
+    expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve])).toEqual([
+      ['apr_3', false],
+      ['apr_4', false],
+    ]);
+    expect(screen.getByRole('alert').textContent).toBe('1 refused: apr_4 was already decided');
+    expect(shownIds()).toEqual(['apr_1', 'apr_2', 'apr_4']);
   });
 });

@@ -106,13 +106,51 @@ pub fn use_model(data_dir: &Path, model: &ScriptedModel) {
     );
 }
 
+/// The longest any one `airlock` command may take in these tests. A command that should finish
+/// without asking (`chat` with a grant, say) hangs on an approval if the gate regresses: it is
+/// killed and the test fails instead of hanging.
+const COMMAND_BOUND: Duration = Duration::from_secs(60);
+
 pub fn airlock(data_dir: &Path, args: &[&str]) -> Output {
-    Command::new(BIN)
+    let mut child = Command::new(BIN)
         .arg("--data-dir")
         .arg(data_dir)
         .args(args)
-        .output()
-        .unwrap()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read the pipes on their own threads so a chatty command cannot block on a full pipe.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut buffer = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut buffer).map(|_| buffer)
+    });
+    let err = std::thread::spawn(move || {
+        let mut buffer = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut buffer).map(|_| buffer)
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > COMMAND_BOUND {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "airlock {args:?} did not finish within {} s (waiting for an approval it should not need?)",
+                COMMAND_BOUND.as_secs()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap().unwrap(),
+        stderr: err.join().unwrap().unwrap(),
+    }
 }
 
 pub fn ok(data_dir: &Path, args: &[&str]) -> String {

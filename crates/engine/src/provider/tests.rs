@@ -2,7 +2,7 @@
 //! server speaking the OpenAI Responses API (see `crates/testkit/src/responses.rs` for the
 //! documents it follows).
 
-use crate::tests::inbox_of;
+use crate::tests::{inbox_of, turn_end};
 use crate::{DecisionRequest, Engine, EngineConfig, ProviderKind, ProviderSettings};
 use airlock_core::{DecidedBy, ItemKind, Mode};
 use airlock_testkit::{Reply, ScriptedApproval, ScriptedCall, ScriptedMcpCall, ScriptedModel};
@@ -64,7 +64,7 @@ async fn session_modes_decide_provider_approvals_without_asking() {
     engine.set_mode(Some("deny"), Some(Mode::DenyAll)).unwrap();
     engine.send_message("deny", "go").unwrap();
     assert_eq!(
-        engine.wait_turn("deny").await.unwrap().answer.as_deref(),
+        turn_end(&engine, "deny").await.answer.as_deref(),
         Some("denied, fine")
     );
     let answer = &answers(&model.requests()[1])[0];
@@ -79,7 +79,7 @@ async fn session_modes_decide_provider_approvals_without_asking() {
         .unwrap();
     engine.send_message("never", "go").unwrap();
     assert_eq!(
-        engine.wait_turn("never").await.unwrap().answer.as_deref(),
+        turn_end(&engine, "never").await.answer.as_deref(),
         Some("approved, fine")
     );
     assert_eq!(
@@ -123,7 +123,7 @@ async fn unreadable_provider_arguments_and_repeated_ids_are_denied_never_asked()
             DecidedBy::Api,
         )
         .unwrap();
-    engine.wait_turn("s").await.unwrap();
+    turn_end(&engine, "s").await;
     let sent = answers(&model.requests()[1]);
     let by_id = |id: &str| {
         sent.iter()
@@ -204,7 +204,7 @@ async fn a_function_call_and_a_provider_approval_in_one_step() {
             DecidedBy::Api,
         )
         .unwrap();
-    let outcome = engine.wait_turn("s").await.unwrap();
+    let outcome = turn_end(&engine, "s").await;
     assert_eq!(outcome.answer.as_deref(), Some("the search failed"));
     assert!(dir.path().join("workspace/mine.txt").exists());
     let outputs: Vec<Value> = model.requests()[1]["input"]
@@ -250,13 +250,10 @@ async fn cancelling_while_a_provider_approval_waits_answers_no_next_time() {
     engine.send_message("s", "go").unwrap();
     inbox_of(&engine, 1).await;
     assert!(engine.cancel("s").unwrap());
-    engine.wait_turn("s").await.unwrap();
+    turn_end(&engine, "s").await;
     assert!(engine.inbox().unwrap().is_empty());
     engine.send_message("s", "again").unwrap();
-    assert_eq!(
-        engine.wait_turn("s").await.unwrap().answer.as_deref(),
-        Some("ok")
-    );
+    assert_eq!(turn_end(&engine, "s").await.answer.as_deref(), Some("ok"));
     let answer = &answers(&model.requests()[1])[0];
     assert_eq!(answer["approve"], false);
 }
@@ -293,19 +290,19 @@ async fn sessions_use_their_chosen_named_provider() {
 
     engine.send_message("plain", "hi").unwrap();
     assert_eq!(
-        engine.wait_turn("plain").await.unwrap().answer.as_deref(),
+        turn_end(&engine, "plain").await.answer.as_deref(),
         Some("from the default")
     );
     engine.choose_provider("chosen", "resp").unwrap();
     engine.send_message("chosen", "hi").unwrap();
     assert_eq!(
-        engine.wait_turn("chosen").await.unwrap().answer.as_deref(),
+        turn_end(&engine, "chosen").await.answer.as_deref(),
         Some("from the named one")
     );
     // The choice stays with the session.
     engine.send_message("chosen", "again").unwrap();
     assert_eq!(
-        engine.wait_turn("chosen").await.unwrap().answer.as_deref(),
+        turn_end(&engine, "chosen").await.answer.as_deref(),
         Some("still named")
     );
     assert_eq!(default.requests().len(), 1);
