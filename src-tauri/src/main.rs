@@ -80,12 +80,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     let data_dir = resolve_data_dir(args.data_dir)?;
     let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, args.api_port));
     let started = tauri::async_runtime::block_on(async {
-        let (host, served) = Host::start(&data_dir, args.workspace, listen).await?;
-        // The MCP servers run while the app runs, as they do under `airlock serve`.
-        let mcp = airlock_mcp::McpManager::start(&host.engine);
-        Ok::<_, HostError>((host, served, mcp))
+        Host::start(&data_dir, args.workspace, listen).await
     });
-    let (host, served, mcp) = match started {
+    let (host, served) = match started {
         Ok(started) => started,
         Err(HostError::Discovery(DiscoveryError::Locked(dir))) => return show_running_app(&dir),
         Err(error) => return Err(error.into()),
@@ -120,9 +117,8 @@ fn run(args: Args) -> anyhow::Result<()> {
     let mut host = Some(host);
     app.run(move |handle, event| {
         if let RunEvent::Exit = event {
-            // Removes api.json, so the CLI says clearly that no engine runs.
+            // Removes api.json, so the CLI says clearly that no engine runs; stops the servers.
             drop(host.take());
-            mcp.stop_all();
             let _ = handle.try_state::<Shell>();
         }
     });

@@ -1,6 +1,7 @@
-//! Hosting an engine: the one owner of a data directory (the desktop app or `airlock serve`).
-//! Both find the data directory the same way and publish the same discovery files, so the CLI
-//! talks to whichever runs.
+//! Hosting an engine: the one owner of a data directory, and the one composition root that both
+//! `airlock serve` and the desktop app use — the data directory's lock, the engine, its MCP
+//! servers, the local API and its discovery files, and their shutdown in that order's reverse.
+//! Both find the data directory the same way, so the CLI talks to whichever runs.
 
 use crate::discovery::{self, DiscoveryError, Endpoint, EngineLock};
 use airlock_engine::{Engine, EngineConfig, EngineError};
@@ -38,13 +39,15 @@ pub fn resolve_data_dir(given: Option<PathBuf>) -> Result<PathBuf, HostError> {
         .ok_or(HostError::NoDataDir)
 }
 
-/// A running engine that owns its data directory; dropping it removes the discovery file.
+/// A running engine with its MCP servers that owns its data directory; dropping it removes the
+/// discovery file and stops the servers.
 #[derive(Debug)]
 pub struct Host {
     pub engine: Engine,
     pub addr: SocketAddr,
     data_dir: PathBuf,
     _lock: EngineLock,
+    mcp: std::sync::Arc<airlock_mcp::McpManager>,
 }
 
 impl Host {
@@ -80,11 +83,13 @@ impl Host {
             },
         )?;
         let served = crate::serve(engine.clone(), listener, token);
+        let mcp = airlock_mcp::McpManager::start(&engine);
         Ok((
             Self {
                 engine,
                 addr,
                 data_dir: data_dir.to_path_buf(),
+                mcp,
                 _lock: lock,
             },
             served,
@@ -98,7 +103,9 @@ impl Host {
 
 impl Drop for Host {
     fn drop(&mut self) {
+        // Clients are told first that no engine runs, then the servers stop.
         discovery::remove_endpoint(&self.data_dir);
+        self.mcp.stop_all();
     }
 }
 
@@ -117,8 +124,13 @@ mod tests {
     async fn a_second_host_for_the_same_directory_is_refused_and_the_first_is_found() {
         let dir = tempfile::tempdir().unwrap();
         let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let (host, _served) = Host::start(dir.path(), None, loopback).await.unwrap();
-        let second = Host::start(dir.path(), None, loopback).await.map(|_| ());
+        let workspace = Some(dir.path().join("workspace"));
+        let (host, _served) = Host::start(dir.path(), workspace.clone(), loopback)
+            .await
+            .unwrap();
+        let second = Host::start(dir.path(), workspace, loopback)
+            .await
+            .map(|_| ());
         assert!(
             matches!(second, Err(HostError::Discovery(DiscoveryError::Locked(_)))),
             "{second:?}"

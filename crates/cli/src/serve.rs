@@ -15,7 +15,6 @@ pub async fn run(
         .parse()
         .with_context(|| format!("--listen '{listen}' is not an address like 127.0.0.1:7777"))?;
     let (host, served) = Host::start(data_dir, workspace, addr).await?;
-    let mcp = airlock_mcp::McpManager::start(&host.engine);
     println!(
         "Airlock engine for {} listening on http://{}",
         data_dir.display(),
@@ -27,7 +26,6 @@ pub async fn run(
         _ = shutdown_signal() => Ok(()),
     };
     drop(host);
-    mcp.stop_all();
     result.map(|()| ExitCode::SUCCESS)
 }
 

@@ -71,16 +71,16 @@ fn each_part_uses_only_what_it_may() {
         ("airlock-mcp", &["airlock-core", "airlock-engine"]),
         (
             "airlock-api",
-            &["airlock-core", "airlock-protocol", "airlock-engine"],
+            &[
+                "airlock-core",
+                "airlock-protocol",
+                "airlock-engine",
+                "airlock-mcp",
+            ],
         ),
         (
             "airlock-cli",
-            &[
-                "airlock-core",
-                "airlock-engine",
-                "airlock-api",
-                "airlock-mcp",
-            ],
+            &["airlock-core", "airlock-engine", "airlock-api"],
         ),
         (
             "airlock-desktop",
@@ -89,7 +89,6 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-protocol",
                 "airlock-engine",
                 "airlock-api",
-                "airlock-mcp",
             ],
         ),
     ];

@@ -54,4 +54,55 @@ describe('ElicitationForm', () => {
     expect(screen.getByText(/Pick/).textContent).toBe('Pick\\u{200B} one');
     expect(document.body.textContent).not.toMatch(/[\u001B\u200B\u202E]/);
   });
+
+  it('does not accept while a required field is empty, says which, and accepts once it is filled', async () => {
+    const onanswer = vi.fn();
+    const user = userEvent.setup();
+    render(ElicitationForm, { message: 'Who are you?', schema, onanswer });
+    expect(screen.queryByRole('alert')).toBeNull();
+    await user.type(screen.getByLabelText('Age'), '36');
+    await user.click(screen.getByRole('button', { name: 'Accept' }));
+    expect(onanswer).not.toHaveBeenCalled();
+    expect(screen.getByRole('alert').textContent).toBe('Required: Name, Plan');
+    expect(document.activeElement).toBe(screen.getByLabelText('Name *'));
+
+    // Enter in a field submits the form too: still refused, now naming only what is left.
+    await user.type(screen.getByLabelText('Name *'), 'Ada{Enter}');
+    expect(onanswer).not.toHaveBeenCalled();
+    expect(screen.getByRole('alert').textContent).toBe('Required: Plan');
+
+    await user.selectOptions(screen.getByLabelText('Plan *'), 'free');
+    await user.click(screen.getByRole('button', { name: 'Accept' }));
+    expect(onanswer).toHaveBeenCalledTimes(1);
+    expect(onanswer).toHaveBeenCalledWith('accept', { name: 'Ada', age: 36, subscribe: false, plan: 'free', tags: [] });
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+
+  it('still declines and cancels while a required field is empty', async () => {
+    const onanswer = vi.fn();
+    const user = userEvent.setup();
+    render(ElicitationForm, { message: null, schema, onanswer });
+    await user.click(screen.getByRole('button', { name: 'Decline' }));
+    await user.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(onanswer.mock.calls).toEqual([
+      ['decline', null],
+      ['cancel', null],
+    ]);
+  });
+
+  it('does not accept a malformed email, and says which field', async () => {
+    const onanswer = vi.fn();
+    const user = userEvent.setup();
+    render(ElicitationForm, { message: null, schema, onanswer });
+    await user.type(screen.getByLabelText('Name *'), 'Ada');
+    await user.selectOptions(screen.getByLabelText('Plan *'), 'pro');
+    await user.type(screen.getByLabelText('Email'), 'not an email');
+    await user.click(screen.getByRole('button', { name: 'Accept' }));
+    expect(onanswer).not.toHaveBeenCalled();
+    expect(screen.getByRole('alert').textContent).toBe('Not valid: Email');
+    await user.clear(screen.getByLabelText('Email'));
+    await user.type(screen.getByLabelText('Email'), 'ada@example.org');
+    await user.click(screen.getByRole('button', { name: 'Accept' }));
+    expect(onanswer).toHaveBeenCalledWith('accept', expect.objectContaining({ name: 'Ada', email: 'ada@example.org', plan: 'pro' }));
+  });
 });

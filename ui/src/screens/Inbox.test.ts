@@ -1,7 +1,8 @@
+import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
 import { render, screen, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { tick } from 'svelte';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CommandError } from '../lib/bindings/CommandError';
 import type { DecisionOutcome } from '../lib/bindings/DecisionOutcome';
 import type { DecisionRequest } from '../lib/bindings/DecisionRequest';
@@ -46,6 +47,8 @@ beforeEach(() => {
   decide.mockClear();
   app.inbox = [item(1, 'alpha'), item(2, 'beta'), item(3, 'alpha'), item(4, 'beta')];
 });
+
+afterEach(() => clearMocks());
 
 describe('Inbox', () => {
   it('groups pending items by session, oldest first', () => {
@@ -240,5 +243,29 @@ describe('Inbox', () => {
     ]);
     expect(screen.getByRole('alert').textContent).toBe('1 refused: apr_4 was already decided');
     expect(shownIds()).toEqual(['apr_1', 'apr_2', 'apr_4']);
+  });
+
+  it('sends no elicitation answer while a required field is empty, then sends what was filled in', async () => {
+    const calls: { cmd: string; args: unknown }[] = [];
+    mockIPC((cmd, args) => {
+      calls.push({ cmd, args });
+      return null;
+    });
+    const form = { type: 'object', properties: { token: { type: 'string', title: 'Token' } }, required: ['token'] };
+    app.inbox = [item(1, 'alpha', { kind: 'elicitation', tool: 'elicitation', message: 'Paste the token', schema: form })];
+    const user = userEvent.setup();
+    render(Inbox);
+    const detail = screen.getByTestId('inbox-detail');
+    await user.click(within(detail).getByRole('button', { name: 'Accept' }));
+    expect(calls.filter((c) => c.cmd === 'answer_elicitation')).toEqual([]);
+    expect(within(detail).getByRole('alert').textContent).toBe('Required: Token');
+    expect(screen.getByTestId('inbox-count').textContent).toBe('1 pending');
+    await user.type(within(detail).getByLabelText('Token *'), 'abc');
+    await user.click(within(detail).getByRole('button', { name: 'Accept' }));
+    expect(calls.filter((c) => c.cmd === 'answer_elicitation').map((c) => c.args)).toEqual([
+      { approvalId: 'apr_1', answer: { action: 'accept', content: { token: 'abc' } } },
+    ]);
+    expect(screen.getByTestId('inbox-count').textContent).toBe('0 pending');
+    expect(decide).not.toHaveBeenCalled();
   });
 });
