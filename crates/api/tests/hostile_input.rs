@@ -95,7 +95,13 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
     let id = item.approval_id.clone();
     let token = std::fs::read_to_string(dir.path().join("data/token")).unwrap();
     let api = Api {
-        http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        // A fresh connection per request: the server may close one it refused to read (the
+        // oversized body), and a pooled connection would then fail the next request.
+        http: reqwest::Client::builder()
+            .no_proxy()
+            .pool_max_idle_per_host(0)
+            .build()
+            .unwrap(),
         base: format!("http://{}", host.addr),
         token: token.trim().to_string(),
     };
