@@ -1,6 +1,7 @@
 //! The local HTTP API: 127.0.0.1 only, a bearer token, Host and Origin checked so that a web
 //! page cannot reach it (DNS rebinding, cross-site requests), and server-sent events.
 
+use airlock_core::Setting;
 use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
 use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
@@ -361,42 +362,29 @@ async fn show_window(
     ))
 }
 
-/// Settings a person may change through the API, with the type each takes.
-const SETTINGS: &[(&str, &str)] = &[
-    ("approval_timeout_secs", "a number of seconds, or 0 for off"),
-    ("step_limit", "a number of model steps"),
-    ("system_prompt", "a string"),
-    (
-        "tool_timeout_secs",
-        "a number of seconds an MCP tool call may take (0 = the default, 60)",
-    ),
-];
-
+/// Sets one of the settings of [`Setting`] that `airlock settings set` names (the others have
+/// their own routes: mode, paused), after checking its kind.
 async fn set_setting(
     State(s): State<Arc<AppState>>,
     Path(key): Path<String>,
     Json(value): Json<Value>,
 ) -> ApiResult<Value> {
-    let Some((_, expected)) = SETTINGS.iter().find(|(k, _)| *k == key) else {
-        let known: Vec<&str> = SETTINGS.iter().map(|(k, _)| *k).collect();
+    let Some(setting) = Setting::from_key(&key).filter(|s| s.cli_name().is_some()) else {
+        let known: Vec<&str> = Setting::ALL
+            .iter()
+            .filter(|s| s.cli_name().is_some())
+            .map(|s| s.key())
+            .collect();
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
             "unknown_setting",
             format!("no setting '{key}'; known: {}", known.join(", ")),
         ));
     };
-    let ok = match key.as_str() {
-        "system_prompt" => value.is_string(),
-        _ => value.as_u64().is_some(),
-    };
-    if !ok {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid",
-            format!("{key} takes {expected}"),
-        ));
-    }
-    s.engine.set_setting(&key, &value)?;
+    setting
+        .check(&value)
+        .map_err(|why| ApiError::new(StatusCode::BAD_REQUEST, "invalid", why))?;
+    s.engine.set_setting(setting, &value)?;
     Ok(Json(json!({ key: value })))
 }
 

@@ -165,33 +165,10 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
         Command::Settings {
             action: SettingsAction::Set { key, value },
         } => {
-            let (path, body) = match key.as_str() {
-                "approval-timeout" => (
-                    "approval_timeout_secs",
-                    json!(
-                        value
-                            .parse::<u64>()
-                            .context("approval-timeout takes whole seconds (0 = off)")?
-                    ),
-                ),
-                "step-limit" => (
-                    "step_limit",
-                    json!(
-                        value
-                            .parse::<u64>()
-                            .context("step-limit takes a whole number")?
-                    ),
-                ),
-                "tool-timeout" => (
-                    "tool_timeout_secs",
-                    json!(
-                        value
-                            .parse::<u64>()
-                            .context("tool-timeout takes whole seconds (0 = the default, 60)")?
-                    ),
-                ),
-                _ => ("system_prompt", json!(value)),
-            };
+            let setting = airlock_core::Setting::from_cli_name(&key)
+                .with_context(|| format!("no setting '{key}'"))?;
+            let body = setting.parse(&value).map_err(anyhow::Error::msg)?;
+            let path = setting.key();
             let _: Value = client.put(&format!("/v1/settings/{path}"), &body).await?;
             println!("{key} set");
             Ok(ExitCode::SUCCESS)

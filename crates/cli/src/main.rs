@@ -326,7 +326,7 @@ enum RulesAction {
 #[derive(Subcommand, Debug)]
 enum SettingsAction {
     Set {
-        #[arg(value_parser = ["approval-timeout", "step-limit", "system-prompt", "tool-timeout"])]
+        #[arg(value_parser = clap::builder::PossibleValuesParser::new(airlock_core::Setting::cli_names()))]
         key: String,
         value: String,
     },

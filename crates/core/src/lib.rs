@@ -8,6 +8,7 @@ pub mod path;
 pub mod policy;
 pub mod schema;
 pub mod server;
+pub mod settings;
 pub mod types;
 
 pub use canonical::args_hash;
@@ -16,4 +17,5 @@ pub use policy::{
     RulePattern, SessionPolicy, Step, Verdict, decide, forbidden,
 };
 pub use server::{ServerConfig, parse_mcp_servers, parse_mcp_servers_each};
+pub use settings::Setting;
 pub use types::*;

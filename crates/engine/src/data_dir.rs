@@ -90,7 +90,7 @@ mod tests {
         })
         .unwrap();
         engine
-            .set_setting("step_limit", &serde_json::json!(5))
+            .set_setting(airlock_core::Setting::StepLimit, &serde_json::json!(5))
             .unwrap();
         assert_eq!(mode(&data), 0o700);
         assert_eq!(mode(&data.join("logs")), 0o700);

@@ -25,6 +25,7 @@ pub use frontend::Frontend;
 pub use provider::{ProviderKind, ProviderSettings};
 pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost};
 
+use airlock_core::Setting;
 use airlock_core::policy::PolicyConfig;
 use airlock_core::{
     ArgRule, BUILTIN_SERVER, CallState, DecidedBy, ItemKind, Mode, ServerDefault, ToolSetting,
@@ -209,8 +210,8 @@ impl Engine {
     }
 
     /// One setting's stored value.
-    pub fn setting(&self, key: &str) -> Result<Option<Value>> {
-        Ok(self.inner.store.setting(key)?)
+    pub fn setting(&self, setting: Setting) -> Result<Option<Value>> {
+        Ok(self.inner.store.setting(setting.key())?)
     }
 
     /// A fresh id for an argument rule.
@@ -459,15 +460,17 @@ impl Engine {
                 let mode = mode.unwrap_or(Mode::Ask);
                 self.inner
                     .store
-                    .set_setting("workspace_mode", &json!(mode.as_str()))?;
+                    .set_setting(Setting::WorkspaceMode.key(), &json!(mode.as_str()))?;
                 self.inner.invalidate_policy();
             }
         }
         Ok(())
     }
 
-    pub fn set_setting(&self, key: &str, value: &Value) -> Result<()> {
-        self.inner.store.set_setting(key, value)?;
+    /// Sets one setting, after checking that the value is of its kind.
+    pub fn set_setting(&self, setting: Setting, value: &Value) -> Result<()> {
+        setting.check(value).map_err(EngineError::Invalid)?;
+        self.inner.store.set_setting(setting.key(), value)?;
         self.inner.invalidate_policy();
         Ok(())
     }
@@ -595,9 +598,10 @@ impl Inner {
         let number =
             |key| -> Result<Option<u64>> { Ok(self.store.setting(key)?.and_then(|v| v.as_u64())) };
         let settings = Arc::new(TurnSettings {
-            step_limit: number("step_limit")?.map_or(driver::DEFAULT_STEP_LIMIT, |n| n as usize),
-            approval_timeout_secs: number("approval_timeout_secs")?.filter(|s| *s > 0),
-            system_prompt: match self.store.setting("system_prompt")? {
+            step_limit: number(Setting::StepLimit.key())?
+                .map_or(driver::DEFAULT_STEP_LIMIT, |n| n as usize),
+            approval_timeout_secs: number(Setting::ApprovalTimeoutSecs.key())?.filter(|s| *s > 0),
+            system_prompt: match self.store.setting(Setting::SystemPrompt.key())? {
                 Some(Value::String(prompt)) if !prompt.is_empty() => Some(prompt),
                 _ => None,
             },

@@ -9,11 +9,11 @@ use crate::{Engine, EngineEvent, Inner, Result};
 use serde_json::Value;
 use tokio::sync::watch;
 
-/// The store key of the pause switch.
-pub const PAUSED_KEY: &str = "paused";
-
 pub(crate) fn load(store: &airlock_store::Store) -> Result<watch::Sender<bool>> {
-    let paused = matches!(store.setting(PAUSED_KEY)?, Some(Value::Bool(true)));
+    let paused = matches!(
+        store.setting(airlock_core::Setting::Paused.key())?,
+        Some(Value::Bool(true))
+    );
     Ok(watch::Sender::new(paused))
 }
 
@@ -30,7 +30,7 @@ impl Engine {
             stored = self
                 .inner
                 .store
-                .set_setting(PAUSED_KEY, &Value::Bool(paused));
+                .set_setting(airlock_core::Setting::Paused.key(), &Value::Bool(paused));
             if stored.is_ok() {
                 *current = paused;
             }

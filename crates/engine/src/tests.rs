@@ -464,7 +464,7 @@ async fn modes_and_grants() {
 async fn approval_timeout_denies_with_timed_out() {
     let f = write_then("gave up", false).await;
     f.engine
-        .set_setting("approval_timeout_secs", &json!(1))
+        .set_setting(airlock_core::Setting::ApprovalTimeoutSecs, &json!(1))
         .unwrap();
     f.engine.send_message("s", "write").unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(10), f.engine.wait_turn("s"))
@@ -505,7 +505,9 @@ async fn step_limit_ends_the_turn() {
         .map(|i| Reply::ToolCalls(vec![call(&format!("c{i}"), "builtin__list_dir", json!({}))]))
         .collect();
     let f = fixture(replies, false).await;
-    f.engine.set_setting("step_limit", &json!(3)).unwrap();
+    f.engine
+        .set_setting(airlock_core::Setting::StepLimit, &json!(3))
+        .unwrap();
     f.engine.send_message("s", "loop").unwrap();
     let outcome = turn_end(&f.engine, "s").await;
     assert_eq!(outcome.status, "step_limit", "{outcome:?}");

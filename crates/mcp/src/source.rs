@@ -39,7 +39,7 @@ impl McpTools {
     fn timeout(&self) -> Duration {
         let seconds = self
             .engine
-            .setting("tool_timeout_secs")
+            .setting(airlock_core::Setting::ToolTimeoutSecs)
             .ok()
             .flatten()
             .and_then(|v| v.as_u64())

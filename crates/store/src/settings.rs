@@ -41,7 +41,7 @@ impl Store {
     }
 
     pub fn workspace_mode(&self) -> Result<Mode> {
-        match self.setting("workspace_mode")? {
+        match self.setting(airlock_core::Setting::WorkspaceMode.key())? {
             Some(Value::String(text)) => parse_enum(&text, "workspace mode"),
             _ => Ok(Mode::Ask),
         }

@@ -2,7 +2,7 @@
 
 use super::{CommandError, CommandResult};
 use crate::shell::{AppInfo, Shell};
-use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, ToolSetting};
+use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, Setting, ToolSetting};
 use airlock_engine::Engine;
 use airlock_engine::{ProviderSettings, ToolView};
 use airlock_protocol::{RememberedRow, RuleRow, ServerRow};
@@ -10,10 +10,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tauri::State;
 use ts_rs::TS;
-
-/// The store key of the notifications switch (on unless set to `false`).
-pub const NOTIFICATIONS_KEY: &str = "notifications";
-const TIMEOUT_KEY: &str = "approval_timeout_secs";
 
 #[derive(Debug, Clone, Serialize, TS)]
 pub struct SettingsView {
@@ -40,7 +36,7 @@ pub enum ShellOption {
 /// Whether new requests raise a desktop notification.
 pub fn notifications_enabled(engine: &Engine) -> bool {
     !matches!(
-        engine.setting(NOTIFICATIONS_KEY),
+        engine.setting(Setting::Notifications),
         Ok(Some(Value::Bool(false)))
     )
 }
@@ -53,7 +49,7 @@ pub async fn settings(shell: State<'_, Shell>) -> CommandResult<SettingsView> {
         workspace_mode: engine.workspace_mode()?,
         provider: engine.provider_settings()?,
         approval_timeout_secs: engine
-            .setting(TIMEOUT_KEY)?
+            .setting(Setting::ApprovalTimeoutSecs)?
             .and_then(|v| v.as_u64())
             .unwrap_or(0),
         notifications: notifications_enabled(engine),
@@ -115,8 +111,8 @@ pub async fn revoke_remembered(shell: State<'_, Shell>, id: String) -> CommandRe
 #[tauri::command]
 pub async fn set_option(shell: State<'_, Shell>, option: ShellOption) -> CommandResult<()> {
     let (key, value) = match option {
-        ShellOption::ApprovalTimeoutSecs(secs) => (TIMEOUT_KEY, json!(secs)),
-        ShellOption::Notifications(on) => (NOTIFICATIONS_KEY, json!(on)),
+        ShellOption::ApprovalTimeoutSecs(secs) => (Setting::ApprovalTimeoutSecs, json!(secs)),
+        ShellOption::Notifications(on) => (Setting::Notifications, json!(on)),
     };
     shell
         .engine
