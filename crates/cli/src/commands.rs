@@ -278,8 +278,9 @@ async fn chat(
 }
 
 fn print_outcome(outcome: airlock_engine::TurnOutcome) -> anyhow::Result<ExitCode> {
-    match outcome.status.as_str() {
-        "completed" | "idle" => {
+    use airlock_core::TurnStatus;
+    match outcome.status {
+        TurnStatus::Completed | TurnStatus::Idle => {
             println!("{}", outcome.answer.unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }

@@ -27,6 +27,7 @@ pub enum Verdict {
 /// Which step of the order made the decision (recorded with the call).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Step {
     Blocked,
     DenyRule,
@@ -42,6 +43,9 @@ pub enum Step {
     /// The server's definition or the tool's description, schema or annotations changed since
     /// the person last reviewed them: standing grants are suspended.
     Changed,
+    /// Not a step of Airlock's order: the model provider runs this tool itself and asked
+    /// before it did (provider-executed approvals); Airlock never runs it.
+    Provider,
 }
 
 impl Step {
@@ -59,7 +63,35 @@ impl Step {
             Step::ReadOnlyHint => "read_only_hint",
             Step::ServerDefault => "server_default",
             Step::Changed => "changed",
+            Step::Provider => "provider",
         }
+    }
+
+    pub const ALL: &'static [Step] = &[
+        Step::Blocked,
+        Step::DenyRule,
+        Step::SessionMode,
+        Step::WorkspaceMode,
+        Step::AllowForChat,
+        Step::Remembered,
+        Step::ArgRule,
+        Step::NeedsApproval,
+        Step::ToolSetting,
+        Step::ReadOnlyHint,
+        Step::ServerDefault,
+        Step::Changed,
+        Step::Provider,
+    ];
+}
+
+impl std::str::FromStr for Step {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Step::ALL
+            .iter()
+            .copied()
+            .find(|step| step.as_str() == s)
+            .ok_or_else(|| format!("'{s}' is not a step of the decision order"))
     }
 }
 

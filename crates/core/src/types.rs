@@ -91,6 +91,24 @@ string_enum!(
 );
 
 string_enum!(
+    /// How a turn ended (`idle` when none was running).
+    TurnStatus, "turn status" {
+        Completed => "completed",
+        Failed => "failed",
+        Cancelled => "cancelled",
+        StepLimit => "step_limit",
+        Idle => "idle",
+    }
+);
+
+/// Compared with its text, as the CLI and the tests read it.
+impl PartialEq<&str> for TurnStatus {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+string_enum!(
     /// Where an inbox item stands: waiting, or how it left the inbox.
     ApprovalStatus, "approval status" {
         Pending => "pending",

@@ -11,8 +11,8 @@ use airlock_core::policy::{
     CallFacts, NeedsApproval, PolicyDecision, SessionPolicy, Step, Verdict, decide,
 };
 use airlock_core::{
-    ApprovalStatus, CallState, DecidedBy, ItemKind, Mode, SessionStatus, args_hash, ids,
-    split_model_tool_name,
+    ApprovalStatus, CallState, DecidedBy, ItemKind, Mode, SessionStatus, TurnStatus, args_hash,
+    ids, split_model_tool_name,
 };
 use airlock_llm::{
     ChatMessage, ChatRequest, ModelReply, ModelToolCall, ProviderApprovalRequest,
@@ -29,13 +29,10 @@ use tokio::sync::watch;
 pub const DEFAULT_STEP_LIMIT: usize = 25;
 /// Arguments larger than this are refused without being parsed.
 const MAX_ARGS_BYTES: usize = 1024 * 1024;
-/// The `policy_step` of a call the provider runs itself and asked about (seed 000,
-/// provider-executed tools): Airlock's hook does not decide it, the provider asked.
-pub(crate) const PROVIDER_STEP: &str = "provider";
-
-/// A provider-executed call: Airlock only answers the provider's approval request.
+/// A provider-executed call (`Step::Provider`): the provider asked before running its own
+/// tool; Airlock's hook does not decide it and Airlock only answers the approval request.
 fn is_provider(call: &CallRow) -> bool {
-    call.policy_step.as_deref() == Some(PROVIDER_STEP)
+    call.policy_step == Some(Step::Provider)
 }
 
 /// Nothing more happens to this call on Airlock's side: its result is settled, or it is a
@@ -81,18 +78,18 @@ pub(crate) fn start(inner: &Arc<Inner>, session: &SessionRow) {
         let outcome = match run(&inner, &session, cancel_rx).await {
             Ok(outcome) => outcome,
             Err(error) => {
-                let mut outcome = ended(&session, "failed");
+                let mut outcome = ended(&session, TurnStatus::Failed);
                 outcome.error = Some(error.to_string());
                 outcome
             }
         };
-        let status = if outcome.status == "failed" {
+        let status = if outcome.status == TurnStatus::Failed {
             SessionStatus::Failed
         } else {
             SessionStatus::Idle
         };
         // A completed turn was closed with its answer, in the same transaction.
-        if outcome.status != "completed"
+        if outcome.status != TurnStatus::Completed
             && let Err(error) =
                 inner
                     .store
@@ -114,10 +111,10 @@ pub(crate) fn start(inner: &Arc<Inner>, session: &SessionRow) {
     });
 }
 
-fn ended(session: &SessionRow, status: &str) -> TurnOutcome {
+fn ended(session: &SessionRow, status: TurnStatus) -> TurnOutcome {
     TurnOutcome {
         session: session.name.clone(),
-        status: status.into(),
+        status,
         answer: None,
         error: None,
     }
@@ -141,10 +138,10 @@ async fn run(
         }
         let messages = inner.store.messages(&session.id)?;
         let Some(last) = messages.last() else {
-            return Ok(ended(session, "idle"));
+            return Ok(ended(session, TurnStatus::Idle));
         };
         if last.role == "assistant" && last.calls.is_empty() {
-            let mut outcome = ended(session, "completed");
+            let mut outcome = ended(session, TurnStatus::Completed);
             outcome.answer = Some(last.content.clone());
             return Ok(outcome);
         }
@@ -156,7 +153,7 @@ async fn run(
         if calls.iter().all(settled) {
             let step_limit = inner.turn_settings()?.step_limit;
             if steps_in_turn(&messages) >= step_limit {
-                let mut outcome = ended(session, "step_limit");
+                let mut outcome = ended(session, TurnStatus::StepLimit);
                 outcome.error = Some(format!(
                     "the turn stopped after {step_limit} model steps (step limit)"
                 ));
@@ -170,7 +167,7 @@ async fn run(
             match reply {
                 Ok(reply) => record_step(inner, session, reply)?,
                 Err(error) => {
-                    let mut outcome = ended(session, "failed");
+                    let mut outcome = ended(session, TurnStatus::Failed);
                     outcome.error = Some(format!("the model request failed: {error}"));
                     return Ok(outcome);
                 }
@@ -260,7 +257,7 @@ fn cancel_turn(inner: &Inner, session: &SessionRow) -> Result<TurnOutcome, Engin
                 .finish_call(&call.id, CallState::Cancelled, &result)?;
         }
     }
-    Ok(ended(session, "cancelled"))
+    Ok(ended(session, TurnStatus::Cancelled))
 }
 
 fn history(inner: &Inner, messages: &[MessageRow]) -> Result<ChatRequest, EngineError> {
@@ -491,7 +488,7 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
                 why: format!("the approval settings could not be read: {error}"),
             },
         };
-        call.policy_step = Some(decision.step.as_str().to_string());
+        call.policy_step = Some(decision.step);
         call.policy_why = Some(decision.why.clone());
         match decision.verdict {
             Verdict::Run => call.state = CallState::AutoAllowed,
@@ -565,7 +562,7 @@ fn provider_call(
         args: None,
         args_hash: None,
         state: CallState::Proposed,
-        policy_step: Some(PROVIDER_STEP.into()),
+        policy_step: Some(Step::Provider),
         policy_why: Some(format!(
             "the provider asks before it runs '{}' of its MCP server '{}'",
             asked.name, asked.server_label

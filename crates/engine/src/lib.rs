@@ -334,7 +334,7 @@ impl Engine {
             .map(|m| m.content);
         Ok(TurnOutcome {
             session: row.name,
-            status: "idle".into(),
+            status: airlock_core::TurnStatus::Idle,
             answer,
             error: row.last_error,
         })

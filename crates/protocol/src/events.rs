@@ -1,6 +1,6 @@
 //! What the engine announces: inbox changes, session status, streamed text, turn ends.
 
-use airlock_core::{ApprovalStatus, ItemKind, SessionStatus};
+use airlock_core::{ApprovalStatus, ItemKind, SessionStatus, TurnStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -35,8 +35,7 @@ pub struct InboxItem {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TurnOutcome {
     pub session: String,
-    /// `completed`, `failed`, `cancelled`, `step_limit`, or `idle` when no turn was running.
-    pub status: String,
+    pub status: TurnStatus,
     pub answer: Option<String>,
     pub error: Option<String>,
 }

@@ -2,7 +2,7 @@
 //! approval requests, the audit trail, servers, rules and remembered decisions. The store
 //! fills these from its tables; the engine hands them out.
 
-use airlock_core::policy::Remembered;
+use airlock_core::policy::{Remembered, Step};
 use airlock_core::{
     ApprovalStatus, ArgRule, CallState, ItemKind, Mode, ServerDefault, SessionStatus,
 };
@@ -47,7 +47,7 @@ pub struct CallRow {
     pub args: Option<Value>,
     pub args_hash: Option<String>,
     pub state: CallState,
-    pub policy_step: Option<String>,
+    pub policy_step: Option<Step>,
     pub policy_why: Option<String>,
     pub run_args: Option<Value>,
     pub result: Option<Value>,

@@ -4,6 +4,7 @@ use crate::approvals::{NewApproval, insert_approval};
 use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
 use airlock_core::CallState;
+use airlock_core::policy::Step;
 use airlock_protocol::{CallRow, MessageRow};
 use rusqlite::{Connection, Row, params};
 use serde_json::{Value, json};
@@ -20,7 +21,7 @@ pub struct NewCall {
     pub args: Option<Value>,
     pub args_hash: Option<String>,
     pub state: CallState,
-    pub policy_step: Option<String>,
+    pub policy_step: Option<Step>,
     pub policy_why: Option<String>,
     /// Set when the call is settled at once (invalid, or denied by policy).
     pub result: Option<Value>,
@@ -58,7 +59,9 @@ impl RawCall {
         let args = json_of(take(9), "tool call arguments")?;
         let args_hash = take(10);
         let state = parse_enum(&take(11).unwrap_or_default(), "tool call state")?;
-        let policy_step = take(12);
+        let policy_step = take(12)
+            .map(|step| parse_enum(&step, "policy step"))
+            .transpose()?;
         let policy_why = take(13);
         let run_args = json_of(take(14), "tool call run arguments")?;
         let result = json_of(take(15), "tool call result")?;
@@ -162,7 +165,7 @@ impl Store {
                     args,
                     call.args_hash,
                     call.state.as_str(),
-                    call.policy_step,
+                    call.policy_step.map(Step::as_str),
                     call.policy_why,
                     run_args,
                     call.result.as_ref().map(Value::to_string),
@@ -186,7 +189,7 @@ impl Store {
                         None,
                         &json!({
                             "server": call.server, "tool": call.tool, "args": call.args,
-                            "step": call.policy_step, "why": call.policy_why,
+                            "step": call.policy_step.map(Step::as_str), "why": call.policy_why,
                         }),
                     )?;
                 }

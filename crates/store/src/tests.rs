@@ -26,7 +26,7 @@ fn pending_step(store: &Store, session: &str, n: usize) -> (String, Vec<(String,
             args: Some(args.clone()),
             args_hash: Some(args_hash(&args)),
             state: CallState::Pending,
-            policy_step: Some("server_default".into()),
+            policy_step: Some(airlock_core::policy::Step::ServerDefault),
             policy_why: Some("server default".into()),
             result: None,
         });
