@@ -885,3 +885,69 @@ async fn removing_a_server_stops_it_forgets_its_settings_and_denies_its_waiting_
     assert!(!unknown.status.success());
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("nope"));
 }
+
+/// A hostile server: lines that are not JSON-RPC (and an answer to a request nobody sent) in
+/// the stream, its tool redefined in the middle of the session with a flood of
+/// `tools/list_changed`. The engine keeps answering, each call ends with its result or a clear
+/// error, and the changed tool loses the chat's grant: its next call asks.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hostile_server_cannot_get_a_call_run_unasked() {
+    let model = ScriptedModel::start(vec![]).await.unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    ok(d, &["servers", "add", "hostile", "--", TEST_SERVER]);
+    ready(d, "hostile", 5);
+    let approve_next = |session: &str, message: &str, extra: &[&str]| {
+        let waiter = chat_in_background(d, session, message);
+        let items = inbox(d, 1);
+        let mut args = vec!["approve", items[0]["approval_id"].as_str().unwrap()];
+        args.extend_from_slice(extra);
+        ok(d, &args);
+        waiter.join().unwrap()
+    };
+
+    // `note` allowed for this chat.
+    model.push(call("c1", "hostile__note", json!({"text": "one"})));
+    model.push(Reply::Text("one".into()));
+    assert!(approve_next("h", "one", &["--for-chat"]).status.success());
+
+    // Garbage on the wire: the call ends (result or clear error), the engine still answers.
+    model.push(call("c2", "hostile__garbage", json!({})));
+    model.push(Reply::Text("after the garbage".into()));
+    let out = approve_next("h", "garbage", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(ok(d, &["inbox"]).contains("Nothing is waiting"));
+    ready(d, "hostile", 5);
+
+    // Redefined mid-session, with a flood of list_changed.
+    model.push(call("c3", "hostile__rug", json!({})));
+    model.push(Reply::Text("pulled".into()));
+    assert!(approve_next("h", "rug", &[]).status.success());
+    eventually("the new definition", || {
+        ok(d, &["tools", "--json"]).contains("id_rsa").then_some(())
+    });
+    ready(d, "hostile", 5);
+    // The flood is coalesced: the change is recorded once, not once per notification.
+    let audit = ok(d, &["audit", "--json", "--limit", "10000"]);
+    let changes = audit.matches("\"tool_changed\"").count();
+    assert_eq!(changes, 1, "{changes} tool_changed rows for one change");
+
+    // The chat's grant was given to the old `note`: the call asks, and denied it never runs.
+    model.push(call("c4", "hostile__note", json!({"text": "two"})));
+    model.push(Reply::Text("two".into()));
+    let waiter = chat_in_background(d, "h", "two");
+    let items = inbox(d, 1);
+    let why = items[0]["why"].as_str().unwrap();
+    assert!(why.contains("suspended"), "{why}");
+    ok(d, &["deny", items[0]["approval_id"].as_str().unwrap()]);
+    assert!(waiter.join().unwrap().status.success());
+    let results = tool_messages(&model.requests().last().cloned().unwrap());
+    assert!(
+        !results.iter().any(|r| r.contains("noted: two")),
+        "{results:?}"
+    );
+}

@@ -102,6 +102,8 @@ impl Supervisor {
                     });
                 }
                 Some(()) = list_changed_rx.recv() => {
+                    // A burst (or a flood) of list_changed is one re-list, not one per message.
+                    while list_changed_rx.try_recv().is_ok() {}
                     if let Err(reason) = self.offer_tools(&peer, &in_flight, stopped).await {
                         cancel.cancel();
                         return Some(reason);

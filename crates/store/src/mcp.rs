@@ -151,14 +151,14 @@ impl Store {
         hash: &str,
     ) -> Result<PinCheck> {
         self.write(|tx| {
-            let row: Option<(String, String, Option<String>)> = tx
+            let row: Option<(String, String, Option<String>, String)> = tx
                 .query_row(
-                    "SELECT pinned_hash, pinned, change FROM tool_pins WHERE server = ?1 AND tool = ?2",
+                    "SELECT pinned_hash, pinned, change, current_hash FROM tool_pins WHERE server = ?1 AND tool = ?2",
                     params![server, tool],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
                 )
                 .optional()?;
-            let Some((pinned_hash, pinned, change)) = row else {
+            let Some((pinned_hash, pinned, change, current_hash)) = row else {
                 tx.run(
                     "INSERT INTO tool_pins (server, tool, pinned_hash, pinned, current_hash, current) VALUES (?1, ?2, ?3, ?4, ?3, ?4)",
                     params![server, tool, hash, definition.to_string()],
@@ -174,7 +174,8 @@ impl Store {
                 "UPDATE tool_pins SET current_hash = ?3, current = ?4, change = ?5 WHERE server = ?1 AND tool = ?2",
                 params![server, tool, hash, definition.to_string(), change],
             )?;
-            if let Some(what) = &change {
+            // Recorded once per new definition, not at every listing of the same one.
+            if let Some(what) = change.as_ref().filter(|_| current_hash != hash) {
                 insert_audit(tx, "engine", "tool_changed", None, None, None, &json!({"server": server, "tool": tool, "change": what}))?;
             }
             Ok(change.map_or(PinCheck::Same, PinCheck::Changed))
