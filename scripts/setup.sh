@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up what is missing on Debian/Ubuntu and starts the Airlock desktop app:
 #   - system packages (C toolchain, WebKitGTK and friends for Tauri, and what the tests use:
-#     Xvfb, WebKitWebDriver, a notification daemon, chromium), through apt-get;
+#     Xvfb, WebKitWebDriver, a notification daemon, chromium, strace to inject disk faults), through apt-get;
 #   - the UI's npm packages (npm ci in ui/), the pinned MCP servers of tests/mcp-servers for the
 #     end-to-end tests, and with --deps-only tauri-driver for the tests;
 #   - with --deps-only it stops there (scripts/test.sh uses that); otherwise it builds the UI
@@ -13,6 +13,7 @@ PACKAGES=(
   build-essential pkg-config libssl-dev file
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
   xvfb xauth xdotool x11-utils dbus-x11 webkit2gtk-driver dunst trayer chromium fonts-liberation imagemagick
+  strace
 )
 missing=()
 command -v npm >/dev/null || missing+=(nodejs npm)

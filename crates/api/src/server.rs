@@ -203,6 +203,7 @@ async fn status(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
         "data_dir": s.engine.data_dir(),
         "workspace": s.engine.workspace(),
         "paused": s.engine.paused(),
+        "storage_error": s.engine.storage_failure(),
     })))
 }
 

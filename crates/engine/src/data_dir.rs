@@ -23,6 +23,47 @@ pub(crate) fn default_workspace(data_dir: &Path) -> PathBuf {
         })
 }
 
+/// Approvals whose commit the disk refused (see `Store::unconfirm_decision`), one id a line.
+const UNCONFIRMED: &str = "unconfirmed-decisions";
+
+/// Notes approvals whose commit failed, best effort (the disk is failing): written and synced
+/// beside the database, read at the next start.
+pub(crate) fn note_unconfirmed(data_dir: &Path, approval_ids: &[&str]) {
+    use std::io::Write;
+    if approval_ids.is_empty() {
+        return;
+    }
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(data_dir.join(UNCONFIRMED))
+        .and_then(|mut file| {
+            for id in approval_ids {
+                writeln!(file, "{id}")?;
+            }
+            file.sync_all()
+        });
+    if let Err(error) = written {
+        tracing::error!(%error, "cannot note the approvals the disk refused");
+    }
+}
+
+/// The approvals noted by [`note_unconfirmed`], and forgets them.
+pub(crate) fn take_unconfirmed(data_dir: &Path) -> Vec<String> {
+    let path = data_dir.join(UNCONFIRMED);
+    let ids = std::fs::read_to_string(&path)
+        .map(|text| {
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    let _ = std::fs::remove_file(&path);
+    ids
+}
+
 #[cfg(unix)]
 pub(crate) fn make_private(data_dir: &Path, workspace: &Path) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;

@@ -178,7 +178,22 @@ impl Inner {
             });
         }
         // 3) one durable transaction
-        let outcomes = self.store.decide_many(&inputs)?;
+        let outcomes = match self.store.decide_many(&inputs) {
+            Ok(outcomes) => outcomes,
+            Err(error) => {
+                if error.is_disk_failure() {
+                    // The person is told it failed; if it reached the disk anyway, the next
+                    // start must not run it.
+                    let approved: Vec<&str> = inputs
+                        .iter()
+                        .filter(|input| input.approve())
+                        .map(|input| input.approval_id.as_str())
+                        .collect();
+                    crate::data_dir::note_unconfirmed(&self.data_dir, &approved);
+                }
+                return Err(error.into());
+            }
+        };
         let mut invalidate = false;
         let mut decided = Vec::new();
         let rows: Vec<Result<ApprovalRow>> = outcomes

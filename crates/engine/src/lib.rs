@@ -239,7 +239,16 @@ impl Engine {
         self.inner.events.subscribe()
     }
 
+    /// Why Airlock can no longer record decisions, when the disk refused a write.
+    pub fn storage_failure(&self) -> Option<String> {
+        self.inner.store.failure()
+    }
+
     fn recover(&self) -> Result<()> {
+        // Approvals the disk refused at the time never run, even if they reached the disk.
+        for approval_id in data_dir::take_unconfirmed(&self.inner.data_dir) {
+            self.inner.store.unconfirm_decision(&approval_id)?;
+        }
         // The connections that asked are gone with the previous process.
         let asked = self.inner.store.pending_of_kind(ItemKind::Elicitation)?;
         self.inner.settle(

@@ -23,6 +23,8 @@ pub enum ErrorCode {
     Busy,
     NoProvider,
     Invalid,
+    /// The disk refused a write: Airlock decides nothing more until it is restarted.
+    StorageFailed,
     Internal,
 }
 
@@ -41,6 +43,7 @@ impl ErrorCode {
             ErrorCode::Busy => "busy",
             ErrorCode::NoProvider => "no_provider",
             ErrorCode::Invalid => "invalid",
+            ErrorCode::StorageFailed => "storage_failed",
             ErrorCode::Internal => "internal",
         }
     }
@@ -59,6 +62,7 @@ impl ErrorCode {
             | ErrorCode::NoProvider => 409,
             ErrorCode::InvalidEdit => 422,
             ErrorCode::Invalid => 400,
+            ErrorCode::StorageFailed => 503,
             ErrorCode::Internal => 500,
         }
     }

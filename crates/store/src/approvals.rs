@@ -217,6 +217,40 @@ impl Store {
         })
     }
 
+    /// After a restart: an approval whose commit the disk refused at the time (the person was
+    /// told it failed) may still have reached the disk. Its call must not run: it is failed,
+    /// with no arguments to run, and the audit trail says the decision was not confirmed.
+    /// Returns whether a call was changed.
+    pub fn unconfirm_decision(&self, approval_id: &str) -> Result<bool> {
+        self.write(|tx| {
+            let Some(row) = query(tx, "a.approval_id = ?1", &approval_id)?.into_iter().next() else {
+                return Ok(false);
+            };
+            if row.status != ApprovalStatus::Approved {
+                return Ok(false);
+            }
+            let message = "not run: the disk refused to record this approval when it was given, so it was never confirmed";
+            let changed = match &row.tool_call_id {
+                Some(call_id) => tx.run(
+                    "UPDATE tool_calls SET state = 'failed', run_args = NULL, result = ?2, updated_at = ?3
+                     WHERE id = ?1 AND state IN ('approved', 'running')",
+                    params![call_id, json!({"type": "error", "message": message}).to_string(), now()],
+                )? > 0,
+                None => false,
+            };
+            insert_audit(
+                tx,
+                "engine",
+                "decision_unconfirmed",
+                Some(&row.session_id),
+                row.tool_call_id.as_deref(),
+                Some(approval_id),
+                &json!({ "server": row.server, "tool": row.tool, "why": message }),
+            )?;
+            Ok(changed)
+        })
+    }
+
     /// The ids of a session's pending requests.
     pub fn pending_of_session(&self, session_id: &str) -> Result<Vec<String>> {
         self.read(|conn| {

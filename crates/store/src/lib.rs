@@ -51,6 +51,12 @@ pub enum StoreError {
     /// The caller's own check refused the decision (an edit that fails the tool's schema…).
     #[error("{0}")]
     Refused(String),
+    /// The disk refused a write earlier (I/O error, disk full): nothing more is written, so
+    /// nothing more is decided, until Airlock is restarted.
+    #[error(
+        "Airlock can no longer record decisions: the disk refused a write ({0}); nothing more is decided until it is restarted"
+    )]
+    Unavailable(String),
     #[error("{0}")]
     Invalid(String),
 }
@@ -97,6 +103,9 @@ pub struct Store {
     conn: Mutex<Connection>,
     /// Whether the connection is currently at `synchronous=FULL` (changed only under the lock).
     full_sync: std::sync::atomic::AtomicBool,
+    /// Set when the disk refused a write: whether that transaction reached the disk is unknown,
+    /// so no further write (and so no decision) is attempted.
+    failure: Mutex<Option<String>>,
     path: PathBuf,
 }
 
@@ -131,6 +140,7 @@ impl Store {
         Ok(Self {
             conn: Mutex::new(conn),
             full_sync: true.into(),
+            failure: Mutex::new(None),
             path: path.to_path_buf(),
         })
     }
@@ -163,7 +173,28 @@ impl Store {
         self.write_with(false, f)
     }
 
+    /// Why the store stopped writing, if the disk refused a write.
+    pub fn failure(&self) -> Option<String> {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     fn write_with<T>(&self, full: bool, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        if let Some(why) = self.failure() {
+            return Err(StoreError::Unavailable(why));
+        }
+        let result = self.write_once(full, f);
+        if let Err(StoreError::Sql(error)) = &result
+            && is_disk_failure(error)
+        {
+            *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error.to_string());
+        }
+        result
+    }
+
+    fn write_once<T>(&self, full: bool, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         use std::sync::atomic::Ordering;
         let conn = self.lock();
         if self.full_sync.load(Ordering::Relaxed) != full {
@@ -193,6 +224,30 @@ impl Store {
     fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let conn = self.lock();
         f(&conn)
+    }
+}
+
+/// An error of the disk under the database, after which a commit's fate is unknown.
+fn is_disk_failure(error: &rusqlite::Error) -> bool {
+    matches!(
+        error.sqlite_error_code(),
+        Some(
+            rusqlite::ErrorCode::SystemIoFailure
+                | rusqlite::ErrorCode::DiskFull
+                | rusqlite::ErrorCode::DatabaseCorrupt
+                | rusqlite::ErrorCode::CannotOpen
+        )
+    )
+}
+
+impl StoreError {
+    /// The disk refused this write (or an earlier one): whether it reached the disk is unknown.
+    pub fn is_disk_failure(&self) -> bool {
+        match self {
+            StoreError::Sql(error) => is_disk_failure(error),
+            StoreError::Unavailable(_) => true,
+            _ => false,
+        }
     }
 }
 

@@ -57,6 +57,10 @@ impl Engine {
         std::mem::forget(self);
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn addr(&self) -> String {
         let endpoint: Value =
             serde_json::from_str(&std::fs::read_to_string(self.data_dir.join("api.json")).unwrap())
