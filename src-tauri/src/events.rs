@@ -16,6 +16,7 @@ pub fn forward<R: Runtime>(app: AppHandle<R>, engine: Engine) {
     let notify = notifications::start(app.clone(), engine.clone());
     tauri::async_runtime::spawn(async move {
         let mut pending = recount(&engine);
+        let mut storage_failed = engine.storage_failure().is_some();
         tray::show_count(&app, pending.len());
         loop {
             match events.recv().await {
@@ -29,9 +30,12 @@ pub fn forward<R: Runtime>(app: AppHandle<R>, engine: Engine) {
                             let _ = notify.send((**item).clone());
                         }
                         EngineEvent::Paused { paused } => tray::show_paused(&app, *paused),
+                        EngineEvent::StorageFailed { .. } => storage_failed = true,
                         _ => {}
                     }
-                    if changed {
+                    if storage_failed {
+                        tray::show_storage_failure(&app);
+                    } else if changed {
                         tray::show_count(&app, pending.len());
                     }
                 }

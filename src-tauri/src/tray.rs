@@ -66,6 +66,17 @@ pub fn show_count<R: Runtime>(app: &AppHandle<R>, count: usize) {
     }
 }
 
+/// The disk refused to record a decision: the menu and the tooltip say so instead of a count.
+pub fn show_storage_failure<R: Runtime>(app: &AppHandle<R>) {
+    let label = "Cannot record decisions — restart Airlock";
+    if let Some(items) = app.try_state::<TrayItems<R>>() {
+        let _ = items.count.set_text(label);
+    }
+    if let Some(tray) = app.tray_by_id(TRAY_ID) {
+        let _ = tray.set_tooltip(Some(format!("Airlock — {label}")));
+    }
+}
+
 /// Shows whether the agents are paused (switched from here, the UI or `airlock pause`).
 pub fn show_paused<R: Runtime>(app: &AppHandle<R>, paused: bool) {
     if let Some(items) = app.try_state::<TrayItems<R>>() {

@@ -142,7 +142,11 @@ async fn a_decision_the_disk_refuses_never_runs_and_stops_the_engine_deciding() 
     let first_pending = pending.iter().any(|i| i["approval_id"] == first.as_str());
     eprintln!(
         "after the restart the refused approval was {}",
-        if first_pending { "pending again" } else { "marked not confirmed" }
+        if first_pending {
+            "pending again"
+        } else {
+            "marked not confirmed"
+        }
     );
     // Either the refused approval never reached the disk (it waits again) or it did and is
     // marked not confirmed.

@@ -190,6 +190,9 @@ impl Inner {
                         .map(|input| input.approval_id.as_str())
                         .collect();
                     crate::data_dir::note_unconfirmed(&self.data_dir, &approved);
+                    self.emit(EngineEvent::StorageFailed {
+                        reason: error.to_string(),
+                    });
                 }
                 return Err(error.into());
             }

@@ -80,6 +80,10 @@ pub enum EngineEvent {
     TurnEnded {
         outcome: TurnOutcome,
     },
+    /// The disk refused to record a decision: Airlock decides nothing more until restarted.
+    StorageFailed {
+        reason: String,
+    },
     /// "Pause all agents" was switched (see `Engine::set_paused`).
     Paused {
         paused: bool,

@@ -45,6 +45,12 @@ pub async fn paused(shell: State<'_, Shell>) -> CommandResult<bool> {
     Ok(shell.engine.paused())
 }
 
+/// Why Airlock can no longer record decisions, when the disk refused a write.
+#[tauri::command]
+pub async fn storage_failure(shell: State<'_, Shell>) -> CommandResult<Option<String>> {
+    Ok(shell.engine.storage_failure())
+}
+
 /// Pauses or resumes every agent; the engine announces the change to every channel.
 #[tauri::command]
 pub async fn set_paused(shell: State<'_, Shell>, paused: bool) -> CommandResult<()> {

@@ -22,6 +22,7 @@ macro_rules! command_handler {
             $crate::commands::chat::cancel_turn,
             $crate::commands::chat::paused,
             $crate::commands::chat::set_paused,
+            $crate::commands::chat::storage_failure,
             $crate::commands::chat::set_session_mode,
             $crate::commands::inbox::inbox,
             $crate::commands::inbox::decide,

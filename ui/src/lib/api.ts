@@ -52,6 +52,8 @@ export const api = {
   send: (session: string, text: string) => invoke<SessionRow>('send_message', { session, text }),
   cancel: (session: string) => invoke<boolean>('cancel_turn', { session }),
   paused: () => invoke<boolean>('paused'),
+  /** Why Airlock can no longer record decisions (the disk refused a write), if it cannot. */
+  storageFailure: () => invoke<string | null>('storage_failure'),
   setPaused: (paused: boolean) => invoke<void>('set_paused', { paused }),
   setSessionMode: (session: string, mode: Mode | null) => invoke<SessionRow>('set_session_mode', { session, mode }),
   inbox: () => invoke<InboxItem[]>('inbox'),

@@ -23,6 +23,8 @@ export class AppState {
   error = $state<string | null>(null);
   /** "Pause all agents": nothing runs until resumed (switched here, in the tray or the CLI). */
   paused = $state(false);
+  /** Set when the disk refused to record a decision: nothing more is decided until a restart. */
+  storageError = $state<string | null>(null);
   /** Bumped when a server was added, changed or removed, or its state changed; Settings reads
    * the servers again. */
   serversRevision = $state(0);
@@ -50,6 +52,11 @@ export class AppState {
     try {
       const [sessions, inbox, paused] = await Promise.all([api.sessions(), this.fetchInbox(), api.paused()]);
       this.paused = paused === true;
+      // Asked on its own: an older shell without the command must not block the rest.
+      void api
+        .storageFailure()
+        .then((why) => (this.storageError = typeof why === 'string' ? why : null))
+        .catch(() => {});
       this.sessions = sessions;
       this.inbox = inbox;
       if (this.currentSession === null && sessions.length > 0) this.currentSession = sessions[sessions.length - 1].name;
@@ -103,6 +110,9 @@ export class AppState {
       }
       case 'tool_finished':
         this.bump(event.session);
+        break;
+      case 'storage_failed':
+        this.storageError = event.reason;
         break;
       case 'paused':
         this.paused = event.paused;

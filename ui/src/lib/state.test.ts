@@ -43,6 +43,13 @@ describe('AppState inbox events', () => {
     clearMocks();
   });
 
+  it('shows that decisions can no longer be recorded once the disk refused one', () => {
+    const state = new AppState();
+    expect(state.storageError).toBeNull();
+    state.apply({ type: 'storage_failed', reason: 'disk I/O error' });
+    expect(state.storageError).toBe('disk I/O error');
+  });
+
   it('counts server changes, so Settings reads the servers again', () => {
     const state = new AppState();
     state.apply({ type: 'servers_changed', server: 'echo' });
