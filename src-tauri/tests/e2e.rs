@@ -183,7 +183,7 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     ui.until(
         "the server gone",
         "return document.querySelector('[data-testid=server][data-name=echo]') === null
-             && document.querySelector('[data-testid=removed]')?.textContent === 'Removed echo.'",
+             && document.querySelector('[data-testid=server-notice]')?.textContent === 'Removed echo.'",
     )
     .await;
     let servers: Value = api.get("/v1/servers").await.unwrap();

@@ -76,6 +76,10 @@ pub(crate) fn make_private(data_dir: &Path, workspace: &Path) -> Result<()> {
             .map_err(|e| fail(path, e))
     };
     set(data_dir, 0o700)?;
+    // Compared canonically: `--workspace` may name the same folder another way.
+    let workspace = workspace
+        .canonicalize()
+        .unwrap_or_else(|_| workspace.to_path_buf());
     let mut folders = vec![data_dir.to_path_buf()];
     while let Some(folder) = folders.pop() {
         for entry in std::fs::read_dir(&folder).map_err(|e| fail(&folder, e))? {
@@ -85,7 +89,10 @@ pub(crate) fn make_private(data_dir: &Path, workspace: &Path) -> Result<()> {
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            if kind.is_symlink() || path == workspace {
+            if kind.is_symlink() {
+                continue;
+            }
+            if kind.is_dir() && path.canonicalize().is_ok_and(|real| real == workspace) {
                 continue;
             }
             if kind.is_dir() {
@@ -144,5 +151,29 @@ mod tests {
             assert_eq!(mode(&data.join(file)), 0o600, "{file}");
         }
         assert!(!workspace.starts_with(&data));
+    }
+
+    /// A workspace inside the data directory holds the person's own files: left as they are,
+    /// however `--workspace` names it.
+    #[tokio::test]
+    async fn a_workspace_inside_the_data_directory_keeps_its_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        std::fs::create_dir_all(data.join("work")).unwrap();
+        std::fs::write(data.join("work/notes.txt"), "mine").unwrap();
+        std::fs::set_permissions(
+            data.join("work/notes.txt"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
+        let roundabout = data.join("logs/../work");
+        std::fs::create_dir_all(data.join("logs")).unwrap();
+        crate::Engine::open(crate::EngineConfig {
+            data_dir: data.clone(),
+            workspace: Some(roundabout),
+        })
+        .unwrap();
+        assert_eq!(mode(&data.join("work/notes.txt")), 0o644);
+        assert_eq!(mode(&data.join("airlock.db")), 0o600);
     }
 }
