@@ -122,6 +122,13 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
             "{content}"
         );
     }
+    // Denied means not written: none of the three files exists.
+    for name in ["a.txt", "b.txt", "c.txt"] {
+        assert!(
+            !data.path().join("workspace").join(name).exists(),
+            "{name} was written although denied"
+        );
+    }
 
     // 5. The other screens, for the record.
     ui.until(

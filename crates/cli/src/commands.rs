@@ -241,12 +241,16 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
     }
 }
 
+/// A value from the engine as text for the terminal, hidden characters (bidi overrides,
+/// control characters, terminal escapes) shown as visible escapes: names, reasons and
+/// descriptions may come from an MCP server or a model.
 pub(crate) fn text(value: &Value) -> String {
-    match value {
+    let text = match value {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
         other => other.to_string(),
-    }
+    };
+    airlock_core::display::visible(&text).into_owned()
 }
 
 fn parse_remember(remember: Option<String>) -> anyhow::Result<Option<RememberScope>> {
@@ -567,4 +571,17 @@ async fn rules(client: &ApiClient, action: RulesAction) -> anyhow::Result<ExitCo
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_from_the_engine_shows_hidden_characters_escaped() {
+        let shown = text(&json!("ls \u{202e}gpj.exe\u{1b}[2J"));
+        assert_eq!(shown, "ls \\u{202E}gpj.exe\\u{001B}[2J");
+        assert_eq!(text(&json!("two\nlines")), "two\nlines");
+        assert_eq!(text(&Value::Null), "");
+    }
 }
