@@ -22,7 +22,7 @@ pub use airlock_store::PinCheck;
 pub use elicitation::ElicitationRequest;
 pub use error::EngineError;
 pub use frontend::Frontend;
-pub use provider::{ProviderKind, ProviderSettings};
+pub use provider::{ProviderKind, ProviderKindInfo, ProviderSettings};
 pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost};
 
 use airlock_core::Setting;

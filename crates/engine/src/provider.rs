@@ -26,6 +26,69 @@ pub enum ProviderKind {
     Anthropic,
 }
 
+/// A provider kind as a person picks it: the name the CLI and the API take, and the Settings
+/// screen's label.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ProviderKindInfo {
+    pub kind: ProviderKind,
+    pub name: &'static str,
+    pub label: &'static str,
+}
+
+type BuildProvider = fn(
+    ProviderConfig,
+    &ProviderSettings,
+) -> std::result::Result<Arc<dyn ModelProvider>, airlock_llm::LlmError>;
+
+/// Every kind, once: its name, its label and how it is built. Adding a kind is its module in
+/// `crates/llm`, a variant of [`ProviderKind`], one line here, and its tests; the CLI's
+/// `--kind` values and the Settings screen's choices come from this table.
+const KINDS: &[(ProviderKind, &str, &str, BuildProvider)] = &[
+    (
+        ProviderKind::OpenaiChat,
+        "openai-chat",
+        "OpenAI-compatible chat completions",
+        |config, _| Ok(Arc::new(OpenAiChat::new(config)?)),
+    ),
+    (
+        ProviderKind::OpenaiResponses,
+        "openai-responses",
+        "OpenAI Responses",
+        |config, settings| {
+            Ok(Arc::new(OpenAiResponses::new(
+                config,
+                settings.hosted_mcp.clone(),
+            )?))
+        },
+    ),
+    (
+        ProviderKind::Anthropic,
+        "anthropic",
+        "Anthropic Messages",
+        |config, settings| Ok(Arc::new(Anthropic::new(config, settings.max_tokens)?)),
+    ),
+];
+
+impl ProviderKind {
+    /// Every kind with its name and label, in the order a person sees them.
+    pub fn all() -> Vec<ProviderKindInfo> {
+        KINDS
+            .iter()
+            .map(|(kind, name, label, _)| ProviderKindInfo {
+                kind: *kind,
+                name,
+                label,
+            })
+            .collect()
+    }
+
+    /// The names `airlock provider set --kind` takes.
+    pub fn names() -> Vec<&'static str> {
+        KINDS.iter().map(|(_, name, _, _)| *name).collect()
+    }
+}
+
 /// What `airlock provider set` stores.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -189,16 +252,12 @@ pub(crate) fn build(settings: &ProviderSettings) -> Result<Arc<dyn ModelProvider
             .map_or(defaults.request_timeout, Duration::from_secs),
         ..defaults
     };
-    let error = |e: airlock_llm::LlmError| EngineError::Provider(e.to_string());
-    Ok(match settings.kind {
-        ProviderKind::OpenaiChat => Arc::new(OpenAiChat::new(config).map_err(error)?),
-        ProviderKind::OpenaiResponses => {
-            Arc::new(OpenAiResponses::new(config, settings.hosted_mcp.clone()).map_err(error)?)
-        }
-        ProviderKind::Anthropic => {
-            Arc::new(Anthropic::new(config, settings.max_tokens).map_err(error)?)
-        }
-    })
+    let build = KINDS
+        .iter()
+        .find(|(kind, ..)| *kind == settings.kind)
+        .map(|(.., build)| build)
+        .ok_or_else(|| EngineError::Provider(format!("no provider kind {:?}", settings.kind)))?;
+    build(config, settings).map_err(|e| EngineError::Provider(e.to_string()))
 }
 
 #[cfg(test)]

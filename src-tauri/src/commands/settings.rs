@@ -4,7 +4,7 @@ use super::{CommandError, CommandResult};
 use crate::shell::{AppInfo, Shell};
 use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, Setting, ToolSetting};
 use airlock_engine::Engine;
-use airlock_engine::{ProviderSettings, ToolView};
+use airlock_engine::{ProviderKind, ProviderKindInfo, ProviderSettings, ToolView};
 use airlock_protocol::{RememberedRow, RuleRow, ServerRow};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -23,6 +23,8 @@ pub struct SettingsView {
     pub tools: Vec<ToolView>,
     pub rules: Vec<RuleRow>,
     pub remembered: Vec<RememberedRow>,
+    /// The provider kinds to choose from (the engine's registry).
+    pub provider_kinds: Vec<ProviderKindInfo>,
 }
 
 /// A simple switch or number of the Settings screen.
@@ -57,6 +59,7 @@ pub async fn settings(shell: State<'_, Shell>) -> CommandResult<SettingsView> {
         tools: engine.tool_views()?,
         rules: engine.rules()?,
         remembered: engine.remembered()?,
+        provider_kinds: ProviderKind::all(),
     })
 }
 

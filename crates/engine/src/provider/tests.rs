@@ -311,3 +311,26 @@ async fn sessions_use_their_chosen_named_provider() {
     assert_eq!(all.len(), 2);
     assert_eq!(all[1].name.as_deref(), Some("resp"));
 }
+
+/// The registry is the one list of kinds: its names are the names the settings are stored and
+/// sent with, and every kind in it can be built.
+#[test]
+fn every_registered_kind_is_named_as_it_is_stored_and_builds() {
+    for info in ProviderKind::all() {
+        assert_eq!(
+            serde_json::to_value(info.kind).unwrap(),
+            Value::String(info.name.into())
+        );
+        let settings = ProviderSettings {
+            kind: info.kind,
+            base_url: "http://127.0.0.1:9/v1".into(),
+            model: "m".into(),
+            ..ProviderSettings::default()
+        };
+        assert!(crate::provider::build(&settings).is_ok(), "{}", info.name);
+    }
+    assert_eq!(
+        ProviderKind::names(),
+        ["openai-chat", "openai-responses", "anthropic"]
+    );
+}
