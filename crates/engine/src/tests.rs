@@ -3,7 +3,7 @@
 //! was sent.
 
 use super::*;
-use airlock_core::RememberScope;
+use airlock_core::{ArgRule, Mode, RememberScope, ToolSetting};
 use airlock_store::StoreError;
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use serde_json::json;

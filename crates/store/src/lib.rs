@@ -6,16 +6,24 @@
 mod approvals;
 mod audit;
 mod calls;
-mod mcp;
+mod grants;
+mod pins;
+mod policy_inputs;
+mod remembered;
+mod requests;
+mod rules;
+mod servers;
 mod sessions;
 mod settings;
+mod tool_settings;
 
 pub use airlock_protocol::{
     ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
 };
 pub use approvals::{DecisionInput, DecisionOutcome, NewApproval};
 pub use calls::NewCall;
-pub use mcp::{DecisionRow, PinCheck};
+pub use pins::PinCheck;
+pub use requests::DecisionRow;
 
 use rusqlite::{Connection, OpenFlags, Params, Row};
 use rusqlite_migration::{M, Migrations};

@@ -1,12 +1,10 @@
-//! MCP servers' definitions and the rug-pull guard: pins of each server's definition and of each
-//! tool's description, schema and annotations. A changed pin suspends the tool's standing grants
+//! The rug-pull guard: pins of each MCP tool's description, schema and annotations (and, through
+//! `servers.rs`, of each server's definition). A changed pin suspends the tool's standing grants
 //! (the policy asks) until the person reviews it.
 
 use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError, parse_json};
-use airlock_core::{ApprovalStatus, ServerDefault};
 use rusqlite::{OptionalExtension, params};
-use serde::Serialize;
 use serde_json::{Value, json};
 
 /// What comparing a tool's definition with its pin found.
@@ -18,14 +16,6 @@ pub enum PinCheck {
     Same,
     /// Differs from the pin, or the server's definition changed: what changed.
     Changed(String),
-}
-
-/// A decision as stored, for the waiter that needs its content (elicitation answers).
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DecisionRow {
-    pub approve: bool,
-    pub reason: Option<String>,
-    pub edited_args: Option<Value>,
 }
 
 /// Names the top-level fields that differ between two definitions, e.g. "description changed".
@@ -51,96 +41,6 @@ fn what_changed(pinned: &Value, current: &Value) -> String {
 }
 
 impl Store {
-    /// Adds a server or replaces its definition. A replaced definition with a different hash
-    /// suspends every tool of the server until reviewed. New servers ask by default.
-    pub fn upsert_server(&self, name: &str, config: &Value, definition_hash: &str) -> Result<()> {
-        self.write(|tx| {
-            let previous: Option<Option<String>> = tx
-                .query_row("SELECT definition_hash FROM servers WHERE name = ?1", [name], |r| r.get(0))
-                .optional()?;
-            match previous {
-                None => {
-                    tx.run(
-                        "INSERT INTO servers (name, default_setting, config, definition_hash) VALUES (?1, ?2, ?3, ?4)",
-                        params![name, ServerDefault::Required.as_str(), config.to_string(), definition_hash],
-                    )?;
-                    insert_audit(tx, "user", "server_added", None, None, None, &json!({"server": name, "config": config}))
-                }
-                Some(old) => {
-                    tx.run(
-                        "UPDATE servers SET config = ?2, definition_hash = ?3 WHERE name = ?1",
-                        params![name, config.to_string(), definition_hash],
-                    )?;
-                    if old.as_deref().is_some_and(|old| old != definition_hash) {
-                        tx.run(
-                            "UPDATE tool_pins SET change = 'the server definition (command, arguments, environment or URL) changed' WHERE server = ?1",
-                            [name],
-                        )?;
-                    }
-                    insert_audit(tx, "user", "server_changed", None, None, None, &json!({"server": name, "config": config}))
-                }
-            }
-        })
-    }
-
-    /// Removes a server with everything kept for its tools (settings, rules, remembered
-    /// decisions, chat grants, pins), so a later server of the same name starts from nothing
-    /// instead of inheriting approvals given to another program.
-    pub fn remove_server(&self, name: &str) -> Result<()> {
-        self.write(|tx| {
-            if tx.run("DELETE FROM servers WHERE name = ?1", [name])? == 0 {
-                return Err(StoreError::Invalid(format!("no server named '{name}'")));
-            }
-            for table in [
-                "tool_settings",
-                "rules",
-                "remembered",
-                "session_grants",
-                "tool_pins",
-            ] {
-                tx.run(&format!("DELETE FROM {table} WHERE server = ?1"), [name])?;
-            }
-            insert_audit(
-                tx,
-                "user",
-                "server_removed",
-                None,
-                None,
-                None,
-                &json!({"server": name}),
-            )
-        })
-    }
-
-    pub fn set_server_trust(&self, name: &str, trust_read_only_hints: bool) -> Result<()> {
-        self.update_server(name, "trust_read_only_hints", trust_read_only_hints)
-    }
-
-    pub fn set_server_enabled(&self, name: &str, enabled: bool) -> Result<()> {
-        self.update_server(name, "enabled", enabled)
-    }
-
-    fn update_server(&self, name: &str, column: &'static str, value: bool) -> Result<()> {
-        self.write(|tx| {
-            let changed = tx.run(
-                &format!("UPDATE servers SET {column} = ?2 WHERE name = ?1"),
-                params![name, value],
-            )?;
-            if changed == 0 {
-                return Err(StoreError::Invalid(format!("no server named '{name}'")));
-            }
-            insert_audit(
-                tx,
-                "user",
-                "server_changed",
-                None,
-                None,
-                None,
-                &json!({"server": name, column: value}),
-            )
-        })
-    }
-
     /// Compares a tool's definition with its pin; pins it when first seen. A change is kept
     /// (with what changed) until [`Store::accept_pin`].
     pub fn check_pin(
@@ -241,60 +141,6 @@ impl Store {
             )?;
             let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
             rows.map(|r| r.map_err(StoreError::from)).collect()
-        })
-    }
-
-    pub fn decision(&self, approval_id: &str) -> Result<Option<DecisionRow>> {
-        self.read(|conn| {
-            let row: Option<(bool, Option<String>, Option<String>)> = conn
-                .query_row(
-                    "SELECT approve, reason, edited_args FROM decisions WHERE approval_id = ?1",
-                    [approval_id],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                )
-                .optional()?;
-            row.map(|(approve, reason, edited)| {
-                let edited_args = edited
-                    .map(|text| parse_json(&text, "decision arguments"))
-                    .transpose()?;
-                Ok(DecisionRow {
-                    approve,
-                    reason,
-                    edited_args,
-                })
-            })
-            .transpose()
-        })
-    }
-
-    /// The ids of the pending requests of one kind.
-    pub fn pending_of_kind(&self, kind: airlock_core::ItemKind) -> Result<Vec<String>> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT approval_id FROM approval_requests WHERE kind = ?1 AND status = 'pending' ORDER BY rowid",
-            )?;
-            let rows = stmt.query_map([kind.as_str()], |r| r.get(0))?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
-        })
-    }
-
-    /// Adds one request that belongs to no tool call (an elicitation).
-    pub fn insert_request(&self, approval: &crate::NewApproval) -> Result<()> {
-        self.write(|tx| crate::approvals::insert_approval(tx, approval, &crate::now()))
-    }
-
-    /// The status of one request.
-    pub fn approval_status(&self, approval_id: &str) -> Result<Option<ApprovalStatus>> {
-        self.read(|conn| {
-            let text: Option<String> = conn
-                .query_row(
-                    "SELECT status FROM approval_requests WHERE approval_id = ?1",
-                    [approval_id],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            text.map(|t| crate::parse_enum(&t, "approval status"))
-                .transpose()
         })
     }
 }
@@ -450,7 +296,7 @@ mod tests {
         );
         assert_eq!(
             store.approval_status("e1").unwrap(),
-            Some(ApprovalStatus::Pending)
+            Some(airlock_core::ApprovalStatus::Pending)
         );
     }
 }

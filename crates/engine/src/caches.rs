@@ -1,0 +1,77 @@
+//! What a turn reads at every step, built once and cached until a setting changes: the model
+//! providers, the compiled policy, the turn settings.
+
+use crate::*;
+use airlock_core::Setting;
+use airlock_core::policy::PolicyConfig;
+use airlock_llm::ModelProvider;
+use serde_json::Value;
+use std::sync::Arc;
+
+impl Inner {
+    /// The provider a session uses (its chosen named one, else the default); `None` for a
+    /// session not created yet.
+    pub(crate) fn provider_for(&self, session_id: Option<&str>) -> Result<Arc<dyn ModelProvider>> {
+        let chosen = provider::chosen(&self.store, session_id)?;
+        let key = provider::cache_key(chosen.as_deref());
+        if let Some(provider) = self
+            .providers
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+            .cloned()
+        {
+            return Ok(provider);
+        }
+        let built = provider::build(&provider::settings_of(&self.store, chosen)?)?;
+        self.providers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, built.clone());
+        Ok(built)
+    }
+
+    pub(crate) fn policy(&self) -> Result<Arc<PolicyConfig>> {
+        if let Some(policy) = self
+            .policy
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            return Ok(policy);
+        }
+        let compiled = Arc::new(PolicyConfig::compile(self.store.policy_inputs()?)?);
+        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = Some(compiled.clone());
+        Ok(compiled)
+    }
+
+    /// Drops the cached policy and settings; the next call reads them from the store again.
+    pub(crate) fn invalidate_policy(&self) {
+        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    pub(crate) fn turn_settings(&self) -> Result<Arc<TurnSettings>> {
+        if let Some(settings) = self
+            .settings
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            return Ok(settings);
+        }
+        let number =
+            |key| -> Result<Option<u64>> { Ok(self.store.setting(key)?.and_then(|v| v.as_u64())) };
+        let settings = Arc::new(TurnSettings {
+            step_limit: number(Setting::StepLimit.key())?
+                .map_or(driver::DEFAULT_STEP_LIMIT, |n| n as usize),
+            approval_timeout_secs: number(Setting::ApprovalTimeoutSecs.key())?.filter(|s| *s > 0),
+            system_prompt: match self.store.setting(Setting::SystemPrompt.key())? {
+                Some(Value::String(prompt)) if !prompt.is_empty() => Some(prompt),
+                _ => None,
+            },
+        });
+        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Some(settings.clone());
+        Ok(settings)
+    }
+}

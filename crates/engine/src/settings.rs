@@ -1,0 +1,138 @@
+//! Changing what the person set: providers, modes, settings, tool settings, rules, remembered
+//! decisions. Each change drops the cached policy so the next call sees it.
+
+use crate::*;
+use airlock_core::policy::PolicyConfig;
+use airlock_core::{ArgRule, Mode, Setting, ToolSetting};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+impl Engine {
+    pub fn provider_settings(&self) -> Result<Option<ProviderSettings>> {
+        provider::load(&self.inner.store)
+    }
+
+    /// The default provider first (when set), then the named ones by name.
+    pub fn providers(&self) -> Result<Vec<ProviderSettings>> {
+        let mut all: Vec<ProviderSettings> =
+            provider::load(&self.inner.store)?.into_iter().collect();
+        all.extend(provider::load_named(&self.inner.store)?.into_values());
+        Ok(all)
+    }
+
+    /// Sets the default provider, or the named one `settings.name` names.
+    pub fn set_provider(&self, settings: ProviderSettings) -> Result<()> {
+        let built = provider::build(&settings)?;
+        provider::save(&self.inner.store, &settings)?;
+        if let Some(name) = &settings.api_key_env {
+            self.inner.builtin.hide_env(name);
+        }
+        self.inner
+            .providers
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(provider::cache_key(settings.name.as_deref()), built);
+        Ok(())
+    }
+
+    /// Makes a session (created if new) use the named provider from its next model request on.
+    pub fn choose_provider(&self, session: &str, name: &str) -> Result<()> {
+        let row = self.inner.store.ensure_session(session)?;
+        if let Some(status) = self.running_status(&row.id) {
+            return Err(EngineError::Busy {
+                session: row.name,
+                status,
+            });
+        }
+        provider::choose(&self.inner.store, &row.id, name)
+    }
+
+    /// Sets the workspace default, or one session's mode (`None` clears the override).
+    pub fn set_mode(&self, session: Option<&str>, mode: Option<Mode>) -> Result<()> {
+        match session {
+            Some(name) => {
+                let row = self.inner.store.ensure_session(name)?;
+                self.inner.store.set_session_mode(&row.id, mode)?;
+            }
+            None => {
+                let mode = mode.unwrap_or(Mode::Ask);
+                self.inner
+                    .store
+                    .set_setting(Setting::WorkspaceMode.key(), &json!(mode.as_str()))?;
+                self.inner.invalidate_policy();
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets one setting, after checking that the value is of its kind.
+    pub fn set_setting(&self, setting: Setting, value: &Value) -> Result<()> {
+        setting.check(value).map_err(EngineError::Invalid)?;
+        self.inner.store.set_setting(setting.key(), value)?;
+        self.inner.invalidate_policy();
+        Ok(())
+    }
+
+    pub fn tool_views(&self) -> Result<Vec<ToolView>> {
+        let policy = self.inner.policy()?;
+        let settings: HashMap<(String, String), ToolSetting> = self
+            .inner
+            .store
+            .tool_settings()?
+            .into_iter()
+            .map(|(server, tool, setting)| ((server, tool), setting))
+            .collect();
+        Ok(self
+            .inner
+            .tools
+            .all()
+            .into_iter()
+            .map(|tool| {
+                let def = &tool.def;
+                let key = (def.server.clone(), def.name.clone());
+                ToolView {
+                    server: def.server.clone(),
+                    tool: def.name.clone(),
+                    model_name: def.model_name(),
+                    description: def.description.clone(),
+                    setting: settings
+                        .get(&key)
+                        .copied()
+                        .unwrap_or(ToolSetting::ServerDefault),
+                    effective: policy.effective_setting(&def.server, &def.name, def.read_only_hint),
+                    read_only_hint: def.read_only_hint,
+                    annotations: def.annotations.clone(),
+                }
+            })
+            .collect())
+    }
+
+    pub fn set_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()> {
+        if self.inner.tools.tool(server, tool).is_none() {
+            return Err(EngineError::UnknownTool {
+                server: server.into(),
+                tool: tool.into(),
+            });
+        }
+        self.inner.store.set_tool_setting(server, tool, setting)?;
+        self.inner.invalidate_policy();
+        Ok(())
+    }
+
+    /// Adds an argument rule after checking that it compiles.
+    pub fn add_rule(&self, rule: ArgRule) -> Result<ArgRule> {
+        PolicyConfig::compile(airlock_core::policy::PolicyInputs {
+            rules: vec![rule.clone()],
+            ..Default::default()
+        })?;
+        self.inner.store.add_rule(&rule)?;
+        self.inner.invalidate_policy();
+        Ok(rule)
+    }
+
+    pub fn revoke_remembered(&self, id: &str) -> Result<bool> {
+        let removed = self.inner.store.revoke_remembered(id)?;
+        self.inner.invalidate_policy();
+        Ok(removed)
+    }
+}

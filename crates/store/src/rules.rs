@@ -1,0 +1,95 @@
+//! Argument rules.
+
+use crate::audit::insert_audit;
+use crate::{CachedExt, Result, Store, StoreError, now};
+use airlock_core::{ArgRule, RuleEffect, RulePattern, ids};
+use airlock_protocol::RuleRow;
+use rusqlite::params;
+use serde_json::json;
+
+impl Store {
+    /// Adds an argument rule; the caller has compiled it once to check the pattern.
+    pub fn add_rule(&self, rule: &ArgRule) -> Result<()> {
+        let (kind, pattern) = match &rule.pattern {
+            RulePattern::Glob(p) => ("glob", p),
+            RulePattern::Regex(p) => ("regex", p),
+        };
+        self.write(|tx| {
+            tx.run(
+                "INSERT INTO rules (id, server, tool, pointer, kind, pattern, effect, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    rule.id,
+                    rule.server,
+                    rule.tool,
+                    rule.pointer,
+                    kind,
+                    pattern,
+                    rule.effect.as_str(),
+                    now()
+                ],
+            )?;
+            insert_audit(
+                tx,
+                "user",
+                "rule_added",
+                None,
+                None,
+                None,
+                &serde_json::to_value(rule).unwrap_or_default(),
+            )
+        })
+    }
+
+    pub fn remove_rule(&self, id: &str) -> Result<bool> {
+        self.write(|tx| {
+            let removed = tx.run("DELETE FROM rules WHERE id = ?1", [id])? > 0;
+            if removed {
+                insert_audit(
+                    tx,
+                    "user",
+                    "rule_removed",
+                    None,
+                    None,
+                    None,
+                    &json!({ "id": id }),
+                )?;
+            }
+            Ok(removed)
+        })
+    }
+
+    pub fn rules(&self) -> Result<Vec<RuleRow>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare(
+                "SELECT id, server, tool, pointer, kind, pattern, effect, created_at FROM rules ORDER BY created_at, id",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, String>(4)?,
+                    r.get::<_, String>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                ))
+            })?;
+            rows.map(|row| {
+                let (id, server, tool, pointer, kind, pattern, effect, created_at) = row?;
+                let pattern = if kind == "regex" { RulePattern::Regex(pattern) } else { RulePattern::Glob(pattern) };
+                let effect: RuleEffect = effect
+                    .parse()
+                    .map_err(|message| StoreError::CorruptJson { what: "rule effect", message })?;
+                Ok(RuleRow { rule: ArgRule { id, server, tool, pointer, pattern, effect }, created_at })
+            })
+            .collect()
+        })
+    }
+
+    /// A new rule id.
+    pub fn new_rule_id() -> String {
+        ids::new_id("rule")
+    }
+}

@@ -1,0 +1,52 @@
+//! Per-tool approval settings.
+
+use crate::audit::insert_audit;
+use crate::{CachedExt, Result, Store, parse_enum};
+use airlock_core::ToolSetting;
+use rusqlite::params;
+use serde_json::json;
+
+impl Store {
+    /// Seeds a tool's setting unless the person already chose one.
+    pub fn seed_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()> {
+        self.write(|tx| {
+            tx.run(
+                "INSERT INTO tool_settings (server, tool, setting) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+                params![server, tool, setting.as_str()],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub fn set_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()> {
+        self.write(|tx| {
+            tx.run(
+                "INSERT INTO tool_settings (server, tool, setting) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(server, tool) DO UPDATE SET setting = excluded.setting",
+                params![server, tool, setting.as_str()],
+            )?;
+            insert_audit(
+                tx,
+                "user",
+                "tool_setting_changed",
+                None,
+                None,
+                None,
+                &json!({"server": server, "tool": tool, "setting": setting}),
+            )
+        })
+    }
+
+    pub fn tool_settings(&self) -> Result<Vec<(String, String, ToolSetting)>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare("SELECT server, tool, setting FROM tool_settings")?;
+            let rows =
+                stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)))?;
+            rows.map(|row| {
+                let (server, tool, setting) = row?;
+                Ok((server, tool, parse_enum(&setting, "tool setting")?))
+            })
+            .collect()
+        })
+    }
+}
