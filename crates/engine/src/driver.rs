@@ -5,7 +5,7 @@
 //! for decisions). That is what makes a turn resumable after a crash or restart.
 
 use crate::decision::{Resolution, Settlement};
-use crate::tools::CallContext;
+use crate::tools::{CallContext, RegisteredTool};
 use crate::{EngineError, Inner, Turn, TurnWatch};
 use airlock_core::policy::{
     CallFacts, NeedsApproval, PolicyDecision, SessionPolicy, Step, Verdict, decide,
@@ -378,6 +378,15 @@ fn invalid(call: &mut NewCall, message: String) {
     call.result = Some(json!({"type": "error", "message": message}));
 }
 
+/// What deciding the calls of one model step needs to know.
+struct StepContext<'a> {
+    inner: &'a Inner,
+    session: &'a SessionRow,
+    session_policy: SessionPolicy,
+    policy: std::result::Result<Arc<airlock_core::PolicyConfig>, EngineError>,
+    timeout: Option<u64>,
+}
+
 /// Validates and decides every call of a model reply, then persists the step — calls, their
 /// policy outcome and approval requests in one transaction — before announcing anything.
 fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result<(), EngineError> {
@@ -385,144 +394,29 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
         .store
         .session(&session.id)?
         .unwrap_or_else(|| session.clone());
-    let session_policy = SessionPolicy::new(fresh.mode, inner.store.session_grants(&session.id)?);
-    let policy = inner.policy();
-    let timeout = inner.turn_settings()?.approval_timeout_secs;
+    let context = StepContext {
+        inner,
+        session,
+        session_policy: SessionPolicy::new(fresh.mode, inner.store.session_grants(&session.id)?),
+        policy: inner.policy(),
+        timeout: inner.turn_settings()?.approval_timeout_secs,
+    };
     let mut seen = HashSet::new();
     let mut calls = Vec::with_capacity(reply.tool_calls.len());
     let mut approvals = Vec::new();
     for (position, model_call) in reply.tool_calls.into_iter().enumerate() {
-        let mut provider_call_id = model_call.id.clone();
-        let duplicate = provider_call_id.is_empty() || !seen.insert(provider_call_id.clone());
-        if duplicate {
-            provider_call_id = format!("{}_airlock{position}", model_call.id);
-        }
-        let (server, tool) = split_model_tool_name(&model_call.name)
-            .map(|(s, t)| (s.to_string(), t.to_string()))
-            .unwrap_or_default();
-        let mut call = NewCall {
-            id: ids::new_id("call"),
-            provider_call_id,
-            model_name: model_call.name.clone(),
-            server,
-            tool,
-            raw_args: String::new(),
-            args: None,
-            args_hash: None,
-            state: CallState::Proposed,
-            policy_step: None,
-            policy_why: None,
-            result: None,
-        };
-        if duplicate {
-            invalid(
-                &mut call,
-                format!("duplicate tool call id '{}'", model_call.id),
-            );
-            calls.push(call);
-            continue;
-        }
-        if model_call.arguments.len() > MAX_ARGS_BYTES {
-            call.raw_args = "{}".into();
-            invalid(
-                &mut call,
-                format!(
-                    "arguments too large ({} bytes; the limit is {MAX_ARGS_BYTES})",
-                    model_call.arguments.len()
-                ),
-            );
-            calls.push(call);
-            continue;
-        }
-        call.raw_args = model_call.arguments.clone();
-        let Some(registered) = inner.tools.tool(&call.server, &call.tool) else {
-            invalid(&mut call, format!("unknown tool '{}'", model_call.name));
-            calls.push(call);
-            continue;
-        };
-        let text = if model_call.arguments.trim().is_empty() {
-            "{}"
-        } else {
-            model_call.arguments.as_str()
-        };
-        let args: Value = match serde_json::from_str(text) {
-            Ok(Value::Object(map)) => Value::Object(map),
-            Ok(_) => {
-                invalid(&mut call, "arguments must be a JSON object".into());
-                calls.push(call);
-                continue;
-            }
-            Err(error) => {
-                invalid(&mut call, format!("arguments are not valid JSON: {error}"));
-                calls.push(call);
-                continue;
-            }
-        };
-        if let Err(error) = registered.validate(&args) {
-            call.args = Some(args);
-            invalid(&mut call, error.to_string());
-            calls.push(call);
-            continue;
-        }
-        let hash = args_hash(&args);
-        let decision = match &policy {
-            Ok(policy) => {
-                let needs: Option<NeedsApproval> = inner
-                    .tools
-                    .source(&call.server)
-                    .and_then(|source| source.needs_approval(&call.tool, &args));
-                let facts = CallFacts {
-                    session_id: &session.id,
-                    server: &call.server,
-                    tool: &call.tool,
-                    args: &args,
-                    args_hash: &hash,
-                    read_only_hint: registered.def.read_only_hint,
-                };
-                decide(policy, &session_policy, facts, needs)
-            }
-            // Any error on the approval path means deny, never run.
-            Err(error) => PolicyDecision {
-                verdict: Verdict::Deny,
-                step: Step::Blocked,
-                why: format!("the approval settings could not be read: {error}"),
-            },
-        };
-        call.policy_step = Some(decision.step);
-        call.policy_why = Some(decision.why.clone());
-        match decision.verdict {
-            Verdict::Run => call.state = CallState::AutoAllowed,
-            Verdict::Deny => {
-                call.state = CallState::Denied;
-                call.result = Some(airlock_core::execution_denied(&decision.why));
-            }
-            Verdict::Ask => {
-                call.state = CallState::Pending;
-                approvals.push(NewApproval {
-                    approval_id: ids::new_approval_id(),
-                    tool_call_id: Some(call.id.clone()),
-                    session_id: session.id.clone(),
-                    kind: ItemKind::ToolCall,
-                    server: call.server.clone(),
-                    tool: call.tool.clone(),
-                    args: args.clone(),
-                    args_hash: hash.clone(),
-                    why: decision.why.clone(),
-                    expires_at: timeout.map(expiry_after),
-                });
-            }
-        }
-        call.args = Some(args);
-        call.args_hash = Some(hash);
+        let duplicate = model_call.id.is_empty() || !seen.insert(model_call.id.clone());
+        let (call, approval) = function_call(&context, position, &model_call, duplicate);
         calls.push(call);
+        approvals.extend(approval);
     }
     let mode = fresh
         .mode
-        .or_else(|| policy.as_ref().ok().map(|p| p.workspace_mode))
+        .or_else(|| context.policy.as_ref().ok().map(|p| p.workspace_mode))
         .unwrap_or(Mode::Ask);
     for asked in reply.approval_requests {
         let fresh_id = seen.insert(asked.id.clone()) && !asked.id.is_empty();
-        let (call, approval) = provider_call(session, asked, fresh_id, mode, timeout);
+        let (call, approval) = provider_call(session, asked, fresh_id, mode, context.timeout);
         calls.push(call);
         approvals.extend(approval);
     }
@@ -541,6 +435,146 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
         }
     }
     Ok(())
+}
+
+/// One function call of the model: checked (its id, size, tool, JSON and schema; a call that
+/// fails is recorded invalid and never runs), then put through the policy — run, deny, or an
+/// approval request.
+fn function_call(
+    context: &StepContext<'_>,
+    position: usize,
+    model_call: &ModelToolCall,
+    duplicate: bool,
+) -> (NewCall, Option<NewApproval>) {
+    let (server, tool) = split_model_tool_name(&model_call.name)
+        .map(|(s, t)| (s.to_string(), t.to_string()))
+        .unwrap_or_default();
+    let mut call = NewCall {
+        id: ids::new_id("call"),
+        provider_call_id: if duplicate {
+            format!("{}_airlock{position}", model_call.id)
+        } else {
+            model_call.id.clone()
+        },
+        model_name: model_call.name.clone(),
+        server,
+        tool,
+        raw_args: String::new(),
+        args: None,
+        args_hash: None,
+        state: CallState::Proposed,
+        policy_step: None,
+        policy_why: None,
+        result: None,
+    };
+    let (registered, args) = match checked_call(context.inner, &mut call, model_call, duplicate) {
+        Ok(checked) => checked,
+        Err(why) => {
+            invalid(&mut call, why);
+            return (call, None);
+        }
+    };
+    let hash = args_hash(&args);
+    let decision = policy_decision(context, &call, &registered, &args, &hash);
+    call.policy_step = Some(decision.step);
+    call.policy_why = Some(decision.why.clone());
+    let mut approval = None;
+    match decision.verdict {
+        Verdict::Run => call.state = CallState::AutoAllowed,
+        Verdict::Deny => {
+            call.state = CallState::Denied;
+            call.result = Some(airlock_core::execution_denied(&decision.why));
+        }
+        Verdict::Ask => {
+            call.state = CallState::Pending;
+            approval = Some(NewApproval {
+                approval_id: ids::new_approval_id(),
+                tool_call_id: Some(call.id.clone()),
+                session_id: context.session.id.clone(),
+                kind: ItemKind::ToolCall,
+                server: call.server.clone(),
+                tool: call.tool.clone(),
+                args: args.clone(),
+                args_hash: hash.clone(),
+                why: decision.why,
+                expires_at: context.timeout.map(expiry_after),
+            });
+        }
+    }
+    call.args = Some(args);
+    call.args_hash = Some(hash);
+    (call, approval)
+}
+
+/// The registered tool and the call's arguments, or why the call is invalid.
+fn checked_call(
+    inner: &Inner,
+    call: &mut NewCall,
+    model_call: &ModelToolCall,
+    duplicate: bool,
+) -> std::result::Result<(Arc<RegisteredTool>, Value), String> {
+    if duplicate {
+        return Err(format!("duplicate tool call id '{}'", model_call.id));
+    }
+    if model_call.arguments.len() > MAX_ARGS_BYTES {
+        call.raw_args = "{}".into();
+        return Err(format!(
+            "arguments too large ({} bytes; the limit is {MAX_ARGS_BYTES})",
+            model_call.arguments.len()
+        ));
+    }
+    call.raw_args = model_call.arguments.clone();
+    let Some(registered) = inner.tools.tool(&call.server, &call.tool) else {
+        return Err(format!("unknown tool '{}'", model_call.name));
+    };
+    let text = if model_call.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        model_call.arguments.as_str()
+    };
+    let args = match serde_json::from_str(text) {
+        Ok(Value::Object(map)) => Value::Object(map),
+        Ok(_) => return Err("arguments must be a JSON object".into()),
+        Err(error) => return Err(format!("arguments are not valid JSON: {error}")),
+    };
+    if let Err(error) = registered.validate(&args) {
+        call.args = Some(args);
+        return Err(error.to_string());
+    }
+    Ok((registered, args))
+}
+
+/// The policy's verdict on one valid call. Any error on the approval path means deny.
+fn policy_decision(
+    context: &StepContext<'_>,
+    call: &NewCall,
+    registered: &RegisteredTool,
+    args: &Value,
+    hash: &str,
+) -> PolicyDecision {
+    match &context.policy {
+        Ok(policy) => {
+            let needs: Option<NeedsApproval> = context
+                .inner
+                .tools
+                .source(&call.server)
+                .and_then(|source| source.needs_approval(&call.tool, args));
+            let facts = CallFacts {
+                session_id: &context.session.id,
+                server: &call.server,
+                tool: &call.tool,
+                args,
+                args_hash: hash,
+                read_only_hint: registered.def.read_only_hint,
+            };
+            decide(policy, &context.session_policy, facts, needs)
+        }
+        Err(error) => PolicyDecision {
+            verdict: Verdict::Deny,
+            step: Step::Blocked,
+            why: format!("the approval settings could not be read: {error}"),
+        },
+    }
 }
 
 /// Records a provider's approval request as a call Airlock will never run, and — unless the

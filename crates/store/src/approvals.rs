@@ -345,32 +345,9 @@ fn apply_decision(
     input: &DecisionInput,
     steps: &mut std::collections::BTreeSet<i64>,
 ) -> Result<DecisionOutcome> {
+    let row = pending_request(tx, input)?;
     let id = &input.approval_id;
-    let row = query(tx, "a.approval_id = ?1", id)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| StoreError::UnknownApproval(id.clone()))?;
-    if let Some(session) = &input.session_id
-        && session != &row.session_id
-        && session != &row.session
-    {
-        return Err(StoreError::ForeignSession { id: id.clone() });
-    }
-    if row.status != ApprovalStatus::Pending {
-        return Err(StoreError::AlreadyDecided {
-            id: id.clone(),
-            status: row.status.to_string(),
-        });
-    }
-    if let Some(refusal) = &input.refusal {
-        return Err(StoreError::Refused(refusal.clone()));
-    }
     let status = input.status;
-    if status == ApprovalStatus::Pending {
-        return Err(StoreError::Invalid(format!(
-            "{id}: a decision cannot leave it pending"
-        )));
-    }
     let approve = input.approve();
     let at = now();
     let run_args = input
@@ -396,30 +373,7 @@ fn apply_decision(
         ],
     )?;
     if let Some(call_id) = &row.tool_call_id {
-        let reason = input.reason.as_deref().filter(|r| !r.trim().is_empty());
-        let denied_result = if status == ApprovalStatus::Cancelled {
-            json!({"type": "cancelled", "reason": reason.unwrap_or("cancelled")})
-        } else {
-            airlock_core::execution_denied(reason.unwrap_or("denied by the user"))
-        };
-        let changed = if approve {
-            tx.run(
-                "UPDATE tool_calls SET state = 'approved', run_args = ?2, updated_at = ?3
-                 WHERE id = ?1 AND state = 'pending'",
-                params![call_id, run_args.to_string(), at],
-            )?
-        } else {
-            tx.run(
-                "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1 AND state = 'pending'",
-                params![call_id, status.as_str(), denied_result.to_string(), at],
-            )?
-        };
-        if changed != 1 {
-            return Err(StoreError::AlreadyDecided {
-                id: id.clone(),
-                status: "settled".into(),
-            });
-        }
+        settle_call(tx, input, call_id, &run_args, &at)?;
         steps.insert(tx.row(
             "SELECT message_id FROM tool_calls WHERE id = ?1",
             [call_id],
@@ -433,22 +387,7 @@ fn apply_decision(
         )?;
     }
     if input.remember != RememberScope::Once {
-        let session = (input.remember == RememberScope::Session).then_some(&row.session_id);
-        // What the person approved is what runs (an edit included), never the proposal.
-        let hash = input.remember_exact_args.then(|| args_hash(&run_args));
-        tx.run(
-            "INSERT INTO remembered (id, server, tool, args_hash, session_id, approve, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                ids::new_id("mem"),
-                row.server,
-                row.tool,
-                hash,
-                session,
-                approve,
-                at
-            ],
-        )?;
+        remember(tx, input, &row, &run_args, &at)?;
     }
     insert_audit(
         tx,
@@ -466,4 +405,99 @@ fn apply_decision(
     )?;
     let approval = ApprovalRow { status, ..row };
     Ok(DecisionOutcome { approval, run_args })
+}
+
+/// The request a decision is for, if it may be decided: known, of the channel's session, still
+/// pending, not refused by the engine, and the decision leaves it.
+fn pending_request(tx: &Connection, input: &DecisionInput) -> Result<ApprovalRow> {
+    let id = &input.approval_id;
+    let row = query(tx, "a.approval_id = ?1", id)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| StoreError::UnknownApproval(id.clone()))?;
+    if let Some(session) = &input.session_id
+        && session != &row.session_id
+        && session != &row.session
+    {
+        return Err(StoreError::ForeignSession { id: id.clone() });
+    }
+    if row.status != ApprovalStatus::Pending {
+        return Err(StoreError::AlreadyDecided {
+            id: id.clone(),
+            status: row.status.to_string(),
+        });
+    }
+    if let Some(refusal) = &input.refusal {
+        return Err(StoreError::Refused(refusal.clone()));
+    }
+    if input.status == ApprovalStatus::Pending {
+        return Err(StoreError::Invalid(format!(
+            "{id}: a decision cannot leave it pending"
+        )));
+    }
+    Ok(row)
+}
+
+/// The call of a decided request: approved with the arguments it runs with, or settled with
+/// the result the model reads (denied, expired, cancelled).
+fn settle_call(
+    tx: &Connection,
+    input: &DecisionInput,
+    call_id: &str,
+    run_args: &Value,
+    at: &str,
+) -> Result<()> {
+    let changed = if input.approve() {
+        tx.run(
+            "UPDATE tool_calls SET state = 'approved', run_args = ?2, updated_at = ?3
+             WHERE id = ?1 AND state = 'pending'",
+            params![call_id, run_args.to_string(), at],
+        )?
+    } else {
+        let reason = input.reason.as_deref().filter(|r| !r.trim().is_empty());
+        let result = if input.status == ApprovalStatus::Cancelled {
+            json!({"type": "cancelled", "reason": reason.unwrap_or("cancelled")})
+        } else {
+            airlock_core::execution_denied(reason.unwrap_or("denied by the user"))
+        };
+        tx.run(
+            "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1 AND state = 'pending'",
+            params![call_id, input.status.as_str(), result.to_string(), at],
+        )?
+    };
+    if changed != 1 {
+        return Err(StoreError::AlreadyDecided {
+            id: input.approval_id.clone(),
+            status: "settled".into(),
+        });
+    }
+    Ok(())
+}
+
+/// A decision kept for later calls (session or always; the whole tool, or exactly the
+/// arguments that run).
+fn remember(
+    tx: &Connection,
+    input: &DecisionInput,
+    row: &ApprovalRow,
+    run_args: &Value,
+    at: &str,
+) -> Result<()> {
+    let session = (input.remember == RememberScope::Session).then_some(&row.session_id);
+    // What the person approved is what runs (an edit included), never the proposal.
+    let hash = input.remember_exact_args.then(|| args_hash(run_args));
+    tx.run(
+        "INSERT INTO remembered (id, server, tool, args_hash, session_id, approve, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            ids::new_id("mem"),
+            row.server,
+            row.tool,
+            hash,
+            session,
+            input.approve(),
+            at
+        ],
+    )?;
+    Ok(())
 }
