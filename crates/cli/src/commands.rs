@@ -30,111 +30,23 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
             for_chat,
             remember,
             exact_args,
-        } => {
-            let args = args
-                .map(|text| serde_json::from_str::<Value>(&text))
-                .transpose()
-                .context("--args is not valid JSON")?;
-            if args.as_ref().is_some_and(|a| !a.is_object()) {
-                bail!("--args must be a JSON object");
-            }
-            let remember = parse_remember(remember)?;
-            let requests = ids.into_iter().map(|id| DecisionRequest {
-                approval_id: id,
-                approve: true,
-                args: args.clone(),
-                for_chat,
-                remember,
-                exact_args,
-                ..DecisionRequest::default()
-            });
-            decide_all(&client, requests.collect()).await
-        }
+        } => approve(&client, ids, args, for_chat, remember, exact_args).await,
         Command::Deny {
             ids,
             reason,
             remember,
-        } => {
-            let remember = parse_remember(remember)?;
-            let requests = ids.into_iter().map(|id| DecisionRequest {
-                approval_id: id,
-                approve: false,
-                reason: reason.clone(),
-                remember,
-                ..DecisionRequest::default()
-            });
-            decide_all(&client, requests.collect()).await
-        }
+        } => deny(&client, ids, reason, remember).await,
         Command::Wait { session } => print_outcome(client.wait_turn(&session).await?),
         Command::Transcript { session, json } => transcript(&client, &session, json).await,
-        Command::Cancel { session } => {
-            let answer: Value = client
-                .post(
-                    &format!("/v1/sessions/{}/cancel", encode(&session)),
-                    &json!({}),
-                )
-                .await?;
-            if answer["cancelled"] == json!(true) {
-                println!("cancelled the turn of '{session}'");
-            } else {
-                println!("'{session}' has no running turn");
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Sessions { json } => {
-            let sessions: Value = client.get("/v1/sessions").await?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&sessions)?);
-            } else {
-                for s in sessions.as_array().into_iter().flatten() {
-                    let mode = s["mode"].as_str().unwrap_or("workspace default");
-                    println!("{}\t{}\t{mode}", text(&s["name"]), text(&s["status"]));
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Cancel { session } => cancel(&client, &session).await,
+        Command::Sessions { json } => sessions(&client, json).await,
         Command::Provider { action } => provider(&client, action).await,
         Command::Mode {
             action: ModeAction::Set { mode, session },
-        } => {
-            let _: Value = client
-                .put("/v1/mode", &json!({ "mode": mode, "session": session }))
-                .await?;
-            match session {
-                Some(s) => println!("mode of session '{s}' set to {mode}"),
-                None => println!("workspace default mode set to {mode}"),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Open { id } => {
-            if !client.show_window(id.as_deref()).await? {
-                bail!(
-                    "the engine of {} is `airlock serve`, which has no window",
-                    data_dir.display()
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Pause | Command::Resume => {
-            let paused = matches!(command, Command::Pause);
-            let reply: Value = client
-                .put("/v1/paused", &json!({ "paused": paused }))
-                .await?;
-            let already = if reply["changed"] == json!(false) {
-                " (already)"
-            } else {
-                ""
-            };
-            println!(
-                "{}{already}",
-                if paused {
-                    "agents paused; `airlock resume` lets them go on"
-                } else {
-                    "agents resumed"
-                }
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        } => set_mode(&client, &mode, session).await,
+        Command::Open { id } => open(&client, data_dir, id).await,
+        Command::Pause => pause(&client, true).await,
+        Command::Resume => pause(&client, false).await,
         Command::Tools { json, action } => tools(&client, json, action).await,
         Command::Servers { json, action } => crate::servers::run(&client, json, action).await,
         Command::Answer {
@@ -142,103 +54,237 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
             accept,
             decline,
             cancel,
-        } => {
-            let body = match (accept, decline, cancel) {
-                (Some(text), _, _) => {
-                    let content: Value =
-                        serde_json::from_str(&text).context("--accept is not valid JSON")?;
-                    if !content.is_object() {
-                        bail!("--accept takes a JSON object");
-                    }
-                    json!({ "action": "accept", "content": content })
-                }
-                (None, true, _) => json!({ "action": "decline" }),
-                _ => json!({ "action": "cancel" }),
-            };
-            let _: Value = client
-                .post(&format!("/v1/elicitations/{}/answer", encode(&id)), &body)
-                .await?;
-            println!("answered {id}: {}", text(&body["action"]));
-            Ok(ExitCode::SUCCESS)
-        }
+        } => answer(&client, &id, accept, decline, cancel).await,
         Command::Rules { action } => rules(&client, action).await,
         Command::Settings {
             action: SettingsAction::Set { key, value },
-        } => {
-            let setting = airlock_core::Setting::from_cli_name(&key)
-                .with_context(|| format!("no setting '{key}'"))?;
-            let body = setting.parse(&value).map_err(anyhow::Error::msg)?;
-            let path = setting.key();
-            let _: Value = client.put(&format!("/v1/settings/{path}"), &body).await?;
-            println!("{key} set");
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Remembered { action, json } => match action {
-            Some(RememberedAction::Revoke { id }) => {
-                let answer: Value = client
-                    .delete(&format!("/v1/remembered/{}", encode(&id)))
-                    .await?;
-                if answer["revoked"] != json!(true) {
-                    bail!("no remembered decision with id {id}");
-                }
-                println!("revoked {id}");
-                Ok(ExitCode::SUCCESS)
-            }
-            None => {
-                let rows: Value = client.get("/v1/remembered").await?;
-                if json {
-                    println!("{}", serde_json::to_string_pretty(&rows)?);
-                } else {
-                    for row in rows.as_array().into_iter().flatten() {
-                        let e = &row["entry"];
-                        let verdict = if e["approve"] == json!(true) {
-                            "approve"
-                        } else {
-                            "deny"
-                        };
-                        let scope = if e["session_id"].is_null() {
-                            "always"
-                        } else {
-                            "session"
-                        };
-                        let what = if e["args_hash"].is_null() {
-                            "any arguments"
-                        } else {
-                            "exact arguments"
-                        };
-                        println!(
-                            "{}\t{}/{}\t{verdict}\t{scope}\t{what}",
-                            text(&e["id"]),
-                            text(&e["server"]),
-                            text(&e["tool"])
-                        );
-                    }
-                }
-                Ok(ExitCode::SUCCESS)
-            }
-        },
-        Command::Audit { limit, json } => {
-            let rows: Value = client.get(&format!("/v1/audit?limit={limit}")).await?;
-            for row in rows.as_array().into_iter().flatten() {
-                if json {
-                    println!("{row}");
-                } else {
-                    println!(
-                        "{}\t{}\t{}\t{}\t{}",
-                        text(&row["at"]),
-                        text(&row["actor"]),
-                        text(&row["action"]),
-                        row["approval_id"].as_str().unwrap_or("-"),
-                        row["detail"]
-                    );
-                }
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => set_setting(&client, &key, &value).await,
+        Command::Remembered { action, json } => remembered(&client, action, json).await,
+        Command::Audit { limit, json } => audit(&client, limit, json).await,
         Command::Serve { .. } => bail!("not a client command"),
         #[cfg(feature = "bench")]
         Command::Bench { .. } => bail!("not a client command"),
     }
+}
+
+async fn approve(
+    client: &ApiClient,
+    ids: Vec<String>,
+    args: Option<String>,
+    for_chat: bool,
+    remember: Option<String>,
+    exact_args: bool,
+) -> anyhow::Result<ExitCode> {
+    let args = args
+        .map(|text| serde_json::from_str::<Value>(&text))
+        .transpose()
+        .context("--args is not valid JSON")?;
+    if args.as_ref().is_some_and(|a| !a.is_object()) {
+        bail!("--args must be a JSON object");
+    }
+    let remember = parse_remember(remember)?;
+    let requests = ids.into_iter().map(|id| DecisionRequest {
+        approval_id: id,
+        approve: true,
+        args: args.clone(),
+        for_chat,
+        remember,
+        exact_args,
+        ..DecisionRequest::default()
+    });
+    decide_all(client, requests.collect()).await
+}
+
+async fn deny(
+    client: &ApiClient,
+    ids: Vec<String>,
+    reason: Option<String>,
+    remember: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let remember = parse_remember(remember)?;
+    let requests = ids.into_iter().map(|id| DecisionRequest {
+        approval_id: id,
+        approve: false,
+        reason: reason.clone(),
+        remember,
+        ..DecisionRequest::default()
+    });
+    decide_all(client, requests.collect()).await
+}
+
+async fn cancel(client: &ApiClient, session: &str) -> anyhow::Result<ExitCode> {
+    let answer: Value = client
+        .post(
+            &format!("/v1/sessions/{}/cancel", encode(session)),
+            &json!({}),
+        )
+        .await?;
+    if answer["cancelled"] == json!(true) {
+        println!("cancelled the turn of '{session}'");
+    } else {
+        println!("'{session}' has no running turn");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn sessions(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
+    let sessions: Value = client.get("/v1/sessions").await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&sessions)?);
+    } else {
+        for s in sessions.as_array().into_iter().flatten() {
+            let mode = s["mode"].as_str().unwrap_or("workspace default");
+            println!("{}\t{}\t{mode}", text(&s["name"]), text(&s["status"]));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn set_mode(
+    client: &ApiClient,
+    mode: &str,
+    session: Option<String>,
+) -> anyhow::Result<ExitCode> {
+    let _: Value = client
+        .put("/v1/mode", &json!({ "mode": mode, "session": session }))
+        .await?;
+    match session {
+        Some(s) => println!("mode of session '{s}' set to {mode}"),
+        None => println!("workspace default mode set to {mode}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn open(client: &ApiClient, data_dir: &Path, id: Option<String>) -> anyhow::Result<ExitCode> {
+    if !client.show_window(id.as_deref()).await? {
+        bail!(
+            "the engine of {} is `airlock serve`, which has no window",
+            data_dir.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn pause(client: &ApiClient, paused: bool) -> anyhow::Result<ExitCode> {
+    let reply: Value = client
+        .put("/v1/paused", &json!({ "paused": paused }))
+        .await?;
+    let already = if reply["changed"] == json!(false) {
+        " (already)"
+    } else {
+        ""
+    };
+    println!(
+        "{}{already}",
+        if paused {
+            "agents paused; `airlock resume` lets them go on"
+        } else {
+            "agents resumed"
+        }
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn answer(
+    client: &ApiClient,
+    id: &str,
+    accept: Option<String>,
+    decline: bool,
+    cancel: bool,
+) -> anyhow::Result<ExitCode> {
+    let body = match (accept, decline, cancel) {
+        (Some(text), _, _) => {
+            let content: Value =
+                serde_json::from_str(&text).context("--accept is not valid JSON")?;
+            if !content.is_object() {
+                bail!("--accept takes a JSON object");
+            }
+            json!({ "action": "accept", "content": content })
+        }
+        (None, true, _) => json!({ "action": "decline" }),
+        _ => json!({ "action": "cancel" }),
+    };
+    let _: Value = client
+        .post(&format!("/v1/elicitations/{}/answer", encode(id)), &body)
+        .await?;
+    println!("answered {id}: {}", text(&body["action"]));
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn set_setting(client: &ApiClient, key: &str, value: &str) -> anyhow::Result<ExitCode> {
+    let setting =
+        airlock_core::Setting::from_cli_name(key).with_context(|| format!("no setting '{key}'"))?;
+    let body = setting.parse(value).map_err(anyhow::Error::msg)?;
+    let path = setting.key();
+    let _: Value = client.put(&format!("/v1/settings/{path}"), &body).await?;
+    println!("{key} set");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn remembered(
+    client: &ApiClient,
+    action: Option<RememberedAction>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if let Some(RememberedAction::Revoke { id }) = action {
+        let answer: Value = client
+            .delete(&format!("/v1/remembered/{}", encode(&id)))
+            .await?;
+        if answer["revoked"] != json!(true) {
+            bail!("no remembered decision with id {id}");
+        }
+        println!("revoked {id}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Value = client.get("/v1/remembered").await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for row in rows.as_array().into_iter().flatten() {
+        let e = &row["entry"];
+        let verdict = if e["approve"] == json!(true) {
+            "approve"
+        } else {
+            "deny"
+        };
+        let scope = if e["session_id"].is_null() {
+            "always"
+        } else {
+            "session"
+        };
+        let what = if e["args_hash"].is_null() {
+            "any arguments"
+        } else {
+            "exact arguments"
+        };
+        println!(
+            "{}\t{}/{}\t{verdict}\t{scope}\t{what}",
+            text(&e["id"]),
+            text(&e["server"]),
+            text(&e["tool"])
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn audit(client: &ApiClient, limit: usize, json: bool) -> anyhow::Result<ExitCode> {
+    let rows: Value = client.get(&format!("/v1/audit?limit={limit}")).await?;
+    for row in rows.as_array().into_iter().flatten() {
+        if json {
+            println!("{row}");
+        } else {
+            println!(
+                "{}\t{}\t{}\t{}\t{}",
+                text(&row["at"]),
+                text(&row["actor"]),
+                text(&row["action"]),
+                row["approval_id"].as_str().unwrap_or("-"),
+                airlock_core::display::visible_line(&row["detail"].to_string())
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// A value from the engine as text for the terminal, hidden characters (bidi overrides,
