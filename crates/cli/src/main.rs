@@ -200,7 +200,7 @@ struct ProviderSet {
     #[arg(long)]
     no_stream: bool,
     /// The wire format.
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(airlock_engine::ProviderKind::names()), default_value = "openai-chat")]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(airlock_engine::provider_kind_names()), default_value = "openai-chat")]
     kind: String,
     /// Store it as a named provider (a session picks it with `chat --provider NAME`)
     /// instead of the default one.

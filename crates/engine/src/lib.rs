@@ -22,11 +22,13 @@ pub use airlock_protocol::{
     ElicitationAnswer, EngineEvent, ErrorCode, InboxItem, MessageRow, RememberedRow, RuleRow,
     ServerRow, ServerStatus, ServerView, SessionRow, ToolChange, ToolView, TurnOutcome,
 };
+pub use airlock_protocol::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSettings};
 pub use airlock_store::PinCheck;
 pub use elicitation::ElicitationRequest;
 pub use error::EngineError;
 pub use frontend::Frontend;
-pub use provider::{ProviderKind, ProviderKindInfo, ProviderSettings};
+pub use provider::{provider_kind_names, provider_kinds};
+
 pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost};
 
 use airlock_core::policy::PolicyConfig;

@@ -5,36 +5,12 @@ use crate::{EngineError, Result};
 use airlock_llm::{
     Anthropic, HostedMcpTool, ModelProvider, OpenAiChat, OpenAiResponses, ProviderConfig,
 };
+use airlock_protocol::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSettings};
 use airlock_store::Store;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The wire format a provider speaks.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "kebab-case")]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub enum ProviderKind {
-    /// OpenAI-compatible Chat Completions (`/chat/completions`).
-    #[default]
-    OpenaiChat,
-    /// OpenAI Responses API (`/responses`), with hosted remote MCP tools.
-    OpenaiResponses,
-    /// Anthropic Messages API (`/messages`).
-    Anthropic,
-}
-
-/// A provider kind as a person picks it: the name the CLI and the API take, and the Settings
-/// screen's label.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ProviderKindInfo {
-    pub kind: ProviderKind,
-    pub name: &'static str,
-    pub label: &'static str,
-}
 
 type BuildProvider = fn(
     ProviderConfig,
@@ -58,7 +34,7 @@ const KINDS: &[(ProviderKind, &str, &str, BuildProvider)] = &[
         |config, settings| {
             Ok(Arc::new(OpenAiResponses::new(
                 config,
-                settings.hosted_mcp.clone(),
+                hosted_tools(&settings.hosted_mcp),
             )?))
         },
     ),
@@ -70,75 +46,34 @@ const KINDS: &[(ProviderKind, &str, &str, BuildProvider)] = &[
     ),
 ];
 
-impl ProviderKind {
-    /// Every kind with its name and label, in the order a person sees them.
-    pub fn all() -> Vec<ProviderKindInfo> {
-        KINDS
-            .iter()
-            .map(|(kind, name, label, _)| ProviderKindInfo {
-                kind: *kind,
-                name,
-                label,
-            })
-            .collect()
-    }
-
-    /// The names `airlock provider set --kind` takes.
-    pub fn names() -> Vec<&'static str> {
-        KINDS.iter().map(|(_, name, _, _)| *name).collect()
-    }
+/// The hosted MCP servers as the provider's wire format takes them.
+fn hosted_tools(servers: &[HostedMcpServer]) -> Vec<HostedMcpTool> {
+    servers
+        .iter()
+        .map(|server| HostedMcpTool {
+            server_label: server.server_label.clone(),
+            server_url: server.server_url.clone(),
+            require_approval: server.require_approval.clone(),
+            allowed_tools: server.allowed_tools.clone(),
+        })
+        .collect()
 }
 
-/// What `airlock provider set` stores.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-pub struct ProviderSettings {
-    /// `None`: the default provider; otherwise one of the named providers.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default)]
-    pub kind: ProviderKind,
-    pub base_url: String,
-    pub model: String,
-    /// The name of the environment variable that holds the API key (never the key itself).
-    #[serde(default)]
-    pub api_key_env: Option<String>,
-    #[serde(default = "default_stream")]
-    pub stream: bool,
-    /// OpenAI Responses only: remote MCP servers the provider calls itself.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[cfg_attr(feature = "ts", ts(type = "Array<unknown>", optional))]
-    pub hosted_mcp: Vec<HostedMcpTool>,
-    /// Anthropic only: `max_tokens` of each request (default 4096).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u32>,
-    /// Retries after the first try on 429, 5xx, timeouts and connection errors (default 4).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_retries: Option<u32>,
-    /// Seconds to wait for an answer to start, and of silence inside a stream (default 120).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout_secs: Option<u64>,
+/// Every provider kind with its name and label, in the order a person sees them.
+pub fn provider_kinds() -> Vec<ProviderKindInfo> {
+    KINDS
+        .iter()
+        .map(|(kind, name, label, _)| ProviderKindInfo {
+            kind: *kind,
+            name,
+            label,
+        })
+        .collect()
 }
 
-impl Default for ProviderSettings {
-    fn default() -> Self {
-        Self {
-            name: None,
-            kind: ProviderKind::default(),
-            base_url: String::new(),
-            model: String::new(),
-            api_key_env: None,
-            stream: true,
-            hosted_mcp: Vec::new(),
-            max_tokens: None,
-            max_retries: None,
-            timeout_secs: None,
-        }
-    }
-}
-
-fn default_stream() -> bool {
-    true
+/// The names `airlock provider set --kind` takes.
+pub fn provider_kind_names() -> Vec<&'static str> {
+    KINDS.iter().map(|(_, name, _, _)| *name).collect()
 }
 
 /// The settings key of the default provider; named ones live under [`NAMED_KEY`].

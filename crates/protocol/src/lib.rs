@@ -4,12 +4,14 @@
 
 pub mod error;
 pub mod events;
+pub mod provider;
 pub mod requests;
 pub mod rows;
 pub mod views;
 
 pub use error::ErrorCode;
 pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};
+pub use provider::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSettings};
 pub use requests::{DecisionRequest, ElicitationAction, ElicitationAnswer};
 pub use rows::{
     ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,

@@ -4,7 +4,7 @@ use super::{CommandError, CommandResult};
 use crate::shell::{AppInfo, Shell};
 use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, Setting, ToolSetting};
 use airlock_engine::Engine;
-use airlock_engine::{ProviderKind, ProviderKindInfo, ProviderSettings, ToolView};
+use airlock_engine::{ProviderKindInfo, ProviderSettings, ToolView};
 use airlock_protocol::{RememberedRow, RuleRow, ServerRow};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -59,7 +59,7 @@ pub async fn settings(shell: State<'_, Shell>) -> CommandResult<SettingsView> {
         tools: engine.tool_views()?,
         rules: engine.rules()?,
         remembered: engine.remembered()?,
-        provider_kinds: ProviderKind::all(),
+        provider_kinds: airlock_engine::provider_kinds(),
     })
 }
 
