@@ -15,6 +15,8 @@ pub enum SettingKind {
     Switch,
     /// A [`crate::Mode`] by name.
     Mode,
+    /// A JSON object another module defines (the providers' settings).
+    Object,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -26,7 +28,14 @@ pub enum Setting {
     Notifications,
     WorkspaceMode,
     Paused,
+    /// The default model provider (`ProviderSettings`).
+    DefaultProvider,
+    /// The named model providers, by name.
+    NamedProviders,
 }
+
+/// The prefix of the per-session keys that remember a session's chosen provider.
+pub const SESSION_PROVIDER_PREFIX: &str = "session_provider/";
 
 impl Setting {
     pub const ALL: &'static [Setting] = &[
@@ -37,6 +46,8 @@ impl Setting {
         Setting::Notifications,
         Setting::WorkspaceMode,
         Setting::Paused,
+        Setting::DefaultProvider,
+        Setting::NamedProviders,
     ];
 
     /// The key in the database and in `PUT /v1/settings/KEY`.
@@ -49,6 +60,8 @@ impl Setting {
             Setting::Notifications => "notifications",
             Setting::WorkspaceMode => "workspace_mode",
             Setting::Paused => "paused",
+            Setting::DefaultProvider => "provider",
+            Setting::NamedProviders => "providers",
         }
     }
 
@@ -61,7 +74,11 @@ impl Setting {
             Setting::ToolTimeoutSecs => Some("tool-timeout"),
             // Set by their own commands and screens (notifications in the app, `mode set`,
             // `pause`).
-            Setting::Notifications | Setting::WorkspaceMode | Setting::Paused => None,
+            Setting::Notifications
+            | Setting::WorkspaceMode
+            | Setting::Paused
+            | Setting::DefaultProvider
+            | Setting::NamedProviders => None,
         }
     }
 
@@ -72,6 +89,7 @@ impl Setting {
             Setting::SystemPrompt => SettingKind::Text,
             Setting::Notifications | Setting::Paused => SettingKind::Switch,
             Setting::WorkspaceMode => SettingKind::Mode,
+            Setting::DefaultProvider | Setting::NamedProviders => SettingKind::Object,
         }
     }
 
@@ -89,6 +107,10 @@ impl Setting {
             Setting::Notifications => "desktop notifications: true or false (default true)",
             Setting::WorkspaceMode => "the workspace's default mode: ask, never-ask or deny-all",
             Setting::Paused => "pause all agents: true or false (default false)",
+            Setting::DefaultProvider => "the default model provider (`airlock provider set`)",
+            Setting::NamedProviders => {
+                "the named model providers (`airlock provider set --name NAME`)"
+            }
         }
     }
 
@@ -117,6 +139,7 @@ impl Setting {
             SettingKind::Mode => value
                 .as_str()
                 .is_some_and(|m| m.parse::<crate::Mode>().is_ok()),
+            SettingKind::Object => value.is_object(),
         };
         if fits {
             Ok(())
@@ -139,6 +162,7 @@ impl Setting {
                 _ => return Err(format!("{}: {}", self.key(), self.help())),
             },
             SettingKind::Text | SettingKind::Mode => Value::String(text.to_string()),
+            SettingKind::Object => serde_json::from_str(text).map_err(|e| e.to_string())?,
         };
         self.check(&value)?;
         Ok(value)

@@ -2,6 +2,8 @@
 //! any number of named ones; a session may choose a named one (`chat --provider NAME`).
 
 use crate::{EngineError, Result};
+use airlock_core::Setting;
+use airlock_core::settings::SESSION_PROVIDER_PREFIX;
 use airlock_llm::{
     Anthropic, HostedMcpTool, ModelProvider, OpenAiChat, OpenAiResponses, ProviderConfig,
 };
@@ -76,13 +78,12 @@ pub fn provider_kind_names() -> Vec<&'static str> {
     KINDS.iter().map(|(_, name, _, _)| *name).collect()
 }
 
-/// The settings key of the default provider; named ones live under [`NAMED_KEY`].
-const DEFAULT_KEY: &str = "provider";
-const NAMED_KEY: &str = "providers";
+const DEFAULT_KEY: Setting = Setting::DefaultProvider;
+const NAMED_KEY: Setting = Setting::NamedProviders;
 
 /// The settings key that remembers which named provider a session chose.
 fn session_key(session_id: &str) -> String {
-    format!("session_provider/{session_id}")
+    format!("{SESSION_PROVIDER_PREFIX}{session_id}")
 }
 
 fn unreadable(e: serde_json::Error) -> EngineError {
@@ -90,14 +91,14 @@ fn unreadable(e: serde_json::Error) -> EngineError {
 }
 
 pub(crate) fn load(store: &Store) -> Result<Option<ProviderSettings>> {
-    match store.setting(DEFAULT_KEY)? {
+    match store.setting(DEFAULT_KEY.key())? {
         None => Ok(None),
         Some(value) => serde_json::from_value(value).map(Some).map_err(unreadable),
     }
 }
 
 pub(crate) fn load_named(store: &Store) -> Result<BTreeMap<String, ProviderSettings>> {
-    match store.setting(NAMED_KEY)? {
+    match store.setting(NAMED_KEY.key())? {
         None => Ok(BTreeMap::new()),
         Some(value) => serde_json::from_value(value).map_err(unreadable),
     }
@@ -107,11 +108,14 @@ pub(crate) fn load_named(store: &Store) -> Result<BTreeMap<String, ProviderSetti
 pub(crate) fn save(store: &Store, settings: &ProviderSettings) -> Result<()> {
     let value = serde_json::to_value(settings).map_err(unreadable)?;
     match &settings.name {
-        None => store.set_setting(DEFAULT_KEY, &value)?,
+        None => store.set_setting(DEFAULT_KEY.key(), &value)?,
         Some(name) => {
             let mut named = load_named(store)?;
             named.insert(name.clone(), settings.clone());
-            store.set_setting(NAMED_KEY, &serde_json::to_value(named).map_err(unreadable)?)?;
+            store.set_setting(
+                NAMED_KEY.key(),
+                &serde_json::to_value(named).map_err(unreadable)?,
+            )?;
         }
     }
     Ok(())

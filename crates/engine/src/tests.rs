@@ -575,7 +575,10 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
             ..ProviderSettings::default()
         };
         store
-            .set_setting("provider", &serde_json::to_value(settings).unwrap())
+            .set_setting(
+                airlock_core::Setting::DefaultProvider.key(),
+                &serde_json::to_value(settings).unwrap(),
+            )
             .unwrap();
         let (session, _) = store.start_turn("s", "write a file").unwrap();
         let args = json!({"path": "a.txt", "content": "x"});
