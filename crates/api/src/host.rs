@@ -26,7 +26,7 @@ pub enum HostError {
     NoDataDir,
 }
 
-/// PRODUCT.md §6: `--data-dir DIR`, else `$AIRLOCK_DATA_DIR`, else the platform's data folder.
+/// The data directory: `--data-dir DIR`, else `$AIRLOCK_DATA_DIR`, else the platform's data folder.
 pub fn resolve_data_dir(given: Option<PathBuf>) -> Result<PathBuf, HostError> {
     if let Some(dir) = given {
         return Ok(dir);

@@ -129,7 +129,8 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
         (
             "huge args",
             format!(r#"{{"approval_id":"{id}","approve":true,"args":{{"path":"{huge}"}}}}"#),
-            &[413, 422],
+            // 0: the server closed the connection rather than read a body over its limit.
+            &[0, 413, 422],
         ),
         (
             "unknown id",

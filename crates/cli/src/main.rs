@@ -364,7 +364,17 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("airlock: {error:#}");
-            ExitCode::from(1)
+            // The engine's error code decides the exit status, as it decides the API's.
+            let refused = error
+                .downcast_ref::<airlock_api::ClientError>()
+                .and_then(|e| match e {
+                    airlock_api::ClientError::Refused { code, .. } => {
+                        serde_json::from_value::<airlock_engine::ErrorCode>(serde_json::json!(code))
+                            .ok()
+                    }
+                    _ => None,
+                });
+            ExitCode::from(refused.map_or(1, airlock_engine::ErrorCode::cli_exit))
         }
     }
 }

@@ -10,7 +10,7 @@ pub fn canonical_json(value: &Value) -> String {
     value.to_string()
 }
 
-/// SHA-256 of the canonical JSON, lowercase hex: the `args_hash` of PRODUCT.md §1.
+/// SHA-256 of the canonical JSON, lowercase hex: the `args_hash` a decision is bound to.
 pub fn args_hash(value: &Value) -> String {
     hex::encode(Sha256::digest(canonical_json(value).as_bytes()))
 }

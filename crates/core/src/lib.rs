@@ -1,4 +1,4 @@
-//! Airlock's domain: the words of PRODUCT.md §1 as types, and the pre-execution policy of §2 as a
+//! Airlock's domain: its words as types, and the pre-execution policy as a
 //! pure function. Nothing here does I/O, so every rule is tested without a database or a network.
 
 pub mod canonical;

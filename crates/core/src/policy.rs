@@ -1,4 +1,4 @@
-//! The pre-execution hook of PRODUCT.md §2: does this call run, wait for a person, or get denied?
+//! The pre-execution hook: does this call run, wait for a person, or get denied?
 //!
 //! `decide` is a pure function of a [`PolicyConfig`] (everything the person set), a
 //! [`SessionPolicy`] (the session's mode and grants) and the [`CallFacts`] of one call. The config
@@ -184,7 +184,7 @@ pub enum PolicyError {
     Pointer { id: String, pointer: String },
 }
 
-/// A remembered decision (PRODUCT.md §2 step 4).
+/// A remembered decision (step 4 of the decision order).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Remembered {

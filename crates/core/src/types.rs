@@ -1,4 +1,4 @@
-//! The nouns of PRODUCT.md §1, with the string forms the store, the API and the CLI share.
+//! The nouns of Airlock's domain, with the string forms the store, the API and the CLI share.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -49,12 +49,12 @@ macro_rules! string_enum {
 }
 
 string_enum!(
-    /// Workspace default and per-session override (PRODUCT.md §2 step 2).
+    /// Workspace default and per-session override (step 2 of the decision order).
     Mode, "mode" { Ask => "ask", NeverAsk => "never-ask", DenyAll => "deny-all" }
 );
 
 string_enum!(
-    /// Per-tool approval setting (PRODUCT.md §5).
+    /// Per-tool approval setting.
     ToolSetting, "tool setting" {
         ServerDefault => "server-default",
         Required => "required",
@@ -64,7 +64,7 @@ string_enum!(
 );
 
 string_enum!(
-    /// Per-server default (PRODUCT.md §2 step 7).
+    /// Per-server default (the last step of the decision order).
     ServerDefault, "server default" { Required => "required", NotRequired => "not-required" }
 );
 
@@ -74,7 +74,7 @@ string_enum!(
 );
 
 string_enum!(
-    /// The state machine of a tool call (PRODUCT.md §3).
+    /// The state machine of a tool call.
     CallState, "call state" {
         Proposed => "proposed",
         Invalid => "invalid",
@@ -223,7 +223,7 @@ pub fn validate_server_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The result a model receives for a denied call (PRODUCT.md §1 "execution-denied").
+/// The result a model receives for a denied call (`{"type": "execution-denied", "reason": …}`).
 pub fn execution_denied(reason: &str) -> Value {
     serde_json::json!({ "type": "execution-denied", "reason": reason })
 }

@@ -222,7 +222,7 @@ proptest! {
         prop_assert_ne!(decision.verdict, Verdict::Run, "{:?}", decision);
     }
 
-    /// Deny-all never asks (it denies what would ask; grants still run, PRODUCT.md §2 step 2);
+    /// Deny-all never asks (it denies what would ask; grants still run, step 2 of the decision order);
     /// never-ask never asks, but for a changed tool.
     #[test]
     fn modes_hold(world in world()) {

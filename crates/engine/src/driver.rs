@@ -1,4 +1,4 @@
-//! The deferred agent loop of PRODUCT.md §3, one task per session with a running turn.
+//! The deferred agent loop (docs/ARCHITECTURE.md), one task per session with a running turn.
 //!
 //! The loop keeps no state of its own between steps: each time round it reads the session from
 //! the store and does the one thing that state calls for (ask the model, run what may run, wait

@@ -1,4 +1,4 @@
-//! Elicitation (PRODUCT.md §3): a server asks the person for input during a call. The request
+//! Elicitation: a server asks the person for input during a call. The request
 //! becomes an inbox item of kind `elicitation` in the session whose call is running, and waits
 //! for `answer` (accept with content checked against the requested schema, decline, cancel).
 

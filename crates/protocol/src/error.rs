@@ -1,11 +1,11 @@
 //! What went wrong, as a code a program can match: one mapping for the API's HTTP status, the
 //! desktop commands' `code` and the CLI.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What went wrong, in words a program can match (the UI switches on it, the API sends it as
 /// `code`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum ErrorCode {
@@ -46,6 +46,12 @@ impl ErrorCode {
             ErrorCode::StorageFailed => "storage_failed",
             ErrorCode::Internal => "internal",
         }
+    }
+
+    /// The `airlock` command's exit status for it: every refusal and failure is 1 (the CLI's
+    /// contract: 0 done, 1 refused or failed, 2 a usage error).
+    pub fn cli_exit(self) -> u8 {
+        1
     }
 
     /// The local API's HTTP status for it.

@@ -1,4 +1,4 @@
-//! Settings: everything PRODUCT.md §5 lets a person set that the engine offers today.
+//! Settings: everything the Settings screen lets a person set.
 
 use super::{CommandError, CommandResult};
 use crate::shell::{AppInfo, Shell};

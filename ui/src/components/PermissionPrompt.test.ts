@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { RLO, disguisedCommand, item } from '../test/fixtures';
 import PermissionPrompt from './PermissionPrompt.svelte';
 
-describe('PermissionPrompt (seed 003)', () => {
+describe('PermissionPrompt', () => {
   it('shows the words of the prompt with the arguments folded', async () => {
     render(PermissionPrompt, { item: item(1), ondecide: vi.fn() });
     expect(screen.getByRole('heading').textContent).toBe('Allow tool call from builtin?');

@@ -1,6 +1,6 @@
 // Groups a transcript for display: a user message, then everything the assistant did until
 // the next user message as one message — text and tool calls in order — so approved calls sit
-// in the same message as the rest (seed 003).
+// in the same message as the rest.
 import type { CallRow } from './bindings/CallRow';
 import type { MessageRow } from './bindings/MessageRow';
 

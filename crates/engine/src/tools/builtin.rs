@@ -60,7 +60,7 @@ impl BuiltinTools {
             .insert(name.to_string());
     }
 
-    /// The default approval setting of each built-in tool (PRODUCT.md §6).
+    /// The default approval setting of each built-in tool.
     pub fn default_settings() -> [(&'static str, ToolSetting); 4] {
         [
             ("read_file", ToolSetting::NotRequired),
