@@ -4,7 +4,7 @@
 //! `-wal` and `-shm` files with the database file's mode). A workspace inside it (an explicit
 //! `--workspace` there) holds the person's own files and is left as it is.
 
-use crate::{EngineError, Result};
+use crate::Result;
 use std::path::{Path, PathBuf};
 
 /// The default workspace: `Airlock` in the person's documents folder (else their home folder).
@@ -65,17 +65,30 @@ pub(crate) fn take_unconfirmed(data_dir: &Path) -> Vec<String> {
 }
 
 #[cfg(unix)]
-pub(crate) fn make_private(data_dir: &Path, workspace: &Path) -> Result<()> {
+fn set_mode(path: &Path, mode: u32) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let fail = |path: &Path, error: std::io::Error| EngineError::DataDir {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(|e| fail(path, e))
+}
+
+#[cfg(unix)]
+fn fail(path: &Path, error: std::io::Error) -> crate::EngineError {
+    crate::EngineError::DataDir {
         path: path.to_path_buf(),
         message: format!("cannot make it private to its owner: {error}"),
-    };
-    let set = |path: &Path, mode: u32| {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| fail(path, e))
-    };
-    set(data_dir, 0o700)?;
+    }
+}
+
+/// The folder itself 0700, before anything is created in it: what the store creates next is
+/// out of other users' reach from the start.
+#[cfg(unix)]
+pub(crate) fn close(data_dir: &Path) -> Result<()> {
+    set_mode(data_dir, 0o700)
+}
+
+/// Everything already in the folder 0700 (folders) or 0600 (files), once the store has
+/// created its own: one pass at every open.
+#[cfg(unix)]
+pub(crate) fn make_private(data_dir: &Path, workspace: &Path) -> Result<()> {
     // Compared canonically: `--workspace` may name the same folder another way.
     let workspace = workspace
         .canonicalize()
@@ -96,13 +109,18 @@ pub(crate) fn make_private(data_dir: &Path, workspace: &Path) -> Result<()> {
                 continue;
             }
             if kind.is_dir() {
-                set(&path, 0o700)?;
+                set_mode(&path, 0o700)?;
                 folders.push(path);
             } else if kind.is_file() {
-                set(&path, 0o600)?;
+                set_mode(&path, 0o600)?;
             }
         }
     }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub(crate) fn close(_data_dir: &Path) -> Result<()> {
     Ok(())
 }
 

@@ -124,7 +124,7 @@ impl Engine {
                 message: e.to_string(),
             })?;
         }
-        data_dir::make_private(&data_dir, &workspace)?;
+        data_dir::close(&data_dir)?;
         let store = Store::open(&data_dir.join("airlock.db"))?;
         data_dir::make_private(&data_dir, &workspace)?;
         store.ensure_server(
