@@ -213,6 +213,18 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
         .send(reqwest::Method::GET, "/v1/sessions/nope/transcript", None)
         .await;
     assert_eq!(status, 404);
+    let (status, answer) = api
+        .send(
+            reqwest::Method::PUT,
+            "/v1/settings/step_limit",
+            Some("\"soon\"".into()),
+        )
+        .await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (400, Some("invalid")),
+        "{answer}"
+    );
     let unauthorised = api
         .http
         .post(format!("{}/v1/decisions", api.base))

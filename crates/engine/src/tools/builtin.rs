@@ -90,13 +90,11 @@ impl BuiltinTools {
         Ok(Path::new(relative))
     }
 
-    /// The folder a command runs in: an existing folder of the workspace, links resolved.
+    /// The folder a command runs in: an existing folder of the workspace, every link resolved
+    /// (the command gets this path; a command may still `cd` anywhere, which its approval
+    /// covers).
     fn command_folder(&self, relative: &str) -> Result<PathBuf, ToolError> {
         let path = Self::relative(relative)?;
-        // Opening it through the handle proves every component stays inside.
-        self.root()?
-            .open_dir(path)
-            .map_err(|e| fs_error("open the folder", relative, &e))?;
         let root = self.workspace.canonicalize().map_err(|e| {
             ToolError(format!(
                 "the workspace {} is not available: {e}",
@@ -111,6 +109,9 @@ impl BuiltinTools {
             return Err(ToolError(format!(
                 "'{relative}' leads outside the workspace through a link"
             )));
+        }
+        if !real.is_dir() {
+            return Err(ToolError(format!("'{relative}' is not a folder")));
         }
         Ok(real)
     }
