@@ -126,11 +126,19 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
             "/v1/servers/{name}",
             put(update_server).delete(remove_server),
         )
+        .route(
+            "/v1/servers/{name}/notification",
+            put(set_server_from_notification),
+        )
         .route("/v1/servers/{name}/changes", get(server_changes))
         .route("/v1/servers/{name}/review", post(accept_server_changes))
         .route("/v1/elicitations/{id}/answer", post(answer))
         .route("/v1/tools", get(tools))
         .route("/v1/tools/{server}/{tool}", put(set_tool))
+        .route(
+            "/v1/tools/{server}/{tool}/notification",
+            put(set_tool_from_notification),
+        )
         .route("/v1/rules", get(rules).post(add_rule))
         .route("/v1/remembered", get(remembered))
         .route("/v1/remembered/{id}", delete(revoke))
@@ -509,6 +517,54 @@ async fn set_tool(
     s.engine.set_tool_setting(&server, &tool, body.setting)?;
     Ok(Json(
         json!({ "server": server, "tool": tool, "setting": body.setting }),
+    ))
+}
+
+/// Whether a notification may approve: `on`, `off`, or `default` (forget the choice).
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum FromNotification {
+    On,
+    Off,
+    Default,
+}
+
+#[derive(Deserialize)]
+struct FromNotificationBody {
+    allow: FromNotification,
+}
+
+impl FromNotification {
+    fn choice(self) -> Option<bool> {
+        match self {
+            Self::On => Some(true),
+            Self::Off => Some(false),
+            Self::Default => None,
+        }
+    }
+}
+
+async fn set_tool_from_notification(
+    State(s): State<Arc<AppState>>,
+    Path((server, tool)): Path<(String, String)>,
+    Json(body): Json<FromNotificationBody>,
+) -> ApiResult<Value> {
+    s.engine
+        .set_from_notification(&server, Some(&tool), body.allow.choice())?;
+    Ok(Json(
+        json!({ "server": server, "tool": tool, "from_notification": body.allow.choice() }),
+    ))
+}
+
+async fn set_server_from_notification(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    Json(body): Json<FromNotificationBody>,
+) -> ApiResult<Value> {
+    s.engine
+        .set_from_notification(&name, None, body.allow.choice())?;
+    Ok(Json(
+        json!({ "server": name, "from_notification": body.allow.choice() }),
     ))
 }
 

@@ -537,16 +537,30 @@ async fn tools(
     json: bool,
     action: Option<ToolsAction>,
 ) -> anyhow::Result<ExitCode> {
-    if let Some(ToolsAction::Set { target, setting }) = action {
-        let (server, tool) = split_target(&target)?;
-        let _: Value = client
-            .put(
-                &format!("/v1/tools/{}/{}", encode(server), encode(tool)),
-                &json!({ "setting": setting }),
-            )
-            .await?;
-        println!("{server}/{tool}: {setting}");
-        return Ok(ExitCode::SUCCESS);
+    match action {
+        Some(ToolsAction::Set { target, setting }) => {
+            let (server, tool) = split_target(&target)?;
+            let _: Value = client
+                .put(
+                    &format!("/v1/tools/{}/{}", encode(server), encode(tool)),
+                    &json!({ "setting": setting }),
+                )
+                .await?;
+            println!("{server}/{tool}: {setting}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(ToolsAction::FromNotification { target, allow }) => {
+            let (server, tool) = split_target(&target)?;
+            let _: Value = client
+                .put(
+                    &format!("/v1/tools/{}/{}/notification", encode(server), encode(tool)),
+                    &json!({ "allow": allow }),
+                )
+                .await?;
+            println!("{server}/{tool}: approve from a notification {allow}");
+            return Ok(ExitCode::SUCCESS);
+        }
+        None => {}
     }
     let tools: Value = client.get("/v1/tools").await?;
     if json {

@@ -241,6 +241,14 @@ enum ToolsAction {
         #[arg(value_parser = ["server-default", "required", "not-required", "blocked"])]
         setting: String,
     },
+    /// Whether a notification's "Allow once" may approve this tool (`default`: only tools
+    /// declared read-only by a trusted source; never `builtin/run_command`).
+    FromNotification {
+        /// SERVER/TOOL
+        target: String,
+        #[arg(value_parser = ["on", "off", "default"])]
+        allow: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -281,6 +289,13 @@ enum ServersAction {
         name: String,
         #[arg(value_parser = ["on", "off"])]
         trust: String,
+    },
+    /// Whether a notification's "Allow once" may approve this server's tools (a tool's own
+    /// choice wins; `default`: only tools declared read-only by a trusted source).
+    FromNotification {
+        name: String,
+        #[arg(value_parser = ["on", "off", "default"])]
+        allow: String,
     },
     Enable {
         name: String,

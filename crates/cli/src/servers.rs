@@ -107,6 +107,15 @@ pub async fn run(
                 .await?;
             println!("{name}: tools without their own setting are approval {default}");
         }
+        ServersAction::FromNotification { name, allow } => {
+            let _: Value = client
+                .put(
+                    &format!("/v1/servers/{}/notification", encode(&name)),
+                    &json!({ "allow": allow }),
+                )
+                .await?;
+            println!("{name}: approve its tools from a notification {allow}");
+        }
         ServersAction::Trust { name, trust } => {
             let on = trust == "on";
             let _: Value = client

@@ -296,6 +296,34 @@ async fn settings_commands() {
     let out = airlock(d, &["approve", "does-not-exist"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no approval request"));
+
+    // Approving from a notification: read-only tools by default, then the person's choice.
+    let approvable = |name: &str| {
+        let tools: Vec<Value> = serde_json::from_str(&ok(d, &["tools", "--json"])).unwrap();
+        tools.iter().find(|t| t["tool"] == name).unwrap()["approvable_from_notification"]
+            .as_bool()
+            .unwrap()
+    };
+    assert!(approvable("read_file"));
+    assert!(!approvable("write_file"));
+    ok(
+        d,
+        &["tools", "from-notification", "builtin/write_file", "on"],
+    );
+    assert!(approvable("write_file"));
+    ok(d, &["servers", "from-notification", "builtin", "off"]);
+    assert!(!approvable("read_file"));
+    assert!(approvable("write_file"), "the tool's own choice wins");
+    ok(
+        d,
+        &[
+            "tools",
+            "from-notification",
+            "builtin/write_file",
+            "default",
+        ],
+    );
+    assert!(!approvable("write_file"));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -264,6 +264,14 @@ pub struct PolicyConfig {
     rules: HashMap<String, HashMap<String, ToolRules>>,
     remembered: HashMap<String, HashMap<String, Vec<Remembered>>>,
     suspended: HashMap<String, HashMap<String, String>>,
+    from_notification: HashMap<String, NotificationChoices>,
+}
+
+/// A server's choices of whether a notification may approve its tools.
+#[derive(Debug, Clone, Default)]
+struct NotificationChoices {
+    server: Option<bool>,
+    tools: HashMap<String, bool>,
 }
 
 /// Plain inputs for [`PolicyConfig::compile`].
@@ -276,6 +284,9 @@ pub struct PolicyInputs {
     pub remembered: Vec<Remembered>,
     /// `(server, tool, what changed)`: tools whose pinned definition changed (rug-pull guard).
     pub suspended: Vec<(String, String, String)>,
+    /// `(server, tool or None for the whole server, allow)`: whether a notification may
+    /// approve the tool.
+    pub from_notification: Vec<(String, Option<String>, bool)>,
 }
 
 impl PolicyConfig {
@@ -317,7 +328,18 @@ impl PolicyConfig {
         for (server, tool, what) in inputs.suspended {
             suspended.entry(server).or_default().insert(tool, what);
         }
+        let mut from_notification: HashMap<String, NotificationChoices> = HashMap::new();
+        for (server, tool, allow) in inputs.from_notification {
+            let choices = from_notification.entry(server).or_default();
+            match tool {
+                Some(tool) => {
+                    choices.tools.insert(tool, allow);
+                }
+                None => choices.server = Some(allow),
+            }
+        }
         Ok(Self {
+            from_notification,
             workspace_mode: inputs.workspace_mode.unwrap_or(Mode::Ask),
             suspended,
             servers: inputs.servers.into_iter().collect(),
@@ -349,6 +371,43 @@ impl PolicyConfig {
             .get(server)
             .and_then(|tools| tools.get(tool))
             .map(String::as_str)
+    }
+
+    /// Whether a notification — one line of text with two buttons — may approve this tool.
+    /// Never a tool that runs anything (e.g. the built-in `run_command`); otherwise the
+    /// tool's own choice, else its server's, else only a tool declared read-only by a source
+    /// Airlock trusts (its own tools, or a server whose hints the person trusts).
+    pub fn approvable_from_notification(
+        &self,
+        server: &str,
+        tool: &str,
+        read_only_hint: bool,
+    ) -> bool {
+        if crate::never_from_notification(server, tool) {
+            return false;
+        }
+        let choices = self.from_notification.get(server);
+        if let Some(allow) = choices
+            .and_then(|c| c.tools.get(tool).copied())
+            .or_else(|| choices.and_then(|c| c.server))
+        {
+            return allow;
+        }
+        read_only_hint
+            && (server == crate::BUILTIN_SERVER
+                || self
+                    .servers
+                    .get(server)
+                    .is_some_and(|p| p.trust_read_only_hints))
+    }
+
+    /// The person's own choice for a tool (`Some(tool)`) or a server, if any.
+    pub fn from_notification_choice(&self, server: &str, tool: Option<&str>) -> Option<bool> {
+        let choices = self.from_notification.get(server)?;
+        match tool {
+            Some(tool) => choices.tools.get(tool).copied(),
+            None => choices.server,
+        }
     }
 
     /// The setting a person would see for this tool after steps 6–7, ignoring rules and grants.

@@ -170,6 +170,12 @@ impl CallState {
 /// The built-in server's name; its tools are confined to the workspace folder.
 pub const BUILTIN_SERVER: &str = "builtin";
 
+/// Tools no notification may approve whatever the person set: a command line is code, and a
+/// notification shows one line of it.
+pub fn never_from_notification(server: &str, tool: &str) -> bool {
+    server == BUILTIN_SERVER && tool == "run_command"
+}
+
 /// Separator between server and tool in the names the model sees; servers may not contain it.
 pub const MODEL_NAME_SEPARATOR: &str = "__";
 

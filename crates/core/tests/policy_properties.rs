@@ -162,6 +162,7 @@ fn decide_in(world: &World) -> airlock_core::PolicyDecision {
         } else {
             vec![]
         },
+        ..Default::default()
     })
     .unwrap();
     let grants = world

@@ -375,8 +375,9 @@ impl Inner {
         Ok(())
     }
 
-    /// A notification shows a line of text: it may approve only a low-risk tool (one declared
-    /// read-only) whose arguments it showed whole, unedited. Deny is always allowed.
+    /// A notification shows a line of text: it may approve only a tool the person allowed from
+    /// notifications (by default one declared read-only by a trusted source) whose arguments it
+    /// showed whole, unedited. Deny is always allowed.
     fn notification_may_approve(
         &self,
         row: &ApprovalRow,
@@ -403,10 +404,11 @@ impl Inner {
     ) -> bool {
         kind == ItemKind::ToolCall
             && airlock_core::display::fits_notification(args)
-            && self
-                .tools
-                .tool(server, tool)
-                .is_some_and(|tool| tool.def.read_only_hint)
+            && self.tools.tool(server, tool).is_some_and(|registered| {
+                self.policy().is_ok_and(|policy| {
+                    policy.approvable_from_notification(server, tool, registered.def.read_only_hint)
+                })
+            })
     }
 }
 

@@ -64,6 +64,7 @@ impl Engine {
 
     pub fn servers(&self) -> Result<Vec<ServerView>> {
         let host = self.server_host();
+        let policy = self.inner.policy()?;
         let mut changed: std::collections::HashMap<String, usize> =
             std::collections::HashMap::new();
         for (server, _, _) in self.inner.store.suspended_tools()? {
@@ -88,6 +89,7 @@ impl Engine {
                     (None, _) => None,
                 };
                 ServerView {
+                    from_notification: policy.from_notification_choice(&row.name, None),
                     changed_tools: changed.get(&row.name).copied().unwrap_or(0),
                     name: row.name,
                     kind,

@@ -101,6 +101,17 @@ impl Engine {
                         .unwrap_or(ToolSetting::ServerDefault),
                     effective: policy.effective_setting(&def.server, &def.name, def.read_only_hint),
                     read_only_hint: def.read_only_hint,
+                    from_notification: policy
+                        .from_notification_choice(&def.server, Some(&def.name)),
+                    may_allow_from_notification: !airlock_core::never_from_notification(
+                        &def.server,
+                        &def.name,
+                    ),
+                    approvable_from_notification: policy.approvable_from_notification(
+                        &def.server,
+                        &def.name,
+                        def.read_only_hint,
+                    ),
                     annotations: def.annotations.clone(),
                 }
             })
@@ -115,6 +126,42 @@ impl Engine {
             });
         }
         self.inner.store.set_tool_setting(server, tool, setting)?;
+        self.inner.invalidate_policy();
+        Ok(())
+    }
+
+    /// Whether a notification may approve a tool (`tool: Some`) or a server's tools; `None`
+    /// forgets the choice. A tool that runs anything (the built-in `run_command`) cannot be
+    /// allowed: a notification shows one line of it.
+    pub fn set_from_notification(
+        &self,
+        server: &str,
+        tool: Option<&str>,
+        allow: Option<bool>,
+    ) -> Result<()> {
+        match tool {
+            Some(tool) => {
+                if self.inner.tools.tool(server, tool).is_none() {
+                    return Err(EngineError::UnknownTool {
+                        server: server.into(),
+                        tool: tool.into(),
+                    });
+                }
+                if allow == Some(true) && airlock_core::never_from_notification(server, tool) {
+                    return Err(EngineError::Invalid(format!(
+                        "{server}/{tool} runs whatever it is given; approve it in the inbox, where the whole call is shown"
+                    )));
+                }
+            }
+            None => {
+                if !self.inner.store.servers()?.iter().any(|s| s.name == server) {
+                    return Err(EngineError::Invalid(format!("no server named '{server}'")));
+                }
+            }
+        }
+        self.inner
+            .store
+            .set_from_notification(server, tool, allow)?;
         self.inner.invalidate_policy();
         Ok(())
     }

@@ -1135,6 +1135,73 @@ async fn a_notification_cannot_approve_a_tool_that_is_not_low_risk() {
     assert_eq!(turn_end(&f.engine, "s").await.status, "completed");
 }
 
+/// The person may allow a tool (or a whole server) from notifications, or take a read-only
+/// tool's default away; `run_command` can never be allowed, and an allowed tool still needs its
+/// arguments shown whole.
+#[tokio::test]
+async fn allowing_a_tool_from_notifications_is_the_persons_choice_never_run_command() {
+    let (f, item) = pending_write("done", false).await;
+    assert!(!f.engine.notification_may_approve(&item));
+    f.engine
+        .set_from_notification(BUILTIN_SERVER, Some("write_file"), Some(true))
+        .unwrap();
+    assert!(f.engine.notification_may_approve(&item));
+    // The tool's own choice wins over its server's.
+    f.engine
+        .set_from_notification(BUILTIN_SERVER, None, Some(false))
+        .unwrap();
+    assert!(f.engine.notification_may_approve(&item));
+    let views = f.engine.tool_views().unwrap();
+    let view = |tool: &str| views.iter().find(|v| v.tool == tool).unwrap().clone();
+    assert_eq!(view("write_file").from_notification, Some(true));
+    assert!(view("write_file").approvable_from_notification);
+    // read_file (declared read-only) lost its default with the server's "off".
+    assert!(!view("read_file").approvable_from_notification);
+    let server = f.engine.servers().unwrap();
+    assert_eq!(
+        server
+            .iter()
+            .find(|s| s.name == BUILTIN_SERVER)
+            .unwrap()
+            .from_notification,
+        Some(false)
+    );
+    // Forgetting the tool's choice: the server's "off" applies.
+    f.engine
+        .set_from_notification(BUILTIN_SERVER, Some("write_file"), None)
+        .unwrap();
+    assert!(!f.engine.notification_may_approve(&item));
+    let refused = f
+        .engine
+        .decide(approve(&item.approval_id), DecidedBy::Notification)
+        .unwrap_err();
+    assert!(matches!(refused, EngineError::NotAllowed(_)), "{refused}");
+    // run_command can never be allowed, not even through its server.
+    let error = f
+        .engine
+        .set_from_notification(BUILTIN_SERVER, Some("run_command"), Some(true))
+        .unwrap_err();
+    assert!(matches!(error, EngineError::Invalid(_)), "{error}");
+    f.engine
+        .set_from_notification(BUILTIN_SERVER, None, Some(true))
+        .unwrap();
+    let views = f.engine.tool_views().unwrap();
+    let run = views.iter().find(|v| v.tool == "run_command").unwrap();
+    assert!(!run.approvable_from_notification);
+    assert!(matches!(
+        f.engine
+            .set_from_notification("nope", None, Some(true))
+            .unwrap_err(),
+        EngineError::Invalid(_)
+    ));
+    // Allowed now, the write is approved from the notification and runs.
+    f.engine
+        .decide(approve(&item.approval_id), DecidedBy::Notification)
+        .unwrap();
+    assert_eq!(turn_end(&f.engine, "s").await.status, "completed");
+    assert!(f.engine.workspace().join("a.txt").exists());
+}
+
 /// Security finding 1: `approve --args '{"command":"echo ok"}' --remember always --exact-args`
 /// remembered the proposal (`touch PWNED`), which then ran without asking.
 #[tokio::test]

@@ -15,6 +15,18 @@ pub struct ToolView {
     pub setting: ToolSetting,
     pub effective: ToolSetting,
     pub read_only_hint: bool,
+    /// The person's choice of whether a notification may approve this tool (`None`: the
+    /// server's choice or the default applies).
+    #[serde(default)]
+    pub from_notification: Option<bool>,
+    /// Whether a notification may approve this tool, after the server's choice and the default
+    /// (tools declared read-only by a trusted source).
+    #[serde(default)]
+    pub approvable_from_notification: bool,
+    /// False for a tool no notification may approve whatever the person sets (one that runs
+    /// any command it is given).
+    #[serde(default)]
+    pub may_allow_from_notification: bool,
     /// MCP annotations, shown as the server's claims.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
@@ -45,6 +57,10 @@ pub struct ServerView {
     pub kind: String,
     pub default: ServerDefault,
     pub trust_read_only_hints: bool,
+    /// The person's choice of whether a notification may approve this server's tools (`None`:
+    /// only tools declared read-only by a trusted source).
+    #[serde(default)]
+    pub from_notification: Option<bool>,
     pub enabled: bool,
     pub config: Value,
     pub status: Option<ServerStatus>,

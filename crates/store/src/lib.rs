@@ -85,17 +85,21 @@ impl StoreError {
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+/// Every schema change in order; the schema version is how many of them a file has.
+const MIGRATIONS: [&str; 4] = [
+    include_str!("schema.sql"),
+    include_str!("migration_2_mcp.sql"),
+    include_str!("migration_3_invoked.sql"),
+    include_str!("migration_4_notification.sql"),
+];
+
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![
-        M::up(include_str!("schema.sql")),
-        M::up(include_str!("migration_2_mcp.sql")),
-        M::up(include_str!("migration_3_invoked.sql")),
-    ])
+    Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect())
 }
 
 /// The number of migrations this build knows: the newest schema version it can open.
 pub fn supported_schema_version() -> i64 {
-    3
+    MIGRATIONS.len() as i64
 }
 
 /// Now, as the RFC 3339 text every table stores.

@@ -26,6 +26,7 @@ impl Store {
             rules: self.rules()?.into_iter().map(|r| r.rule).collect(),
             remembered: self.remembered()?.into_iter().map(|r| r.entry).collect(),
             suspended: self.suspended_tools()?,
+            from_notification: self.from_notification()?,
         })
     }
 }

@@ -110,6 +110,7 @@ impl Store {
                 "remembered",
                 "session_grants",
                 "tool_pins",
+                "notification_approval",
             ] {
                 tx.run(&format!("DELETE FROM {table} WHERE server = ?1"), [name])?;
             }

@@ -50,3 +50,50 @@ impl Store {
         })
     }
 }
+
+impl Store {
+    /// Whether a notification may approve a tool (`tool: Some`) or a server's tools (`None`):
+    /// `allow: None` forgets the choice, so the default applies again.
+    pub fn set_from_notification(
+        &self,
+        server: &str,
+        tool: Option<&str>,
+        allow: Option<bool>,
+    ) -> Result<()> {
+        let tool_key = tool.unwrap_or("");
+        self.write(|tx| {
+            match allow {
+                Some(allow) => tx.run(
+                    "INSERT INTO notification_approval (server, tool, allow) VALUES (?1, ?2, ?3)
+                     ON CONFLICT(server, tool) DO UPDATE SET allow = excluded.allow",
+                    params![server, tool_key, allow],
+                )?,
+                None => tx.run(
+                    "DELETE FROM notification_approval WHERE server = ?1 AND tool = ?2",
+                    params![server, tool_key],
+                )?,
+            };
+            insert_audit(
+                tx,
+                "user",
+                "notification_approval_changed",
+                None,
+                None,
+                None,
+                &json!({"server": server, "tool": tool, "allow": allow}),
+            )
+        })
+    }
+
+    /// Every choice of [`Store::set_from_notification`]: `(server, tool or None, allow)`.
+    pub fn from_notification(&self) -> Result<Vec<(String, Option<String>, bool)>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare("SELECT server, tool, allow FROM notification_approval")?;
+            let rows = stmt.query_map([], |r| {
+                let tool: String = r.get(1)?;
+                Ok((r.get(0)?, (!tool.is_empty()).then_some(tool), r.get(2)?))
+            })?;
+            Ok(rows.collect::<std::result::Result<_, _>>()?)
+        })
+    }
+}

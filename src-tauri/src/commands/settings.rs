@@ -86,6 +86,20 @@ pub async fn set_tool_setting(
     Ok(shell.engine.set_tool_setting(&server, &tool, setting)?)
 }
 
+/// Whether a notification may approve a tool (`tool` given) or a server's tools; `allow: None`
+/// forgets the choice.
+#[tauri::command]
+pub async fn set_from_notification(
+    shell: State<'_, Shell>,
+    server: String,
+    tool: Option<String>,
+    allow: Option<bool>,
+) -> CommandResult<()> {
+    Ok(shell
+        .engine
+        .set_from_notification(&server, tool.as_deref(), allow)?)
+}
+
 #[tauri::command]
 pub async fn add_rule(
     shell: State<'_, Shell>,

@@ -14,6 +14,7 @@ function server(name: string, changedTools = 0): ServerView {
     kind: 'stdio',
     default: 'required',
     trust_read_only_hints: false,
+    from_notification: null,
     enabled: true,
     config: { kind: 'stdio', command: 'npx', args: ['-y', `@acme/${name}`], env: {}, cwd: null },
     status: { state: 'ready', reason: null, pid: 1, tools: 2, restarts: 0, log: null, skipped_tools: [] },
@@ -221,5 +222,21 @@ describe('ServersPanel review of changed tools', () => {
     await user.click(await screen.findByRole('button', { name: '1 tool changed — Review' }));
     expect((await screen.findByRole('alert')).textContent).toBe('no server named files');
     expect(screen.queryByTestId('server-review')).toBeNull();
+  });
+});
+
+describe('ServersPanel approving from notifications', () => {
+  it("sets and forgets whether a notification may approve a server's tools", async () => {
+    const user = userEvent.setup();
+    const shell = backend([server('files')]);
+    render(ServersPanel, { onchange: vi.fn() });
+    const choice = await screen.findByLabelText('Approve tools of files from a notification');
+    expect((choice as HTMLSelectElement).value).toBe('default');
+    await user.selectOptions(choice, 'off');
+    await waitFor(() => expect(shell.commands()).toContain('set_from_notification'));
+    expect(shell.calls.find((c) => c.cmd === 'set_from_notification')?.args).toEqual({ server: 'files', tool: null, allow: false });
+    await user.selectOptions(choice, 'default');
+    await waitFor(() => expect(shell.calls.filter((c) => c.cmd === 'set_from_notification')).toHaveLength(2));
+    expect(shell.calls.filter((c) => c.cmd === 'set_from_notification')[1].args).toEqual({ server: 'files', tool: null, allow: null });
   });
 });

@@ -64,6 +64,9 @@ export const api = {
   setProvider: (provider: ProviderSettings) => invoke<void>('set_provider', { provider }),
   setToolSetting: (server: string, tool: string, setting: ToolSetting) =>
     invoke<void>('set_tool_setting', { server, tool, setting }),
+  /** Whether a notification may approve a tool (or, with `tool` null, a server's tools); null forgets the choice. */
+  setFromNotification: (server: string, tool: string | null, allow: boolean | null) =>
+    invoke<void>('set_from_notification', { server, tool, allow }),
   addRule: (server: string, tool: string, pointer: string, pattern: RulePattern, effect: RuleEffect) =>
     invoke('add_rule', { server, tool, pointer, pattern, effect }),
   revokeRemembered: (id: string) => invoke<boolean>('revoke_remembered', { id }),

@@ -840,3 +840,53 @@ fn neighbour_pairs() -> Vec<Case> {
 fn neighbouring_steps_disagree_and_the_earlier_one_wins() {
     assert_cases(neighbour_pairs());
 }
+
+/// Who may approve from a notification: the tool's own choice, then its server's, then the
+/// default (declared read-only by Airlock itself or by a server the person trusts); never
+/// `builtin/run_command`.
+#[test]
+fn approvable_from_notification_follows_tool_then_server_then_a_trusted_read_only_hint() {
+    let config = |from_notification: Vec<(String, Option<String>, bool)>| {
+        PolicyConfig::compile(PolicyInputs {
+            servers: vec![
+                server("trusted", ServerDefault::Required, true),
+                server("plain", ServerDefault::Required, false),
+            ],
+            from_notification,
+            ..Default::default()
+        })
+        .unwrap()
+    };
+    let none = config(vec![]);
+    assert!(none.approvable_from_notification(crate::BUILTIN_SERVER, "read_file", true));
+    assert!(!none.approvable_from_notification(crate::BUILTIN_SERVER, "write_file", false));
+    assert!(none.approvable_from_notification("trusted", "get", true));
+    assert!(!none.approvable_from_notification("trusted", "put", false));
+    // An untrusted server's hint is its own claim: not enough.
+    assert!(!none.approvable_from_notification("plain", "get", true));
+
+    let chosen = config(vec![
+        ("plain".into(), None, true),
+        ("plain".into(), Some("delete".into()), false),
+        ("trusted".into(), None, false),
+        ("trusted".into(), Some("put".into()), true),
+        (crate::BUILTIN_SERVER.into(), None, true),
+        (
+            crate::BUILTIN_SERVER.into(),
+            Some("run_command".into()),
+            true,
+        ),
+    ]);
+    assert!(chosen.approvable_from_notification("plain", "get", false));
+    assert!(!chosen.approvable_from_notification("plain", "delete", true));
+    assert!(!chosen.approvable_from_notification("trusted", "get", true));
+    assert!(chosen.approvable_from_notification("trusted", "put", false));
+    assert!(chosen.approvable_from_notification(crate::BUILTIN_SERVER, "write_file", false));
+    assert!(!chosen.approvable_from_notification(crate::BUILTIN_SERVER, "run_command", false));
+    assert_eq!(
+        chosen.from_notification_choice("plain", Some("delete")),
+        Some(false)
+    );
+    assert_eq!(chosen.from_notification_choice("plain", None), Some(true));
+    assert_eq!(chosen.from_notification_choice("plain", Some("get")), None);
+}

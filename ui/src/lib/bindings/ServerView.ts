@@ -6,7 +6,12 @@ import type { JsonValue } from "./serde_json/JsonValue";
 /**
  * A server with its settings and status (`airlock servers`).
  */
-export type ServerView = { name: string, kind: string, default: ServerDefault, trust_read_only_hints: boolean, enabled: boolean, config: JsonValue, status: ServerStatus | null, 
+export type ServerView = { name: string, kind: string, default: ServerDefault, trust_read_only_hints: boolean, 
+/**
+ * The person's choice of whether a notification may approve this server's tools (`None`:
+ * only tools declared read-only by a trusted source).
+ */
+from_notification: boolean | null, enabled: boolean, config: JsonValue, status: ServerStatus | null, 
 /**
  * Tools whose definition changed since the person reviewed them (their grants are
  * suspended until `accept_server_changes`).

@@ -7,6 +7,21 @@ import type { JsonValue } from "./serde_json/JsonValue";
  */
 export type ToolView = { server: string, tool: string, model_name: string, description: string, setting: ToolSetting, effective: ToolSetting, read_only_hint: boolean, 
 /**
+ * The person's choice of whether a notification may approve this tool (`None`: the
+ * server's choice or the default applies).
+ */
+from_notification: boolean | null, 
+/**
+ * Whether a notification may approve this tool, after the server's choice and the default
+ * (tools declared read-only by a trusted source).
+ */
+approvable_from_notification: boolean, 
+/**
+ * False for a tool no notification may approve whatever the person sets (one that runs
+ * any command it is given).
+ */
+may_allow_from_notification: boolean, 
+/**
  * MCP annotations, shown as the server's claims.
  */
 annotations?: JsonValue | null, };
