@@ -91,6 +91,18 @@ async fn bad_input_is_refused_clearly_and_changes_nothing() {
             vec!["servers", "add", "x", "--url", "ftp://example.com"],
         ),
         (
+            "run_command approvable from a notification",
+            vec!["tools", "from-notification", "builtin/run_command", "on"],
+        ),
+        (
+            "a notification choice for no tool",
+            vec!["tools", "from-notification", "builtin/nothing", "on"],
+        ),
+        (
+            "a notification choice for no server",
+            vec!["servers", "from-notification", "nothing", "off"],
+        ),
+        (
             "a transcript of no session",
             vec!["transcript", "--session", "nope"],
         ),
@@ -116,4 +128,141 @@ async fn bad_input_is_refused_clearly_and_changes_nothing() {
     );
     // A replay of the decision is refused.
     assert!(!airlock(d, &["approve", &id]).status.success());
+}
+
+/// Generated command lines: every command that takes input, given random ids, names, JSON and
+/// flags (the waiting request's id only with an edit that cannot be valid). Each exits 0, 1 or
+/// 2 — with a message when not 0 — never panics, and nothing runs and nothing is lost.
+/// `AIRLOCK_FUZZ_CASES` sets the number of command lines (default 150).
+#[tokio::test(flavor = "multi_thread")]
+async fn generated_command_lines_are_refused_clearly_and_run_nothing() {
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+    let cases: usize = std::env::var("AIRLOCK_FUZZ_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(150);
+    let model = ScriptedModel::start(vec![Reply::ToolCalls(vec![ScriptedCall::new(
+        "c1",
+        "builtin__write_file",
+        json!({"path": "target.txt", "content": "x"}),
+    )])])
+    .await
+    .unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    ok(d, &["chat", "--no-wait", "--session", "s", "write"]);
+    let items: Vec<Value> = eventually("the request", || {
+        let items: Vec<Value> = serde_json::from_str(&ok(d, &["inbox", "--json"])).unwrap();
+        (!items.is_empty()).then_some(items)
+    });
+    let real = items[0]["approval_id"].as_str().unwrap().to_string();
+
+    // Words: never the waiting session's name or a real server's.
+    let word = || {
+        prop_oneof![
+            "[a-z_]{1,10}".prop_map(|w| if w == "s" || w == "builtin" {
+                format!("{w}_x")
+            } else {
+                w
+            }),
+            "\\PC{0,20}",
+            "[\\u{1}-\\u{1f}\\u{202a}-\\u{202e}\\u{1b}]{1,6}",
+            Just("apr_nope".to_string()),
+            Just("builtin/nothing".to_string()),
+            Just("../../etc/passwd".to_string()),
+            Just("-".to_string()),
+            Just("".to_string()),
+        ]
+    };
+    // JSON texts that are no valid edit: broken, not objects, deep, NaN.
+    let bad_json = prop_oneof![
+        "\\PC{0,30}",
+        Just("{\"path\":".to_string()),
+        Just("NaN".to_string()),
+        Just("[1,2]".to_string()),
+        Just("\"text\"".to_string()),
+        (1usize..3000).prop_map(|n| format!("{}{}", "[".repeat(n), "]".repeat(n))),
+    ];
+    let flag = prop_oneof![
+        Just("--remember"),
+        Just("--exact-args"),
+        Just("--for-chat"),
+        Just("--reason"),
+        Just("--json"),
+        Just("--regex"),
+        Just("--session"),
+        Just("--yes"),
+        Just("--accept"),
+    ]
+    .prop_map(str::to_string);
+    let tail = prop::collection::vec(prop_oneof![flag, word()], 0..4);
+    let command = (
+        prop::sample::select(vec![
+            "approve-real",
+            "approve",
+            "deny",
+            "answer",
+            "rules add",
+            "settings set",
+            "tools set",
+            "tools from-notification",
+            "servers review",
+            "servers trust",
+            "servers default",
+            "servers from-notification",
+            "servers remove",
+            "servers enable",
+            "transcript --session",
+            "cancel --session",
+            "mode set",
+            "audit --limit",
+        ]),
+        word(),
+        word(),
+        word(),
+        bad_json,
+        tail,
+    )
+        .prop_map({
+            let real = real.clone();
+            move |(which, a, b, c, json_text, tail)| {
+                let mut line: Vec<String> = match which {
+                    "approve-real" => {
+                        vec!["approve".into(), real.clone(), "--args".into(), json_text]
+                    }
+                    "answer" => vec!["answer".into(), a, "--accept".into(), json_text],
+                    "rules add" => vec!["rules".into(), "add".into(), a, b, c, "allow".into()],
+                    other => other.split(' ').map(str::to_string).chain([a, b]).collect(),
+                };
+                line.extend(tail);
+                line
+            }
+        });
+
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for n in 0..cases {
+        let line = command.new_tree(&mut runner).unwrap().current();
+        let args: Vec<&str> = line.iter().map(String::as_str).collect();
+        let out = airlock(d, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let shown = format!(
+            "case {n}: {args:?} → {:?}: {stderr:.300}",
+            out.status.code()
+        );
+        assert!(matches!(out.status.code(), Some(0..=2)), "{shown}");
+        assert!(!stderr.contains("panicked"), "{shown}");
+        if !out.status.success() {
+            assert!(!stderr.trim().is_empty(), "no message: {shown}");
+        }
+        let waiting: Vec<Value> = serde_json::from_str(&ok(d, &["inbox", "--json"])).unwrap();
+        assert!(
+            waiting.iter().any(|w| w["approval_id"] == real.as_str()),
+            "the request no longer waits after {shown}"
+        );
+        assert!(
+            !d.join("workspace/target.txt").exists(),
+            "the call ran after {shown}"
+        );
+    }
 }
