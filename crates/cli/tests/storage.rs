@@ -1,5 +1,6 @@
-//! Storage faults: the disk refuses the sync of a decision (fdatasync fails with EIO, injected
-//! into the running engine with strace). The approval is refused and the call does not run;
+//! Storage faults: the disk refuses the sync of a decision (fdatasync fails with EIO), or the
+//! disk is full (every write and sync fails with ENOSPC), injected into the running engine with
+//! strace. The approval is refused and the call does not run;
 //! the engine says it can no longer record decisions and refuses every further one; after a
 //! restart the approval — which may have reached the disk although its commit failed — is
 //! shown as not confirmed, and its call never runs.
@@ -21,19 +22,31 @@ fn strace_available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Every thread of `pid` traced, each fdatasync failing with EIO; returns the tracer.
-fn fail_fdatasync(pid: u32) -> std::process::Child {
+/// Which calls of the engine fail, and how.
+struct Fault {
+    calls: &'static str,
+    errno: &'static str,
+}
+
+/// The disk's sync fails (a dying disk, a pulled USB stick).
+const SYNC_FAILS: Fault = Fault {
+    calls: "fdatasync",
+    errno: "EIO",
+};
+
+/// The disk is full: SQLite's writes (pwrite64) and syncs fail.
+const DISK_FULL: Fault = Fault {
+    calls: "pwrite64,fdatasync",
+    errno: "ENOSPC",
+};
+
+/// Every thread of `pid` traced, each of the fault's calls failing; returns the tracer.
+fn inject(pid: u32, fault: &Fault) -> std::process::Child {
     let mut strace = Command::new("strace");
-    strace.args([
-        "-f",
-        "-qq",
-        "-o",
-        "/dev/null",
-        "-e",
-        "trace=fdatasync",
-        "-e",
-        "inject=fdatasync:error=EIO",
-    ]);
+    strace.args(["-f", "-qq", "-o", "/dev/null", "-e"]);
+    strace.arg(format!("trace={}", fault.calls));
+    strace.arg("-e");
+    strace.arg(format!("inject={}:error={}", fault.calls, fault.errno));
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
         strace.arg("-p").arg(task.unwrap().file_name());
     }
@@ -53,6 +66,15 @@ fn fail_fdatasync(pid: u32) -> std::process::Child {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_decision_the_disk_refuses_never_runs_and_stops_the_engine_deciding() {
+    a_refused_decision_never_runs(&SYNC_FAILS).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_decision_on_a_full_disk_never_runs_and_stops_the_engine_deciding() {
+    a_refused_decision_never_runs(&DISK_FULL).await;
+}
+
+async fn a_refused_decision_never_runs(fault: &Fault) {
     if !strace_available() {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -84,7 +106,7 @@ async fn a_decision_the_disk_refuses_never_runs_and_stops_the_engine_deciding() 
     };
     let (first, second) = (id_of("a"), id_of("b"));
 
-    let mut tracer = fail_fdatasync(engine.pid());
+    let mut tracer = inject(engine.pid(), fault);
     let out = airlock(d, &["approve", &first]);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(
