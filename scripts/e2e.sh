@@ -17,10 +17,15 @@ for _ in $(seq 50); do [ -s "$display_file" ] && break; sleep 0.1; done
 export DISPLAY=":$(head -n1 "$display_file")"
 
 export AIRLOCK_DBUS_LOG="$AIRLOCK_E2E_OUT/dbus-notifications.log"
+# dunst's menu of actions runs scripts/e2e-dmenu.sh, which picks the action a test names in this
+# file: the tests choose "Allow once" or "Deny" through the daemon as a person would.
+export AIRLOCK_DMENU_CHOICE="$AIRLOCK_E2E_OUT/dmenu-choice"
+dunstrc="$AIRLOCK_E2E_OUT/dunstrc"
+printf '[global]\n    dmenu = %s\n' "$PWD/scripts/e2e-dmenu.sh" >"$dunstrc"
 # A private session bus with a notification daemon (dunst), a tray host (trayer) and a monitor that records every
 # Notify call; the ignored tests of the app (WebDriver run and notification actions) run in it.
 dbus-run-session -- bash -c '
-  dunst >/dev/null 2>&1 &
+  dunst -config "$AIRLOCK_E2E_OUT/dunstrc" >/dev/null 2>&1 &
   trayer --edge bottom --align right --widthtype request --height 32 >/dev/null 2>&1 &
   dbus-monitor --session "interface=org.freedesktop.Notifications" >"$AIRLOCK_DBUS_LOG" 2>&1 &
   sleep 0.5

@@ -302,25 +302,88 @@ mod tests {
         ));
     }
 
-    fn read_file_call() -> airlock_testkit::Reply {
-        airlock_testkit::Reply::ToolCalls(vec![airlock_testkit::ScriptedCall::new(
-            "c1",
-            "builtin__read_file",
-            json!({"path": "from-notification.txt"}),
-        )])
+    /// Chooses `action` of notification `id` the way a person does: through the daemon's own
+    /// menu of actions. scripts/e2e.sh gives dunst a `dmenu` (scripts/e2e-dmenu.sh) that picks
+    /// the line named in $AIRLOCK_DMENU_CHOICE; dunst then sends ActionInvoked itself.
+    fn choose_through_the_daemon(id: u32, action: &str) {
+        let choice = std::env::var_os("AIRLOCK_DMENU_CHOICE")
+            .expect("AIRLOCK_DMENU_CHOICE is unset: run through scripts/e2e.sh");
+        std::fs::write(&choice, format!("[{id},{action}]")).unwrap();
+        let status = std::process::Command::new("dunstctl")
+            .arg("context")
+            .status()
+            .expect("dunstctl");
+        assert!(status.success(), "dunstctl context: {status}");
     }
 
-    /// On a private D-Bus session with a notification daemon (scripts/e2e.sh runs it under
-    /// `dbus-run-session` with dunst and dbus-monitor): the notification reaches the bus with the
-    /// tool's name, and invoking its "Allow once" action approves the request — a read-only
-    /// tool's (set to ask here), the only kind a notification may approve.
+    /// Shows `announcement` on a thread that waits for its action; returns the notification's
+    /// id and the thread.
+    fn shown(engine: &Engine, announcement: Announcement) -> (u32, std::thread::JoinHandle<()>) {
+        let (shown_tx, shown_rx) = std::sync::mpsc::channel();
+        let engine = engine.clone();
+        let waiter = std::thread::spawn(move || {
+            show_and_wait(
+                &engine,
+                announcement,
+                move |id| shown_tx.send(id).unwrap(),
+                |_| {},
+            )
+        });
+        let id = shown_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the notification was shown");
+        (id, waiter)
+    }
+
+    async fn finished(waiter: std::thread::JoinHandle<()>, what: &str) {
+        for _ in 0..200 {
+            if waiter.is_finished() {
+                waiter.join().unwrap();
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("{what}: the daemon never delivered the action");
+    }
+
+    async fn pending_of(engine: &Engine, session: &str) -> InboxItem {
+        for _ in 0..200 {
+            if let Some(item) = engine
+                .inbox()
+                .unwrap()
+                .into_iter()
+                .find(|i| i.session == session)
+            {
+                return item;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no request of session {session}");
+    }
+
+    /// Two requests, each with its notification on a private D-Bus session with a real daemon
+    /// (scripts/e2e.sh runs dunst and dbus-monitor under `dbus-run-session`), decided through
+    /// the daemon's own actions: "Allow once" on a notification whose arguments changed since
+    /// (a stale hash) is refused; "Allow once" on A runs A only; "Deny" on B reaches the model.
     #[tokio::test(flavor = "multi_thread")]
     #[ignore = "needs a D-Bus session with a notification daemon; run through scripts/e2e.sh"]
-    async fn allow_once_from_a_notification_approves() {
+    async fn notification_actions_through_the_daemon_decide_exactly_their_own_request() {
+        use airlock_core::ApprovalStatus;
         use airlock_engine::{EngineConfig, ProviderSettings};
+        use airlock_testkit::{Reply, ScriptedCall};
         let model = airlock_testkit::ScriptedModel::start(vec![
-            read_file_call(),
-            airlock_testkit::Reply::Text("ok".into()),
+            Reply::ToolCalls(vec![ScriptedCall::new(
+                "c1",
+                "builtin__read_file",
+                json!({"path": "from-notification.txt"}),
+            )]),
+            Reply::ToolCalls(vec![ScriptedCall::new(
+                "c2",
+                "builtin__write_file",
+                json!({"path": "denied.txt", "content": "no"}),
+            )]),
+            Reply::Text("first done".into()),
+            Reply::Text("second done".into()),
         ])
         .await
         .unwrap();
@@ -338,71 +401,90 @@ mod tests {
                 ..Default::default()
             })
             .unwrap();
+        // read_file is declared read-only (a notification may approve it); make it ask.
         engine
             .set_tool_setting("builtin", "read_file", airlock_core::ToolSetting::Required)
             .unwrap();
         std::fs::write(engine.workspace().join("from-notification.txt"), "hi").unwrap();
-        engine.send_message("notify", "read it").unwrap();
-        let mut item = None;
-        for _ in 0..200 {
-            if let Some(first) = engine.inbox().unwrap().into_iter().next() {
-                item = Some(first);
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let item = item.expect("a pending request");
-        let announcement = announce(std::slice::from_ref(&item), |i| {
-            engine.notification_may_approve(i)
-        })
-        .unwrap();
-        let (shown_tx, shown_rx) = std::sync::mpsc::channel();
-        let waiter = {
-            let engine = engine.clone();
-            std::thread::spawn(move || {
-                show_and_wait(
-                    &engine,
-                    announcement,
-                    move |id| shown_tx.send(id).unwrap(),
-                    |_| {},
-                )
+        engine.send_message("a", "read it").unwrap();
+        let a = pending_of(&engine, "a").await;
+        engine.send_message("b", "write it").unwrap();
+        let b = pending_of(&engine, "b").await;
+        let announcement = |item: &InboxItem| {
+            announce(std::slice::from_ref(item), |i| {
+                engine.notification_may_approve(i)
             })
+            .unwrap()
         };
-        let id = shown_rx
-            .recv_timeout(Duration::from_secs(10))
-            .expect("the notification was shown");
-        // The daemon would send this when the person clicks "Allow once"; send it as it would.
-        // Repeated until it lands, since the listener subscribes right after showing.
-        for _ in 0..100 {
-            let _ = std::process::Command::new("dbus-send")
-                .args([
-                    "--session",
-                    "--type=signal",
-                    "/org/freedesktop/Notifications",
-                    "org.freedesktop.Notifications.ActionInvoked",
-                    &format!("uint32:{id}"),
-                    &format!("string:{ACTION_ALLOW}"),
-                ])
-                .status();
-            if waiter.is_finished() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        waiter.join().unwrap();
-        let decided = engine.approval(&item.approval_id).unwrap().unwrap();
-        assert_eq!(decided.status, airlock_core::ApprovalStatus::Approved);
-        let audit = engine.audit(50).unwrap();
-        assert!(
-            audit
-                .iter()
-                .any(|row| row.actor == "notification" && row.action == "approved"),
-            "{audit:?}"
+        let stale = match announcement(&a) {
+            Announcement::One {
+                approval_id,
+                summary,
+                body,
+                may_approve,
+                ..
+            } => Announcement::One {
+                approval_id,
+                args_hash: "0".repeat(64),
+                summary,
+                body,
+                may_approve,
+            },
+            other => panic!("{other:?}"),
+        };
+        let (stale_id, stale_waiter) = shown(&engine, stale);
+        let (a_id, a_waiter) = shown(&engine, announcement(&a));
+        let (b_id, b_waiter) = shown(&engine, announcement(&b));
+
+        choose_through_the_daemon(stale_id, ACTION_ALLOW);
+        finished(stale_waiter, "allow once on the stale notification").await;
+        let status = |id: &str| engine.approval(id).unwrap().unwrap().status;
+        assert_eq!(
+            status(&a.approval_id),
+            ApprovalStatus::Pending,
+            "a stale hash approved"
         );
+
+        choose_through_the_daemon(a_id, ACTION_ALLOW);
+        finished(a_waiter, "allow once on A").await;
+        assert_eq!(status(&a.approval_id), ApprovalStatus::Approved);
+        assert_eq!(
+            engine.wait_turn("a").await.unwrap().status,
+            airlock_core::TurnStatus::Completed
+        );
+        assert_eq!(
+            status(&b.approval_id),
+            ApprovalStatus::Pending,
+            "A's action decided B"
+        );
+        assert!(!engine.workspace().join("denied.txt").exists());
+
+        choose_through_the_daemon(b_id, ACTION_DENY);
+        finished(b_waiter, "deny on B").await;
+        assert_eq!(status(&b.approval_id), ApprovalStatus::Denied);
+        assert_eq!(
+            engine.wait_turn("b").await.unwrap().status,
+            airlock_core::TurnStatus::Completed
+        );
+        assert!(!engine.workspace().join("denied.txt").exists());
+        let told = model
+            .requests()
+            .iter()
+            .any(|request| request.to_string().contains("denied from the notification"));
+        assert!(told, "the denial's reason never reached the model");
+
+        let audit = engine.audit(50).unwrap();
+        let by_notification: Vec<_> = audit
+            .iter()
+            .filter(|row| row.actor == "notification")
+            .map(|row| row.action.as_str())
+            .collect();
+        assert_eq!(by_notification.len(), 2, "{audit:?}");
+        assert!(by_notification.contains(&"approved") && by_notification.contains(&"denied"));
         if let Some(log) = std::env::var_os("AIRLOCK_DBUS_LOG") {
             let seen = std::fs::read_to_string(log).unwrap();
             assert!(
-                seen.contains("Allow tool call from builtin?") && seen.contains("read_file"),
+                seen.contains("Allow tool call from builtin?") && seen.contains("ActionInvoked"),
                 "{seen}"
             );
         }

@@ -66,6 +66,19 @@ pub fn show_count<R: Runtime>(app: &AppHandle<R>, count: usize) {
     }
 }
 
+/// The texts of the menu's changing lines as the tray shows them now (count, pause): read back
+/// from the live menu items, so a test of the real app can assert what the person sees.
+pub fn menu_texts<R: Runtime>(app: &AppHandle<R>) -> Vec<String> {
+    app.try_state::<TrayItems<R>>()
+        .map(|items| {
+            [&items.count, &items.pause]
+                .iter()
+                .filter_map(|item| item.text().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The disk refused to record a decision: the menu and the tooltip say so instead of a count.
 pub fn show_storage_failure<R: Runtime>(app: &AppHandle<R>) {
     let label = "Cannot record decisions — restart Airlock";

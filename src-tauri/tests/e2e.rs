@@ -38,6 +38,7 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
             write_file("c4", "c.txt", "c"),
         ]),
         Reply::Text("Understood, I will not write them.".into()),
+        Reply::ToolCalls(vec![write_file("c5", "refused.txt", "x")]),
     ])
     .await
     .unwrap();
@@ -206,6 +207,35 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     .await;
     ui.screenshot(&out, "chat-batch-denied").await;
 
+    // 7. The disk refuses the next decision (every fdatasync of the app fails, injected with
+    // strace): the approval is refused, nothing runs, and the window says Airlock can no longer
+    // record decisions.
+    api.send_message("disk", "write it").await.unwrap();
+    ui.click("[data-testid=nav-inbox]").await;
+    ui.find("[data-testid=inbox-item]").await;
+    let status: Value = api.get("/v1/status").await.unwrap();
+    let pid = status["pid"].as_u64().expect("the app's pid") as u32;
+    let tracer = support::Process::fail_fdatasync(pid).await;
+    ui.click("[data-testid=approve]").await;
+    ui.until(
+        "the storage banner",
+        "return document.querySelector('[data-testid=storage-banner]')?.textContent.includes('can no longer record decisions') === true",
+    )
+    .await;
+    // Traced, the app repaints slowly: the screenshot is taken once the tracer is gone (the
+    // engine keeps refusing decisions; it cannot know what reached the disk).
+    drop(tracer);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    ui.screenshot(&out, "storage-failure").await;
+    assert!(
+        !data.path().join("workspace/refused.txt").exists(),
+        "a decision the disk refused ran"
+    );
+    assert_eq!(
+        tray_menu(ui).await.first().map(String::as_str),
+        Some("Cannot record decisions — restart Airlock")
+    );
+
     app.end().await;
 }
 
@@ -310,6 +340,11 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     })
     .await;
     ui.find("[data-approval-id]").await;
+    assert_eq!(
+        tray_menu(ui).await,
+        vec!["1 pending", "Pause all agents"],
+        "the tray's lines as the menu showed them"
+    );
 
     // 5. Pause all agents from the tray, then resume from the window's banner.
     tray::open_menu();
@@ -321,6 +356,7 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     tray::open_menu();
     tokio::time::sleep(Duration::from_millis(700)).await;
     ui.screenshot(&out, "tray-menu-paused").await;
+    assert_eq!(tray_menu(ui).await, vec!["1 pending", "Resume agents"]);
     let _ = Command::new("xdotool").args(["key", "Escape"]).status();
     ui.click("[data-testid=paused-banner] button").await;
     ui.until(
@@ -344,4 +380,16 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     let paused: Value = api.get("/v1/paused").await.unwrap();
     assert_eq!(paused["paused"], json!(false));
     app.end().await;
+}
+
+/// The tray menu's changing lines, read back from the live menu items by the app.
+async fn tray_menu(ui: &support::Driver) -> Vec<String> {
+    let texts = ui
+        .run_async(
+            "const done = arguments[arguments.length - 1]; \
+             window.__TAURI_INTERNALS__.invoke('tray_menu').then(done, (e) => done(String(e)));",
+            json!([]),
+        )
+        .await;
+    serde_json::from_value(texts.clone()).unwrap_or_else(|_| panic!("tray_menu answered {texts}"))
 }

@@ -51,6 +51,13 @@ pub async fn storage_failure(shell: State<'_, Shell>) -> CommandResult<Option<St
     Ok(shell.engine.storage_failure())
 }
 
+/// The tray menu's changing lines as shown now ("N pending", "Pause all agents"); empty when
+/// the desktop has no tray.
+#[tauri::command]
+pub async fn tray_menu(app: tauri::AppHandle) -> CommandResult<Vec<String>> {
+    Ok(crate::tray::menu_texts(&app))
+}
+
 /// Pauses or resumes every agent; the engine announces the change to every channel.
 #[tauri::command]
 pub async fn set_paused(shell: State<'_, Shell>, paused: bool) -> CommandResult<()> {
