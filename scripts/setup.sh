@@ -2,7 +2,8 @@
 # Sets up what is missing on Debian/Ubuntu and starts the Airlock desktop app:
 #   - system packages (C toolchain, WebKitGTK and friends for Tauri, and what the tests use:
 #     Xvfb, WebKitWebDriver, a notification daemon, chromium, strace to inject disk faults), through apt-get;
-#   - the UI's npm packages (npm ci in ui/), the pinned MCP servers of tests/mcp-servers for the
+#   - the UI's npm packages (npm ci in ui/), the pinned MCP servers of tests/mcp-servers and the
+#     coding agents of tests/agents (Claude Code, Codex) for the
 #     end-to-end tests, and with --deps-only tauri-driver for the tests;
 #   - with --deps-only it stops there (scripts/test.sh uses that); otherwise it builds the UI
 #     and the app in release mode and runs it. Extra arguments go to the app (e.g. --data-dir).
@@ -52,6 +53,11 @@ fi
 mcp_servers=tests/mcp-servers
 if [ ! -d "$mcp_servers/node_modules" ] || [ "$mcp_servers/package-lock.json" -nt "$mcp_servers/node_modules" ]; then
   (cd "$mcp_servers" && npm ci --no-audit --no-fund)
+fi
+# The real coding agents (Claude Code, Codex) the agent gateway's tests run, pinned likewise.
+agents=tests/agents
+if [ ! -d "$agents/node_modules" ] || [ "$agents/package-lock.json" -nt "$agents/node_modules" ]; then
+  (cd "$agents" && npm ci --no-audit --no-fund)
 fi
 
 # tauri-driver (WebDriver for the real app, used by scripts/e2e.sh), kept outside the clone.
