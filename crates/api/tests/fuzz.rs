@@ -6,14 +6,12 @@
 //! `AIRLOCK_FUZZ_CASES` sets the number of requests (default 2,000); RELIABILITY.md has the long run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use airlock_api::host::Host;
-use airlock_engine::ProviderSettings;
-use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
+mod common;
+
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 use serde_json::{Map, Value, json};
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 /// Names the fuzzer fills into paths and bodies: the real ones where an endpoint cannot decide
@@ -273,45 +271,14 @@ async fn generated_requests_to_every_endpoint_are_refused_clearly_and_run_nothin
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(2000);
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("workspace");
-    let model = ScriptedModel::start(vec![
-        Reply::ToolCalls(vec![ScriptedCall::new(
-            "c1",
-            "builtin__write_file",
-            json!({"path": "target.txt", "content": "x"}),
-        )]),
-        Reply::Text("done".into()),
-    ])
-    .await
-    .unwrap();
-    let (host, served) = Host::start(
-        &dir.path().join("data"),
-        Some(workspace.clone()),
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-    )
-    .await
-    .unwrap();
-    tokio::spawn(served);
-    host.engine
-        .set_provider(ProviderSettings {
-            base_url: model.base_url(),
-            model: "scripted".into(),
-            stream: false,
-            ..ProviderSettings::default()
-        })
-        .unwrap();
-    host.engine.send_message("s", "write").unwrap();
-    let mut item = None;
-    for _ in 0..500 {
-        if let Some(first) = host.engine.inbox().unwrap().into_iter().next() {
-            item = Some(first);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let item = item.expect("a pending request");
-    let token = std::fs::read_to_string(dir.path().join("data/token")).unwrap();
+    let common::Waiting {
+        host,
+        item,
+        workspace,
+        token,
+        _model,
+        _dir,
+    } = common::one_waiting_write().await;
     let http = reqwest::Client::builder()
         .no_proxy()
         .pool_max_idle_per_host(0)
@@ -330,7 +297,7 @@ async fn generated_requests_to_every_endpoint_are_refused_clearly_and_run_nothin
         let case = strategy.new_tree(&mut runner).unwrap().current();
         let mut builder = http
             .request(case.method.parse().unwrap(), format!("{base}{}", case.path))
-            .bearer_auth(token.trim())
+            .bearer_auth(token.as_str())
             .header("content-type", "application/json");
         if let Some(body) = &case.body {
             builder = builder.body(body.clone());

@@ -4,12 +4,9 @@
 //! still waits, the file it would write does not exist.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use airlock_api::host::Host;
-use airlock_engine::ProviderSettings;
-use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
-use serde_json::{Value, json};
-use std::net::SocketAddr;
-use std::time::Duration;
+mod common;
+
+use serde_json::Value;
 
 struct Api {
     http: reqwest::Client,
@@ -54,46 +51,15 @@ impl Api {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("workspace");
-    let model = ScriptedModel::start(vec![
-        Reply::ToolCalls(vec![ScriptedCall::new(
-            "c1",
-            "builtin__write_file",
-            json!({"path": "target.txt", "content": "x"}),
-        )]),
-        Reply::Text("done".into()),
-    ])
-    .await
-    .unwrap();
-    let (host, served) = Host::start(
-        &dir.path().join("data"),
-        Some(workspace.clone()),
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-    )
-    .await
-    .unwrap();
-    tokio::spawn(served);
-    host.engine
-        .set_provider(ProviderSettings {
-            base_url: model.base_url(),
-            model: "scripted".into(),
-            stream: false,
-            ..ProviderSettings::default()
-        })
-        .unwrap();
-    host.engine.send_message("s", "write").unwrap();
-    let mut item = None;
-    for _ in 0..500 {
-        if let Some(first) = host.engine.inbox().unwrap().into_iter().next() {
-            item = Some(first);
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    let item = item.expect("a pending request");
+    let common::Waiting {
+        host,
+        item,
+        workspace,
+        token,
+        _model,
+        _dir,
+    } = common::one_waiting_write().await;
     let id = item.approval_id.clone();
-    let token = std::fs::read_to_string(dir.path().join("data/token")).unwrap();
     let api = Api {
         // A fresh connection per request: the server may close one it refused to read (the
         // oversized body), and a pooled connection would then fail the next request.
@@ -103,7 +69,7 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
             .build()
             .unwrap(),
         base: format!("http://{}", host.addr),
-        token: token.trim().to_string(),
+        token: token.clone(),
     };
 
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));

@@ -9,8 +9,9 @@ use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use common::{airlock, eventually, ok, setup};
 use serde_json::{Value, json};
 
-#[tokio::test(flavor = "multi_thread")]
-async fn bad_input_is_refused_clearly_and_changes_nothing() {
+/// An engine whose session `s` waits on one write_file request (to `workspace/target.txt`), the
+/// model's next answer "done"; returns them with the request's id.
+async fn one_waiting_write() -> (ScriptedModel, tempfile::TempDir, common::Engine, String) {
     let model = ScriptedModel::start(vec![
         Reply::ToolCalls(vec![ScriptedCall::new(
             "c1",
@@ -21,7 +22,7 @@ async fn bad_input_is_refused_clearly_and_changes_nothing() {
     ])
     .await
     .unwrap();
-    let (dir, _engine) = setup(&model);
+    let (dir, engine) = setup(&model);
     let d = dir.path();
     ok(d, &["chat", "--no-wait", "--session", "s", "write"]);
     let items: Vec<Value> = eventually("the request", || {
@@ -29,6 +30,13 @@ async fn bad_input_is_refused_clearly_and_changes_nothing() {
         (!items.is_empty()).then_some(items)
     });
     let id = items[0]["approval_id"].as_str().unwrap().to_string();
+    (model, dir, engine, id)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_input_is_refused_clearly_and_changes_nothing() {
+    let (_model, dir, _engine, id) = one_waiting_write().await;
+    let d = dir.path();
     let cases: Vec<(&str, Vec<&str>)> = vec![
         (
             "malformed JSON edit",
@@ -142,21 +150,8 @@ async fn generated_command_lines_are_refused_clearly_and_run_nothing() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(150);
-    let model = ScriptedModel::start(vec![Reply::ToolCalls(vec![ScriptedCall::new(
-        "c1",
-        "builtin__write_file",
-        json!({"path": "target.txt", "content": "x"}),
-    )])])
-    .await
-    .unwrap();
-    let (dir, _engine) = setup(&model);
+    let (_model, dir, _engine, real) = one_waiting_write().await;
     let d = dir.path();
-    ok(d, &["chat", "--no-wait", "--session", "s", "write"]);
-    let items: Vec<Value> = eventually("the request", || {
-        let items: Vec<Value> = serde_json::from_str(&ok(d, &["inbox", "--json"])).unwrap();
-        (!items.is_empty()).then_some(items)
-    });
-    let real = items[0]["approval_id"].as_str().unwrap().to_string();
 
     // Words: never the waiting session's name or a real server's.
     let word = || {
