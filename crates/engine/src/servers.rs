@@ -271,7 +271,7 @@ impl Engine {
         self.announce_server_change(name);
     }
 
-    fn require_server(&self, name: &str) -> Result<()> {
+    pub(crate) fn require_server(&self, name: &str) -> Result<()> {
         if self
             .inner
             .store

@@ -119,12 +119,7 @@ impl Engine {
     }
 
     pub fn set_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()> {
-        if self.inner.tools.tool(server, tool).is_none() {
-            return Err(EngineError::UnknownTool {
-                server: server.into(),
-                tool: tool.into(),
-            });
-        }
+        self.require_tool(server, tool)?;
         self.inner.store.set_tool_setting(server, tool, setting)?;
         self.inner.invalidate_policy();
         Ok(())
@@ -141,29 +136,31 @@ impl Engine {
     ) -> Result<()> {
         match tool {
             Some(tool) => {
-                if self.inner.tools.tool(server, tool).is_none() {
-                    return Err(EngineError::UnknownTool {
-                        server: server.into(),
-                        tool: tool.into(),
-                    });
-                }
+                self.require_tool(server, tool)?;
                 if allow == Some(true) && airlock_core::never_from_notification(server, tool) {
                     return Err(EngineError::Invalid(format!(
                         "{server}/{tool} runs whatever it is given; approve it in the inbox, where the whole call is shown"
                     )));
                 }
             }
-            None => {
-                if !self.inner.store.servers()?.iter().any(|s| s.name == server) {
-                    return Err(EngineError::Invalid(format!("no server named '{server}'")));
-                }
-            }
+            None => self.require_server(server)?,
         }
         self.inner
             .store
             .set_from_notification(server, tool, allow)?;
         self.inner.invalidate_policy();
         Ok(())
+    }
+
+    /// A tool the engine offers now (a setting for any other would be a silent no-op).
+    fn require_tool(&self, server: &str, tool: &str) -> Result<()> {
+        match self.inner.tools.tool(server, tool) {
+            Some(_) => Ok(()),
+            None => Err(EngineError::UnknownTool {
+                server: server.into(),
+                tool: tool.into(),
+            }),
+        }
     }
 
     /// Adds an argument rule after checking that it compiles.

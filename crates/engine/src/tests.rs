@@ -1192,7 +1192,7 @@ async fn allowing_a_tool_from_notifications_is_the_persons_choice_never_run_comm
         f.engine
             .set_from_notification("nope", None, Some(true))
             .unwrap_err(),
-        EngineError::Invalid(_)
+        EngineError::UnknownServer(_)
     ));
     // Allowed now, the write is approved from the notification and runs.
     f.engine
