@@ -1,9 +1,36 @@
 //! The audit trail: who or what decided, with what arguments, and every refusal.
 
-use crate::{Result, Store, StoreError, now, parse_json};
+use crate::{CachedExt, Result, Store, StoreError, now, parse_json};
 use airlock_protocol::AuditRow;
 use rusqlite::{Connection, params};
 use serde_json::Value;
+
+impl Store {
+    /// Deletes the person's row `id` of `table` (a rule, a remembered decision), auditing it as
+    /// `action` when there was one; false when there was none.
+    pub(crate) fn delete_audited(
+        &self,
+        table: &'static str,
+        id: &str,
+        action: &str,
+    ) -> Result<bool> {
+        self.write(|tx| {
+            let removed = tx.run(&format!("DELETE FROM {table} WHERE id = ?1"), [id])? > 0;
+            if removed {
+                insert_audit(
+                    tx,
+                    "user",
+                    action,
+                    None,
+                    None,
+                    None,
+                    &serde_json::json!({ "id": id }),
+                )?;
+            }
+            Ok(removed)
+        })
+    }
+}
 
 pub(crate) fn insert_audit(
     tx: &Connection,

@@ -1,10 +1,8 @@
 //! Remembered decisions.
 
-use crate::audit::insert_audit;
-use crate::{CachedExt, Result, Store, StoreError};
+use crate::{Result, Store, StoreError};
 use airlock_core::policy::Remembered;
 use airlock_protocol::RememberedRow;
-use serde_json::json;
 
 impl Store {
     pub fn remembered(&self) -> Result<Vec<RememberedRow>> {
@@ -30,20 +28,6 @@ impl Store {
     }
 
     pub fn revoke_remembered(&self, id: &str) -> Result<bool> {
-        self.write(|tx| {
-            let removed = tx.run("DELETE FROM remembered WHERE id = ?1", [id])? > 0;
-            if removed {
-                insert_audit(
-                    tx,
-                    "user",
-                    "remembered_revoked",
-                    None,
-                    None,
-                    None,
-                    &json!({ "id": id }),
-                )?;
-            }
-            Ok(removed)
-        })
+        self.delete_audited("remembered", id, "remembered_revoked")
     }
 }

@@ -5,7 +5,6 @@ use crate::{CachedExt, Result, Store, StoreError, now};
 use airlock_core::{ArgRule, RuleEffect, RulePattern, ids};
 use airlock_protocol::RuleRow;
 use rusqlite::params;
-use serde_json::json;
 
 impl Store {
     /// Adds an argument rule; the caller has compiled it once to check the pattern.
@@ -42,21 +41,7 @@ impl Store {
     }
 
     pub fn remove_rule(&self, id: &str) -> Result<bool> {
-        self.write(|tx| {
-            let removed = tx.run("DELETE FROM rules WHERE id = ?1", [id])? > 0;
-            if removed {
-                insert_audit(
-                    tx,
-                    "user",
-                    "rule_removed",
-                    None,
-                    None,
-                    None,
-                    &json!({ "id": id }),
-                )?;
-            }
-            Ok(removed)
-        })
+        self.delete_audited("rules", id, "rule_removed")
     }
 
     pub fn rules(&self) -> Result<Vec<RuleRow>> {

@@ -22,24 +22,13 @@ impl Store {
     }
 
     pub fn set_server_default(&self, name: &str, default: ServerDefault) -> Result<()> {
-        self.write(|tx| {
-            let changed = tx.run(
-                "UPDATE servers SET default_setting = ?2 WHERE name = ?1",
-                params![name, default.as_str()],
-            )?;
-            if changed == 0 {
-                return Err(StoreError::Invalid(format!("no server named '{name}'")));
-            }
-            insert_audit(
-                tx,
-                "user",
-                "server_default_changed",
-                None,
-                None,
-                None,
-                &json!({"server": name, "default": default}),
-            )
-        })
+        self.update_server(
+            name,
+            "default_setting",
+            default.as_str(),
+            "server_default_changed",
+            &json!({"server": name, "default": default}),
+        )
     }
 
     pub fn servers(&self) -> Result<Vec<ServerRow>> {
@@ -127,14 +116,34 @@ impl Store {
     }
 
     pub fn set_server_trust(&self, name: &str, trust_read_only_hints: bool) -> Result<()> {
-        self.update_server(name, "trust_read_only_hints", trust_read_only_hints)
+        self.update_server(
+            name,
+            "trust_read_only_hints",
+            trust_read_only_hints,
+            "server_changed",
+            &json!({"server": name, "trust_read_only_hints": trust_read_only_hints}),
+        )
     }
 
     pub fn set_server_enabled(&self, name: &str, enabled: bool) -> Result<()> {
-        self.update_server(name, "enabled", enabled)
+        self.update_server(
+            name,
+            "enabled",
+            enabled,
+            "server_changed",
+            &json!({"server": name, "enabled": enabled}),
+        )
     }
 
-    fn update_server(&self, name: &str, column: &'static str, value: bool) -> Result<()> {
+    /// Sets one column of an existing server and audits it as `action`.
+    fn update_server(
+        &self,
+        name: &str,
+        column: &'static str,
+        value: impl rusqlite::ToSql,
+        action: &str,
+        detail: &Value,
+    ) -> Result<()> {
         self.write(|tx| {
             let changed = tx.run(
                 &format!("UPDATE servers SET {column} = ?2 WHERE name = ?1"),
@@ -143,15 +152,7 @@ impl Store {
             if changed == 0 {
                 return Err(StoreError::Invalid(format!("no server named '{name}'")));
             }
-            insert_audit(
-                tx,
-                "user",
-                "server_changed",
-                None,
-                None,
-                None,
-                &json!({"server": name, column: value}),
-            )
+            insert_audit(tx, "user", action, None, None, None, detail)
         })
     }
 }

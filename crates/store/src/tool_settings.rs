@@ -49,9 +49,7 @@ impl Store {
             .collect()
         })
     }
-}
 
-impl Store {
     /// Whether a notification may approve a tool (`tool: Some`) or a server's tools (`None`):
     /// `allow: None` forgets the choice, so the default applies again.
     pub fn set_from_notification(
