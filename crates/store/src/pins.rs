@@ -221,8 +221,20 @@ mod tests {
                 })
                 .unwrap();
             store.check_pin(server, "read", &tool, "t").unwrap();
+            store
+                .set_from_notification(server, Some("read"), Some(true))
+                .unwrap();
+            store
+                .set_from_notification(server, None, Some(true))
+                .unwrap();
         }
         store.remove_server("fs").unwrap();
+        // A later server named "fs" may not be approved from notifications on the old one's say.
+        let choices = store.from_notification().unwrap();
+        assert!(
+            choices.len() == 2 && choices.iter().all(|(server, _, _)| server == "keep"),
+            "{choices:?}"
+        );
 
         let names: Vec<String> = store
             .servers()
