@@ -215,7 +215,7 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     ui.find("[data-testid=inbox-item]").await;
     let status: Value = api.get("/v1/status").await.unwrap();
     let pid = status["pid"].as_u64().expect("the app's pid") as u32;
-    let tracer = support::Process::fail_fdatasync(pid).await;
+    let tracer = airlock_testkit::faults::inject(pid, airlock_testkit::faults::SYNC_FAILS);
     ui.click("[data-testid=approve]").await;
     ui.until(
         "the storage banner",

@@ -338,7 +338,6 @@ async fn generated_requests_to_every_endpoint_are_refused_clearly_and_run_nothin
         "{cases} generated requests in {:.1} s; statuses {statuses:?}",
         started.elapsed().as_secs_f64()
     );
-    host.engine.set_paused(false).unwrap();
     // The real decision still works.
     host.engine
         .decide(

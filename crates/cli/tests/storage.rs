@@ -8,73 +8,22 @@
 
 mod common;
 
+use airlock_testkit::faults::{DISK_FULL, Fault, SYNC_FAILS, inject, strace_available};
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use common::{Engine, airlock, eventually, inbox, ok, setup};
 use serde_json::{Value, json};
-use std::process::{Command, Stdio};
-use std::time::Duration;
-
-fn strace_available() -> bool {
-    Command::new("strace")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// Which calls of the engine fail, and how.
-struct Fault {
-    calls: &'static str,
-    errno: &'static str,
-}
-
-/// The disk's sync fails (a dying disk, a pulled USB stick).
-const SYNC_FAILS: Fault = Fault {
-    calls: "fdatasync",
-    errno: "EIO",
-};
-
-/// The disk is full: SQLite's writes (pwrite64) and syncs fail.
-const DISK_FULL: Fault = Fault {
-    calls: "pwrite64,fdatasync",
-    errno: "ENOSPC",
-};
-
-/// Every thread of `pid` traced, each of the fault's calls failing; returns the tracer.
-fn inject(pid: u32, fault: &Fault) -> std::process::Child {
-    let mut strace = Command::new("strace");
-    strace.args(["-f", "-qq", "-o", "/dev/null", "-e"]);
-    strace.arg(format!("trace={}", fault.calls));
-    strace.arg("-e");
-    strace.arg(format!("inject={}:error={}", fault.calls, fault.errno));
-    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
-        strace.arg("-p").arg(task.unwrap().file_name());
-    }
-    let tracer = strace.stdin(Stdio::null()).spawn().unwrap();
-    // Attached once the engine's main thread reports its tracer.
-    eventually("strace attached", || {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        status
-            .lines()
-            .find(|l| l.starts_with("TracerPid:"))
-            .filter(|l| l.split_whitespace().nth(1) != Some("0"))
-            .map(|_| ())
-    });
-    std::thread::sleep(Duration::from_millis(300)); // the worker threads, attached in turn
-    tracer
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_decision_the_disk_refuses_never_runs_and_stops_the_engine_deciding() {
-    a_refused_decision_never_runs(&SYNC_FAILS).await;
+    a_refused_decision_never_runs(SYNC_FAILS).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_decision_on_a_full_disk_never_runs_and_stops_the_engine_deciding() {
-    a_refused_decision_never_runs(&DISK_FULL).await;
+    a_refused_decision_never_runs(DISK_FULL).await;
 }
 
-async fn a_refused_decision_never_runs(fault: &Fault) {
+async fn a_refused_decision_never_runs(fault: Fault) {
     if !strace_available() {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -106,7 +55,7 @@ async fn a_refused_decision_never_runs(fault: &Fault) {
     };
     let (first, second) = (id_of("a"), id_of("b"));
 
-    let mut tracer = inject(engine.pid(), fault);
+    let tracer = inject(engine.pid(), fault);
     let out = airlock(d, &["approve", &first]);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(
@@ -139,8 +88,7 @@ async fn a_refused_decision_never_runs(fault: &Fault) {
         .await
         .unwrap();
     assert!(status["storage_error"].is_string(), "{status}");
-    let _ = tracer.kill();
-    let _ = tracer.wait();
+    drop(tracer);
     assert!(!d.join("workspace/refused.txt").exists());
     assert!(!d.join("workspace/second.txt").exists());
 

@@ -19,6 +19,7 @@
 //!
 //! Unknown request fields are ignored; `GET /v1/models` lists the one scripted model.
 
+pub mod faults;
 pub mod mcp_server;
 
 use axum::body::{Body, Bytes};

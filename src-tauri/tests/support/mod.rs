@@ -228,47 +228,6 @@ impl App {
 
 pub struct Process(Child);
 
-impl Process {
-    /// Makes every fdatasync of process `pid` (all its threads) fail with EIO until dropped:
-    /// strace's fault injection, as crates/cli/tests/storage.rs does to the headless engine.
-    pub async fn fail_fdatasync(pid: u32) -> Process {
-        let mut strace = Command::new("strace");
-        strace.args([
-            "-f",
-            "-qq",
-            "-o",
-            "/dev/null",
-            "-e",
-            "trace=fdatasync",
-            "-e",
-            "inject=fdatasync:error=EIO",
-        ]);
-        for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
-            strace.arg("-p").arg(task.unwrap().file_name());
-        }
-        let tracer = Process(
-            strace
-                .stdin(Stdio::null())
-                .spawn()
-                .expect("strace (scripts/setup.sh installs it)"),
-        );
-        until_true("strace attached", || {
-            std::fs::read_to_string(format!("/proc/{pid}/status"))
-                .ok()
-                .and_then(|status| {
-                    status
-                        .lines()
-                        .find(|l| l.starts_with("TracerPid:"))
-                        .map(|l| l.split_whitespace().nth(1) != Some("0"))
-                })
-                .unwrap_or(false)
-        })
-        .await;
-        tokio::time::sleep(Duration::from_millis(300)).await; // the other threads, in turn
-        tracer
-    }
-}
-
 impl Drop for Process {
     fn drop(&mut self) {
         let _ = self.0.kill();
