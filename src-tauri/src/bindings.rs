@@ -42,6 +42,8 @@ mod tests {
         ImportReport::export_all(&cfg).unwrap();
         ImportPreview::export_all(&cfg).unwrap();
         airlock_engine::ToolChange::export_all(&cfg).unwrap();
+        airlock_protocol::AgentStatus::export_all(&cfg).unwrap();
+        airlock_protocol::ConnectReport::export_all(&cfg).unwrap();
     }
 
     /// Every file under `dir` (recursively), by relative path.

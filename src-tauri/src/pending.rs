@@ -70,6 +70,11 @@ pub(crate) mod tests {
             input_schema: None,
             message: None,
             schema: None,
+            editable: true,
+            agent: None,
+            client: None,
+            agent_session: None,
+            cwd: None,
         }
     }
 

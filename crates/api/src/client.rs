@@ -17,7 +17,12 @@ pub enum ClientError {
         message: String,
     },
     #[error("no Airlock engine answers for {data_dir} ({message}); start one with `airlock serve`")]
-    Unreachable { data_dir: PathBuf, message: String },
+    Unreachable {
+        data_dir: PathBuf,
+        message: String,
+        /// Nothing accepted the connection (as opposed to a connection lost mid-request).
+        refused: bool,
+    },
     #[error("unexpected answer from the engine: {0}")]
     Decode(String),
 }
@@ -63,6 +68,7 @@ impl ApiClient {
             ClientError::Unreachable {
                 data_dir: self.data_dir.clone(),
                 message: e.to_string(),
+                refused: e.is_connect(),
             }
         })?;
         let status = response.status();

@@ -1,10 +1,11 @@
 //! The local HTTP API: 127.0.0.1 only, a bearer token, Host and Origin checked so that a web
 //! page cannot reach it (DNS rebinding, cross-site requests), and server-sent events.
 
-use airlock_core::Setting;
+use airlock_core::{AgentFallback, Setting};
 use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
 use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
+use airlock_protocol::{AgentAnswer, AgentCall, AgentView};
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -143,6 +144,9 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
         .route("/v1/remembered", get(remembered))
         .route("/v1/remembered/{id}", delete(revoke))
         .route("/v1/audit", get(audit))
+        .route("/v1/agent-calls", post(agent_call))
+        .route("/v1/agents", get(agents))
+        .route("/v1/agents/{name}", put(set_agent))
         .route("/v1/events", get(events))
         .layer(middleware::from_fn_with_state(state.clone(), guard))
         .with_state(state)
@@ -496,6 +500,33 @@ async fn answer(
 ) -> ApiResult<Value> {
     s.engine.answer(&id, body.clone(), DecidedBy::Api)?;
     Ok(Json(json!({ "approval_id": id, "action": body.action })))
+}
+
+/// Another agent's tool call (its hook, or the MCP proxy): answered by policy at once, or held
+/// open until a person decides or `wait_ms` passes. A caller that hangs up withdraws the item.
+async fn agent_call(
+    State(s): State<Arc<AppState>>,
+    Json(call): Json<AgentCall>,
+) -> ApiResult<AgentAnswer> {
+    Ok(Json(s.engine.agent_call(call).await?))
+}
+
+async fn agents(State(s): State<Arc<AppState>>) -> ApiResult<Vec<AgentView>> {
+    Ok(Json(s.engine.agents()?))
+}
+
+#[derive(Deserialize)]
+struct AgentBody {
+    fallback: AgentFallback,
+}
+
+async fn set_agent(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    Json(body): Json<AgentBody>,
+) -> ApiResult<Value> {
+    s.engine.set_agent_fallback(&name, body.fallback)?;
+    Ok(Json(json!({ "agent": name, "fallback": body.fallback })))
 }
 
 async fn tools(State(s): State<Arc<AppState>>) -> ApiResult<Value> {

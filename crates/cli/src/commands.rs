@@ -61,7 +61,15 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
         } => set_setting(&client, &key, &value).await,
         Command::Remembered { action, json } => remembered(&client, action, json).await,
         Command::Audit { limit, json } => audit(&client, limit, json).await,
-        Command::Serve { .. } => bail!("not a client command"),
+        Command::Agents {
+            action: Some(crate::AgentsAction::Set { agent, fallback }),
+            ..
+        } => crate::agents::set_fallback(&client, &agent, &fallback).await,
+        Command::Serve { .. }
+        | Command::Hook { .. }
+        | Command::Connect { .. }
+        | Command::Disconnect { .. }
+        | Command::Agents { action: None, .. } => bail!("not a client command"),
         #[cfg(feature = "bench")]
         Command::Bench { .. } => bail!("not a client command"),
     }
@@ -388,8 +396,15 @@ async fn inbox(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
             );
             continue;
         }
+        let from = match (&item.agent, &item.cwd) {
+            (Some(agent), Some(cwd)) => {
+                format!("[{} in {}]  ", visible_line(agent), visible_line(cwd))
+            }
+            (Some(agent), None) => format!("[{}]  ", visible_line(agent)),
+            _ => String::new(),
+        };
         println!(
-            "{}  {}  {}/{}  {}  ({})",
+            "{}  {from}{}  {}/{}  {}  ({})",
             item.approval_id,
             visible_line(&item.session),
             visible_line(&item.server),

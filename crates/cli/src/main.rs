@@ -6,9 +6,11 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod agents;
 #[cfg(feature = "bench")]
 mod bench;
 mod commands;
+mod hook;
 mod serve;
 mod servers;
 
@@ -171,11 +173,62 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The coding agents' hook (Claude Code's and Codex's PreToolUse / PermissionRequest): reads
+    /// the event on stdin, waits for the decision, prints it. Installed by `airlock connect`.
+    Hook {
+        #[arg(value_parser = ["claude-code", "codex"])]
+        agent: String,
+        /// The agent's hook timeout (seconds); the fallback is answered a little before it.
+        #[arg(long, default_value_t = airlock_connect::DEFAULT_TIMEOUT_SECS)]
+        timeout: u64,
+    },
+    /// Send an agent's tool calls through Airlock: `connect claude-code [--project DIR]`,
+    /// `connect codex`, `connect claude-desktop` (its MCP servers run through `mcp-proxy`).
+    Connect {
+        #[arg(value_parser = airlock_connect::Target::ALL_NAMES)]
+        agent: String,
+        /// claude-code: this project's `.claude/settings.json` instead of your user settings.
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// The hook's timeout in the agent's config (seconds).
+        #[arg(long, default_value_t = airlock_connect::DEFAULT_TIMEOUT_SECS)]
+        timeout: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Undo `connect`.
+    Disconnect {
+        #[arg(value_parser = airlock_connect::Target::ALL_NAMES)]
+        agent: String,
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The agents: connected or not, their fallback, their last request; or `agents set`.
+    Agents {
+        #[arg(long)]
+        json: bool,
+        #[command(subcommand)]
+        action: Option<AgentsAction>,
+    },
     /// Benchmarks (built with `--features bench`).
     #[cfg(feature = "bench")]
     Bench {
         #[command(subcommand)]
         action: bench::BenchAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum AgentsAction {
+    /// What the agent's hook answers when Airlock cannot (no engine, or nobody decided in
+    /// time): `ask` gives the call back to the agent's own prompt, `deny` denies it.
+    Set {
+        #[arg(value_parser = ["claude-code", "codex"])]
+        agent: String,
+        #[arg(long, value_parser = ["ask", "deny"])]
+        fallback: String,
     },
 }
 
@@ -358,6 +411,9 @@ fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Hook { agent, timeout } = &cli.command {
+        return run_hook(cli.data_dir.clone(), agent, *timeout);
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
@@ -394,9 +450,43 @@ fn main() -> ExitCode {
     }
 }
 
+/// The hook, on a single-threaded runtime (it starts for every tool call of an agent). It
+/// always prints one JSON object and exits 0: an agent fails open on anything else.
+fn run_hook(data_dir: Option<PathBuf>, agent: &str, timeout: u64) -> ExitCode {
+    let Ok(agent) = agent.parse::<airlock_core::HookAgent>() else {
+        println!("{{}}");
+        return ExitCode::SUCCESS;
+    };
+    let timeout = std::time::Duration::from_secs(timeout.max(1));
+    let output = match (
+        airlock_api::host::resolve_data_dir(data_dir),
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+    ) {
+        (Ok(dir), Ok(runtime)) => runtime.block_on(hook::run(&dir, agent, timeout)),
+        (Err(error), _) => hook::HookOutput::denied(agent, &error.to_string()),
+        (_, Err(error)) => hook::HookOutput::denied(agent, &error.to_string()),
+    };
+    println!("{}", output.stdout);
+    ExitCode::SUCCESS
+}
+
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let dir = data_dir(cli.data_dir)?;
     match cli.command {
+        Command::Connect {
+            agent,
+            project,
+            timeout,
+            json,
+        } => agents::connect(&dir, &agent, project, timeout, json),
+        Command::Disconnect {
+            agent,
+            project,
+            json,
+        } => agents::disconnect(&agent, project, json),
+        Command::Agents { json, action: None } => agents::list(&dir, json).await,
         Command::Serve { listen, workspace } => serve::run(&dir, &listen, workspace).await,
         #[cfg(feature = "bench")]
         Command::Bench { action } => bench::run(action).await,

@@ -109,13 +109,15 @@ impl PartialEq<&str> for TurnStatus {
 }
 
 string_enum!(
-    /// Where an inbox item stands: waiting, or how it left the inbox.
+    /// Where an inbox item stands: waiting, or how it left the inbox (`withdrawn`: the agent
+    /// that asked stopped waiting — its hook was killed, or it gave up).
     ApprovalStatus, "approval status" {
         Pending => "pending",
         Approved => "approved",
         Denied => "denied",
         Expired => "expired",
         Cancelled => "cancelled",
+        Withdrawn => "withdrawn",
     }
 );
 
@@ -133,13 +135,32 @@ string_enum!(
 );
 
 string_enum!(
-    /// What an inbox item asks for.
+    /// What an inbox item asks for (`agent_tool_call`: a tool call of another agent — Claude
+    /// Code, Codex, an MCP client through the proxy — asked through its hook or the gateway).
     ItemKind, "item kind" {
         ToolCall => "tool_call",
         ProviderToolCall => "provider_tool_call",
         Elicitation => "elicitation",
+        AgentToolCall => "agent_tool_call",
     }
 );
+
+string_enum!(
+    /// The coding agents whose hooks Airlock answers.
+    HookAgent, "agent" { ClaudeCode => "claude-code", Codex => "codex" }
+);
+
+string_enum!(
+    /// What an agent's hook answers when Airlock cannot decide in time (no engine, unreachable,
+    /// nobody decided): give the call back to the agent's own prompt, or deny it.
+    AgentFallback, "fallback" { Ask => "ask", Deny => "deny" }
+);
+
+/// The policy source of calls made by MCP clients through `airlock mcp-proxy --name NAME`
+/// is NAME; the agents' own tools are `claude-code/TOOL` and `codex/TOOL`.
+pub fn is_hook_agent(source: &str) -> bool {
+    source.parse::<HookAgent>().is_ok()
+}
 
 string_enum!(
     /// Where a session's turn stands, as the UI and the CLI show it.
@@ -225,6 +246,11 @@ pub fn validate_server_name(name: &str) -> Result<(), String> {
         .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     {
         return Err("a server name may use letters, digits, '-' and '_' only".into());
+    }
+    if is_hook_agent(name) {
+        return Err(format!(
+            "'{name}' names a coding agent's own tools in Airlock (e.g. {name}/Bash); choose another server name"
+        ));
     }
     Ok(())
 }

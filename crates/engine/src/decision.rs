@@ -38,6 +38,8 @@ pub(crate) enum Resolution {
     Expire,
     /// Nobody will answer it any more (turn cancelled, server removed, connection gone).
     Cancel,
+    /// The agent that asked stopped waiting for it.
+    Withdraw,
     /// An elicitation's answer.
     Answer(ElicitationAnswer),
 }
@@ -259,6 +261,7 @@ impl Inner {
             Resolution::Deny => {}
             Resolution::Expire => checked.status = ApprovalStatus::Expired,
             Resolution::Cancel => checked.status = ApprovalStatus::Cancelled,
+            Resolution::Withdraw => checked.status = ApprovalStatus::Withdrawn,
             Resolution::Answer(answer) => {
                 checked.status = match answer.action {
                     ElicitationAction::Accept => ApprovalStatus::Approved,
@@ -290,7 +293,7 @@ impl Inner {
         let id = &settlement.approval_id;
         let elicitation = row.kind == ItemKind::Elicitation;
         match &settlement.resolution {
-            Resolution::Expire | Resolution::Cancel => checked,
+            Resolution::Expire | Resolution::Cancel | Resolution::Withdraw => checked,
             Resolution::Answer(_) if !elicitation => refuse(
                 checked,
                 Refusal::Invalid,
@@ -335,6 +338,7 @@ impl Inner {
                 ItemKind::ProviderToolCall => {
                     return Err(invalid("the provider runs this tool itself; its arguments cannot be edited, only approved or denied".into()));
                 }
+                ItemKind::AgentToolCall => agent_edit(self, row, args).map_err(invalid)?,
                 _ => match self.tools.tool(&row.server, &row.tool) {
                     Some(tool) => tool
                         .validate(args)
@@ -410,6 +414,30 @@ impl Inner {
                 })
             })
     }
+}
+
+/// An edit of an agent's call: only where the agent can run it, checked against the tool's
+/// schema when Airlock knows the tool (an MCP server proxied by name), and a shell command must
+/// stay a command.
+fn agent_edit(inner: &Inner, row: &ApprovalRow, args: &Value) -> std::result::Result<(), String> {
+    if !row.agent.as_ref().is_some_and(|a| a.editable) {
+        return Err(format!(
+            "{} cannot run an edited input for this request; approve or deny it",
+            row.agent.as_ref().map_or("the agent", |a| a.agent.as_str())
+        ));
+    }
+    if let Some(tool) = inner.tools.tool(&row.server, &row.tool) {
+        return tool.validate(args).map_err(|error| error.to_string());
+    }
+    if row.args.get("command").is_some_and(Value::is_string)
+        && !args
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|c| !c.trim().is_empty())
+    {
+        return Err("the edited input needs a \"command\" (a non-empty string)".into());
+    }
+    Ok(())
 }
 
 /// An accepted elicitation's content, checked against the requested form (after its defaults

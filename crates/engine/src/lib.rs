@@ -1,6 +1,7 @@
 //! The engine: one per data directory. It owns the store, the tools, the model provider and the
 //! running turns, and is the one path every decision goes through, whatever the channel.
 
+pub mod agents;
 mod caches;
 mod data_dir;
 mod decision;
@@ -94,6 +95,8 @@ pub(crate) struct Inner {
     /// "Pause all agents" (see `pause`).
     pub paused: watch::Sender<bool>,
     pub frontend: RwLock<Option<Arc<dyn Frontend>>>,
+    /// Who waits on which agent item (the agent gateway).
+    pub agent_waiters: agents::AgentWaiters,
 }
 
 /// Cheap to clone; every clone is the same engine.
@@ -164,6 +167,7 @@ impl Engine {
                 server_host: RwLock::new(None),
                 paused,
                 frontend: RwLock::new(None),
+                agent_waiters: agents::AgentWaiters::default(),
             }),
         };
         engine.recover()?;
@@ -205,6 +209,8 @@ impl Engine {
                 .collect(),
             DecidedBy::Engine,
         )?;
+        // The agents' hooks come back to their items (the same request key), or they go.
+        self.inner.withdraw_abandoned_later()?;
         for call in self.inner.store.calls_in_state(CallState::Running)? {
             let result = json!({
                 "type": "error",
@@ -286,7 +292,18 @@ impl Inner {
         } else {
             None
         };
+        let editable = match row.kind {
+            ItemKind::ToolCall => true,
+            ItemKind::AgentToolCall => row.agent.as_ref().is_some_and(|a| a.editable),
+            ItemKind::ProviderToolCall | ItemKind::Elicitation => false,
+        };
+        let agent = row.agent;
         InboxItem {
+            editable,
+            agent: agent.as_ref().map(|a| a.agent.clone()),
+            client: agent.as_ref().and_then(|a| a.client.clone()),
+            agent_session: agent.as_ref().map(|a| a.agent_session.clone()),
+            cwd: agent.and_then(|a| a.cwd),
             approval_id: row.approval_id,
             tool_call_id: row.tool_call_id,
             kind: row.kind,

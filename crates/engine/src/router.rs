@@ -1,6 +1,6 @@
-//! Wakes the turn that waits on an approval: one oneshot per approval id, so decisions can come
-//! in any order, from any channel, and each wakes exactly its own waiter. The store is the truth;
-//! the router only says "look again".
+//! Wakes whoever waits on an approval: oneshots per approval id, so decisions can come in any
+//! order, from any channel, and each wakes exactly its own waiters (a turn; or every hook that
+//! asked about the same agent call). The store is the truth; the router only says "look again".
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -8,7 +8,7 @@ use tokio::sync::oneshot;
 
 #[derive(Default)]
 pub struct ApprovalRouter {
-    waiters: Mutex<HashMap<String, oneshot::Sender<()>>>,
+    waiters: Mutex<HashMap<String, Vec<oneshot::Sender<()>>>>,
 }
 
 impl ApprovalRouter {
@@ -16,13 +16,17 @@ impl ApprovalRouter {
     /// that lands in between is not missed.
     pub fn wait_for(&self, approval_id: &str) -> oneshot::Receiver<()> {
         let (sender, receiver) = oneshot::channel();
-        self.lock().insert(approval_id.to_string(), sender);
+        let mut waiters = self.lock();
+        let senders = waiters.entry(approval_id.to_string()).or_default();
+        // A waiter that stopped listening leaves a closed sender behind.
+        senders.retain(|s| !s.is_closed());
+        senders.push(sender);
         receiver
     }
 
     /// Wakes the waiter of this approval, if any.
     pub fn notify(&self, approval_id: &str) {
-        if let Some(sender) = self.lock().remove(approval_id) {
+        for sender in self.lock().remove(approval_id).unwrap_or_default() {
             let _ = sender.send(());
         }
     }
@@ -31,7 +35,7 @@ impl ApprovalRouter {
         self.lock().remove(approval_id);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<()>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<oneshot::Sender<()>>>> {
         self.waiters.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -58,5 +62,15 @@ mod tests {
         );
         router.notify("a");
         assert!(a.await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn every_waiter_of_one_approval_is_woken() {
+        let router = ApprovalRouter::default();
+        let first = router.wait_for("a");
+        let second = router.wait_for("a");
+        router.notify("a");
+        assert!(first.await.is_ok());
+        assert!(second.await.is_ok());
     }
 }

@@ -28,6 +28,20 @@ pub struct InboxItem {
     pub message: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<Value>,
+    /// Whether an edited input can run instead (not for a provider's own tools, elicitations,
+    /// or an agent that cannot take one).
+    #[serde(default)]
+    pub editable: bool,
+    /// Agent tool calls: the agent (`claude-code`, `codex`, `mcp-client`), the MCP client's
+    /// name, the agent's session id and its working folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_session: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 /// How a turn ended.

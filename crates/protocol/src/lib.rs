@@ -2,6 +2,7 @@
 //! desktop shell, the CLI and (through ts-rs) the UI. Requests, views, events and error codes
 //! live here and nowhere else; the engine returns these, never the store's own types.
 
+pub mod agents;
 pub mod error;
 pub mod events;
 pub mod provider;
@@ -9,11 +10,16 @@ pub mod requests;
 pub mod rows;
 pub mod views;
 
+pub use agents::{
+    AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentVerdict, AgentView,
+    ConnectReport,
+};
 pub use error::ErrorCode;
 pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};
 pub use provider::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSettings};
 pub use requests::{DecisionRequest, ElicitationAction, ElicitationAnswer};
 pub use rows::{
-    ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
+    AgentOrigin, ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow,
+    SessionRow,
 };
 pub use views::{ServerStatus, ServerView, ToolChange, ToolView};

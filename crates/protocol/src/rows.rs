@@ -108,4 +108,17 @@ pub struct ApprovalRow {
     pub status: ApprovalStatus,
     pub created_at: String,
     pub expires_at: Option<String>,
+    /// Agent tool calls only: who asked, from where.
+    pub agent: Option<AgentOrigin>,
+}
+
+/// Where an agent tool call comes from.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AgentOrigin {
+    pub agent: String,
+    pub client: Option<String>,
+    pub agent_session: String,
+    pub cwd: Option<String>,
+    pub editable: bool,
 }

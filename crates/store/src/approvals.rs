@@ -6,7 +6,7 @@
 use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
 use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope, args_hash, ids};
-use airlock_protocol::ApprovalRow;
+use airlock_protocol::{AgentOrigin, ApprovalRow};
 use rusqlite::{Connection, Row, params};
 use serde_json::{Value, json};
 
@@ -109,43 +109,65 @@ pub(crate) fn insert_approval(tx: &Connection, a: &NewApproval, at: &str) -> Res
 }
 
 const COLUMNS: &str = "a.approval_id, a.tool_call_id, a.session_id, s.name, a.kind, a.server, a.tool, \
-    a.args, a.args_hash, a.why, a.status, a.created_at, a.expires_at";
+    a.args, a.args_hash, a.why, a.status, a.created_at, a.expires_at, \
+    g.agent, g.client, g.agent_session, g.cwd, g.editable";
+
+/// Every query of requests reads the agent's part too (absent for Airlock's own calls).
+const FROM: &str = "approval_requests a JOIN sessions s ON s.id = a.session_id \
+    LEFT JOIN agent_requests g ON g.approval_id = a.approval_id";
 
 type RawApproval = (
-    String,
-    Option<String>,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    String,
-    Option<String>,
+    (
+        String,
+        Option<String>,
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+        Option<String>,
+    ),
+    Option<AgentOrigin>,
 );
 
 fn raw(row: &Row<'_>) -> rusqlite::Result<RawApproval> {
+    let agent: Option<String> = row.get(13)?;
+    let origin = match agent {
+        Some(agent) => Some(AgentOrigin {
+            agent,
+            client: row.get(14)?,
+            agent_session: row.get(15)?,
+            cwd: row.get(16)?,
+            editable: row.get(17)?,
+        }),
+        None => None,
+    };
     Ok((
-        row.get(0)?,
-        row.get(1)?,
-        row.get(2)?,
-        row.get(3)?,
-        row.get(4)?,
-        row.get(5)?,
-        row.get(6)?,
-        row.get(7)?,
-        row.get(8)?,
-        row.get(9)?,
-        row.get(10)?,
-        row.get(11)?,
-        row.get(12)?,
+        (
+            row.get(0)?,
+            row.get(1)?,
+            row.get(2)?,
+            row.get(3)?,
+            row.get(4)?,
+            row.get(5)?,
+            row.get(6)?,
+            row.get(7)?,
+            row.get(8)?,
+            row.get(9)?,
+            row.get(10)?,
+            row.get(11)?,
+            row.get(12)?,
+        ),
+        origin,
     ))
 }
 
-fn parse(r: RawApproval) -> Result<ApprovalRow> {
+fn parse((r, agent): RawApproval) -> Result<ApprovalRow> {
     Ok(ApprovalRow {
         approval_id: r.0,
         tool_call_id: r.1,
@@ -160,14 +182,16 @@ fn parse(r: RawApproval) -> Result<ApprovalRow> {
         status: parse_enum(&r.10, "approval status")?,
         created_at: r.11,
         expires_at: r.12,
+        agent,
     })
 }
 
-fn query(conn: &Connection, filter: &str, param: &dyn rusqlite::ToSql) -> Result<Vec<ApprovalRow>> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM approval_requests a JOIN sessions s ON s.id = a.session_id
-         WHERE {filter} ORDER BY a.created_at, a.rowid"
-    );
+pub(crate) fn query(
+    conn: &Connection,
+    filter: &str,
+    param: &dyn rusqlite::ToSql,
+) -> Result<Vec<ApprovalRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM {FROM} WHERE {filter} ORDER BY a.created_at, a.rowid");
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map([param], raw)?;
     rows.map(|r| r.map_err(StoreError::from).and_then(parse))

@@ -3,6 +3,7 @@
 //!
 //! One module per table family; every write that belongs together is one immediate transaction.
 
+mod agents;
 mod approvals;
 mod audit;
 mod calls;
@@ -17,6 +18,7 @@ mod sessions;
 mod settings;
 mod tool_settings;
 
+pub use agents::{AgentActivity, NewAgentRequest};
 pub use airlock_protocol::{
     ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
 };
@@ -86,11 +88,12 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
     include_str!("migration_4_notification.sql"),
+    include_str!("migration_5_agents.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
@@ -100,6 +103,13 @@ fn migrations() -> Migrations<'static> {
 /// The number of migrations this build knows: the newest schema version it can open.
 pub fn supported_schema_version() -> i64 {
     MIGRATIONS.len() as i64
+}
+
+/// A time `ago` before now, as the RFC 3339 text every table stores (to compare with it).
+pub fn time_before(ago: std::time::Duration) -> String {
+    let then = time::OffsetDateTime::now_utc() - ago;
+    then.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| then.unix_timestamp().to_string())
 }
 
 /// Now, as the RFC 3339 text every table stores.

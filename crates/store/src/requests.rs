@@ -38,6 +38,19 @@ impl Store {
         })
     }
 
+    /// Who decided a request (`inbox`, `chat`, `notification`, `api`, …), once decided.
+    pub fn decided_by(&self, approval_id: &str) -> Result<Option<String>> {
+        self.read(|conn| {
+            Ok(conn
+                .query_row(
+                    "SELECT decided_by FROM decisions WHERE approval_id = ?1",
+                    [approval_id],
+                    |r| r.get(0),
+                )
+                .optional()?)
+        })
+    }
+
     /// The ids of the pending requests of one kind.
     pub fn pending_of_kind(&self, kind: airlock_core::ItemKind) -> Result<Vec<String>> {
         self.read(|conn| {

@@ -1,0 +1,151 @@
+//! `airlock connect`, `disconnect` and `agents`: which agents send their tool calls through
+//! Airlock, and what their hooks answer when Airlock cannot.
+
+use airlock_api::ApiClient;
+use airlock_connect::{ConnectReport, Options, Target};
+use airlock_protocol::{AgentStatus, AgentView};
+use anyhow::Context;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The options the installed commands carry: this very binary by absolute path, and the data
+/// directory unless it is the default one.
+pub fn options(data_dir: &Path, timeout_secs: u64) -> anyhow::Result<Options> {
+    let airlock = std::env::current_exe().context("cannot tell where the airlock binary is")?;
+    let data_dir = std::path::absolute(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
+    let default = dirs::data_dir().map(|d| d.join("airlock"));
+    Ok(Options {
+        airlock,
+        data_dir: (default.as_ref() != Some(&data_dir)).then_some(data_dir),
+        timeout_secs,
+    })
+}
+
+fn print_report(report: &ConnectReport, json: bool, connecting: bool) -> anyhow::Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+        return Ok(());
+    }
+    let verb = if connecting {
+        "connected"
+    } else {
+        "disconnected"
+    };
+    if !report.changed {
+        println!(
+            "{}: already {verb} ({} unchanged)",
+            report.agent, report.path
+        );
+        return Ok(());
+    }
+    println!("{}: {verb} — changed {}", report.agent, report.path);
+    for change in &report.changes {
+        println!("  {change}");
+    }
+    if let Some(backup) = &report.backup {
+        println!("  (the file as it was: {backup})");
+    }
+    Ok(())
+}
+
+pub fn connect(
+    data_dir: &Path,
+    agent: &str,
+    project: Option<PathBuf>,
+    timeout_secs: u64,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if timeout_secs < 2 {
+        anyhow::bail!("--timeout must be at least 2 seconds");
+    }
+    let target = Target::parse(agent, project)?;
+    let report = airlock_connect::connect(&target, &options(data_dir, timeout_secs)?)?;
+    print_report(&report, json, true)?;
+    if !json && matches!(target, Target::ClaudeCode { .. } | Target::Codex) {
+        println!(
+            "  Its tool calls now wait in Airlock's inbox. When Airlock is not running the agent asks as usual (`airlock agents set {agent} --fallback deny` to deny instead); undo with `airlock disconnect {agent}`."
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn disconnect(agent: &str, project: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    let target = Target::parse(agent, project)?;
+    let report = airlock_connect::disconnect(&target)?;
+    print_report(&report, json, false)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every agent: its connection (from its own files) and, when an engine runs, its fallback and
+/// last request.
+pub async fn statuses(data_dir: &Path) -> anyhow::Result<(Vec<AgentStatus>, Option<String>)> {
+    let (views, engine_note) = match ApiClient::discover(data_dir) {
+        Ok(client) => match client.get::<Vec<AgentView>>("/v1/agents").await {
+            Ok(views) => (views, None),
+            Err(error) => (Vec::new(), Some(error.to_string())),
+        },
+        Err(error) => (Vec::new(), Some(error.to_string())),
+    };
+    let mut all = Vec::new();
+    for name in Target::ALL_NAMES {
+        let connection = airlock_connect::status(&Target::parse(name, None)?)?;
+        let view = views.iter().find(|v| v.name == name).cloned();
+        all.push(AgentStatus { connection, view });
+    }
+    Ok((all, engine_note))
+}
+
+pub async fn list(data_dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let (all, note) = statuses(data_dir).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&all)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    for status in &all {
+        let connection = &status.connection;
+        let state = if connection.connected {
+            "connected"
+        } else {
+            "not connected"
+        };
+        print!("{:<15} {state:<14} {}", connection.agent, connection.path);
+        if let Some(view) = &status.view {
+            print!("  fallback {}", view.fallback);
+            match (&view.last_request_at, &view.last_tool) {
+                (Some(at), Some(tool)) => print!(
+                    "  last: {tool} at {at}{}{}",
+                    view.last_cwd
+                        .as_deref()
+                        .map(|c| format!(" in {c}"))
+                        .unwrap_or_default(),
+                    view.last_outcome
+                        .as_deref()
+                        .map(|o| format!(" ({o})"))
+                        .unwrap_or_default()
+                ),
+                _ => print!("  no requests yet"),
+            }
+        }
+        println!();
+    }
+    if let Some(note) = note {
+        println!("(fallbacks and last requests need a running engine: {note})");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn set_fallback(
+    client: &ApiClient,
+    agent: &str,
+    fallback: &str,
+) -> anyhow::Result<ExitCode> {
+    let _: serde_json::Value = client
+        .put(
+            &format!("/v1/agents/{}", airlock_api::client::encode(agent)),
+            &json!({ "fallback": fallback }),
+        )
+        .await?;
+    println!("{agent}: when Airlock cannot answer, the hook answers {fallback}");
+    Ok(ExitCode::SUCCESS)
+}

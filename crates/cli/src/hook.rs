@@ -1,0 +1,356 @@
+//! `airlock hook claude-code|codex`: the command a coding agent runs before each tool call
+//! (its PreToolUse hook, and PermissionRequest). It reads the event on stdin, asks the engine,
+//! waits for the person and prints what that agent understands.
+//!
+//! Both agents FAIL OPEN when a hook crashes, prints something that is not JSON, or outlives
+//! its timeout (the call then goes on to the agent's own permission flow, where it may simply
+//! run). So this command never fails: whatever happens it prints valid JSON, exits 0, and
+//! answers before its deadline — the decision, or the agent's fallback (`ask`: back to the
+//! agent's own prompt; `deny`). Any error on the approval path that is not "no engine" means deny.
+
+use airlock_api::ApiClient;
+use airlock_core::{AgentFallback, HookAgent};
+use airlock_engine::agents::fallback_of;
+use airlock_protocol::{AgentAnswer, AgentCall, AgentEvent, AgentVerdict};
+use serde_json::{Value, json};
+use std::io::Read;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The most a hook reads from stdin (a tool input is at most 1 MiB; the rest is the envelope).
+const MAX_EVENT_BYTES: u64 = 4 * 1024 * 1024;
+
+/// How long before the agent's hook timeout the hook answers its fallback.
+pub fn margin(timeout: Duration) -> Duration {
+    (timeout / 10).clamp(Duration::from_millis(500), Duration::from_secs(5))
+}
+
+/// What the hook prints, and why (for `--explain`-style logs on stderr).
+pub struct HookOutput {
+    pub stdout: String,
+}
+
+impl HookOutput {
+    /// A denial when the hook cannot even start (no data directory, no runtime).
+    pub fn denied(agent: HookAgent, why: &str) -> Self {
+        Self {
+            stdout: render(agent, HookEvent::PreToolUse, &denial(why)),
+        }
+    }
+}
+
+/// Runs the hook: never returns an error.
+pub async fn run(data_dir: &Path, agent: HookAgent, timeout: Duration) -> HookOutput {
+    let started = Instant::now();
+    let deadline = started + timeout.saturating_sub(margin(timeout));
+    let fallback = fallback_of(data_dir, agent);
+    let event = match read_event(deadline) {
+        Ok(event) => event,
+        Err(why) => {
+            return HookOutput {
+                stdout: render(agent, HookEvent::PreToolUse, &denial(&why)),
+            };
+        }
+    };
+    let hook_event = match event.get("hook_event_name").and_then(Value::as_str) {
+        Some("PreToolUse") => HookEvent::PreToolUse,
+        Some("PermissionRequest") => HookEvent::PermissionRequest,
+        // Another event (a misconfigured hook): no decision to give.
+        _ => {
+            return HookOutput {
+                stdout: "{}".into(),
+            };
+        }
+    };
+    let answer = match agent_call(agent, hook_event, &event) {
+        Ok(mut call) => tokio::select! {
+            answer = ask_engine(data_dir, &mut call, deadline) => answer,
+            // The agent is gone: nobody reads the answer; stop waiting (the item is withdrawn).
+            () = parent_gone() => std::process::exit(0),
+        },
+        Err(why) => Ok(denial(&why)),
+    };
+    let answer = match answer {
+        Ok(answer) if answer.verdict != AgentVerdict::Undecided => answer,
+        Ok(_) => fallback_answer(fallback, "nobody decided in Airlock in time"),
+        Err(NoEngine(why)) => fallback_answer(fallback, &why),
+    };
+    HookOutput {
+        stdout: render(agent, hook_event, &answer),
+    }
+}
+
+/// Resolves when the process that started the hook is gone (this process was re-parented): an
+/// agent killed outright does not kill its hook.
+async fn parent_gone() {
+    #[cfg(unix)]
+    {
+        let parent = std::os::unix::process::parent_id();
+        loop {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            if std::os::unix::process::parent_id() != parent {
+                return;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    std::future::pending::<()>().await
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HookEvent {
+    PreToolUse,
+    PermissionRequest,
+}
+
+/// The engine could not be reached (not running, restarting past the deadline).
+struct NoEngine(String);
+
+fn denial(why: &str) -> AgentAnswer {
+    AgentAnswer {
+        verdict: AgentVerdict::Deny,
+        reason: Some(format!("Airlock: {why}")),
+        updated_input: None,
+        approval_id: None,
+        decided_by: None,
+    }
+}
+
+fn fallback_answer(fallback: AgentFallback, why: &str) -> AgentAnswer {
+    match fallback {
+        AgentFallback::Deny => denial(&format!("{why}; denied (this agent's fallback is deny)")),
+        AgentFallback::Ask => AgentAnswer {
+            verdict: AgentVerdict::Undecided,
+            reason: Some(format!("Airlock: {why}")),
+            updated_input: None,
+            approval_id: None,
+            decided_by: None,
+        },
+    }
+}
+
+/// Reads stdin on a thread, so a writer that never closes it cannot hold the hook past its
+/// deadline.
+fn read_event(deadline: Instant) -> Result<Value, String> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let read = std::io::stdin()
+            .take(MAX_EVENT_BYTES)
+            .read_to_end(&mut bytes);
+        let _ = sender.send(read.map(|_| bytes));
+    });
+    let bytes = match receiver.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(error)) => return Err(format!("cannot read the hook's input: {error}")),
+        Err(_) => return Err("the hook's input did not arrive in time".into()),
+    };
+    serde_json::from_slice(&bytes).map_err(|e| format!("the hook's input is not JSON: {e}"))
+}
+
+/// The agent's event as Airlock's request.
+fn agent_call(agent: HookAgent, event: HookEvent, input: &Value) -> Result<AgentCall, String> {
+    let text = |key: &str| input.get(key).and_then(Value::as_str).map(str::to_string);
+    let tool = text("tool_name").ok_or("the hook's input names no tool (tool_name)")?;
+    let tool_input = input
+        .get("tool_input")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    Ok(AgentCall {
+        agent: agent.as_str().into(),
+        source: None,
+        client: None,
+        agent_session: text("session_id").unwrap_or_default(),
+        cwd: text("cwd"),
+        tool,
+        input: tool_input,
+        tool_use_id: text("tool_use_id"),
+        event: match event {
+            HookEvent::PreToolUse => AgentEvent::PreToolUse,
+            HookEvent::PermissionRequest => AgentEvent::PermissionRequest,
+        },
+        // Codex rejects an edited input at PermissionRequest.
+        editable: !(agent == HookAgent::Codex && event == HookEvent::PermissionRequest),
+        wait_ms: None,
+    })
+}
+
+/// Asks the engine, coming back after a restart (the same request finds the same item) until
+/// the deadline.
+async fn ask_engine(
+    data_dir: &Path,
+    call: &mut AgentCall,
+    deadline: Instant,
+) -> Result<AgentAnswer, NoEngine> {
+    let mut last_error = String::new();
+    // Until the engine answered once, "no engine" means the fallback at once; after that a lost
+    // connection is an engine restarting, and the hook comes back to its item.
+    let mut reached = false;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(NoEngine(if last_error.is_empty() {
+                "no decision in time".into()
+            } else {
+                last_error
+            }));
+        }
+        match ApiClient::discover(data_dir) {
+            Ok(client) => {
+                call.wait_ms = Some(left.as_millis() as u64);
+                let body = serde_json::to_value(&*call).unwrap_or_default();
+                let request = client.post::<AgentAnswer>("/v1/agent-calls", &body);
+                match tokio::time::timeout(left, request).await {
+                    Ok(Ok(answer)) => return Ok(answer),
+                    Ok(Err(airlock_api::ClientError::Refused { message, .. })) => {
+                        return Ok(denial(&message));
+                    }
+                    Ok(Err(airlock_api::ClientError::Unreachable {
+                        message,
+                        refused: true,
+                        ..
+                    })) if !reached => return Err(NoEngine(message)),
+                    Ok(Err(error)) => {
+                        reached = true;
+                        last_error = error.to_string();
+                    }
+                    Err(_) => return Err(NoEngine("no decision in time".into())),
+                }
+            }
+            Err(error) if !reached => return Err(NoEngine(error.to_string())),
+            Err(error) => last_error = error.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(200).min(left)).await;
+    }
+}
+
+/// What each agent understands (../AGENT-HOOKS.md): always one JSON object.
+fn render(agent: HookAgent, event: HookEvent, answer: &AgentAnswer) -> String {
+    let reason = answer.reason.clone().unwrap_or_default();
+    let output = match event {
+        HookEvent::PreToolUse => {
+            let mut out = json!({"hookEventName": "PreToolUse"});
+            match (answer.verdict, agent, &answer.updated_input) {
+                (AgentVerdict::Deny, _, _) => {
+                    out["permissionDecision"] = json!("deny");
+                    out["permissionDecisionReason"] = json!(reason);
+                }
+                (AgentVerdict::Allow, _, Some(input)) => {
+                    out["permissionDecision"] = json!("allow");
+                    out["permissionDecisionReason"] = json!("approved in Airlock with an edit");
+                    out["updatedInput"] = input.clone();
+                }
+                (AgentVerdict::Allow, HookAgent::ClaudeCode, None) => {
+                    out["permissionDecision"] = json!("allow");
+                    out["permissionDecisionReason"] = json!(approved_by(answer));
+                }
+                // Codex: a bare "allow" is unsupported (it fails open); letting it through is
+                // no decision at all.
+                (AgentVerdict::Allow, HookAgent::Codex, None) => return "{}".into(),
+                (AgentVerdict::Undecided, HookAgent::ClaudeCode, _) => {
+                    out["permissionDecision"] = json!("ask");
+                    out["permissionDecisionReason"] = json!(reason);
+                }
+                // Codex's "ask" is unsupported too: no decision gives it its own approval.
+                (AgentVerdict::Undecided, HookAgent::Codex, _) => return "{}".into(),
+            }
+            out
+        }
+        HookEvent::PermissionRequest => {
+            let decision = match answer.verdict {
+                AgentVerdict::Allow => {
+                    let mut decision = json!({"behavior": "allow"});
+                    if let (Some(input), HookAgent::ClaudeCode) = (&answer.updated_input, agent) {
+                        decision["updatedInput"] = input.clone();
+                    }
+                    decision
+                }
+                AgentVerdict::Deny => json!({"behavior": "deny", "message": reason}),
+                AgentVerdict::Undecided => return "{}".into(),
+            };
+            json!({"hookEventName": "PermissionRequest", "decision": decision})
+        }
+    };
+    json!({ "hookSpecificOutput": output }).to_string()
+}
+
+fn approved_by(answer: &AgentAnswer) -> String {
+    match answer.decided_by.as_deref() {
+        Some("policy") => "allowed by Airlock's settings".into(),
+        Some(channel) => format!("approved in Airlock ({channel})"),
+        None => "approved in Airlock".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn answer(verdict: AgentVerdict, edit: Option<Value>) -> AgentAnswer {
+        AgentAnswer {
+            verdict,
+            reason: Some("no".into()),
+            updated_input: edit,
+            approval_id: None,
+            decided_by: Some("inbox".into()),
+        }
+    }
+
+    #[test]
+    fn every_answer_is_one_json_object_in_the_agents_own_words() {
+        for agent in HookAgent::ALL {
+            for event in [HookEvent::PreToolUse, HookEvent::PermissionRequest] {
+                for verdict in [
+                    AgentVerdict::Allow,
+                    AgentVerdict::Deny,
+                    AgentVerdict::Undecided,
+                ] {
+                    for edit in [None, Some(json!({"command": "ls"}))] {
+                        let text = render(*agent, event, &answer(verdict, edit));
+                        let value: Value = serde_json::from_str(&text).unwrap();
+                        assert!(value.is_object(), "{text}");
+                    }
+                }
+            }
+        }
+        // Codex: letting a call through is no decision; never a bare allow (unsupported: open).
+        assert_eq!(
+            render(
+                HookAgent::Codex,
+                HookEvent::PreToolUse,
+                &answer(AgentVerdict::Allow, None)
+            ),
+            "{}"
+        );
+        let edited = render(
+            HookAgent::Codex,
+            HookEvent::PreToolUse,
+            &answer(AgentVerdict::Allow, Some(json!({"command": "ls"}))),
+        );
+        assert!(edited.contains("\"updatedInput\""), "{edited}");
+        let denied = render(
+            HookAgent::ClaudeCode,
+            HookEvent::PermissionRequest,
+            &answer(AgentVerdict::Deny, None),
+        );
+        assert!(
+            denied.contains("\"behavior\":\"deny\"") && denied.contains("\"message\":\"no\""),
+            "{denied}"
+        );
+        // Codex rejects updatedInput at PermissionRequest: never sent there.
+        let permission = render(
+            HookAgent::Codex,
+            HookEvent::PermissionRequest,
+            &answer(AgentVerdict::Allow, Some(json!({"command": "ls"}))),
+        );
+        assert!(!permission.contains("updatedInput"), "{permission}");
+    }
+
+    #[test]
+    fn the_fallback_comes_well_before_the_agents_timeout() {
+        assert_eq!(margin(Duration::from_secs(600)), Duration::from_secs(5));
+        assert_eq!(margin(Duration::from_secs(10)), Duration::from_secs(1));
+        assert!(margin(Duration::from_secs(1)) >= Duration::from_millis(500));
+    }
+}

@@ -1,0 +1,446 @@
+//! The agent gateway with the real coding agents (`tests/agents`, pinned; installed by
+//! scripts/setup.sh), run headless and offline against the scripted model server, each configured
+//! only through `airlock connect` in a temporary HOME. For Claude Code and Codex alike: approve →
+//! the command ran; deny with a reason → the model reads it; edit → the edited command ran; a
+//! rule allows → nothing asked; no engine → the fallback (and with `deny` nothing ran); the agent
+//! killed while it waits → the item withdrawn; the engine restarted while it waits → the same
+//! item, and the decision reaches the agent.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
+use common::{BIN, Engine, eventually, ok};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Agent {
+    ClaudeCode,
+    Codex,
+}
+
+impl Agent {
+    fn name(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+        }
+    }
+
+    fn bin(self) -> Option<PathBuf> {
+        let bin = match self {
+            Agent::ClaudeCode => "claude",
+            Agent::Codex => "codex",
+        };
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/agents/node_modules/.bin")
+            .join(bin);
+        if path.exists() {
+            return Some(path);
+        }
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{} is missing (scripts/setup.sh installs tests/agents)",
+            path.display()
+        );
+        eprintln!("skipped: {bin} is not installed (scripts/setup.sh installs tests/agents)");
+        None
+    }
+
+    /// The model's reply that runs `command` in a shell.
+    fn shell_call(self, command: &str) -> Reply {
+        Reply::ToolCalls(vec![match self {
+            Agent::ClaudeCode => ScriptedCall::new(
+                "toolu_01",
+                "Bash",
+                json!({"command": command, "description": "Run it"}),
+            ),
+            Agent::Codex => ScriptedCall::new("call_01", "exec_command", json!({"cmd": command})),
+        }])
+    }
+}
+
+/// One agent's world: a temporary HOME (its config), a project folder, the model, Airlock's data
+/// directory.
+struct World {
+    agent: Agent,
+    bin: PathBuf,
+    home: tempfile::TempDir,
+    project: tempfile::TempDir,
+    data: tempfile::TempDir,
+    model: ScriptedModel,
+}
+
+impl World {
+    /// `None` when the agent is not installed (outside CI).
+    async fn new(agent: Agent, command: &str) -> Option<Self> {
+        let bin = agent.bin()?;
+        let model =
+            ScriptedModel::start(vec![agent.shell_call(command), Reply::Text("Done.".into())])
+                .await
+                .unwrap();
+        let world = Self {
+            agent,
+            bin,
+            home: tempfile::tempdir().unwrap(),
+            project: tempfile::tempdir().unwrap(),
+            data: tempfile::tempdir().unwrap(),
+            model,
+        };
+        if agent == Agent::Codex {
+            let codex_home = world.home.path().join(".codex");
+            std::fs::create_dir_all(&codex_home).unwrap();
+            std::fs::write(
+                codex_home.join("config.toml"),
+                format!(
+                    "model = \"mock-model\"\nmodel_provider = \"mock\"\n[analytics]\nenabled = false\n[features]\nplugins = false\n[model_providers.mock]\nname = \"mock\"\nbase_url = \"{}\"\nwire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n",
+                    world.model.base_url()
+                ),
+            )
+            .unwrap();
+        }
+        world.airlock(&["connect", agent.name(), "--timeout", "60"]);
+        Some(world)
+    }
+
+    /// `airlock --data-dir D ARGS` with this world's HOME.
+    fn airlock(&self, args: &[&str]) -> String {
+        let out = Command::new(BIN)
+            .arg("--data-dir")
+            .arg(self.data.path())
+            .args(args)
+            .env("HOME", self.home.path())
+            .env("CODEX_HOME", self.home.path().join(".codex"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "airlock {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn engine(&self) -> Engine {
+        Engine::start(self.data.path())
+    }
+
+    /// Starts the agent on a prompt; it runs until the model's script ends.
+    fn start(&self) -> Child {
+        let mut command = Command::new(&self.bin);
+        command
+            .current_dir(self.project.path())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        match self.agent {
+            Agent::ClaudeCode => {
+                command
+                    .env(
+                        "ANTHROPIC_BASE_URL",
+                        format!("http://{}", self.model.addr()),
+                    )
+                    .env("ANTHROPIC_API_KEY", "dummy")
+                    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+                    .args(["-p", "Run the command", "--output-format", "json"]);
+            }
+            Agent::Codex => {
+                command
+                    .env("CODEX_HOME", self.home.path().join(".codex"))
+                    .env("MOCK_API_KEY", "dummy")
+                    .args([
+                        "exec",
+                        "--skip-git-repo-check",
+                        "-s",
+                        "workspace-write",
+                        "-C",
+                    ])
+                    .arg(self.project.path())
+                    .arg("Run the command");
+            }
+        }
+        command.spawn().unwrap()
+    }
+
+    /// Runs the agent to its end (bounded, so a hung agent fails the test).
+    fn finish(&self, mut child: Child) -> String {
+        let started = Instant::now();
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if started.elapsed() > Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("{} did not finish", self.agent.name());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    }
+
+    fn ran(&self, file: &str) -> bool {
+        self.project.path().join(file).exists()
+    }
+
+    /// The one agent item in the inbox, once it is there.
+    fn waiting_item(&self) -> Value {
+        let items = eventually("the agent's call in the inbox", || {
+            let items: Vec<Value> =
+                serde_json::from_str(&ok(self.data.path(), &["inbox", "--json"])).unwrap();
+            (!items.is_empty()).then_some(items)
+        });
+        assert_eq!(items.len(), 1, "{items:?}");
+        items[0].clone()
+    }
+
+    fn model_saw(&self, text: &str) -> bool {
+        self.model
+            .requests()
+            .iter()
+            .any(|request| request.to_string().contains(text))
+    }
+
+    fn audit_actions(&self) -> Vec<String> {
+        // JSON Lines.
+        ok(self.data.path(), &["audit", "--json"])
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).unwrap())
+            .filter_map(|r| r["action"].as_str().map(str::to_string))
+            .collect()
+    }
+}
+
+fn check_item(world: &World, item: &Value, command: &str) {
+    assert_eq!(item["kind"], "agent_tool_call", "{item}");
+    assert_eq!(item["agent"], world.agent.name(), "{item}");
+    assert_eq!(item["server"], world.agent.name(), "{item}");
+    assert_eq!(item["tool"], "Bash", "{item}");
+    assert_eq!(item["args"]["command"], command, "{item}");
+    assert!(item["agent_session"].is_string(), "{item}");
+    assert_eq!(
+        Path::new(item["cwd"].as_str().unwrap())
+            .canonicalize()
+            .unwrap(),
+        world.project.path().canonicalize().unwrap()
+    );
+}
+
+async fn approve_runs_the_call(agent: Agent) {
+    let Some(world) = World::new(agent, "touch APPROVED").await else {
+        return;
+    };
+    let _engine = world.engine();
+    let child = world.start();
+    let item = world.waiting_item();
+    check_item(&world, &item, "touch APPROVED");
+    assert!(!world.ran("APPROVED"), "it ran before the approval");
+    ok(
+        world.data.path(),
+        &["approve", item["approval_id"].as_str().unwrap()],
+    );
+    let out = world.finish(child);
+    assert!(
+        world.ran("APPROVED"),
+        "the approved command did not run: {out}"
+    );
+}
+
+async fn deny_reason_reaches_the_model(agent: Agent) {
+    let Some(world) = World::new(agent, "touch DENIED").await else {
+        return;
+    };
+    let _engine = world.engine();
+    let child = world.start();
+    let item = world.waiting_item();
+    ok(
+        world.data.path(),
+        &[
+            "deny",
+            item["approval_id"].as_str().unwrap(),
+            "--reason",
+            "not in this repo, use the sandbox",
+        ],
+    );
+    let out = world.finish(child);
+    assert!(!world.ran("DENIED"), "a denied command ran: {out}");
+    assert!(
+        world.model_saw("not in this repo, use the sandbox"),
+        "the reason never reached the model"
+    );
+}
+
+async fn edit_runs_the_edited_command(agent: Agent) {
+    let Some(world) = World::new(agent, "touch PROPOSED").await else {
+        return;
+    };
+    let _engine = world.engine();
+    let child = world.start();
+    let item = world.waiting_item();
+    assert_eq!(item["editable"], true, "{item}");
+    let mut edited = item["args"].clone();
+    edited["command"] = json!("touch EDITED");
+    ok(
+        world.data.path(),
+        &[
+            "approve",
+            item["approval_id"].as_str().unwrap(),
+            "--args",
+            &edited.to_string(),
+        ],
+    );
+    let out = world.finish(child);
+    assert!(world.ran("EDITED"), "the edited command did not run: {out}");
+    assert!(
+        !world.ran("PROPOSED"),
+        "the proposed command ran instead of the edit"
+    );
+}
+
+async fn a_rule_allows_without_asking(agent: Agent) {
+    let Some(world) = World::new(agent, "touch RULED").await else {
+        return;
+    };
+    let _engine = world.engine();
+    let target = format!("{}/Bash", agent.name());
+    ok(
+        world.data.path(),
+        &["rules", "add", &target, "/command", "touch RULED", "allow"],
+    );
+    let out = world.finish(world.start());
+    assert!(world.ran("RULED"), "the rule's command did not run: {out}");
+    assert!(
+        !world
+            .audit_actions()
+            .iter()
+            .any(|a| a == "approval_requested"),
+        "a call a rule allows was asked"
+    );
+    let agents: Vec<Value> = serde_json::from_str(&world.airlock(&["agents", "--json"])).unwrap();
+    let me = agents
+        .iter()
+        .find(|a| a["connection"]["agent"] == agent.name())
+        .unwrap();
+    assert_eq!(me["connection"]["connected"], true, "{me}");
+    assert_eq!(me["view"]["last_tool"], "Bash", "{me}");
+    assert_eq!(me["view"]["last_outcome"], "allowed", "{me}");
+}
+
+async fn no_engine_means_the_fallback(agent: Agent) {
+    let Some(world) = World::new(agent, "touch FALLBACK").await else {
+        return;
+    };
+    {
+        let _engine = world.engine();
+        ok(
+            world.data.path(),
+            &["agents", "set", agent.name(), "--fallback", "deny"],
+        );
+    }
+    let started = Instant::now();
+    let out = world.finish(world.start());
+    assert!(
+        !world.ran("FALLBACK"),
+        "with fallback deny and no engine the command ran: {out}"
+    );
+    assert!(
+        world.model_saw("fallback is deny"),
+        "the model was not told why"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(50),
+        "the hook waited for an engine that is not there"
+    );
+}
+
+async fn killing_the_agent_withdraws_its_item(agent: Agent) {
+    let Some(world) = World::new(agent, "touch KILLED").await else {
+        return;
+    };
+    let _engine = world.engine();
+    let mut child = world.start();
+    let item = world.waiting_item();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    eventually("the item withdrawn", || {
+        let items: Vec<Value> =
+            serde_json::from_str(&ok(world.data.path(), &["inbox", "--json"])).unwrap();
+        items.is_empty().then_some(())
+    });
+    assert!(
+        world.audit_actions().iter().any(|a| a == "withdrawn"),
+        "not audited as withdrawn"
+    );
+    let id = item["approval_id"].as_str().unwrap();
+    let refused = common::airlock(world.data.path(), &["approve", id]);
+    assert!(
+        !refused.status.success(),
+        "a withdrawn item could still be approved"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!world.ran("KILLED"));
+}
+
+async fn an_engine_restart_keeps_the_item(agent: Agent) {
+    let Some(world) = World::new(agent, "touch RESTARTED").await else {
+        return;
+    };
+    let engine = world.engine();
+    let child = world.start();
+    let before = world.waiting_item();
+    engine.kill9();
+    let _engine = world.engine();
+    let after = world.waiting_item();
+    assert_eq!(
+        after["approval_id"], before["approval_id"],
+        "the hook did not come back to its item"
+    );
+    // Past the grace a restarted engine gives abandoned items: the hook is attached, it stays.
+    std::thread::sleep(Duration::from_secs(11));
+    let still = world.waiting_item();
+    assert_eq!(still["approval_id"], before["approval_id"]);
+    ok(
+        world.data.path(),
+        &["approve", after["approval_id"].as_str().unwrap()],
+    );
+    let out = world.finish(child);
+    assert!(
+        world.ran("RESTARTED"),
+        "the approval after the restart did not reach the agent: {out}"
+    );
+}
+
+macro_rules! for_both_agents {
+    ($($scenario:ident),+ $(,)?) => {
+        mod claude_code {
+            use super::*;
+            $(#[tokio::test(flavor = "multi_thread")]
+            async fn $scenario() { super::$scenario(Agent::ClaudeCode).await })+
+        }
+        mod codex {
+            use super::*;
+            $(#[tokio::test(flavor = "multi_thread")]
+            async fn $scenario() { super::$scenario(Agent::Codex).await })+
+        }
+    };
+}
+
+for_both_agents!(
+    approve_runs_the_call,
+    deny_reason_reaches_the_model,
+    edit_runs_the_edited_command,
+    a_rule_allows_without_asking,
+    no_engine_means_the_fallback,
+    killing_the_agent_withdraws_its_item,
+    an_engine_restart_keeps_the_item,
+);

@@ -1,0 +1,162 @@
+//! The hook entries Claude Code (`settings.json`) and Codex (`hooks.json`) share:
+//! `{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": …,
+//! "timeout": …}]}]}}`. Airlock's entries are the ones whose command runs `airlock hook AGENT`;
+//! every other entry is left as it is.
+
+use crate::files::{pretty, read_object, write_with_backup};
+use crate::{ConnectError, ConnectReport, Options, Result};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// Whether a hook handler is Airlock's for this agent.
+fn is_ours(handler: &Value, agent: &str) -> bool {
+    handler
+        .get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|command| {
+            command.contains("airlock") && command.contains(&format!(" hook {agent}"))
+        })
+}
+
+fn unparsable(path: &Path, message: &str) -> ConnectError {
+    ConnectError::Unparsable {
+        path: path.into(),
+        message: message.into(),
+    }
+}
+
+/// Removes Airlock's handlers of `agent` from every event; groups left empty go too. Returns
+/// one line per removed handler.
+fn remove_ours(config: &mut Value, path: &Path, agent: &str) -> Result<Vec<String>> {
+    let mut removed = Vec::new();
+    let Some(hooks) = config.get_mut("hooks") else {
+        return Ok(removed);
+    };
+    let hooks = hooks
+        .as_object_mut()
+        .ok_or_else(|| unparsable(path, "\"hooks\" is not an object"))?;
+    for (event, groups) in hooks.iter_mut() {
+        let Some(groups) = groups.as_array_mut() else {
+            continue;
+        };
+        for group in groups.iter_mut() {
+            if let Some(handlers) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                let before = handlers.len();
+                handlers.retain(|h| !is_ours(h, agent));
+                for _ in handlers.len()..before {
+                    removed.push(format!("- {event} hook: airlock hook {agent}"));
+                }
+            }
+        }
+        groups.retain(|g| {
+            g.get("hooks")
+                .and_then(Value::as_array)
+                .is_none_or(|handlers| !handlers.is_empty())
+        });
+    }
+    hooks.retain(|_, groups| groups.as_array().is_none_or(|g| !g.is_empty()));
+    if hooks.is_empty()
+        && let Some(object) = config.as_object_mut()
+    {
+        object.remove("hooks");
+    }
+    Ok(removed)
+}
+
+/// The config with Airlock's hook on these events (replacing an older one of Airlock's).
+pub fn with_hooks(
+    config: &Value,
+    path: &Path,
+    agent: &str,
+    events: &[&str],
+    options: &Options,
+) -> Result<(Value, Vec<String>)> {
+    let mut config = config.clone();
+    remove_ours(&mut config, path, agent)?;
+    let object = config
+        .as_object_mut()
+        .ok_or_else(|| unparsable(path, "not a JSON object"))?;
+    let hooks = object
+        .entry("hooks")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+        .ok_or_else(|| unparsable(path, "\"hooks\" is not an object"))?;
+    let command = options.hook_command(agent);
+    let mut changes = Vec::new();
+    for event in events {
+        let groups = hooks
+            .entry(event.to_string())
+            .or_insert_with(|| json!([]))
+            .as_array_mut()
+            .ok_or_else(|| unparsable(path, &format!("\"hooks.{event}\" is not a list")))?;
+        groups.push(json!({
+            "matcher": "*",
+            "hooks": [{"type": "command", "command": command, "timeout": options.timeout_secs}],
+        }));
+        changes.push(format!("+ {event} hook (every tool): {command}"));
+    }
+    Ok((config, changes))
+}
+
+pub fn connect(
+    path: &Path,
+    agent: &str,
+    events: &[&str],
+    options: &Options,
+) -> Result<ConnectReport> {
+    let before = read_object(path)?;
+    let (after, changes) = with_hooks(&before, path, agent, events, options)?;
+    finish(path, agent, &before, &after, changes)
+}
+
+pub fn disconnect(path: &Path, agent: &str) -> Result<ConnectReport> {
+    if !path.exists() {
+        return finish(path, agent, &json!({}), &json!({}), Vec::new());
+    }
+    let before = read_object(path)?;
+    let mut after = before.clone();
+    let changes = remove_ours(&mut after, path, agent)?;
+    finish(path, agent, &before, &after, changes)
+}
+
+/// Writes the file when it changed.
+pub fn finish(
+    path: &Path,
+    agent: &str,
+    before: &Value,
+    after: &Value,
+    changes: Vec<String>,
+) -> Result<ConnectReport> {
+    let changed = before != after;
+    let backup = if changed {
+        write_with_backup(path, &pretty(after))?
+    } else {
+        None
+    };
+    Ok(ConnectReport {
+        agent: agent.into(),
+        path: path.display().to_string(),
+        changed,
+        backup: backup.map(|b| b.display().to_string()),
+        changes: if changed { changes } else { Vec::new() },
+    })
+}
+
+pub fn connected(path: &Path, agent: &str) -> Result<bool> {
+    let config = read_object(path)?;
+    Ok(config
+        .get("hooks")
+        .and_then(Value::as_object)
+        .is_some_and(|hooks| {
+            hooks
+                .get("PreToolUse")
+                .and_then(Value::as_array)
+                .is_some_and(|groups| {
+                    groups.iter().any(|g| {
+                        g.get("hooks")
+                            .and_then(Value::as_array)
+                            .is_some_and(|handlers| handlers.iter().any(|h| is_ours(h, agent)))
+                    })
+                })
+        }))
+}

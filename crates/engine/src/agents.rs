@@ -1,0 +1,506 @@
+//! The agent gateway: other agents' tool calls (Claude Code and Codex through their hooks, MCP
+//! clients through `airlock mcp-proxy`) go through the same policy as Airlock's own calls, with
+//! the agent as the source (`claude-code/Bash`), and when a person must decide they become inbox
+//! items of kind `agent_tool_call`, decided on the one decision path ([`Inner::settle`]).
+//!
+//! An item lives while someone waits on it: when the last waiter goes (the hook was killed, the
+//! agent gave up, the deadline passed) it is withdrawn. Asking again with the same request key
+//! (after an engine restart, say) finds the same item; a restarted engine withdraws the items
+//! nobody came back for.
+
+use crate::decision::{Resolution, Settlement};
+use crate::{Engine, EngineError, Inner, Result};
+use airlock_core::policy::{CallFacts, SessionPolicy, Verdict};
+use airlock_core::{AgentFallback, ApprovalStatus, DecidedBy, HookAgent, ItemKind, args_hash, ids};
+use airlock_protocol::{
+    AgentAnswer, AgentCall, AgentEvent, AgentVerdict, AgentView, ApprovalRow, EngineEvent,
+};
+use airlock_store::{AgentActivity, NewAgentRequest, NewApproval};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The largest input an agent may submit (as the model's own calls).
+const MAX_INPUT_BYTES: usize = 1024 * 1024;
+/// How long a caller may wait at most, whatever it asks.
+const MAX_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
+/// How long a restarted engine keeps a waiting agent item for its hook to come back.
+pub(crate) const REATTACH_GRACE: Duration = Duration::from_secs(10);
+/// An agent asking again about the same arguments within this time gets the same item (Codex
+/// asks at PreToolUse and again at PermissionRequest).
+const SAME_CALL_WINDOW: Duration = Duration::from_secs(10 * 60);
+/// The file the hooks read their fallback from when no engine answers.
+pub const FALLBACKS_FILE: &str = "agents.json";
+
+/// Who waits on which agent item.
+#[derive(Default)]
+pub(crate) struct AgentWaiters {
+    count: Mutex<HashMap<String, usize>>,
+}
+
+impl AgentWaiters {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
+        self.count.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn attach(&self, approval_id: &str) {
+        *self.lock().entry(approval_id.to_string()).or_default() += 1;
+    }
+
+    /// Whether this was the last waiter.
+    fn detach(&self, approval_id: &str) -> bool {
+        let mut count = self.lock();
+        match count.get_mut(approval_id) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                false
+            }
+            _ => {
+                count.remove(approval_id);
+                true
+            }
+        }
+    }
+
+    fn waited_on(&self, approval_id: &str) -> bool {
+        self.lock().contains_key(approval_id)
+    }
+}
+
+/// Withdraws the item when its last waiter goes.
+struct Attachment {
+    inner: Arc<Inner>,
+    approval_id: String,
+}
+
+impl Attachment {
+    fn new(inner: &Arc<Inner>, approval_id: &str) -> Self {
+        inner.agent_waiters.attach(approval_id);
+        Self {
+            inner: inner.clone(),
+            approval_id: approval_id.to_string(),
+        }
+    }
+}
+
+impl Drop for Attachment {
+    fn drop(&mut self) {
+        if self.inner.agent_waiters.detach(&self.approval_id) {
+            self.inner
+                .withdraw(&self.approval_id, "withdrawn: the agent stopped waiting");
+        }
+    }
+}
+
+/// The Airlock session of an agent's session: `claude-code:<its id>`.
+fn session_name(call: &AgentCall) -> String {
+    let id: String = call
+        .agent_session
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(120)
+        .collect();
+    let id = if id.trim().is_empty() {
+        "unknown".to_string()
+    } else {
+        id
+    };
+    match &call.client {
+        Some(client) => format!(
+            "{}:{}:{id}",
+            call.agent,
+            client.chars().take(60).collect::<String>()
+        ),
+        None => format!("{}:{id}", call.agent),
+    }
+}
+
+fn invalid(message: impl Into<String>) -> EngineError {
+    EngineError::Invalid(message.into())
+}
+
+/// The agent's call checked: names that fit, an input object of sane size.
+fn check(call: &AgentCall) -> Result<()> {
+    let fits = |s: &str, max: usize| {
+        !s.trim().is_empty() && s.len() <= max && !s.chars().any(char::is_control)
+    };
+    if !fits(&call.agent, 64) {
+        return Err(invalid(
+            "the agent's name needs 1 to 64 printable characters",
+        ));
+    }
+    if let Some(source) = &call.source
+        && !fits(source, 64)
+    {
+        return Err(invalid(
+            "the source's name needs 1 to 64 printable characters",
+        ));
+    }
+    if !fits(&call.tool, 256) {
+        return Err(invalid(
+            "the tool's name needs 1 to 256 printable characters",
+        ));
+    }
+    if call.agent_session.len() > 1024 || call.cwd.as_ref().is_some_and(|c| c.len() > 4096) {
+        return Err(invalid("the agent's session id or folder is too long"));
+    }
+    if !call.input.is_object() {
+        return Err(invalid("the tool's input must be a JSON object"));
+    }
+    let size = call.input.to_string().len();
+    if size > MAX_INPUT_BYTES {
+        return Err(invalid(format!(
+            "the tool's input is too large ({size} bytes; the limit is {MAX_INPUT_BYTES})"
+        )));
+    }
+    Ok(())
+}
+
+/// What the agent is told about an item that left the inbox.
+fn answer_of(inner: &Inner, row: &ApprovalRow) -> Result<AgentAnswer> {
+    let decision = inner.store.decision(&row.approval_id)?;
+    let decided_by = inner.store.decided_by(&row.approval_id)?;
+    let mut answer = AgentAnswer {
+        verdict: AgentVerdict::Deny,
+        reason: None,
+        updated_input: None,
+        approval_id: Some(row.approval_id.clone()),
+        decided_by,
+    };
+    match row.status {
+        ApprovalStatus::Pending | ApprovalStatus::Withdrawn => {
+            answer.verdict = AgentVerdict::Undecided;
+        }
+        ApprovalStatus::Approved => {
+            answer.verdict = AgentVerdict::Allow;
+            answer.updated_input = decision.and_then(|d| d.edited_args);
+        }
+        ApprovalStatus::Denied => {
+            answer.reason = Some(
+                decision
+                    .and_then(|d| d.reason)
+                    .filter(|r| !r.trim().is_empty())
+                    .unwrap_or_else(|| "denied by the user in Airlock".into()),
+            );
+        }
+        ApprovalStatus::Expired => answer.reason = Some("the approval timed out in Airlock".into()),
+        ApprovalStatus::Cancelled => {
+            answer.reason = Some(
+                decision
+                    .and_then(|d| d.reason)
+                    .unwrap_or_else(|| "cancelled in Airlock".into()),
+            );
+        }
+    }
+    Ok(answer)
+}
+
+impl Engine {
+    /// Decides another agent's tool call: by policy at once, or by a person through the inbox
+    /// (waiting at most `call.wait_ms`). Dropping the future stops waiting; when nobody else
+    /// waits on the item it is withdrawn.
+    pub async fn agent_call(&self, call: AgentCall) -> Result<AgentAnswer> {
+        check(&call)?;
+        let inner = &self.inner;
+        let source = call.source.clone().unwrap_or_else(|| call.agent.clone());
+        let hash = args_hash(&call.input);
+        let session = inner.store.ensure_session(&session_name(&call))?;
+        let key = format!(
+            "{}\u{1f}{}\u{1f}{}",
+            call.agent,
+            session.id,
+            match &call.tool_use_id {
+                Some(id) if !id.is_empty() => format!("use:{id}"),
+                _ => format!("args:{}:{hash}", call.tool),
+            }
+        );
+        let since = airlock_store::time_before(SAME_CALL_WINDOW);
+        let asked_before = match inner.store.agent_request_by_key(&key)? {
+            Some(row) => Some(row),
+            None if call.event == AgentEvent::PermissionRequest => {
+                inner.store.recent_agent_request(
+                    &call.agent,
+                    &call.agent_session,
+                    &call.tool,
+                    &hash,
+                    &since,
+                )?
+            }
+            None => None,
+        }
+        .filter(|row| {
+            matches!(
+                row.status,
+                ApprovalStatus::Pending | ApprovalStatus::Approved | ApprovalStatus::Denied
+            ) && (call.tool_use_id.is_some() || row.created_at >= since)
+        });
+        let row = match asked_before {
+            Some(row) => row,
+            None => match self.agent_policy(&call, &source, &hash, &session.id)? {
+                Ok(answer) => return Ok(answer),
+                Err(why) => self.ask_person(&call, &source, &hash, &key, &session.id, why)?,
+            },
+        };
+        if row.status != ApprovalStatus::Pending {
+            return answer_of(inner, &row);
+        }
+        let wait = call
+            .wait_ms
+            .map(Duration::from_millis)
+            .unwrap_or(MAX_WAIT)
+            .min(MAX_WAIT);
+        let answer = self.wait_for_person(&row.approval_id, wait).await?;
+        let outcome = match answer.verdict {
+            AgentVerdict::Allow => "allow",
+            AgentVerdict::Deny => "deny",
+            AgentVerdict::Undecided => "undecided",
+        };
+        inner.store.note_agent_outcome(&call.agent, outcome)?;
+        Ok(answer)
+    }
+
+    /// The policy's verdict, or why a person must decide.
+    fn agent_policy(
+        &self,
+        call: &AgentCall,
+        source: &str,
+        hash: &str,
+        session_id: &str,
+    ) -> Result<std::result::Result<AgentAnswer, String>> {
+        let inner = &self.inner;
+        let session = inner.store.session(session_id)?;
+        let mode = session.as_ref().and_then(|s| s.mode);
+        let grants = inner.store.session_grants(session_id)?;
+        // Any error on the approval path means deny.
+        let policy = inner.policy()?;
+        let read_only_hint = inner
+            .tools
+            .tool(source, &call.tool)
+            .is_some_and(|t| t.def.read_only_hint);
+        let decision = airlock_core::policy::decide(
+            &policy,
+            &SessionPolicy::new(mode, grants),
+            CallFacts {
+                session_id,
+                server: source,
+                tool: &call.tool,
+                args: &call.input,
+                args_hash: hash,
+                read_only_hint,
+            },
+            None,
+        );
+        // Paused: nothing runs without a person.
+        if decision.verdict == Verdict::Run && self.paused() {
+            return Ok(Err(
+                "Airlock is paused: nothing runs without a person".into()
+            ));
+        }
+        let (outcome, answer) = match decision.verdict {
+            Verdict::Ask => return Ok(Err(decision.why)),
+            Verdict::Run => ("allowed", AgentVerdict::Allow),
+            Verdict::Deny => ("denied", AgentVerdict::Deny),
+        };
+        inner.store.record_agent_call(
+            &AgentActivity {
+                agent: &call.agent,
+                tool: &call.tool,
+                cwd: call.cwd.as_deref(),
+                outcome,
+            },
+            session_id,
+            &json!({
+                "agent": call.agent, "server": source, "tool": call.tool, "args": call.input,
+                "why": decision.why, "cwd": call.cwd,
+            }),
+        )?;
+        Ok(Ok(AgentAnswer {
+            verdict: answer,
+            reason: (answer == AgentVerdict::Deny).then(|| format!("Airlock: {}", decision.why)),
+            updated_input: None,
+            approval_id: None,
+            decided_by: Some(DecidedBy::Policy.as_str().into()),
+        }))
+    }
+
+    /// Puts the call in the inbox.
+    fn ask_person(
+        &self,
+        call: &AgentCall,
+        source: &str,
+        hash: &str,
+        key: &str,
+        session_id: &str,
+        why: String,
+    ) -> Result<ApprovalRow> {
+        let inner = &self.inner;
+        let approval_id = ids::new_approval_id();
+        inner.store.insert_agent_request(
+            &NewApproval {
+                approval_id: approval_id.clone(),
+                tool_call_id: None,
+                session_id: session_id.to_string(),
+                kind: ItemKind::AgentToolCall,
+                server: source.to_string(),
+                tool: call.tool.clone(),
+                args: call.input.clone(),
+                args_hash: hash.to_string(),
+                why,
+                expires_at: None,
+            },
+            &NewAgentRequest {
+                request_key: key.to_string(),
+                agent: call.agent.clone(),
+                client: call.client.clone(),
+                agent_session: call.agent_session.clone(),
+                cwd: call.cwd.clone(),
+                editable: call.editable,
+            },
+        )?;
+        let row = inner
+            .store
+            .approval(&approval_id)?
+            .ok_or_else(|| invalid("the request was not kept"))?;
+        inner.emit(EngineEvent::ApprovalRequested {
+            item: Box::new(inner.inbox_item(row.clone())),
+        });
+        Ok(row)
+    }
+
+    /// Waits until the item leaves the inbox or `wait` passes; leaving early withdraws it when
+    /// nobody else waits on it.
+    async fn wait_for_person(&self, approval_id: &str, wait: Duration) -> Result<AgentAnswer> {
+        let inner = &self.inner;
+        let _attachment = Attachment::new(inner, approval_id);
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            let mut woken = inner.router.wait_for(approval_id);
+            if let Some(row) = inner.store.approval(approval_id)?
+                && row.status != ApprovalStatus::Pending
+            {
+                return answer_of(inner, &row);
+            }
+            tokio::select! {
+                _ = &mut woken => {}
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                _ = tokio::time::sleep_until(deadline) => {
+                    return Ok(AgentAnswer {
+                        verdict: AgentVerdict::Undecided,
+                        reason: None,
+                        updated_input: None,
+                        approval_id: Some(approval_id.to_string()),
+                        decided_by: None,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Every agent Airlock knows: the coding agents whose hooks it answers, then the others
+    /// that asked (MCP clients).
+    pub fn agents(&self) -> Result<Vec<AgentView>> {
+        let mut known = self.inner.store.agents()?;
+        for agent in HookAgent::ALL {
+            if !known.iter().any(|a| a.name == agent.as_str()) {
+                known.push(AgentView {
+                    name: agent.as_str().into(),
+                    fallback: AgentFallback::Ask,
+                    last_request_at: None,
+                    last_tool: None,
+                    last_cwd: None,
+                    last_outcome: None,
+                });
+            }
+        }
+        known.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(known)
+    }
+
+    /// What an agent's hook answers when Airlock cannot decide in time. Also written to
+    /// `agents.json`, which the hook reads when no engine answers.
+    pub fn set_agent_fallback(&self, agent: &str, fallback: AgentFallback) -> Result<()> {
+        let agent: HookAgent = agent
+            .parse()
+            .map_err(|e: airlock_core::ParseEnumError| invalid(e.to_string()))?;
+        self.inner
+            .store
+            .set_agent_fallback(agent.as_str(), fallback)?;
+        self.inner.write_fallbacks()
+    }
+}
+
+impl Inner {
+    /// Takes an agent item out of the inbox because its agent stopped waiting.
+    pub(crate) fn withdraw(&self, approval_id: &str, why: &str) {
+        self.router.forget(approval_id);
+        if let Ok(Some(ApprovalStatus::Pending)) = self.store.approval_status(approval_id) {
+            let withdraw =
+                Settlement::new(approval_id.to_string(), Resolution::Withdraw).with_reason(why);
+            match self.settle(vec![withdraw], DecidedBy::Engine) {
+                Ok(outcomes) => {
+                    for error in outcomes.into_iter().filter_map(|o| o.err()) {
+                        tracing::debug!(%error, "agent item already settled");
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "cannot withdraw an agent item"),
+            }
+        }
+    }
+
+    /// After a restart: the agent items nobody came back for within the grace are withdrawn.
+    pub(crate) fn withdraw_abandoned_later(self: &Arc<Self>) -> Result<()> {
+        let waiting = self.store.pending_of_kind(ItemKind::AgentToolCall)?;
+        if waiting.is_empty() {
+            return Ok(());
+        }
+        let inner = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(REATTACH_GRACE).await;
+            for id in waiting {
+                if !inner.agent_waiters.waited_on(&id) {
+                    inner.withdraw(
+                        &id,
+                        "withdrawn: the agent did not come back after Airlock restarted",
+                    );
+                }
+            }
+        });
+        Ok(())
+    }
+
+    /// Writes every agent's fallback to `agents.json` (atomically: a hook never reads half).
+    pub(crate) fn write_fallbacks(&self) -> Result<()> {
+        let fallbacks: serde_json::Map<String, Value> = self
+            .store
+            .agents()?
+            .into_iter()
+            .map(|a| (a.name, json!(a.fallback.as_str())))
+            .collect();
+        write_atomically(
+            &self.data_dir.join(FALLBACKS_FILE),
+            Value::Object(fallbacks).to_string().as_bytes(),
+        )
+        .map_err(|e| EngineError::DataDir {
+            path: self.data_dir.join(FALLBACKS_FILE),
+            message: e.to_string(),
+        })
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = path.with_extension("json.tmp");
+    std::fs::write(&temporary, bytes)?;
+    std::fs::rename(&temporary, path)
+}
+
+/// The fallback an agent's hook answers when no engine decides, as `agents.json` says (`ask`
+/// when it says nothing).
+pub fn fallback_of(data_dir: &Path, agent: HookAgent) -> AgentFallback {
+    std::fs::read(data_dir.join(FALLBACKS_FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<HashMap<String, AgentFallback>>(&bytes).ok())
+        .and_then(|all| all.get(agent.as_str()).copied())
+        .unwrap_or(AgentFallback::Ask)
+}

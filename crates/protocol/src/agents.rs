@@ -1,0 +1,127 @@
+//! The agent gateway's vocabulary: a tool call another agent asks about (through its hook or
+//! the MCP proxy), the answer it gets, and the agents as Settings and `airlock agents` list them.
+
+use airlock_core::AgentFallback;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Which of the agent's questions this is: before the tool runs, or when the agent would show
+/// its own permission prompt. Only the first may carry an edited input in every agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum AgentEvent {
+    #[default]
+    PreToolUse,
+    PermissionRequest,
+    /// A `tools/call` through `airlock mcp-proxy`.
+    McpCall,
+}
+
+/// One tool call of another agent, as its hook or the MCP proxy submits it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AgentCall {
+    /// `claude-code`, `codex`, or `mcp-client`.
+    pub agent: String,
+    /// The policy source its tools are named by (`claude-code/Bash`; the proxied server's name
+    /// for `mcp-client`). Defaults to `agent`.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The MCP client's name from its `initialize` (mcp-client only).
+    #[serde(default)]
+    pub client: Option<String>,
+    /// The agent's own session id; each becomes an Airlock session (grants "for this chat"
+    /// apply to it).
+    pub agent_session: String,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    pub tool: String,
+    pub input: Value,
+    /// The agent's id of this tool use; without one the request is known by its arguments.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    #[serde(default)]
+    pub event: AgentEvent,
+    /// Whether the agent can run an edited input instead.
+    #[serde(default)]
+    pub editable: bool,
+    /// The longest the caller waits for a person, in milliseconds.
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
+}
+
+/// What the agent is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum AgentVerdict {
+    Allow,
+    Deny,
+    /// Nobody decided in time (or the item was withdrawn): the agent's fallback applies.
+    Undecided,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AgentAnswer {
+    pub verdict: AgentVerdict,
+    /// For a denial, what the model reads.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The person's edit: what runs instead of the proposed input.
+    #[serde(default)]
+    pub updated_input: Option<Value>,
+    /// The inbox item, when the call had to be asked.
+    #[serde(default)]
+    pub approval_id: Option<String>,
+    /// What decided: a person's channel, or `policy`.
+    #[serde(default)]
+    pub decided_by: Option<String>,
+}
+
+/// A coding agent as Airlock knows it: its fallback and its last request.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AgentView {
+    pub name: String,
+    pub fallback: AgentFallback,
+    pub last_request_at: Option<String>,
+    pub last_tool: Option<String>,
+    pub last_cwd: Option<String>,
+    /// How the last request ended: allow, deny, ask, pending, or a fallback.
+    pub last_outcome: Option<String>,
+}
+
+/// Whether an agent's config sends its tool calls through Airlock, and where that config is.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AgentConnection {
+    /// `claude-code`, `codex` or `claude-desktop`.
+    pub agent: String,
+    pub connected: bool,
+    /// The file `connect` edits.
+    pub path: String,
+}
+
+/// What `connect` or `disconnect` did.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct ConnectReport {
+    pub agent: String,
+    pub path: String,
+    /// False when the file already said so (nothing was written).
+    pub changed: bool,
+    /// The copy of the file as it was, when it was changed.
+    pub backup: Option<String>,
+    /// One line per change, for the person to read.
+    pub changes: Vec<String>,
+}
+
+/// An agent as Settings shows it: how it is connected and what it last asked.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AgentStatus {
+    pub connection: AgentConnection,
+    /// `None` for an agent that is not a coding agent's hook (Claude Desktop's servers go
+    /// through `mcp-proxy`).
+    pub view: Option<AgentView>,
+}

@@ -1,0 +1,213 @@
+//! Other agents' tool calls (the agent gateway): the request kept beside its inbox item, found
+//! again by its key; and the agents' fallbacks and last requests.
+
+use crate::approvals::{NewApproval, insert_approval, query};
+use crate::audit::insert_audit;
+use crate::{CachedExt, Result, Store, now, parse_enum};
+use airlock_core::AgentFallback;
+use airlock_protocol::{AgentView, ApprovalRow};
+use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
+
+/// Where an agent tool call comes from, kept with its inbox item.
+#[derive(Debug, Clone)]
+pub struct NewAgentRequest {
+    pub request_key: String,
+    pub agent: String,
+    pub client: Option<String>,
+    pub agent_session: String,
+    pub cwd: Option<String>,
+    pub editable: bool,
+}
+
+/// An agent's last request, for `airlock agents`.
+#[derive(Debug, Clone)]
+pub struct AgentActivity<'a> {
+    pub agent: &'a str,
+    pub tool: &'a str,
+    pub cwd: Option<&'a str>,
+    pub outcome: &'a str,
+}
+
+fn touch_agent(tx: &rusqlite::Connection, activity: &AgentActivity<'_>, at: &str) -> Result<()> {
+    tx.run(
+        "INSERT INTO agents (name, last_request_at, last_tool, last_cwd, last_outcome)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(name) DO UPDATE SET last_request_at = ?2, last_tool = ?3, last_cwd = ?4,
+            last_outcome = ?5",
+        params![
+            activity.agent,
+            at,
+            activity.tool,
+            activity.cwd,
+            activity.outcome
+        ],
+    )?;
+    Ok(())
+}
+
+impl Store {
+    /// Puts an agent's tool call in the inbox, with where it comes from, in one durable
+    /// transaction.
+    pub fn insert_agent_request(
+        &self,
+        approval: &NewApproval,
+        origin: &NewAgentRequest,
+    ) -> Result<()> {
+        self.write(|tx| {
+            let at = now();
+            insert_approval(tx, approval, &at)?;
+            tx.run(
+                "INSERT INTO agent_requests (approval_id, request_key, agent, client, agent_session, cwd, editable)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![
+                    approval.approval_id,
+                    origin.request_key,
+                    origin.agent,
+                    origin.client,
+                    origin.agent_session,
+                    origin.cwd,
+                    origin.editable
+                ],
+            )?;
+            touch_agent(
+                tx,
+                &AgentActivity {
+                    agent: &origin.agent,
+                    tool: &approval.tool,
+                    cwd: origin.cwd.as_deref(),
+                    outcome: "pending",
+                },
+                &at,
+            )
+        })
+    }
+
+    /// The newest request asked with this key, whatever its status.
+    pub fn agent_request_by_key(&self, request_key: &str) -> Result<Option<ApprovalRow>> {
+        self.read(|conn| {
+            let id: Option<String> = conn
+                .query_row(
+                    "SELECT approval_id FROM agent_requests WHERE request_key = ?1 ORDER BY rowid DESC LIMIT 1",
+                    [request_key],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            match id {
+                Some(id) => Ok(query(conn, "a.approval_id = ?1", &id)?.into_iter().next()),
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// The newest request of this agent session for these exact arguments of this tool, asked
+    /// at or after `since` (an RFC 3339 time): the agent asking again about a call it already
+    /// asked about (Codex's PermissionRequest after its PreToolUse).
+    pub fn recent_agent_request(
+        &self,
+        agent: &str,
+        agent_session: &str,
+        tool: &str,
+        args_hash: &str,
+        since: &str,
+    ) -> Result<Option<ApprovalRow>> {
+        self.read(|conn| {
+            let id: Option<String> = conn
+                .query_row(
+                    "SELECT g.approval_id FROM agent_requests g JOIN approval_requests a ON a.approval_id = g.approval_id
+                     WHERE g.agent = ?1 AND g.agent_session = ?2 AND a.tool = ?3 AND a.args_hash = ?4
+                        AND a.created_at >= ?5
+                     ORDER BY g.rowid DESC LIMIT 1",
+                    params![agent, agent_session, tool, args_hash, since],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            match id {
+                Some(id) => Ok(query(conn, "a.approval_id = ?1", &id)?.into_iter().next()),
+                None => Ok(None),
+            }
+        })
+    }
+
+    /// Records an agent's call the policy decided without asking (History shows it) and the
+    /// agent's last request. Not synced on its own: nothing waits on it.
+    pub fn record_agent_call(
+        &self,
+        activity: &AgentActivity<'_>,
+        session_id: &str,
+        detail: &Value,
+    ) -> Result<()> {
+        self.write_relaxed(|tx| {
+            touch_agent(tx, activity, &now())?;
+            insert_audit(
+                tx,
+                "policy",
+                &format!("agent_{}", activity.outcome),
+                Some(session_id),
+                None,
+                None,
+                detail,
+            )
+        })
+    }
+
+    /// Notes how an agent's last request ended (a decision, a fallback).
+    pub fn note_agent_outcome(&self, agent: &str, outcome: &str) -> Result<()> {
+        self.write_relaxed(|tx| {
+            tx.run(
+                "UPDATE agents SET last_outcome = ?2 WHERE name = ?1",
+                params![agent, outcome],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub fn agents(&self) -> Result<Vec<AgentView>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT name, fallback, last_request_at, last_tool, last_cwd, last_outcome FROM agents ORDER BY name",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            })?;
+            rows.map(|row| {
+                let (name, fallback, last_request_at, last_tool, last_cwd, last_outcome) = row?;
+                Ok(AgentView {
+                    name,
+                    fallback: parse_enum(&fallback, "fallback")?,
+                    last_request_at,
+                    last_tool,
+                    last_cwd,
+                    last_outcome,
+                })
+            })
+            .collect()
+        })
+    }
+
+    pub fn set_agent_fallback(&self, agent: &str, fallback: AgentFallback) -> Result<()> {
+        self.write(|tx| {
+            tx.run(
+                "INSERT INTO agents (name, fallback) VALUES (?1, ?2)
+                 ON CONFLICT(name) DO UPDATE SET fallback = ?2",
+                params![agent, fallback.as_str()],
+            )?;
+            insert_audit(
+                tx,
+                "user",
+                "agent_fallback_set",
+                None,
+                None,
+                None,
+                &serde_json::json!({ "agent": agent, "fallback": fallback.as_str() }),
+            )
+        })
+    }
+}
