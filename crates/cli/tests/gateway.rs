@@ -157,15 +157,37 @@ impl World {
                     .args([
                         "exec",
                         "--skip-git-repo-check",
+                        // Codex's sandbox helper cannot live under /tmp (this test's
+                        // CODEX_HOME); the gate is what is tested here, not the sandbox.
                         "-s",
-                        "workspace-write",
+                        "danger-full-access",
+                        "--dangerously-bypass-hook-trust",
                         "-C",
                     ])
                     .arg(self.project.path())
                     .arg("Run the command");
             }
         }
+        // Its own process group, so the whole agent can be killed at once (Codex's npm
+        // launcher is a node process in front of the native binary).
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
         command.spawn().unwrap()
+    }
+
+    /// Kills the agent as a person stopping it would: Claude Code's one process (its hook
+    /// must notice its parent is gone), or Codex's launcher and native binary together (their
+    /// process group; killing only the launcher leaves Codex running).
+    fn kill(&self, mut child: Child) {
+        match self.agent {
+            Agent::ClaudeCode => child.kill().unwrap(),
+            Agent::Codex => {
+                Command::new("kill")
+                    .args(["-9", "--", &format!("-{}", child.id())])
+                    .status()
+                    .unwrap();
+            }
+        }
+        child.wait().unwrap();
     }
 
     /// Runs the agent to its end (bounded, so a hung agent fails the test).
@@ -368,10 +390,9 @@ async fn killing_the_agent_withdraws_its_item(agent: Agent) {
         return;
     };
     let _engine = world.engine();
-    let mut child = world.start();
+    let child = world.start();
     let item = world.waiting_item();
-    child.kill().unwrap();
-    child.wait().unwrap();
+    world.kill(child);
     eventually("the item withdrawn", || {
         let items: Vec<Value> =
             serde_json::from_str(&ok(world.data.path(), &["inbox", "--json"])).unwrap();
