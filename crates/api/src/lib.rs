@@ -3,6 +3,7 @@
 pub mod client;
 pub mod discovery;
 pub mod host;
+pub mod one_shot;
 pub mod server;
 
 pub use client::{ApiClient, ClientError};

@@ -45,6 +45,14 @@ pub enum BenchAction {
         #[arg(long, default_value_t = 100)]
         calls: usize,
     },
+    /// The whole `airlock hook claude-code` process (start, read stdin, ask the engine, print)
+    /// for a Bash call an argument rule allows, against an engine in this process.
+    Hook {
+        #[arg(long, default_value_t = 500)]
+        runs: usize,
+        #[arg(long, default_value_t = 20)]
+        warmup: usize,
+    },
     /// One policy decision with many servers, tools and argument rules.
     Policy {
         #[arg(long, default_value_t = 1000)]
@@ -69,6 +77,7 @@ pub async fn run(action: BenchAction) -> anyhow::Result<ExitCode> {
             workspace,
         } => roundtrip(rounds, base_url, model, stream, warmup, workspace).await,
         BenchAction::ApproveAll { sessions, calls } => approve_all(sessions, calls).await,
+        BenchAction::Hook { runs, warmup } => hook(runs, warmup).await,
         BenchAction::Policy {
             servers,
             tools,
@@ -107,6 +116,73 @@ fn report(label: &str, mut samples: Vec<Duration>, unit: &str) {
         scale(pick(0.50)),
         scale(pick(0.99))
     );
+}
+
+async fn hook(runs: usize, warmup: usize) -> anyhow::Result<ExitCode> {
+    let dir = tempfile::tempdir().context("cannot make a temporary data directory")?;
+    let engine = Engine::open(EngineConfig {
+        data_dir: dir.path().to_path_buf(),
+        workspace: Some(dir.path().join("workspace")),
+    })?;
+    engine.add_rule(ArgRule {
+        id: Engine::new_rule_id(),
+        server: "claude-code".into(),
+        tool: "Bash".into(),
+        pointer: "/command".into(),
+        pattern: RulePattern::Glob("git status*".into()),
+        effect: RuleEffect::Allow,
+    })?;
+    let token = discovery::load_or_create_token(dir.path())?;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    discovery::write_endpoint(
+        dir.path(),
+        &discovery::Endpoint {
+            addr,
+            pid: std::process::id(),
+        },
+    )?;
+    tokio::spawn(airlock_api::serve(engine.clone(), listener, token));
+    let airlock = std::env::current_exe()?;
+    let event = json!({
+        "session_id": "bench", "cwd": "/tmp", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "git status --short"},
+    });
+    let mut samples = Vec::with_capacity(runs);
+    for run in 0..warmup + runs {
+        let mut event = event.clone();
+        event["tool_use_id"] = json!(format!("toolu_{run}"));
+        let data_dir = dir.path().to_path_buf();
+        let airlock = airlock.clone();
+        let (elapsed, stdout) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+            use std::io::Write;
+            let started = Instant::now();
+            let mut child = std::process::Command::new(&airlock)
+                .arg("--data-dir")
+                .arg(&data_dir)
+                .args(["hook", "claude-code"])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()?;
+            if let Some(mut stdin) = child.stdin.take() {
+                stdin.write_all(event.to_string().as_bytes())?;
+            }
+            let out = child.wait_with_output()?;
+            Ok((
+                started.elapsed(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            ))
+        })
+        .await??;
+        if !stdout.contains("\"permissionDecision\":\"allow\"") {
+            bail!("run {run}: the hook did not allow the call: {stdout}");
+        }
+        if run >= warmup {
+            samples.push(elapsed);
+        }
+    }
+    report("runs", samples, "ms");
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn roundtrip(

@@ -8,7 +8,7 @@
 //! answers before its deadline — the decision, or the agent's fallback (`ask`: back to the
 //! agent's own prompt; `deny`). Any error on the approval path that is not "no engine" means deny.
 
-use airlock_api::ApiClient;
+use airlock_api::{ClientError, one_shot};
 use airlock_core::{AgentFallback, HookAgent};
 use airlock_engine::agents::fallback_of;
 use airlock_protocol::{AgentAnswer, AgentCall, AgentEvent, AgentVerdict};
@@ -195,30 +195,31 @@ async fn ask_engine(
                 last_error
             }));
         }
-        match ApiClient::discover(data_dir) {
-            Ok(client) => {
-                call.wait_ms = Some(left.as_millis() as u64);
-                let body = serde_json::to_value(&*call).unwrap_or_default();
-                let request = client.post::<AgentAnswer>("/v1/agent-calls", &body);
-                match tokio::time::timeout(left, request).await {
-                    Ok(Ok(answer)) => return Ok(answer),
-                    Ok(Err(airlock_api::ClientError::Refused { message, .. })) => {
-                        return Ok(denial(&message));
-                    }
-                    Ok(Err(airlock_api::ClientError::Unreachable {
-                        message,
-                        refused: true,
-                        ..
-                    })) if !reached => return Err(NoEngine(message)),
-                    Ok(Err(error)) => {
-                        reached = true;
-                        last_error = error.to_string();
-                    }
-                    Err(_) => return Err(NoEngine("no decision in time".into())),
-                }
+        call.wait_ms = Some(left.as_millis() as u64);
+        let body = serde_json::to_value(&*call).unwrap_or_default();
+        let request = one_shot::post::<AgentAnswer>(data_dir, "/v1/agent-calls", &body);
+        match tokio::time::timeout(left, request).await {
+            Ok(Ok(answer)) => return Ok(answer),
+            Ok(Err(ClientError::Refused { message, .. })) => return Ok(denial(&message)),
+            // No engine (no discovery file, or nothing listening) before it ever answered.
+            Ok(Err(ClientError::Discovery(error))) if !reached => {
+                return Err(NoEngine(error.to_string()));
             }
-            Err(error) if !reached => return Err(NoEngine(error.to_string())),
-            Err(error) => last_error = error.to_string(),
+            Ok(Err(ClientError::Unreachable {
+                message,
+                refused: true,
+                ..
+            })) if !reached => return Err(NoEngine(message)),
+            Ok(Err(error)) => {
+                if !matches!(
+                    error,
+                    ClientError::Discovery(_) | ClientError::Unreachable { refused: true, .. }
+                ) {
+                    reached = true;
+                }
+                last_error = error.to_string();
+            }
+            Err(_) => return Err(NoEngine("no decision in time".into())),
         }
         tokio::time::sleep(Duration::from_millis(200).min(left)).await;
     }

@@ -78,9 +78,17 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-mcp",
             ],
         ),
+        // Other agents' config files: no engine, no store.
+        ("airlock-connect", &["airlock-protocol"]),
         (
             "airlock-cli",
-            &["airlock-core", "airlock-engine", "airlock-api"],
+            &[
+                "airlock-core",
+                "airlock-protocol",
+                "airlock-engine",
+                "airlock-api",
+                "airlock-connect",
+            ],
         ),
         (
             "airlock-desktop",
@@ -89,6 +97,7 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-protocol",
                 "airlock-engine",
                 "airlock-api",
+                "airlock-connect",
             ],
         ),
     ];

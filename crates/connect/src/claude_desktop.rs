@@ -1,6 +1,6 @@
-//! Claude Desktop: each stdio server in `mcpServers` is rewritten to run through
-//! `airlock mcp-proxy --name NAME -- COMMAND ARGS…` (its environment kept), so every tool call it
-//! makes waits in Airlock's inbox; `disconnect` puts the original command back.
+//! Claude Desktop: its servers would each run through `airlock mcp-proxy --name NAME -- COMMAND
+//! ARGS…`; until that proxy exists `connect` refuses. `status` and `disconnect` recognise (and
+//! undo) such a rewrite.
 
 use crate::files::read_object;
 use crate::hooks::finish;
@@ -45,49 +45,13 @@ fn servers<'a>(
     }
 }
 
-pub fn connect(path: &Path, options: &Options) -> Result<ConnectReport> {
-    let before = read_object(path)?;
-    let mut after = before.clone();
-    let mut changes = Vec::new();
-    if let Some(servers) = servers(&mut after, path)? {
-        for (name, entry) in servers.iter_mut() {
-            if proxied(entry).is_some() {
-                continue;
-            }
-            let Some(command) = entry
-                .get("command")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-            else {
-                changes.push(format!(
-                    "  {name}: not a command (a URL server); left as it is"
-                ));
-                continue;
-            };
-            let mut args: Vec<Value> = options
-                .airlock_words(&["mcp-proxy", "--name", name, "--", &command])
-                .into_iter()
-                .skip(1)
-                .map(Value::String)
-                .collect();
-            args.extend(
-                entry
-                    .get("args")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-            );
-            entry["command"] = json!(options.airlock.display().to_string());
-            entry["args"] = Value::Array(args);
-            changes.push(format!(
-                "~ {name}: {command} now runs through airlock mcp-proxy"
-            ));
-        }
-    }
-    if changes.is_empty() {
-        changes.push("no MCP servers to route through Airlock".into());
-    }
-    finish(path, "claude-desktop", &before, &after, changes)
+/// Not yet: the rewrite needs `airlock mcp-proxy`, which this build does not have. Refused
+/// rather than pointing Claude Desktop's servers at a command that does not exist.
+pub fn connect(path: &Path, _options: &Options) -> Result<ConnectReport> {
+    Err(ConnectError::Invalid(format!(
+        "connecting Claude Desktop needs `airlock mcp-proxy`, which this version of Airlock does not have yet; {} was not changed",
+        path.display()
+    )))
 }
 
 pub fn disconnect(path: &Path) -> Result<ConnectReport> {

@@ -160,3 +160,78 @@ pub fn connected(path: &Path, agent: &str) -> Result<bool> {
                 })
         }))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::path::PathBuf;
+
+    fn options() -> Options {
+        Options {
+            airlock: PathBuf::from("/opt/air lock/airlock"),
+            data_dir: Some(PathBuf::from("/data/it's")),
+            timeout_secs: 30,
+        }
+    }
+
+    #[test]
+    fn connecting_twice_changes_once_and_keeps_the_persons_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let theirs = json!({
+            "model": "opus",
+            "hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "lint.sh"}]}],
+                      "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}]},
+        });
+        std::fs::write(&path, theirs.to_string()).unwrap();
+        let first = connect(&path, "claude-code", &["PreToolUse"], &options()).unwrap();
+        assert!(first.changed && first.backup.is_some(), "{first:?}");
+        let backup: Value =
+            serde_json::from_str(&std::fs::read_to_string(first.backup.unwrap()).unwrap()).unwrap();
+        assert_eq!(backup, theirs, "the backup is the file as it was");
+        let second = connect(&path, "claude-code", &["PreToolUse"], &options()).unwrap();
+        assert!(!second.changed, "{second:?}");
+        let now: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(now["model"], "opus");
+        assert_eq!(now["hooks"]["Stop"], theirs["hooks"]["Stop"]);
+        let pre = now["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(pre.len(), 2, "{pre:?}");
+        assert_eq!(pre[0], theirs["hooks"]["PreToolUse"][0]);
+        // The command survives `sh -c` quoting: spaces and a quote in the paths.
+        let command = pre[1]["hooks"][0]["command"].as_str().unwrap();
+        assert_eq!(
+            command,
+            r#"exec '/opt/air lock/airlock' --data-dir '/data/it'\''s' hook claude-code --timeout 30"#
+        );
+        assert!(connected(&path, "claude-code").unwrap());
+
+        let undone = disconnect(&path, "claude-code").unwrap();
+        assert!(undone.changed);
+        let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            after, theirs,
+            "disconnect leaves the person's file as it was"
+        );
+        assert!(!connected(&path, "claude-code").unwrap());
+    }
+
+    #[test]
+    fn a_file_that_does_not_parse_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        for text in ["{\"hooks\": ", "[1, 2]", "{\"hooks\": {\"PreToolUse\": 3}}"] {
+            std::fs::write(&path, text).unwrap();
+            let error = connect(&path, "codex", &["PreToolUse"], &options()).unwrap_err();
+            assert!(
+                matches!(error, ConnectError::Unparsable { .. }),
+                "{text}: {error}"
+            );
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                text,
+                "a refused file was changed"
+            );
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! The commands the UI invokes. Each is a thin call into the engine (no rule lives here) and
 //! returns a [`CommandError`] the UI can match on.
 
+pub mod agents;
 pub mod chat;
 pub mod error;
 pub mod history;
@@ -48,6 +49,10 @@ macro_rules! command_handler {
             $crate::commands::servers::import_servers,
             $crate::commands::servers::server_log,
             $crate::commands::history::audit,
+            $crate::commands::agents::agents,
+            $crate::commands::agents::connect_agent,
+            $crate::commands::agents::disconnect_agent,
+            $crate::commands::agents::set_agent_fallback,
         ]
     };
 }

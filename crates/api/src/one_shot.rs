@@ -1,0 +1,70 @@
+//! One JSON request to the local API with nothing to set up: the agents' hook starts for every
+//! tool call, and reqwest's client (TLS roots, pool, proxy detection) costs more to build than
+//! the whole request takes. Plain HTTP/1.1 over loopback through hyper's client connection.
+
+use crate::ClientError;
+use crate::discovery;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::path::Path;
+
+/// POSTs `body` to `path` of the engine that owns `data_dir`.
+pub async fn post<T: DeserializeOwned>(
+    data_dir: &Path,
+    path: &str,
+    body: &Value,
+) -> Result<T, ClientError> {
+    let (endpoint, token) = discovery::find(data_dir)?;
+    let unreachable = |message: String, refused: bool| ClientError::Unreachable {
+        data_dir: data_dir.to_path_buf(),
+        message,
+        refused,
+    };
+    let stream = tokio::net::TcpStream::connect(endpoint.addr)
+        .await
+        .map_err(|e| unreachable(e.to_string(), true))?;
+    let _ = stream.set_nodelay(true);
+    let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .map_err(|e| unreachable(e.to_string(), false))?;
+    let connection = tokio::spawn(connection);
+    let request = hyper::Request::post(path)
+        .header(hyper::header::HOST, endpoint.addr.to_string())
+        .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(hyper::header::CONTENT_TYPE, "application/json")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .map_err(|e| ClientError::Decode(e.to_string()))?;
+    let response = sender
+        .send_request(request)
+        .await
+        .map_err(|e| unreachable(e.to_string(), false))?;
+    let status = response.status();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| unreachable(e.to_string(), false))?
+        .to_bytes();
+    connection.abort();
+    let value: Value =
+        serde_json::from_slice(&bytes).map_err(|e| ClientError::Decode(e.to_string()))?;
+    if !status.is_success() {
+        return Err(ClientError::Refused {
+            status: status.as_u16(),
+            code: value
+                .get("code")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            message: value
+                .get("error")
+                .and_then(Value::as_str)
+                .unwrap_or("refused")
+                .to_string(),
+        });
+    }
+    serde_json::from_value(value).map_err(|e| ClientError::Decode(e.to_string()))
+}

@@ -1,0 +1,85 @@
+//! Settings → Agents: connect Claude Code and Codex (their hook entries run the `airlock`
+//! command-line tool that ships beside the app), their fallbacks and last requests.
+
+use super::{CommandError, CommandResult};
+use crate::shell::Shell;
+use airlock_connect::{ConnectError, ConnectReport, Options, Target};
+use airlock_core::AgentFallback;
+use airlock_engine::ErrorCode;
+use airlock_protocol::AgentStatus;
+use std::path::PathBuf;
+use tauri::State;
+
+fn connect_error(error: ConnectError) -> CommandError {
+    CommandError {
+        code: ErrorCode::Invalid,
+        message: error.to_string(),
+    }
+}
+
+/// The `airlock` binary beside the app's own (the packages install both in one folder).
+fn airlock_binary() -> CommandResult<PathBuf> {
+    let name = if cfg!(windows) {
+        "airlock.exe"
+    } else {
+        "airlock"
+    };
+    let beside = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join(name)))
+        .filter(|path| path.is_file());
+    beside.ok_or_else(|| CommandError {
+        code: ErrorCode::Invalid,
+        message: format!(
+            "the `{name}` command-line tool is not beside this app; install the full package (or build it: cargo build --release -p airlock-cli)"
+        ),
+    })
+}
+
+fn options(shell: &Shell) -> CommandResult<Options> {
+    let data_dir = shell.engine.data_dir().to_path_buf();
+    let default = airlock_api::host::resolve_data_dir(None).ok();
+    Ok(Options {
+        airlock: airlock_binary()?,
+        data_dir: (default.as_ref() != Some(&data_dir)).then_some(data_dir),
+        timeout_secs: airlock_connect::DEFAULT_TIMEOUT_SECS,
+    })
+}
+
+fn target(agent: &str) -> CommandResult<Target> {
+    Target::parse(agent, None).map_err(connect_error)
+}
+
+#[tauri::command]
+pub async fn agents(shell: State<'_, Shell>) -> CommandResult<Vec<AgentStatus>> {
+    let views = shell.engine.agents()?;
+    Target::ALL_NAMES
+        .iter()
+        .map(|name| {
+            let connection = airlock_connect::status(&target(name)?).map_err(connect_error)?;
+            Ok(AgentStatus {
+                connection,
+                view: views.iter().find(|v| v.name == *name).cloned(),
+            })
+        })
+        .collect()
+}
+
+#[tauri::command]
+pub async fn connect_agent(shell: State<'_, Shell>, agent: String) -> CommandResult<ConnectReport> {
+    airlock_connect::connect(&target(&agent)?, &options(&shell)?).map_err(connect_error)
+}
+
+#[tauri::command]
+pub async fn disconnect_agent(agent: String) -> CommandResult<ConnectReport> {
+    airlock_connect::disconnect(&target(&agent)?).map_err(connect_error)
+}
+
+#[tauri::command]
+pub async fn set_agent_fallback(
+    shell: State<'_, Shell>,
+    agent: String,
+    fallback: AgentFallback,
+) -> CommandResult<()> {
+    Ok(shell.engine.set_agent_fallback(&agent, fallback)?)
+}
