@@ -668,7 +668,9 @@ struct Matchers {
 impl Matchers {
     /// `whole_value`: a regex must match the whole value, not a part of it. Allow rules are
     /// compiled so (`^/tmp/` must not allow `/etc/passwd #/tmp/`); deny and ask regexes keep
-    /// matching anywhere, so that an existing deny rule never lets more through.
+    /// matching anywhere, so that an existing deny rule never lets more through. Likewise a
+    /// glob's `*` stays within one path segment for allow, but crosses `/` for deny and ask:
+    /// `rm -rf*` must deny `rm -rf /` (a command is not a path).
     fn compile(rules: &[&ArgRule], whole_value: bool) -> Result<Self, PolicyError> {
         let mut globs = GlobSetBuilder::new();
         let mut glob_ids = Vec::new();
@@ -678,7 +680,7 @@ impl Matchers {
             match &rule.pattern {
                 RulePattern::Glob(pattern) => {
                     let glob = GlobBuilder::new(pattern)
-                        .literal_separator(true)
+                        .literal_separator(whole_value)
                         .backslash_escape(true)
                         .build()
                         .map_err(|e| PolicyError::Glob {

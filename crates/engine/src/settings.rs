@@ -152,10 +152,16 @@ impl Engine {
         Ok(())
     }
 
-    /// A tool the engine offers now (a setting for any other would be a silent no-op).
+    /// A tool the engine offers now (a setting for any other would be a silent no-op), or a
+    /// coding agent's tool (`claude-code/Bash`): those are known when the agent asks.
     fn require_tool(&self, server: &str, tool: &str) -> Result<()> {
+        let agent_tool = airlock_core::is_hook_agent(server)
+            && !tool.trim().is_empty()
+            && tool.len() <= 256
+            && !tool.chars().any(char::is_control);
         match self.inner.tools.tool(server, tool) {
             Some(_) => Ok(()),
+            None if agent_tool => Ok(()),
             None => Err(EngineError::UnknownTool {
                 server: server.into(),
                 tool: tool.into(),
