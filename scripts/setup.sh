@@ -69,5 +69,6 @@ fi
 [ "${1:-}" = "--deps-only" ] && exit 0
 
 (cd ui && npm run build)
-cargo build --release --locked -p airlock-desktop
+# The `airlock` command-line tool beside the app: Settings → Agents installs hooks that run it.
+cargo build --release --locked -p airlock-desktop -p airlock-cli
 exec "${CARGO_TARGET_DIR:-target}/release/airlock-desktop" "$@"

@@ -196,6 +196,44 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     .await;
     let servers: Value = api.get("/v1/servers").await.unwrap();
     assert!(!servers.to_string().contains("\"echo\""), "{servers}");
+    // 6b. Another agent's call — Claude Code's hook, the real `airlock hook` process — waits in
+    // the same inbox with the agent and its folder, is approved there, and the hook tells the
+    // agent to run it.
+    let cli = test_server.with_file_name("airlock");
+    let mut hook = std::process::Command::new(&cli)
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["hook", "claude-code", "--timeout", "120"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let event = json!({
+            "session_id": "e2e-agent", "cwd": "/home/dev/project", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "git push origin main"},
+            "tool_use_id": "toolu_e2e",
+        });
+        let mut stdin = hook.stdin.take().unwrap();
+        stdin.write_all(event.to_string().as_bytes()).unwrap();
+    }
+    ui.click("[data-testid=nav-inbox]").await;
+    ui.until(
+        "the agent's call in the inbox",
+        "return [...document.querySelectorAll('[data-testid=inbox-item]')].some((r) => r.textContent.includes('git push origin main'))",
+    )
+    .await;
+    ui.screenshot(&out, "inbox-agent").await;
+    ui.click("[data-testid=approve]").await;
+    let answer = tokio::task::spawn_blocking(move || hook.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer.stdout).to_string();
+    assert!(
+        answer.contains("\"permissionDecision\":\"allow\""),
+        "the hook did not pass the approval on: {answer}"
+    );
     ui.click("[data-testid=nav-history]").await;
     ui.find("table tbody tr").await;
     ui.screenshot(&out, "history").await;
