@@ -11,7 +11,11 @@ use std::process::ExitCode;
 
 /// The options the installed commands carry: this very binary by absolute path, and the data
 /// directory unless it is the default one.
-pub fn options(data_dir: &Path, timeout_secs: u64) -> anyhow::Result<Options> {
+pub fn options(
+    data_dir: &Path,
+    timeout_secs: u64,
+    codex: Option<PathBuf>,
+) -> anyhow::Result<Options> {
     let airlock = std::env::current_exe().context("cannot tell where the airlock binary is")?;
     let data_dir = std::path::absolute(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
     let default = dirs::data_dir().map(|d| d.join("airlock"));
@@ -19,6 +23,7 @@ pub fn options(data_dir: &Path, timeout_secs: u64) -> anyhow::Result<Options> {
         airlock,
         data_dir: (default.as_ref() != Some(&data_dir)).then_some(data_dir),
         timeout_secs,
+        codex,
     })
 }
 
@@ -54,13 +59,14 @@ pub fn connect(
     agent: &str,
     project: Option<PathBuf>,
     timeout_secs: u64,
+    codex: Option<PathBuf>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     if timeout_secs < 2 {
         anyhow::bail!("--timeout must be at least 2 seconds");
     }
     let target = Target::parse(agent, project)?;
-    let report = airlock_connect::connect(&target, &options(data_dir, timeout_secs)?)?;
+    let report = airlock_connect::connect(&target, &options(data_dir, timeout_secs, codex)?)?;
     print_report(&report, json, true)?;
     if !json && matches!(target, Target::ClaudeCode { .. } | Target::Codex) {
         println!(

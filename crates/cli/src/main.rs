@@ -193,6 +193,9 @@ enum Command {
         /// The hook's timeout in the agent's config (seconds).
         #[arg(long, default_value_t = airlock_connect::DEFAULT_TIMEOUT_SECS)]
         timeout: u64,
+        /// codex: the Codex binary to ask for the hook's trust hash (default: `codex` on PATH).
+        #[arg(long)]
+        codex: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -479,8 +482,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             agent,
             project,
             timeout,
+            codex,
             json,
-        } => agents::connect(&dir, &agent, project, timeout, json),
+        } => agents::connect(&dir, &agent, project, timeout, codex, json),
         Command::Disconnect {
             agent,
             project,

@@ -102,7 +102,18 @@ impl World {
             )
             .unwrap();
         }
-        world.airlock(&["connect", agent.name(), "--timeout", "60"]);
+        match agent {
+            Agent::ClaudeCode => world.airlock(&["connect", agent.name(), "--timeout", "60"]),
+            // Codex's trust of the hook: `connect` asks this Codex for the hook's hash.
+            Agent::Codex => world.airlock(&[
+                "connect",
+                "codex",
+                "--timeout",
+                "60",
+                "--codex",
+                world.bin.to_str().unwrap(),
+            ]),
+        };
         Some(world)
     }
 
@@ -161,7 +172,6 @@ impl World {
                         // CODEX_HOME); the gate is what is tested here, not the sandbox.
                         "-s",
                         "danger-full-access",
-                        "--dangerously-bypass-hook-trust",
                         "-C",
                     ])
                     .arg(self.project.path())

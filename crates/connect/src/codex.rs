@@ -19,16 +19,25 @@ pub fn home() -> Result<PathBuf> {
 }
 
 pub fn connect(path: &Path, options: &Options) -> Result<ConnectReport> {
+    let stale = hooks::our_keys(path, "codex")?;
     let mut report = hooks::connect(path, "codex", &EVENTS, options)?;
-    let trusted = crate::codex_trust::trust(path, "codex")?;
+    let fresh = hooks::our_keys(path, "codex")?;
+    let gone: Vec<String> = stale.into_iter().filter(|k| !fresh.contains(k)).collect();
+    let mut trusted = crate::codex_trust::forget(path, &gone)?;
+    trusted.extend(crate::codex_trust::trust(
+        path,
+        "codex",
+        options.codex.as_deref(),
+    )?);
     report.changes.extend(trusted.iter().cloned());
     report.changed |= !trusted.is_empty();
     Ok(report)
 }
 
 pub fn disconnect(path: &Path) -> Result<ConnectReport> {
+    let keys = hooks::our_keys(path, "codex")?;
     let mut report = hooks::disconnect(path, "codex")?;
-    let forgotten = crate::codex_trust::forget(path)?;
+    let forgotten = crate::codex_trust::forget(path, &keys)?;
     report.changes.extend(forgotten.iter().cloned());
     report.changed |= !forgotten.is_empty();
     Ok(report)

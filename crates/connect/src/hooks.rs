@@ -142,6 +142,50 @@ pub fn finish(
     })
 }
 
+/// Codex's keys of Airlock's handlers in this file: `<abs path>:<event in snake case>:<group
+/// index>:<handler index>`.
+pub fn our_keys(path: &Path, agent: &str) -> Result<Vec<String>> {
+    let config = read_object(path)?;
+    let source = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut keys = Vec::new();
+    let Some(hooks) = config.get("hooks").and_then(Value::as_object) else {
+        return Ok(keys);
+    };
+    for (event, groups) in hooks {
+        let snake = snake_case(event);
+        for (g, group) in groups.as_array().into_iter().flatten().enumerate() {
+            for (h, handler) in group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                if is_ours(handler, agent) {
+                    keys.push(format!("{}:{snake}:{g}:{h}", source.display()));
+                }
+            }
+        }
+    }
+    Ok(keys)
+}
+
+/// `PreToolUse` → `pre_tool_use`.
+fn snake_case(event: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in event.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub fn connected(path: &Path, agent: &str) -> Result<bool> {
     let config = read_object(path)?;
     Ok(config
@@ -172,6 +216,7 @@ mod tests {
             airlock: PathBuf::from("/opt/air lock/airlock"),
             data_dir: Some(PathBuf::from("/data/it's")),
             timeout_secs: 30,
+            codex: None,
         }
     }
 

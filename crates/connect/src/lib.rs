@@ -75,6 +75,8 @@ pub struct Options {
     pub data_dir: Option<PathBuf>,
     /// The agent's hook timeout in seconds; the hook answers its fallback a little before.
     pub timeout_secs: u64,
+    /// Codex's binary, asked for the hash of the hook it is to trust (default: `codex` on PATH).
+    pub codex: Option<PathBuf>,
 }
 
 /// The default hook timeout: the agents' own default.

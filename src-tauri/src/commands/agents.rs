@@ -43,6 +43,7 @@ fn options(shell: &Shell) -> CommandResult<Options> {
         airlock: airlock_binary()?,
         data_dir: (default.as_ref() != Some(&data_dir)).then_some(data_dir),
         timeout_secs: airlock_connect::DEFAULT_TIMEOUT_SECS,
+        codex: None,
     })
 }
 
