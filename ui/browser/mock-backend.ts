@@ -35,6 +35,7 @@ function item(n: number): InboxItem {
     expires_at: null,
     description: 'Create or overwrite a file in the workspace.',
     input_schema: schema,
+    editable: true,
   };
 }
 

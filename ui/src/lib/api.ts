@@ -1,7 +1,10 @@
 // Typed calls into the shell's commands (src-tauri/src/commands) and its events.
 import { invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
+import type { AgentFallback } from './bindings/AgentFallback';
+import type { AgentStatus } from './bindings/AgentStatus';
 import type { AuditRow } from './bindings/AuditRow';
+import type { ConnectReport } from './bindings/ConnectReport';
 import type { Channel } from './bindings/Channel';
 import type { CommandError } from './bindings/CommandError';
 import type { DecisionOutcome } from './bindings/DecisionOutcome';
@@ -47,6 +50,11 @@ export function decision(d: Partial<DecisionRequest> & { approval_id: string; ap
 }
 
 export const api = {
+  /** Claude Code, Codex, Claude Desktop: connected or not, fallback, last request. */
+  agents: () => invoke<AgentStatus[]>('agents'),
+  connectAgent: (agent: string) => invoke<ConnectReport>('connect_agent', { agent }),
+  disconnectAgent: (agent: string) => invoke<ConnectReport>('disconnect_agent', { agent }),
+  setAgentFallback: (agent: string, fallback: AgentFallback) => invoke<void>('set_agent_fallback', { agent, fallback }),
   sessions: () => invoke<SessionRow[]>('list_sessions'),
   transcript: (session: string) => invoke<MessageRow[]>('transcript', { session }),
   send: (session: string, text: string) => invoke<SessionRow>('send_message', { session, text }),

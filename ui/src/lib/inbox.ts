@@ -45,3 +45,17 @@ export function argsSummary(args: unknown, max = ARGS_SUMMARY_MAX): { line: stri
   if (chars.length <= max) return { line: chars.join(''), cut: false };
   return { line: `${chars.slice(0, max - 1).join('')}…`, cut: true };
 }
+
+const AGENT_NAMES: Record<string, string> = { 'claude-code': 'Claude Code', codex: 'Codex', 'claude-desktop': 'Claude Desktop' };
+
+/** Who asked, for another agent's call: the coding agent, or the MCP client's own name. */
+export function agentLabel(item: Pick<InboxItem, 'agent' | 'client'>): string {
+  if (item.agent === 'mcp-client') return item.client ?? 'MCP client';
+  return AGENT_NAMES[item.agent ?? ''] ?? item.agent ?? '';
+}
+
+/** A folder shortened to its last two parts (the whole path goes in a title). */
+export function shortPath(path: string): string {
+  const parts = path.split('/').filter((p) => p.length > 0);
+  return parts.length <= 2 ? path : `…/${parts.slice(-2).join('/')}`;
+}

@@ -268,4 +268,33 @@ describe('Inbox', () => {
     expect(screen.getByTestId('inbox-count').textContent).toBe('0 pending');
     expect(decide).not.toHaveBeenCalled();
   });
+
+  it("shows another agent's call with the agent and its folder, and offers Edit only where the agent can run it", async () => {
+    const user = userEvent.setup();
+    app.inbox = [
+      item(1, 'claude-code:s1', {
+        kind: 'agent_tool_call', server: 'claude-code', tool: 'Bash', args: { command: 'git push origin main' },
+        agent: 'claude-code', agent_session: 's1', cwd: '/home/dev/projects/airlock', tool_call_id: null, input_schema: null,
+      }),
+      item(2, 'codex:s2', {
+        kind: 'agent_tool_call', server: 'codex', tool: 'Bash', args: { command: 'make' },
+        agent: 'codex', agent_session: 's2', cwd: '/tmp/w', editable: false, tool_call_id: null, input_schema: null,
+      }),
+    ];
+    render(Inbox);
+    const [claude, codex] = rows();
+    expect(within(claude).getByTestId('inbox-item-agent').textContent).toBe('Claude Code');
+    expect(within(claude).getByTestId('inbox-item-cwd').textContent).toContain('projects/airlock');
+    expect(within(claude).getByTestId('inbox-item-cwd').getAttribute('title')).toBe('/home/dev/projects/airlock');
+    expect(within(codex).getByTestId('inbox-item-agent').textContent).toBe('Codex');
+    await user.click(claude);
+    expect(screen.getByTestId('inbox-detail-agent').textContent).toContain('Claude Code');
+    expect(screen.queryByTestId('edit-args')).not.toBeNull();
+    await user.click(codex);
+    expect(screen.queryByTestId('edit-args')).toBeNull();
+    await user.keyboard('e');
+    expect(screen.queryByTestId('approve-edited')).toBeNull();
+    await user.click(screen.getByTestId('approve'));
+    expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve, d.args])).toEqual([['apr_2', true, null]]);
+  });
 });

@@ -23,6 +23,7 @@ export function item(n: number, session = 'demo', overrides: Partial<InboxItem> 
     expires_at: null,
     description: 'Write a file in the workspace',
     input_schema: writeFileSchema,
+    editable: true,
     ...overrides,
   };
 }

@@ -13,4 +13,14 @@ description: string | null, input_schema: JsonValue | null,
 /**
  * Elicitations: the server's message and the requested form (JSON Schema).
  */
-message?: string | null, schema?: JsonValue | null, };
+message?: string | null, schema?: JsonValue | null, 
+/**
+ * Whether an edited input can run instead (not for a provider's own tools, elicitations,
+ * or an agent that cannot take one).
+ */
+editable: boolean, 
+/**
+ * Agent tool calls: the agent (`claude-code`, `codex`, `mcp-client`), the MCP client's
+ * name, the agent's session id and its working folder.
+ */
+agent?: string | null, client?: string | null, agent_session?: string | null, cwd?: string | null, };

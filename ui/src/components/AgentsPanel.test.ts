@@ -1,0 +1,79 @@
+import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentStatus } from '../lib/bindings/AgentStatus';
+import AgentsPanel from './AgentsPanel.svelte';
+
+function agents(connected: boolean): AgentStatus[] {
+  return [
+    {
+      connection: { agent: 'claude-code', connected, path: '/home/me/.claude/settings.json' },
+      view: {
+        name: 'claude-code', fallback: 'ask', last_request_at: '2026-11-23T10:00:00Z', last_tool: 'Bash',
+        last_cwd: '/home/me/project', last_outcome: 'allowed',
+      },
+    },
+    {
+      connection: { agent: 'codex', connected: false, path: '/home/me/.codex/hooks.json' },
+      view: { name: 'codex', fallback: 'deny', last_request_at: null, last_tool: null, last_cwd: null, last_outcome: null },
+    },
+  ];
+}
+
+afterEach(() => clearMocks());
+
+describe('AgentsPanel', () => {
+  it('lists the agents, connects one and shows what changed, and sets a fallback', async () => {
+    const user = userEvent.setup();
+    const calls: { cmd: string; args: Record<string, unknown> }[] = [];
+    let connected = false;
+    mockIPC((cmd, payload) => {
+      const args = (payload ?? {}) as Record<string, unknown>;
+      calls.push({ cmd, args });
+      switch (cmd) {
+        case 'agents':
+          return agents(connected);
+        case 'connect_agent':
+          connected = true;
+          return {
+            agent: args.agent, path: '/home/me/.claude/settings.json', changed: true,
+            backup: '/home/me/.claude/settings.json.airlock-backup',
+            changes: ['+ PreToolUse hook (every tool): exec /usr/bin/airlock hook claude-code --timeout 600'],
+          };
+        default:
+          return null;
+      }
+    });
+    render(AgentsPanel);
+    const claude = await screen.findByText('Claude Code');
+    const row = claude.closest('[data-testid=agent]') as HTMLElement;
+    expect(within(row).getByTestId('agent-state').textContent).toBe('Not connected');
+    expect(within(row).getByTestId('agent-last').textContent).toContain('Bash');
+    await user.click(within(row).getByTestId('agent-connect'));
+    await waitFor(() => expect(within(row).getByTestId('agent-state').textContent).toBe('Connected'));
+    expect(calls.find((c) => c.cmd === 'connect_agent')?.args).toEqual({ agent: 'claude-code' });
+    expect(screen.getByTestId('agent-report').textContent).toContain('PreToolUse hook');
+    expect(screen.getByTestId('agent-report').textContent).toContain('airlock-backup');
+
+    const codex = screen.getByText('Codex').closest('[data-testid=agent]') as HTMLElement;
+    expect(within(codex).getByTestId('agent-last').textContent).toContain('No requests yet');
+    await user.selectOptions(within(codex).getByTestId('agent-fallback'), 'ask');
+    await waitFor(() =>
+      expect(calls.find((c) => c.cmd === 'set_agent_fallback')?.args).toEqual({ agent: 'codex', fallback: 'ask' }),
+    );
+  });
+
+  it('shows a refusal as it is', async () => {
+    const user = userEvent.setup();
+    mockIPC((cmd) => {
+      if (cmd === 'agents') return agents(false);
+      if (cmd === 'connect_agent') throw { code: 'invalid', message: 'the `airlock` command-line tool is not beside this app' };
+      return null;
+    });
+    render(AgentsPanel);
+    const row = (await screen.findByText('Claude Code')).closest('[data-testid=agent]') as HTMLElement;
+    await user.click(within(row).getByTestId('agent-connect'));
+    expect((await screen.findByTestId('agent-error')).textContent).toContain('not beside this app');
+  });
+});
