@@ -430,10 +430,10 @@ fn agent_edit(inner: &Inner, row: &ApprovalRow, args: &Value) -> std::result::Re
         return tool.validate(args).map_err(|error| error.to_string());
     }
     if row.args.get("command").is_some_and(Value::is_string)
-        && !args
+        && args
             .get("command")
             .and_then(Value::as_str)
-            .is_some_and(|c| !c.trim().is_empty())
+            .is_none_or(|c| c.trim().is_empty())
     {
         return Err("the edited input needs a \"command\" (a non-empty string)".into());
     }
