@@ -412,7 +412,40 @@ fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     Ok(airlock_api::host::resolve_data_dir(given)?)
 }
 
+/// The hook's command line as `connect` installs it (`[--data-dir DIR] hook AGENT [--timeout
+/// SECS]`), read without building the whole command-line parser: an agent starts the hook for
+/// every tool call. Anything else goes through clap.
+fn hook_command_line() -> Option<(Option<PathBuf>, String, u64)> {
+    let mut args = std::env::args_os().skip(1);
+    let mut data_dir = None;
+    let mut first = args.next()?;
+    if first == "--data-dir" {
+        data_dir = Some(PathBuf::from(args.next()?));
+        first = args.next()?;
+    }
+    if first != "hook" {
+        return None;
+    }
+    let agent = args.next()?.into_string().ok()?;
+    let mut timeout = airlock_connect::DEFAULT_TIMEOUT_SECS;
+    if let Some(flag) = args.next() {
+        if flag != "--timeout" {
+            return None;
+        }
+        timeout = args.next()?.to_str()?.parse().ok()?;
+    }
+    if args.next().is_some() {
+        return None;
+    }
+    Some((data_dir, agent, timeout))
+}
+
 fn main() -> ExitCode {
+    if let Some((data_dir, agent, timeout)) = hook_command_line()
+        && ["claude-code", "codex"].contains(&agent.as_str())
+    {
+        return run_hook(data_dir, &agent, timeout);
+    }
     let cli = Cli::parse();
     if let Command::Hook { agent, timeout } = &cli.command {
         return run_hook(cli.data_dir.clone(), agent, *timeout);
