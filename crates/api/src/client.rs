@@ -27,6 +27,25 @@ pub enum ClientError {
     Decode(String),
 }
 
+/// The engine's answer: its value, or its refusal `{"error", "code"}` for a status that is not
+/// a success.
+pub(crate) fn answer<T: DeserializeOwned>(status: u16, body: Value) -> Result<T, ClientError> {
+    if !(200..300).contains(&status) {
+        let text = |key: &str, default: &str| {
+            body.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or(default)
+                .to_string()
+        };
+        return Err(ClientError::Refused {
+            status,
+            code: text("code", ""),
+            message: text("error", "refused"),
+        });
+    }
+    serde_json::from_value(body).map_err(|e| ClientError::Decode(e.to_string()))
+}
+
 #[derive(Debug, Clone)]
 pub struct ApiClient {
     http: reqwest::Client,
@@ -76,22 +95,7 @@ impl ApiClient {
             .json()
             .await
             .map_err(|e| ClientError::Decode(e.to_string()))?;
-        if !status.is_success() {
-            return Err(ClientError::Refused {
-                status: status.as_u16(),
-                code: body
-                    .get("code")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                message: body
-                    .get("error")
-                    .and_then(Value::as_str)
-                    .unwrap_or("refused")
-                    .to_string(),
-            });
-        }
-        serde_json::from_value(body).map_err(|e| ClientError::Decode(e.to_string()))
+        answer(status.as_u16(), body)
     }
 
     fn url(&self, path: &str) -> String {

@@ -51,20 +51,5 @@ pub async fn post<T: DeserializeOwned>(
     connection.abort();
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|e| ClientError::Decode(e.to_string()))?;
-    if !status.is_success() {
-        return Err(ClientError::Refused {
-            status: status.as_u16(),
-            code: value
-                .get("code")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            message: value
-                .get("error")
-                .and_then(Value::as_str)
-                .unwrap_or("refused")
-                .to_string(),
-        });
-    }
-    serde_json::from_value(value).map_err(|e| ClientError::Decode(e.to_string()))
+    crate::client::answer(status.as_u16(), value)
 }

@@ -5,28 +5,13 @@
 //! that a denial's reason reaches the model, and that a denied command does not run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-
-/// The installed agent binary, or `None` (skipped) outside CI when setup has not run.
-fn agent(bin: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/agents/node_modules/.bin")
-        .join(bin);
-    if path.exists() {
-        return Some(path);
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{} is missing (scripts/setup.sh installs tests/agents)",
-        path.display()
-    );
-    eprintln!("skipped: {bin} is not installed (scripts/setup.sh installs tests/agents)");
-    None
-}
 
 /// A hook command that saves its stdin to `record` and denies with `reason`.
 fn recording_deny_hook(record: &Path, event: &str, reason: &str) -> String {
@@ -74,7 +59,7 @@ fn text_of(requests: &[Value]) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_sends_its_pre_tool_use_hook_the_call_and_obeys_its_denial() {
-    let Some(claude) = agent("claude") else {
+    let Some(claude) = common::installed_agent("claude") else {
         return;
     };
     let model = ScriptedModel::start(vec![
@@ -146,7 +131,7 @@ async fn claude_code_sends_its_pre_tool_use_hook_the_call_and_obeys_its_denial()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn codex_sends_its_pre_tool_use_hook_the_call_and_obeys_its_denial() {
-    let Some(codex) = agent("codex") else {
+    let Some(codex) = common::installed_agent("codex") else {
         return;
     };
     let model = ScriptedModel::start(vec![

@@ -35,19 +35,7 @@ impl Agent {
             Agent::ClaudeCode => "claude",
             Agent::Codex => "codex",
         };
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/agents/node_modules/.bin")
-            .join(bin);
-        if path.exists() {
-            return Some(path);
-        }
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{} is missing (scripts/setup.sh installs tests/agents)",
-            path.display()
-        );
-        eprintln!("skipped: {bin} is not installed (scripts/setup.sh installs tests/agents)");
-        None
+        common::installed_agent(bin)
     }
 
     /// The model's reply that runs `command` in a shell.
