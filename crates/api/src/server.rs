@@ -133,6 +133,7 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
         )
         .route("/v1/servers/{name}/changes", get(server_changes))
         .route("/v1/servers/{name}/review", post(accept_server_changes))
+        .route("/v1/elicitations", post(elicit))
         .route("/v1/elicitations/{id}/answer", post(answer))
         .route("/v1/tools", get(tools))
         .route("/v1/tools/{server}/{tool}", put(set_tool))
@@ -500,6 +501,40 @@ async fn answer(
 ) -> ApiResult<Value> {
     s.engine.answer(&id, body.clone(), DecidedBy::Api)?;
     Ok(Json(json!({ "approval_id": id, "action": body.action })))
+}
+
+/// A form a proxied MCP server asks for when its client cannot show one (`airlock mcp-proxy`).
+#[derive(Deserialize)]
+struct ElicitBody {
+    server: String,
+    message: String,
+    schema: Value,
+    #[serde(default)]
+    meta: Option<Value>,
+}
+
+/// Held open until a person answers in the inbox; a caller that hangs up cancels the item.
+async fn elicit(
+    State(s): State<Arc<AppState>>,
+    Json(body): Json<ElicitBody>,
+) -> ApiResult<ElicitationAnswer> {
+    airlock_core::validate_server_name(&body.server)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e))?;
+    if body.server == airlock_core::BUILTIN_SERVER || !body.schema.is_object() {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            "a proxied server's name and a JSON object schema are needed",
+        ));
+    }
+    let request = airlock_engine::ElicitationRequest {
+        server: body.server,
+        message: body.message,
+        schema: body.schema,
+        meta: body.meta,
+        context: None,
+    };
+    Ok(Json(s.engine.elicit(request).await?))
 }
 
 /// Another agent's tool call (its hook, or the MCP proxy): answered by policy at once, or held

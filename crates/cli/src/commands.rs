@@ -69,6 +69,7 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
         | Command::Hook { .. }
         | Command::Connect { .. }
         | Command::Disconnect { .. }
+        | Command::McpProxy { .. }
         | Command::Agents { action: None, .. } => bail!("not a client command"),
         #[cfg(feature = "bench")]
         Command::Bench { .. } => bail!("not a client command"),

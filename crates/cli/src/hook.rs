@@ -104,7 +104,7 @@ enum HookEvent {
 }
 
 /// The engine could not be reached (not running, restarting past the deadline).
-struct NoEngine(String);
+pub(crate) struct NoEngine(pub String);
 
 fn denial(why: &str) -> AgentAnswer {
     AgentAnswer {
@@ -172,12 +172,13 @@ fn agent_call(agent: HookAgent, event: HookEvent, input: &Value) -> Result<Agent
         // Codex rejects an edited input at PermissionRequest.
         editable: !(agent == HookAgent::Codex && event == HookEvent::PermissionRequest),
         wait_ms: None,
+        definition: None,
     })
 }
 
 /// Asks the engine, coming back after a restart (the same request finds the same item) until
 /// the deadline.
-async fn ask_engine(
+pub(crate) async fn ask_engine(
     data_dir: &Path,
     call: &mut AgentCall,
     deadline: Instant,

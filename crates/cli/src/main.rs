@@ -11,6 +11,7 @@ mod agents;
 mod bench;
 mod commands;
 mod hook;
+mod mcp_proxy;
 mod serve;
 mod servers;
 
@@ -207,6 +208,21 @@ enum Command {
         project: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+    },
+    /// An MCP server through Airlock, for any MCP client (Claude Desktop, Cursor, VS Code):
+    /// `mcp-proxy NAME` runs a server configured in Airlock, `mcp-proxy --name NAME -- COMMAND
+    /// ARGS...` any command. Speaks MCP on stdin/stdout; every tools/call waits for Airlock.
+    #[command(name = "mcp-proxy")]
+    McpProxy {
+        /// A server configured in Airlock (`airlock servers`).
+        #[arg(conflicts_with = "name")]
+        server: Option<String>,
+        /// The name Airlock's settings and rules know the proxied command by.
+        #[arg(long)]
+        name: Option<String>,
+        /// The server's command and arguments, after `--`.
+        #[arg(last = true)]
+        command: Vec<String>,
     },
     /// The agents: connected or not, their fallback, their last request; or `agents set`.
     Agents {
@@ -524,6 +540,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             json,
         } => agents::disconnect(&agent, project, json),
         Command::Agents { json, action: None } => agents::list(&dir, json).await,
+        Command::McpProxy {
+            server,
+            name,
+            command,
+        } => mcp_proxy::run(&dir, server, name, command).await,
         Command::Serve { listen, workspace } => serve::run(&dir, &listen, workspace).await,
         #[cfg(feature = "bench")]
         Command::Bench { action } => bench::run(action).await,

@@ -14,28 +14,6 @@ use std::process::{Command, Output, Stdio};
 
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_airlock-test-mcp-server");
 
-fn npm_servers() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/mcp-servers/node_modules/@modelcontextprotocol");
-    assert!(
-        dir.exists(),
-        "the test MCP servers are missing: run `bash scripts/setup.sh --deps-only`"
-    );
-    dir
-}
-
-/// The Node that runs them: pinned in the same package.json (any system Node only runs npm).
-fn node() -> String {
-    npm_servers().join("../.bin/node").display().to_string()
-}
-
-fn everything() -> String {
-    npm_servers()
-        .join("server-everything/dist/index.js")
-        .display()
-        .to_string()
-}
-
 fn filesystem() -> String {
     npm_servers()
         .join("server-filesystem/dist/index.js")

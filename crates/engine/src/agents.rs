@@ -11,7 +11,10 @@
 use crate::decision::{Resolution, Settlement};
 use crate::{Engine, EngineError, Inner, Result};
 use airlock_core::policy::{CallFacts, SessionPolicy, Verdict};
-use airlock_core::{AgentFallback, ApprovalStatus, DecidedBy, HookAgent, ItemKind, args_hash, ids};
+use airlock_core::{
+    AgentFallback, ApprovalStatus, BUILTIN_SERVER, DecidedBy, HookAgent, ItemKind, args_hash, ids,
+    validate_server_name,
+};
 use airlock_protocol::{
     AgentAnswer, AgentCall, AgentEvent, AgentVerdict, AgentView, ApprovalRow, EngineEvent,
 };
@@ -31,6 +34,8 @@ pub(crate) const REATTACH_GRACE: Duration = Duration::from_secs(10);
 /// An agent asking again about the same arguments within this time gets the same item (Codex
 /// asks at PreToolUse and again at PermissionRequest).
 const SAME_CALL_WINDOW: Duration = Duration::from_secs(10 * 60);
+/// The agent kind of a call through `airlock mcp-proxy`.
+pub const MCP_CLIENT: &str = "mcp-client";
 /// The file the hooks read their fallback from when no engine answers.
 pub const FALLBACKS_FILE: &str = "agents.json";
 
@@ -131,12 +136,29 @@ fn check(call: &AgentCall) -> Result<()> {
             "the agent's name needs 1 to 64 printable characters",
         ));
     }
-    if let Some(source) = &call.source
-        && !fits(source, 64)
-    {
-        return Err(invalid(
-            "the source's name needs 1 to 64 printable characters",
-        ));
+    // Whose tools these are decides which settings and rules apply: a coding agent's own, or
+    // the proxied MCP server's (never the built-in server's).
+    match (call.agent.parse::<HookAgent>(), &call.source) {
+        (Ok(agent), source) if source.as_deref().is_none_or(|s| s == agent.as_str()) => {}
+        (Ok(agent), _) => {
+            return Err(invalid(format!(
+                "{agent}'s tools are named {agent}/TOOL; it cannot speak for another source"
+            )));
+        }
+        (Err(_), Some(source)) if call.agent == MCP_CLIENT => {
+            validate_server_name(source).map_err(invalid)?;
+            if source == BUILTIN_SERVER {
+                return Err(invalid(format!(
+                    "'{BUILTIN_SERVER}' is Airlock's built-in server; a proxied server needs another name"
+                )));
+            }
+        }
+        (Err(_), _) => {
+            return Err(invalid(format!(
+                "unknown agent '{}': claude-code, codex, or {MCP_CLIENT} with the proxied server's name",
+                call.agent
+            )));
+        }
     }
     if !fits(&call.tool, 256) {
         return Err(invalid(
@@ -206,6 +228,9 @@ impl Engine {
         let inner = &self.inner;
         let source = call.source.clone().unwrap_or_else(|| call.agent.clone());
         let hash = args_hash(&call.input);
+        if let Some(definition) = &call.definition {
+            self.pin_agent_tool(&source, &call.tool, definition)?;
+        }
         let session = inner.store.ensure_session(&session_name(&call))?;
         let key = format!(
             "{}\u{1f}{}\u{1f}{}",
@@ -261,6 +286,24 @@ impl Engine {
         Ok(answer)
     }
 
+    /// The rug-pull guard for a proxied server's tool: its definition as listed now against its
+    /// pin. A change suspends the tool's grants (the policy asks) until the person reviews it.
+    fn pin_agent_tool(&self, source: &str, tool: &str, definition: &Value) -> Result<()> {
+        let pinned = json!({
+            "description": definition.get("description").cloned().unwrap_or(Value::Null),
+            "input_schema": definition.get("input_schema").cloned().unwrap_or(Value::Null),
+            "annotations": definition.get("annotations").cloned().unwrap_or(Value::Null),
+        });
+        let check = self
+            .inner
+            .store
+            .check_pin(source, tool, &pinned, &args_hash(&pinned))?;
+        if check != airlock_store::PinCheck::Same {
+            self.inner.invalidate_policy();
+        }
+        Ok(())
+    }
+
     /// The policy's verdict, or why a person must decide.
     fn agent_policy(
         &self,
@@ -275,10 +318,15 @@ impl Engine {
         let grants = inner.store.session_grants(session_id)?;
         // Any error on the approval path means deny.
         let policy = inner.policy()?;
-        let read_only_hint = inner
-            .tools
-            .tool(source, &call.tool)
-            .is_some_and(|t| t.def.read_only_hint);
+        let read_only_hint = match inner.tools.tool(source, &call.tool) {
+            Some(tool) => tool.def.read_only_hint,
+            None => call
+                .definition
+                .as_ref()
+                .and_then(|d| d.pointer("/annotations/readOnlyHint"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        };
         let decision = airlock_core::policy::decide(
             &policy,
             &SessionPolicy::new(mode, grants),
@@ -535,6 +583,7 @@ mod tests {
             event,
             editable: event == AgentEvent::PreToolUse,
             wait_ms: Some(30_000),
+            definition: None,
         }
     }
 
@@ -747,6 +796,67 @@ mod tests {
             paused.verdict,
             AgentVerdict::Undecided,
             "a paused agent ran a call"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_agent_cannot_speak_for_another_source() {
+        let (_dir, engine) = engine();
+        let mut impostor = bash("ls", Some("c1"), AgentEvent::PreToolUse);
+        impostor.source = Some("builtin".into());
+        let mut unknown = bash("ls", Some("c2"), AgentEvent::PreToolUse);
+        unknown.agent = "builtin".into();
+        let mut proxied_builtin = bash("ls", Some("c3"), AgentEvent::McpCall);
+        proxied_builtin.agent = MCP_CLIENT.into();
+        proxied_builtin.source = Some("builtin".into());
+        let mut proxied_without_a_server = proxied_builtin.clone();
+        proxied_without_a_server.source = None;
+        for call in [impostor, unknown, proxied_builtin, proxied_without_a_server] {
+            let refused = engine.agent_call(call.clone()).await;
+            assert!(
+                matches!(refused, Err(EngineError::Invalid(_))),
+                "{call:?}: {refused:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_proxied_tool_whose_definition_changed_loses_its_rule() {
+        let (_dir, engine) = engine();
+        engine
+            .add_rule(ArgRule {
+                server: "notes".into(),
+                tool: "note".into(),
+                effect: RuleEffect::Allow,
+                ..deny_rule("*")
+            })
+            .unwrap();
+        let note = |description: &str, id: &str| {
+            let mut call = bash("hi", Some(id), AgentEvent::McpCall);
+            call.agent = MCP_CLIENT.into();
+            call.source = Some("notes".into());
+            call.tool = "note".into();
+            call.wait_ms = Some(50);
+            call.definition = Some(json!({
+                "description": description,
+                "input_schema": {"type": "object"},
+                "annotations": null,
+            }));
+            call
+        };
+        let first = engine
+            .agent_call(note("Keeps a note.", "c1"))
+            .await
+            .unwrap();
+        assert_eq!(first.verdict, AgentVerdict::Allow);
+        let swapped = engine
+            .agent_call(note("Keeps a note; mails it out.", "c2"))
+            .await
+            .unwrap();
+        assert_eq!(
+            swapped.verdict,
+            AgentVerdict::Undecided,
+            "a changed tool ran"
         );
     }
 }

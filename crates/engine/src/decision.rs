@@ -429,6 +429,16 @@ fn agent_edit(inner: &Inner, row: &ApprovalRow, args: &Value) -> std::result::Re
     if let Some(tool) = inner.tools.tool(&row.server, &row.tool) {
         return tool.validate(args).map_err(|error| error.to_string());
     }
+    // A tool of a server only the MCP proxy runs: its schema as last listed.
+    let listed = inner
+        .store
+        .current_definition(&row.server, &row.tool)
+        .map_err(|error| error.to_string())?;
+    if let Some(schema) = listed.as_ref().and_then(|d| d.get("input_schema")) {
+        return ArgsValidator::new(schema)
+            .and_then(|validator| validator.validate(args))
+            .map_err(|error| error.to_string());
+    }
     if row.args.get("command").is_some_and(Value::is_string)
         && args
             .get("command")

@@ -2,7 +2,7 @@
 //! an inbox item, and reports `tools/list_changed`.
 
 use airlock_engine::tools::CallContext;
-use airlock_engine::{ElicitationAction, ElicitationRequest, Engine};
+use airlock_engine::{ElicitationAction, ElicitationAnswer, ElicitationRequest, Engine};
 use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
@@ -16,6 +16,37 @@ use tokio::sync::mpsc;
 /// The calls running on one server, newest last: an elicitation belongs to the newest.
 pub(crate) type InFlight = Arc<Mutex<Vec<CallContext>>>;
 
+/// The person's answer in the inbox, as the server reads it.
+pub(crate) fn elicit_result(answer: ElicitationAnswer) -> ElicitResult {
+    match answer.action {
+        ElicitationAction::Accept => {
+            let result = ElicitResult::new(McpAction::Accept);
+            match answer.content {
+                Some(content) => result.with_content(content),
+                None => result,
+            }
+        }
+        ElicitationAction::Decline => ElicitResult::new(McpAction::Decline),
+        ElicitationAction::Cancel => ElicitResult::new(McpAction::Cancel),
+    }
+}
+
+/// Airlock's client capabilities: elicitation forms (answered in the inbox), on the newest
+/// revision with the `initialize` handshake that today's servers speak.
+pub(crate) fn client_config() -> ClientConfig {
+    let mut form = FormElicitationCapability::new();
+    form.schema_validation = Some(true);
+    let mut elicitation = ElicitationCapability::new();
+    elicitation.form = Some(form);
+    let mut capabilities = ClientCapabilities::default();
+    capabilities.elicitation = Some(elicitation);
+    ClientConfig::new(
+        capabilities,
+        Implementation::new("airlock", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
 #[derive(Clone)]
 pub(crate) struct AirlockClient {
     pub engine: Engine,
@@ -26,18 +57,7 @@ pub(crate) struct AirlockClient {
 
 impl ClientHandler for AirlockClient {
     fn get_info(&self) -> ClientConfig {
-        let mut form = FormElicitationCapability::new();
-        form.schema_validation = Some(true);
-        let mut elicitation = ElicitationCapability::new();
-        elicitation.form = Some(form);
-        let mut capabilities = ClientCapabilities::default();
-        capabilities.elicitation = Some(elicitation);
-        // The newest revision with the `initialize` handshake that today's servers speak.
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("airlock", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        client_config()
     }
 
     async fn create_elicitation(
@@ -78,17 +98,7 @@ impl ClientHandler for AirlockClient {
             _ = context.ct.cancelled() => return Ok(ElicitResult::new(McpAction::Cancel)),
         };
         let answer = answer.map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(match answer.action {
-            ElicitationAction::Accept => {
-                let result = ElicitResult::new(McpAction::Accept);
-                match answer.content {
-                    Some(content) => result.with_content(content),
-                    None => result,
-                }
-            }
-            ElicitationAction::Decline => ElicitResult::new(McpAction::Decline),
-            ElicitationAction::Cancel => ElicitResult::new(McpAction::Cancel),
-        })
+        Ok(elicit_result(answer))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

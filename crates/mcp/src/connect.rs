@@ -1,26 +1,25 @@
 //! Opening one connection with rmcp: a child process for stdio servers (stderr appended to the
-//! server's log), or a streamable-HTTP transport.
+//! server's log, or passed on when there is none), or a streamable-HTTP transport.
 
-use crate::client::AirlockClient;
 use airlock_core::ServerConfig;
-use rmcp::ServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ServiceExt};
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
 
-pub(crate) struct Connection {
-    pub running: RunningService<RoleClient, AirlockClient>,
+pub(crate) struct Connection<C: ClientHandler> {
+    pub running: RunningService<RoleClient, C>,
     pub pid: Option<u32>,
 }
 
-pub(crate) async fn connect(
+pub(crate) async fn connect<C: ClientHandler>(
     config: &ServerConfig,
     log: Option<&Path>,
-    client: AirlockClient,
-) -> Result<Connection, String> {
+    client: C,
+) -> Result<Connection<C>, String> {
     match config {
         ServerConfig::Stdio {
             command,
@@ -46,7 +45,7 @@ pub(crate) async fn connect(
                         .map_err(|e| format!("cannot open the log {}: {e}", path.display()))?;
                     Stdio::from(file)
                 }
-                None => Stdio::null(),
+                None => Stdio::inherit(),
             };
             let (process, _) = TokioChildProcess::builder(cmd)
                 .stderr(stderr)

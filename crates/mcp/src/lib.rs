@@ -10,6 +10,7 @@
 
 mod client;
 mod connect;
+pub mod proxy;
 mod source;
 mod supervisor;
 
@@ -20,6 +21,20 @@ use tokio::sync::watch;
 
 /// Default time a tool call may take before it is cancelled (setting `tool_timeout_secs`).
 pub const DEFAULT_TOOL_TIMEOUT_SECS: u64 = 60;
+
+/// A tool's definition as it is pinned (rug-pull guard): what the model is told about it.
+/// The same shape whether Airlock runs the server or `airlock mcp-proxy` does.
+pub(crate) fn listed_definition(tool: &rmcp::model::Tool) -> serde_json::Value {
+    serde_json::json!({
+        "description": tool.description.as_deref().unwrap_or_default(),
+        "input_schema": serde_json::Value::Object((*tool.input_schema).clone()),
+        "annotations": tool
+            .annotations
+            .as_ref()
+            .and_then(|a| serde_json::to_value(a).ok())
+            .unwrap_or(serde_json::Value::Null),
+    })
+}
 
 /// One running supervisor.
 struct Slot {

@@ -8,7 +8,7 @@ use airlock_core::{ServerConfig, ToolDef};
 use airlock_engine::PinCheck;
 use airlock_engine::{Engine, ServerStatus};
 use rmcp::service::{Peer, RoleClient};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -132,11 +132,8 @@ impl Supervisor {
                 skipped.push(format!("{}: '{model_name}' is not a name models accept (letters, digits, _ and -, at most 64)", tool.name));
                 continue;
             }
-            let annotations = tool
-                .annotations
-                .as_ref()
-                .and_then(|a| serde_json::to_value(a).ok())
-                .unwrap_or(Value::Null);
+            let pinned = crate::listed_definition(&tool);
+            let annotations = pinned["annotations"].clone();
             let def = ToolDef {
                 annotations: (!annotations.is_null()).then(|| annotations.clone()),
                 server: self.name.clone(),
@@ -149,11 +146,6 @@ impl Supervisor {
                     .and_then(|a| a.read_only_hint)
                     .unwrap_or(false),
             };
-            let pinned = json!({
-                "description": def.description,
-                "input_schema": def.input_schema,
-                "annotations": annotations,
-            });
             match self.engine.check_tool_pin(
                 &self.name,
                 &def.name,

@@ -48,6 +48,10 @@ pub struct AgentCall {
     /// The longest the caller waits for a person, in milliseconds.
     #[serde(default)]
     pub wait_ms: Option<u64>,
+    /// The tool's definition as the MCP server lists it now (`description`, `input_schema`,
+    /// `annotations`; mcp-client only): pinned, so a changed definition suspends its grants.
+    #[serde(default)]
+    pub definition: Option<Value>,
 }
 
 /// What the agent is told.

@@ -7,7 +7,7 @@ use crate::{CachedExt, Result, Store, now, parse_enum};
 use airlock_core::AgentFallback;
 use airlock_protocol::{AgentView, ApprovalRow};
 use rusqlite::{OptionalExtension, params};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// Where an agent tool call comes from, kept with its inbox item.
 #[derive(Debug, Clone)]
@@ -56,7 +56,15 @@ impl Store {
     ) -> Result<()> {
         self.write(|tx| {
             let at = now();
-            insert_approval(tx, approval, &at)?;
+            insert_approval(
+                tx,
+                approval,
+                &at,
+                Some(json!({
+                    "agent": origin.agent, "client": origin.client, "cwd": origin.cwd,
+                    "agent_session": origin.agent_session,
+                })),
+            )?;
             tx.run(
                 "INSERT INTO agent_requests (approval_id, request_key, agent, client, agent_session, cwd, editable)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

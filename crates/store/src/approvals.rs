@@ -77,7 +77,14 @@ pub struct DecisionOutcome {
     pub run_args: Value,
 }
 
-pub(crate) fn insert_approval(tx: &Connection, a: &NewApproval, at: &str) -> Result<()> {
+/// Keeps a new inbox item; `origin` (another agent's: which, its client, its folder) joins the
+/// audit entry, so the trail says who asked.
+pub(crate) fn insert_approval(
+    tx: &Connection,
+    a: &NewApproval,
+    at: &str,
+    origin: Option<Value>,
+) -> Result<()> {
     tx.prepare_cached(
         "INSERT INTO approval_requests (approval_id, tool_call_id, session_id, kind, server, tool,
             args, args_hash, why, status, created_at, expires_at)
@@ -103,7 +110,12 @@ pub(crate) fn insert_approval(tx: &Connection, a: &NewApproval, at: &str) -> Res
         Some(&a.session_id),
         a.tool_call_id.as_deref(),
         Some(&a.approval_id),
-        &json!({ "server": a.server, "tool": a.tool, "args": a.args, "why": a.why }),
+        &match origin {
+            Some(origin) => json!({
+                "server": a.server, "tool": a.tool, "args": a.args, "why": a.why, "origin": origin,
+            }),
+            None => json!({ "server": a.server, "tool": a.tool, "args": a.args, "why": a.why }),
+        },
     )?;
     Ok(())
 }

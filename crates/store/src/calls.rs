@@ -195,7 +195,7 @@ impl Store {
                 }
             }
             for approval in approvals {
-                insert_approval(tx, approval, &at)?;
+                insert_approval(tx, approval, &at, None)?;
             }
             Ok(message_id)
         })

@@ -105,6 +105,20 @@ impl Store {
         })
     }
 
+    /// A tool's definition as its server last listed it (what a proxied tool's edits are
+    /// checked against when Airlock does not run the server itself).
+    pub fn current_definition(&self, server: &str, tool: &str) -> Result<Option<Value>> {
+        self.read(|conn| {
+            let current: Option<String> = conn
+                .prepare_cached("SELECT current FROM tool_pins WHERE server = ?1 AND tool = ?2")?
+                .query_row(params![server, tool], |r| r.get(0))
+                .optional()?;
+            current
+                .map(|c| parse_json(&c, "tool definition"))
+                .transpose()
+        })
+    }
+
     /// The changed tools of one server: `(tool, what changed, pinned definition, current one)`.
     pub fn tool_changes(&self, server: &str) -> Result<Vec<(String, String, Value, Value)>> {
         self.read(|conn| {

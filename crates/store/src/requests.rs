@@ -64,7 +64,7 @@ impl Store {
 
     /// Adds one request that belongs to no tool call (an elicitation).
     pub fn insert_request(&self, approval: &crate::NewApproval) -> Result<()> {
-        self.write(|tx| crate::approvals::insert_approval(tx, approval, &crate::now()))
+        self.write(|tx| crate::approvals::insert_approval(tx, approval, &crate::now(), None))
     }
 
     /// The status of one request.

@@ -188,3 +188,44 @@ pub fn inbox(data_dir: &Path, n: usize) -> Vec<Value> {
         (items.len() >= n).then_some(items)
     })
 }
+
+/// An installed coding agent from `tests/agents` (pinned; scripts/setup.sh installs it), or
+/// `None` (the test is skipped) outside CI when setup has not run.
+pub fn installed_agent(bin: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/agents/node_modules/.bin")
+        .join(bin);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} is missing (scripts/setup.sh installs tests/agents)",
+        path.display()
+    );
+    eprintln!("skipped: {bin} is not installed (scripts/setup.sh installs tests/agents)");
+    None
+}
+
+/// The pinned npm MCP servers of `tests/mcp-servers` (scripts/setup.sh installs them).
+pub fn npm_servers() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp-servers/node_modules/@modelcontextprotocol");
+    assert!(
+        dir.exists(),
+        "the test MCP servers are missing: run `bash scripts/setup.sh --deps-only`"
+    );
+    dir
+}
+
+/// The Node that runs them: pinned in the same package.json (any system Node only runs npm).
+pub fn node() -> String {
+    npm_servers().join("../.bin/node").display().to_string()
+}
+
+pub fn everything() -> String {
+    npm_servers()
+        .join("server-everything/dist/index.js")
+        .display()
+        .to_string()
+}
