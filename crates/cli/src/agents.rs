@@ -73,6 +73,11 @@ pub fn connect(
             "  Its tool calls now wait in Airlock's inbox. When Airlock is not running the agent asks as usual (`airlock agents set {agent} --fallback deny` to deny instead); undo with `airlock disconnect {agent}`."
         );
     }
+    if !json && matches!(target, Target::ClaudeDesktop) && report.changed {
+        println!(
+            "  Restart Claude Desktop: its servers' tool calls then wait in Airlock's inbox. When Airlock is not running they are denied, never run; undo with `airlock disconnect claude-desktop`."
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -93,12 +98,7 @@ pub async fn statuses(data_dir: &Path) -> anyhow::Result<(Vec<AgentStatus>, Opti
         },
         Err(error) => (Vec::new(), Some(error.to_string())),
     };
-    let mut all = Vec::new();
-    for name in Target::ALL_NAMES {
-        let connection = airlock_connect::status(&Target::parse(name, None)?)?;
-        let view = views.iter().find(|v| v.name == name).cloned();
-        all.push(AgentStatus { connection, view });
-    }
+    let all = airlock_connect::statuses(&views)?;
     Ok((all, engine_note))
 }
 

@@ -68,7 +68,10 @@ fn each_part_uses_only_what_it_may() {
             ],
         ),
         // The adapters see the engine's views (the protocol), never the store.
-        ("airlock-mcp", &["airlock-core", "airlock-engine"]),
+        (
+            "airlock-mcp",
+            &["airlock-core", "airlock-protocol", "airlock-engine"],
+        ),
         (
             "airlock-api",
             &[
@@ -79,7 +82,7 @@ fn each_part_uses_only_what_it_may() {
             ],
         ),
         // Other agents' config files: no engine, no store.
-        ("airlock-connect", &["airlock-protocol"]),
+        ("airlock-connect", &["airlock-core", "airlock-protocol"]),
         (
             "airlock-cli",
             &[
@@ -87,6 +90,7 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-protocol",
                 "airlock-engine",
                 "airlock-api",
+                "airlock-mcp",
                 "airlock-connect",
             ],
         ),

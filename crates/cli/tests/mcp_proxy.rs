@@ -288,3 +288,79 @@ async fn a_form_the_client_cannot_show_is_answered_in_the_inbox() {
     assert_eq!(text(&answered), r#"answer: "accept""#, "{answered:?}");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_desktops_servers_run_through_the_proxy_after_connect() {
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path();
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home.path().join(".config");
+    let config = config_dir.join("Claude/claude_desktop_config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let theirs = json!({"mcpServers": {"everything": {
+        "command": node(), "args": [everything(), "stdio"], "env": {"EVERYTHING_NOTE": "kept"},
+    }}});
+    std::fs::write(&config, theirs.to_string()).unwrap();
+    let airlock_in_home = |args: &[&str]| {
+        let out = std::process::Command::new(BIN)
+            .arg("--data-dir")
+            .arg(d)
+            .args(args)
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", &config_dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let report = airlock_in_home(&["connect", "claude-desktop"]);
+    assert!(report.contains("everything"), "{report}");
+    let _engine = Engine::start(d);
+
+    // Start the server exactly as Claude Desktop would from its config now.
+    let rewritten: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let entry = &rewritten["mcpServers"]["everything"];
+    assert_eq!(entry["env"], json!({"EVERYTHING_NOTE": "kept"}));
+    let mut process = tokio::process::Command::new(entry["command"].as_str().unwrap());
+    process.args(
+        entry["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap()),
+    );
+    let (transport, _) = TokioChildProcess::builder(process)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let desktop = ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("claude-ai", "0.1"),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    .serve(transport)
+    .await
+    .unwrap();
+    let peer = desktop.peer().clone();
+    let pending = tokio::spawn(async move { peer.call_tool(echo("from the desktop")).await });
+    let item = waiting(d);
+    assert_eq!(item["server"], "everything");
+    assert_eq!(item["client"], "claude-ai");
+    ok(d, &["approve", item["approval_id"].as_str().unwrap()]);
+    assert_eq!(
+        text(&pending.await.unwrap().unwrap()),
+        "Echo: from the desktop"
+    );
+    desktop.cancel().await.unwrap();
+
+    let agents = airlock_in_home(&["agents", "--json"]);
+    assert!(agents.contains("claude-desktop"), "{agents}");
+    airlock_in_home(&["disconnect", "claude-desktop"]);
+    let restored: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    assert_eq!(restored, theirs);
+}

@@ -10,7 +10,9 @@ mod codex_trust;
 mod files;
 mod hooks;
 
+use airlock_core::MCP_CLIENT;
 pub use airlock_protocol::{AgentConnection, ConnectReport};
+use airlock_protocol::{AgentStatus, AgentView};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -169,6 +171,25 @@ pub fn status(target: &Target) -> Result<AgentConnection> {
         connected,
         path: path.display().to_string(),
     })
+}
+
+/// Every agent Airlock connects, with what the engine knows of it (`views`: its fallback and
+/// last request). Claude Desktop asks through the MCP proxy, as `mcp-client`.
+pub fn statuses(views: &[AgentView]) -> Result<Vec<AgentStatus>> {
+    Target::ALL_NAMES
+        .iter()
+        .map(|name| {
+            let asks_as = if *name == "claude-desktop" {
+                MCP_CLIENT
+            } else {
+                name
+            };
+            Ok(AgentStatus {
+                connection: status(&Target::parse(name, None)?)?,
+                view: views.iter().find(|v| v.name == asks_as).cloned(),
+            })
+        })
+        .collect()
 }
 
 /// Whether `path` is where this process's `airlock` binary is (for messages).

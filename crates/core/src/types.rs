@@ -156,6 +156,9 @@ string_enum!(
     AgentFallback, "fallback" { Ask => "ask", Deny => "deny" }
 );
 
+/// The agent kind of a call through `airlock mcp-proxy` (any MCP client).
+pub const MCP_CLIENT: &str = "mcp-client";
+
 /// The policy source of calls made by MCP clients through `airlock mcp-proxy --name NAME`
 /// is NAME; the agents' own tools are `claude-code/TOOL` and `codex/TOOL`.
 pub fn is_hook_agent(source: &str) -> bool {

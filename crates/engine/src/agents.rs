@@ -12,8 +12,8 @@ use crate::decision::{Resolution, Settlement};
 use crate::{Engine, EngineError, Inner, Result};
 use airlock_core::policy::{CallFacts, SessionPolicy, Verdict};
 use airlock_core::{
-    AgentFallback, ApprovalStatus, BUILTIN_SERVER, DecidedBy, HookAgent, ItemKind, args_hash, ids,
-    validate_server_name,
+    AgentFallback, ApprovalStatus, BUILTIN_SERVER, DecidedBy, HookAgent, ItemKind, MCP_CLIENT,
+    args_hash, ids, validate_server_name,
 };
 use airlock_protocol::{
     AgentAnswer, AgentCall, AgentEvent, AgentVerdict, AgentView, ApprovalRow, EngineEvent,
@@ -34,8 +34,6 @@ pub(crate) const REATTACH_GRACE: Duration = Duration::from_secs(10);
 /// An agent asking again about the same arguments within this time gets the same item (Codex
 /// asks at PreToolUse and again at PermissionRequest).
 const SAME_CALL_WINDOW: Duration = Duration::from_secs(10 * 60);
-/// The agent kind of a call through `airlock mcp-proxy`.
-pub const MCP_CLIENT: &str = "mcp-client";
 /// The file the hooks read their fallback from when no engine answers.
 pub const FALLBACKS_FILE: &str = "agents.json";
 
@@ -461,6 +459,14 @@ impl Engine {
                     last_outcome: None,
                 });
             }
+        }
+        // Only a coding agent's hook can give a call back to the agent's own prompt; through
+        // the MCP proxy, no decision is a denial.
+        for view in known
+            .iter_mut()
+            .filter(|v| v.name.parse::<HookAgent>().is_err())
+        {
+            view.fallback = AgentFallback::Deny;
         }
         known.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(known)

@@ -10,8 +10,7 @@
 
 use crate::client::{client_config, elicit_result};
 use crate::connect::connect;
-use airlock_core::ServerConfig;
-use airlock_engine::agents::MCP_CLIENT;
+use airlock_core::{MCP_CLIENT, ServerConfig};
 use airlock_protocol::{AgentAnswer, AgentCall, AgentEvent, AgentVerdict, ElicitationAnswer};
 use futures::future::BoxFuture;
 use rmcp::model::{

@@ -54,16 +54,7 @@ fn target(agent: &str) -> CommandResult<Target> {
 #[tauri::command]
 pub async fn agents(shell: State<'_, Shell>) -> CommandResult<Vec<AgentStatus>> {
     let views = shell.engine.agents()?;
-    Target::ALL_NAMES
-        .iter()
-        .map(|name| {
-            let connection = airlock_connect::status(&target(name)?).map_err(connect_error)?;
-            Ok(AgentStatus {
-                connection,
-                view: views.iter().find(|v| v.name == *name).cloned(),
-            })
-        })
-        .collect()
+    airlock_connect::statuses(&views).map_err(connect_error)
 }
 
 #[tauri::command]

@@ -76,4 +76,39 @@ describe('AgentsPanel', () => {
     await user.click(within(row).getByTestId('agent-connect'));
     expect((await screen.findByTestId('agent-error')).textContent).toContain('not beside this app');
   });
+
+  it('connects Claude Desktop through the MCP proxy, with no fallback to choose', async () => {
+    const user = userEvent.setup();
+    let connected = false;
+    mockIPC((cmd, payload) => {
+      const args = (payload ?? {}) as Record<string, unknown>;
+      if (cmd === 'agents') {
+        return [
+          {
+            connection: { agent: 'claude-desktop', connected, path: '/home/me/.config/Claude/claude_desktop_config.json' },
+            view: {
+              name: 'mcp-client', fallback: 'deny', last_request_at: '2026-11-24T09:00:00Z', last_tool: 'echo',
+              last_cwd: null, last_outcome: 'allow',
+            },
+          },
+        ];
+      }
+      if (cmd === 'connect_agent') {
+        connected = true;
+        return {
+          agent: args.agent, path: '/home/me/.config/Claude/claude_desktop_config.json', changed: true, backup: null,
+          changes: ['~ files: npx now runs through airlock mcp-proxy'],
+        };
+      }
+      return null;
+    });
+    render(AgentsPanel);
+    const row = (await screen.findByText('Claude Desktop')).closest('[data-testid=agent]') as HTMLElement;
+    expect(within(row).queryByTestId('agent-fallback')).toBeNull();
+    expect(within(row).getByTestId('agent-fallback-fixed').textContent).toContain('denied');
+    expect(within(row).getByTestId('agent-last').textContent).toContain('echo');
+    await user.click(within(row).getByTestId('agent-connect'));
+    expect((await screen.findByTestId('agent-report')).textContent).toContain('mcp-proxy');
+    expect(screen.getByTestId('agent-restart').textContent).toContain('Restart Claude Desktop');
+  });
 });
