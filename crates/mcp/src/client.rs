@@ -10,11 +10,48 @@ use rmcp::model::{
     Implementation, ProtocolVersion,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use serde_json::Value;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 /// The calls running on one server, newest last: an elicitation belongs to the newest.
 pub(crate) type InFlight = Arc<Mutex<Vec<CallContext>>>;
+
+/// A server's form, as the inbox shows it.
+pub(crate) struct Form {
+    pub message: String,
+    pub schema: Value,
+    pub meta: Option<Value>,
+}
+
+impl Form {
+    /// `None` for a URL elicitation (a web page to open, not a form).
+    pub(crate) fn of(
+        request: ElicitRequestParams,
+        context: &RequestContext<RoleClient>,
+    ) -> Result<Option<Self>, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams {
+            meta,
+            message,
+            requested_schema,
+        } = request
+        else {
+            return Ok(None);
+        };
+        let schema = serde_json::to_value(&requested_schema)
+            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        // rmcp hands the request's `_meta` to the context; older paths leave it in the params.
+        let meta = meta
+            .or(Some(context.meta.clone()))
+            .and_then(|m| serde_json::to_value(m).ok())
+            .filter(|m| m.as_object().is_some_and(|o| !o.is_empty()));
+        Ok(Some(Self {
+            message,
+            schema,
+            meta,
+        }))
+    }
+}
 
 /// The person's answer in the inbox, as the server reads it.
 pub(crate) fn elicit_result(answer: ElicitationAnswer) -> ElicitResult {
@@ -65,17 +102,10 @@ impl ClientHandler for AirlockClient {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let ElicitRequestParams::FormElicitationParams {
-            meta,
-            message,
-            requested_schema,
-        } = request
-        else {
+        let Some(form) = Form::of(request, &context)? else {
             // URL elicitation would send the person to a web page; Airlock does not do that.
             return Ok(ElicitResult::new(McpAction::Decline));
         };
-        let schema = serde_json::to_value(&requested_schema)
-            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
         let call = self
             .in_flight
             .lock()
@@ -84,13 +114,9 @@ impl ClientHandler for AirlockClient {
             .cloned();
         let request = ElicitationRequest {
             server: self.server.clone(),
-            message,
-            schema,
-            // rmcp hands the request's `_meta` to the context; older paths leave it in the params.
-            meta: meta
-                .or(Some(context.meta.clone()))
-                .and_then(|m| serde_json::to_value(m).ok())
-                .filter(|m| m.as_object().is_some_and(|o| !o.is_empty())),
+            message: form.message,
+            schema: form.schema,
+            meta: form.meta,
             context: call,
         };
         let answer = tokio::select! {

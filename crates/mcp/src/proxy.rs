@@ -8,7 +8,7 @@
 //! The proxy does not own the data directory; it asks the engine through a [`Gate`] (the
 //! local API), so the engine's one decision path decides, and a missing engine means *deny*.
 
-use crate::client::{client_config, elicit_result};
+use crate::client::{Form, client_config, elicit_result};
 use crate::connect::connect;
 use airlock_core::{MCP_CLIENT, ServerConfig};
 use airlock_protocol::{AgentAnswer, AgentCall, AgentEvent, AgentVerdict, ElicitationAnswer};
@@ -447,22 +447,12 @@ impl ClientHandler for UpstreamClient {
                 _ = context.ct.cancelled() => Ok(ElicitResult::new(McpAction::Cancel)),
             };
         }
-        let ElicitRequestParams::FormElicitationParams {
-            meta,
-            message,
-            requested_schema,
-        } = request
-        else {
+        let Some(form) = Form::of(request, &context)? else {
             // A web page to open: only a client can do that.
             return Ok(ElicitResult::new(McpAction::Decline));
         };
-        let schema = serde_json::to_value(&requested_schema)
-            .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-        let meta = meta
-            .and_then(|m| serde_json::to_value(m).ok())
-            .filter(|m| m.as_object().is_some_and(|o| !o.is_empty()));
         let answer = tokio::select! {
-            answer = self.gate.elicit(self.name.clone(), message, schema, meta) => answer,
+            answer = self.gate.elicit(self.name.clone(), form.message, form.schema, form.meta) => answer,
             _ = context.ct.cancelled() => return Ok(ElicitResult::new(McpAction::Cancel)),
         };
         match answer {
