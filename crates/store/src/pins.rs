@@ -65,6 +65,11 @@ impl Store {
                 )?;
                 return Ok(PinCheck::New);
             };
+            // The same definition as pinned and as last seen: nothing to write (the MCP proxy
+            // checks the pin at every call).
+            if pinned_hash == hash && current_hash == hash {
+                return Ok(change.map_or(PinCheck::Same, PinCheck::Changed));
+            }
             let change = if pinned_hash != hash {
                 Some(what_changed(&parse_json(&pinned, "tool pin")?, definition))
             } else {
