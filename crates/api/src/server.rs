@@ -518,13 +518,13 @@ async fn elicit(
     State(s): State<Arc<AppState>>,
     Json(body): Json<ElicitBody>,
 ) -> ApiResult<ElicitationAnswer> {
-    airlock_core::validate_server_name(&body.server)
+    airlock_core::validate_proxied_server_name(&body.server)
         .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e))?;
-    if body.server == airlock_core::BUILTIN_SERVER || !body.schema.is_object() {
+    if !body.schema.is_object() {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "invalid",
-            "a proxied server's name and a JSON object schema are needed",
+            "the form's schema must be a JSON object",
         ));
     }
     let request = airlock_engine::ElicitationRequest {

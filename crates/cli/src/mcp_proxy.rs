@@ -4,7 +4,7 @@
 
 use crate::hook::{NoEngine, ask_engine};
 use airlock_api::{ApiClient, one_shot};
-use airlock_core::{BUILTIN_SERVER, ServerConfig, validate_server_name};
+use airlock_core::{ServerConfig, validate_proxied_server_name};
 use airlock_engine::{ElicitationAnswer, ServerView};
 use airlock_mcp::proxy::{Gate, ProxyOptions};
 use airlock_protocol::{AgentAnswer, AgentCall};
@@ -54,6 +54,7 @@ impl Gate for ApiGate {
 
 /// A server configured in Airlock, as the engine has it.
 async fn configured(data_dir: &Path, name: &str) -> anyhow::Result<ServerConfig> {
+    validate_proxied_server_name(name).map_err(anyhow::Error::msg)?;
     let client = ApiClient::discover(data_dir)?;
     let servers: Vec<ServerView> = client.get("/v1/servers").await?;
     let Some(server) = servers.into_iter().find(|s| s.name == name) else {
@@ -61,9 +62,6 @@ async fn configured(data_dir: &Path, name: &str) -> anyhow::Result<ServerConfig>
             "no server named '{name}' in Airlock (see `airlock servers`); to proxy any command: mcp-proxy --name NAME -- COMMAND ARGS..."
         );
     };
-    if name == BUILTIN_SERVER {
-        bail!("'{BUILTIN_SERVER}' is Airlock's built-in server; it is not an MCP server");
-    }
     serde_json::from_value(server.config)
         .with_context(|| format!("the server '{name}' has a definition Airlock cannot read"))
 }
@@ -80,10 +78,7 @@ pub async fn run(
             (server, config)
         }
         (None, Some(name), Some((program, args))) => {
-            validate_server_name(&name).map_err(anyhow::Error::msg)?;
-            if name == BUILTIN_SERVER {
-                bail!("'{BUILTIN_SERVER}' is Airlock's built-in server; choose another name");
-            }
+            validate_proxied_server_name(&name).map_err(anyhow::Error::msg)?;
             let config = ServerConfig::Stdio {
                 command: program.clone(),
                 args: args.to_vec(),

@@ -63,8 +63,7 @@ fn airlock_name(name: &str, taken: &[String]) -> String {
     if clean.trim_matches('-').is_empty() {
         clean = "server".into();
     }
-    if airlock_core::validate_server_name(&clean).is_err() || clean == airlock_core::BUILTIN_SERVER
-    {
+    if airlock_core::validate_proxied_server_name(&clean).is_err() {
         clean = format!("desktop-{clean}");
     }
     let mut unique = clean.clone();

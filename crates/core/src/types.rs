@@ -258,6 +258,18 @@ pub fn validate_server_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A name `airlock mcp-proxy` may give the server it runs: a valid server name that is not the
+/// built-in server's (whose tools are Airlock's own).
+pub fn validate_proxied_server_name(name: &str) -> Result<(), String> {
+    validate_server_name(name)?;
+    if name == BUILTIN_SERVER {
+        return Err(format!(
+            "'{BUILTIN_SERVER}' is Airlock's built-in server; a proxied server needs another name"
+        ));
+    }
+    Ok(())
+}
+
 /// The result a model receives for a denied call (`{"type": "execution-denied", "reason": …}`).
 pub fn execution_denied(reason: &str) -> Value {
     serde_json::json!({ "type": "execution-denied", "reason": reason })

@@ -12,8 +12,8 @@ use crate::decision::{Resolution, Settlement};
 use crate::{Engine, EngineError, Inner, Result};
 use airlock_core::policy::{CallFacts, SessionPolicy, Verdict};
 use airlock_core::{
-    AgentFallback, ApprovalStatus, BUILTIN_SERVER, DecidedBy, HookAgent, ItemKind, MCP_CLIENT,
-    args_hash, ids, validate_server_name,
+    AgentFallback, ApprovalStatus, DecidedBy, HookAgent, ItemKind, MCP_CLIENT, args_hash, ids,
+    validate_proxied_server_name,
 };
 use airlock_protocol::{
     AgentAnswer, AgentCall, AgentEvent, AgentVerdict, AgentView, ApprovalRow, EngineEvent,
@@ -144,12 +144,7 @@ fn check(call: &AgentCall) -> Result<()> {
             )));
         }
         (Err(_), Some(source)) if call.agent == MCP_CLIENT => {
-            validate_server_name(source).map_err(invalid)?;
-            if source == BUILTIN_SERVER {
-                return Err(invalid(format!(
-                    "'{BUILTIN_SERVER}' is Airlock's built-in server; a proxied server needs another name"
-                )));
-            }
+            validate_proxied_server_name(source).map_err(invalid)?;
         }
         (Err(_), _) => {
             return Err(invalid(format!(

@@ -103,6 +103,10 @@ pub(crate) fn insert_approval(
         at,
         a.expires_at,
     ])?;
+    let mut detail = json!({ "server": a.server, "tool": a.tool, "args": a.args, "why": a.why });
+    if let Some(origin) = origin {
+        detail["origin"] = origin;
+    }
     insert_audit(
         tx,
         "policy",
@@ -110,12 +114,7 @@ pub(crate) fn insert_approval(
         Some(&a.session_id),
         a.tool_call_id.as_deref(),
         Some(&a.approval_id),
-        &match origin {
-            Some(origin) => json!({
-                "server": a.server, "tool": a.tool, "args": a.args, "why": a.why, "origin": origin,
-            }),
-            None => json!({ "server": a.server, "tool": a.tool, "args": a.args, "why": a.why }),
-        },
+        &detail,
     )?;
     Ok(())
 }
