@@ -20,8 +20,8 @@ use rmcp::model::{
     InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ResourceUpdatedNotificationParam, ServerPeerInfo, SubscribeRequestParams, ToolsCapability,
-    UnsubscribeRequestParams,
+    ResourceUpdatedNotificationParam, ServerPeerInfo, SubscribeRequestParams, Tool,
+    ToolsCapability, UnsubscribeRequestParams,
 };
 // Logging is deprecated in the newest revision; clients of earlier ones still use it.
 #[allow(deprecated)]
@@ -155,6 +155,19 @@ fn not_run(reason: String) -> CallToolResponse {
     CallToolResult::error(vec![ContentBlock::text(reason)]).into()
 }
 
+/// What runs is what the person approved: their edit in place of the proposed arguments. An
+/// edit that is not an object cannot be sent, and the original is not sent in its place.
+fn apply_edit(request: &mut CallToolRequestParams, edited: Option<Value>) -> Result<(), String> {
+    match edited {
+        None => Ok(()),
+        Some(Value::Object(edited)) => {
+            request.arguments = Some(edited);
+            Ok(())
+        }
+        Some(_) => Err("the approved edit is not a JSON object; the call was not run".into()),
+    }
+}
+
 /// The proxy as the MCP client sees it: a server.
 struct Proxy {
     name: String,
@@ -169,11 +182,13 @@ struct Proxy {
 }
 
 impl Proxy {
-    fn remember(&self, listed: &ListToolsResult) {
+    /// Keeps the listed tools' definitions; `Some` with `wanted`'s.
+    fn remember(&self, listed: &[Tool], wanted: Option<&str>) -> Option<Value> {
         let mut definitions = self.definitions.lock().unwrap_or_else(|p| p.into_inner());
-        for tool in &listed.tools {
+        for tool in listed {
             definitions.insert(tool.name.to_string(), crate::listed_definition(tool));
         }
+        wanted.and_then(|name| definitions.get(name).cloned())
     }
 
     /// The tool's definition as listed now (listing again when the client calls a tool it
@@ -189,14 +204,11 @@ impl Proxy {
             return known;
         }
         let listed = self.upstream.list_all_tools().await.ok()?;
-        let mut definitions = self.definitions.lock().unwrap_or_else(|p| p.into_inner());
-        for tool in &listed {
-            definitions.insert(tool.name.to_string(), crate::listed_definition(tool));
-        }
-        definitions.get(tool).cloned()
+        self.remember(&listed, Some(tool))
     }
 
-    /// Asks Airlock; `None` when the call may run (with the person's edit, if any).
+    /// Asks Airlock: `Ok` when the call may run, with the person's edit if there is one; `Err`
+    /// with what the model reads when it may not.
     async fn ask(
         &self,
         request: &CallToolRequestParams,
@@ -271,7 +283,7 @@ impl ServerHandler for Proxy {
             .list_tools(request)
             .await
             .map_err(upstream_error)?;
-        self.remember(&listed);
+        self.remember(&listed.tools, None);
         Ok(listed)
     }
 
@@ -291,8 +303,8 @@ impl ServerHandler for Proxy {
         match decided {
             Err(reason) => Ok(not_run(reason)),
             Ok(edited) => {
-                if let Some(Value::Object(edited)) = edited {
-                    request.arguments = Some(edited);
+                if let Err(reason) = apply_edit(&mut request, edited) {
+                    return Ok(not_run(reason));
                 }
                 tokio::select! {
                     result = self.upstream.call_tool_once(request) => result.map_err(upstream_error),
@@ -550,5 +562,16 @@ mod tests {
             serde_json::to_value(&result.content).unwrap(),
             json!([{"type": "text", "text": "no: wrong folder"}])
         );
+    }
+
+    #[test]
+    fn the_person_s_edit_runs_and_nothing_else() {
+        let mut request = CallToolRequestParams::new("write");
+        request.arguments = json!({"path": "a"}).as_object().cloned();
+        apply_edit(&mut request, None).unwrap();
+        assert_eq!(request.arguments, json!({"path": "a"}).as_object().cloned());
+        apply_edit(&mut request, Some(json!({"path": "b"}))).unwrap();
+        assert_eq!(request.arguments, json!({"path": "b"}).as_object().cloned());
+        assert!(apply_edit(&mut request, Some(json!("rm -rf /"))).is_err());
     }
 }
