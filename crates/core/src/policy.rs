@@ -6,7 +6,7 @@
 //! `GlobSet`/`RegexSet` per pointer and effect, so one decision costs a few lookups however many
 //! servers, tools and rules there are.
 
-use crate::path::normalize_lexically;
+use crate::path::{may_need_normalizing, normalize_lexically};
 use crate::types::{Mode, ServerDefault, ToolSetting};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::RegexSet;
@@ -830,8 +830,7 @@ fn texts_of(value: &Value) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
             Value::String(s) => Cow::Borrowed(s.as_str()),
             other => Cow::Owned(other.to_string()),
         };
-        let needs_normalizing = raw.contains("..") || raw.contains("//") || raw.contains("/.");
-        let normalized = if needs_normalizing {
+        let normalized = if may_need_normalizing(&raw) {
             Cow::Owned(normalize_lexically(&raw))
         } else {
             raw.clone()
