@@ -45,13 +45,17 @@ pub enum BenchAction {
         #[arg(long, default_value_t = 100)]
         calls: usize,
     },
-    /// The whole `airlock hook claude-code` process (start, read stdin, ask the engine, print)
-    /// for a Bash call an argument rule allows, against an engine in this process.
+    /// The whole hook process (start, read stdin, ask the engine, print) for a Bash call an
+    /// argument rule allows, against an engine in this process: `airlock-hook claude-code`
+    /// (what `connect` installs), and with `--subcommand` `airlock hook claude-code`.
     Hook {
         #[arg(long, default_value_t = 500)]
         runs: usize,
         #[arg(long, default_value_t = 20)]
         warmup: usize,
+        /// Time `airlock hook` (the subcommand of the whole CLI) instead.
+        #[arg(long)]
+        subcommand: bool,
     },
     /// One policy decision with many servers, tools and argument rules.
     Policy {
@@ -77,7 +81,11 @@ pub async fn run(action: BenchAction) -> anyhow::Result<ExitCode> {
             workspace,
         } => roundtrip(rounds, base_url, model, stream, warmup, workspace).await,
         BenchAction::ApproveAll { sessions, calls } => approve_all(sessions, calls).await,
-        BenchAction::Hook { runs, warmup } => hook(runs, warmup).await,
+        BenchAction::Hook {
+            runs,
+            warmup,
+            subcommand,
+        } => hook(runs, warmup, subcommand).await,
         BenchAction::Policy {
             servers,
             tools,
@@ -118,7 +126,7 @@ fn report(label: &str, mut samples: Vec<Duration>, unit: &str) {
     );
 }
 
-async fn hook(runs: usize, warmup: usize) -> anyhow::Result<ExitCode> {
+async fn hook(runs: usize, warmup: usize, subcommand: bool) -> anyhow::Result<ExitCode> {
     let dir = tempfile::tempdir().context("cannot make a temporary data directory")?;
     let engine = Engine::open(EngineConfig {
         data_dir: dir.path().to_path_buf(),
@@ -144,6 +152,20 @@ async fn hook(runs: usize, warmup: usize) -> anyhow::Result<ExitCode> {
     )?;
     tokio::spawn(airlock_api::serve(engine.clone(), listener, token));
     let airlock = std::env::current_exe()?;
+    // The hook's command line as `connect` installs it.
+    let (program, words): (_, &[&str]) = if subcommand {
+        (airlock, &["hook", "claude-code"])
+    } else {
+        let hook = airlock.with_file_name(format!(
+            "{}{}",
+            airlock_core::HOOK_BINARY,
+            std::env::consts::EXE_SUFFIX
+        ));
+        if !hook.is_file() {
+            bail!("{} is not built beside this binary", hook.display());
+        }
+        (hook, &["claude-code"])
+    };
     let event = json!({
         "session_id": "bench", "cwd": "/tmp", "hook_event_name": "PreToolUse",
         "tool_name": "Bash", "tool_input": {"command": "git status --short"},
@@ -153,14 +175,14 @@ async fn hook(runs: usize, warmup: usize) -> anyhow::Result<ExitCode> {
         let mut event = event.clone();
         event["tool_use_id"] = json!(format!("toolu_{run}"));
         let data_dir = dir.path().to_path_buf();
-        let airlock = airlock.clone();
+        let program = program.clone();
         let (elapsed, stdout) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
             use std::io::Write;
             let started = Instant::now();
-            let mut child = std::process::Command::new(&airlock)
+            let mut child = std::process::Command::new(&program)
                 .arg("--data-dir")
                 .arg(&data_dir)
-                .args(["hook", "claude-code"])
+                .args(words)
                 .stdin(std::process::Stdio::piped())
                 .stdout(std::process::Stdio::piped())
                 .spawn()?;

@@ -10,7 +10,6 @@ mod agents;
 #[cfg(feature = "bench")]
 mod bench;
 mod commands;
-mod hook;
 mod mcp_proxy;
 mod serve;
 mod servers;
@@ -180,7 +179,7 @@ enum Command {
         #[arg(value_parser = ["claude-code", "codex"])]
         agent: String,
         /// The agent's hook timeout (seconds); the fallback is answered a little before it.
-        #[arg(long, default_value_t = airlock_connect::DEFAULT_TIMEOUT_SECS)]
+        #[arg(long, default_value_t = airlock_core::DEFAULT_HOOK_TIMEOUT_SECS)]
         timeout: u64,
     },
     /// Send an agent's tool calls through Airlock: `connect claude-code [--project DIR]`,
@@ -192,7 +191,7 @@ enum Command {
         #[arg(long)]
         project: Option<PathBuf>,
         /// The hook's timeout in the agent's config (seconds).
-        #[arg(long, default_value_t = airlock_connect::DEFAULT_TIMEOUT_SECS)]
+        #[arg(long, default_value_t = airlock_core::DEFAULT_HOOK_TIMEOUT_SECS)]
         timeout: u64,
         /// codex: the Codex binary to ask for the hook's trust hash (default: `codex` on PATH).
         #[arg(long)]
@@ -428,43 +427,12 @@ fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     Ok(airlock_api::host::resolve_data_dir(given)?)
 }
 
-/// The hook's command line as `connect` installs it (`[--data-dir DIR] hook AGENT [--timeout
-/// SECS]`), read without building the whole command-line parser: an agent starts the hook for
-/// every tool call. Anything else goes through clap.
-fn hook_command_line() -> Option<(Option<PathBuf>, String, u64)> {
-    let mut args = std::env::args_os().skip(1);
-    let mut data_dir = None;
-    let mut first = args.next()?;
-    if first == "--data-dir" {
-        data_dir = Some(PathBuf::from(args.next()?));
-        first = args.next()?;
-    }
-    if first != "hook" {
-        return None;
-    }
-    let agent = args.next()?.into_string().ok()?;
-    let mut timeout = airlock_connect::DEFAULT_TIMEOUT_SECS;
-    if let Some(flag) = args.next() {
-        if flag != "--timeout" {
-            return None;
-        }
-        timeout = args.next()?.to_str()?.parse().ok()?;
-    }
-    if args.next().is_some() {
-        return None;
-    }
-    Some((data_dir, agent, timeout))
-}
-
 fn main() -> ExitCode {
-    if let Some((data_dir, agent, timeout)) = hook_command_line()
-        && ["claude-code", "codex"].contains(&agent.as_str())
-    {
-        return run_hook(data_dir, &agent, timeout);
-    }
     let cli = Cli::parse();
     if let Command::Hook { agent, timeout } = &cli.command {
-        return run_hook(cli.data_dir.clone(), agent, *timeout);
+        // Always one JSON object and exit 0: an agent fails open on anything else.
+        airlock_hook::run_and_print(cli.data_dir.clone(), agent, *timeout);
+        return ExitCode::SUCCESS;
     }
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -500,28 +468,6 @@ fn main() -> ExitCode {
             ExitCode::from(refused.map_or(1, airlock_engine::ErrorCode::cli_exit))
         }
     }
-}
-
-/// The hook, on a single-threaded runtime (it starts for every tool call of an agent). It
-/// always prints one JSON object and exits 0: an agent fails open on anything else.
-fn run_hook(data_dir: Option<PathBuf>, agent: &str, timeout: u64) -> ExitCode {
-    let Ok(agent) = agent.parse::<airlock_core::HookAgent>() else {
-        println!("{{}}");
-        return ExitCode::SUCCESS;
-    };
-    let timeout = std::time::Duration::from_secs(timeout.max(1));
-    let output = match (
-        airlock_api::host::resolve_data_dir(data_dir),
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build(),
-    ) {
-        (Ok(dir), Ok(runtime)) => runtime.block_on(hook::run(&dir, agent, timeout)),
-        (Err(error), _) => hook::HookOutput::denied(agent, &error.to_string()),
-        (_, Err(error)) => hook::HookOutput::denied(agent, &error.to_string()),
-    };
-    println!("{}", output.stdout);
-    ExitCode::SUCCESS
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -2,10 +2,10 @@
 //! that owns the data directory (the local API) about every `tools/call`; with no engine, or
 //! an error on the way, the call is denied, never run.
 
-use crate::hook::{NoEngine, ask_engine};
 use airlock_api::{ApiClient, one_shot};
 use airlock_core::{ServerConfig, validate_proxied_server_name};
 use airlock_engine::{ElicitationAnswer, ServerView};
+use airlock_hook::{NoEngine, ask_engine};
 use airlock_mcp::proxy::{Gate, ProxyOptions};
 use airlock_protocol::{AgentAnswer, AgentCall};
 use anyhow::{Context, bail};

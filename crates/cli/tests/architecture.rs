@@ -81,6 +81,16 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-mcp",
             ],
         ),
+        // The agents' hook: a client of the local API (and the engine's fallback file).
+        (
+            "airlock-hook",
+            &[
+                "airlock-core",
+                "airlock-protocol",
+                "airlock-engine",
+                "airlock-api",
+            ],
+        ),
         // Other agents' config files: no engine, no store.
         ("airlock-connect", &["airlock-core", "airlock-protocol"]),
         (
@@ -92,6 +102,7 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-api",
                 "airlock-mcp",
                 "airlock-connect",
+                "airlock-hook",
             ],
         ),
         (

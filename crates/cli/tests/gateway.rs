@@ -90,7 +90,7 @@ impl World {
             )
             .unwrap();
         }
-        match agent {
+        let shown = match agent {
             Agent::ClaudeCode => world.airlock(&["connect", agent.name(), "--timeout", "60"]),
             // Codex's trust of the hook: `connect` asks this Codex for the hook's hash.
             Agent::Codex => world.airlock(&[
@@ -102,6 +102,12 @@ impl World {
                 world.bin.to_str().unwrap(),
             ]),
         };
+        // The hook's own small binary beside `airlock` is what the agent runs.
+        assert!(
+            shown.contains("/airlock-hook --data-dir")
+                && shown.contains(&format!(" {} --timeout 60", agent.name())),
+            "{shown}"
+        );
         Some(world)
     }
 

@@ -148,8 +148,7 @@ pub fn trust(hooks_json: &Path, agent: &str, codex: Option<&Path>) -> Result<Vec
         .iter()
         .filter(|(key, command, _)| {
             key.starts_with(&format!("{}:", source.display()))
-                && command.contains("airlock")
-                && command.contains(&format!(" hook {agent}"))
+                && crate::hooks::is_our_command(command, agent)
         })
         .collect();
     if ours.is_empty() {

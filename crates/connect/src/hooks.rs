@@ -1,10 +1,12 @@
 //! The hook entries Claude Code (`settings.json`) and Codex (`hooks.json`) share:
 //! `{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": …,
-//! "timeout": …}]}]}}`. Airlock's entries are the ones whose command runs `airlock hook AGENT`;
-//! every other entry is left as it is.
+//! "timeout": …}]}]}}`. Airlock's entries are the ones whose command runs `airlock-hook AGENT`
+//! (or, as installed before the hook had its own binary, `airlock hook AGENT`); every other
+//! entry is left as it is.
 
 use crate::files::{pretty, read_object, write_with_backup};
 use crate::{ConnectError, ConnectReport, Options, Result};
+use airlock_core::HOOK_BINARY;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -13,9 +15,15 @@ fn is_ours(handler: &Value, agent: &str) -> bool {
     handler
         .get("command")
         .and_then(Value::as_str)
-        .is_some_and(|command| {
-            command.contains("airlock") && command.contains(&format!(" hook {agent}"))
-        })
+        .is_some_and(|command| is_our_command(command, agent))
+}
+
+/// Whether a hook command runs Airlock's hook for this agent.
+pub(crate) fn is_our_command(command: &str, agent: &str) -> bool {
+    let runs_hook_binary = command.contains(HOOK_BINARY)
+        && (command.contains(&format!(" {agent} --timeout "))
+            || command.ends_with(&format!(" {agent}")));
+    command.contains("airlock") && (runs_hook_binary || command.contains(&format!(" hook {agent}")))
 }
 
 fn unparsable(path: &Path, message: &str) -> ConnectError {
@@ -259,6 +267,57 @@ mod tests {
             "disconnect leaves the person's file as it was"
         );
         assert!(!connected(&path, "claude-code").unwrap());
+    }
+
+    #[test]
+    fn the_hooks_own_binary_is_installed_when_it_is_there_and_replaces_an_older_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin dir");
+        std::fs::create_dir(&bin).unwrap();
+        let options = Options {
+            airlock: bin.join("airlock"),
+            data_dir: None,
+            timeout_secs: 30,
+            codex: None,
+        };
+        let path = dir.path().join("settings.json");
+        // Before the hook had its own binary (or with none beside `airlock`): `airlock hook`.
+        connect(&path, "codex", &["PreToolUse"], &options).unwrap();
+        let old: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let command = old["hooks"]["PreToolUse"][0]["hooks"][0]["command"].clone();
+        assert!(
+            command
+                .as_str()
+                .unwrap()
+                .ends_with("/airlock' hook codex --timeout 30"),
+            "{command}"
+        );
+
+        std::fs::write(bin.join(HOOK_BINARY), "").unwrap();
+        let report = connect(&path, "codex", &["PreToolUse"], &options).unwrap();
+        assert!(report.changed);
+        let now: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let groups = now["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(
+            groups.len(),
+            1,
+            "the older entry is replaced, not kept: {groups:?}"
+        );
+        let command = groups[0]["hooks"][0]["command"].as_str().unwrap();
+        assert_eq!(
+            command,
+            format!(
+                "exec '{}' codex --timeout 30",
+                bin.join(HOOK_BINARY).display()
+            )
+        );
+        assert!(connected(&path, "codex").unwrap());
+        assert!(
+            !connected(&path, "claude-code").unwrap(),
+            "one agent's hook is not another's"
+        );
+        disconnect(&path, "codex").unwrap();
+        assert!(!connected(&path, "codex").unwrap());
     }
 
     #[test]

@@ -10,7 +10,7 @@ mod codex_trust;
 mod files;
 mod hooks;
 
-use airlock_core::MCP_CLIENT;
+use airlock_core::{HOOK_BINARY, MCP_CLIENT};
 pub use airlock_protocol::{AgentConnection, ConnectReport};
 use airlock_protocol::{AgentStatus, AgentView};
 use std::path::{Path, PathBuf};
@@ -82,7 +82,7 @@ pub struct Options {
 }
 
 /// The default hook timeout: the agents' own default.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 600;
+pub use airlock_core::DEFAULT_HOOK_TIMEOUT_SECS as DEFAULT_TIMEOUT_SECS;
 
 /// A command line word, quoted for `/bin/sh -c` when it needs to be.
 fn shell_word(word: &str) -> String {
@@ -98,9 +98,9 @@ fn shell_word(word: &str) -> String {
 }
 
 impl Options {
-    /// `airlock [--data-dir D] ARGS…`, as words.
-    fn airlock_words(&self, args: &[&str]) -> Vec<String> {
-        let mut words = vec![self.airlock.display().to_string()];
+    /// `PROGRAM [--data-dir D] ARGS…`, as words.
+    fn words_of(&self, program: &Path, args: &[&str]) -> Vec<String> {
+        let mut words = vec![program.display().to_string()];
         if let Some(dir) = &self.data_dir {
             words.push("--data-dir".into());
             words.push(dir.display().to_string());
@@ -109,11 +109,29 @@ impl Options {
         words
     }
 
+    /// `airlock [--data-dir D] ARGS…`, as words.
+    fn airlock_words(&self, args: &[&str]) -> Vec<String> {
+        self.words_of(&self.airlock, args)
+    }
+
+    /// The hook's own binary beside `airlock`, when it is there (every build and package puts
+    /// it there; `airlock hook` does the same, only slower to start).
+    fn hook_binary(&self) -> Option<PathBuf> {
+        let hook = self
+            .airlock
+            .with_file_name(format!("{HOOK_BINARY}{}", std::env::consts::EXE_SUFFIX));
+        hook.is_file().then_some(hook)
+    }
+
     /// The hook command for `/bin/sh -c`. `exec`: the hook is then the agent's own child, so
     /// it sees the agent die (dash would otherwise keep a shell in between).
     fn hook_command(&self, agent: &str) -> String {
-        let words = self
-            .airlock_words(&["hook", agent, "--timeout", &self.timeout_secs.to_string()])
+        let timeout = self.timeout_secs.to_string();
+        let words = match self.hook_binary() {
+            Some(hook) => self.words_of(&hook, &[agent, "--timeout", &timeout]),
+            None => self.airlock_words(&["hook", agent, "--timeout", &timeout]),
+        };
+        let words = words
             .iter()
             .map(|w| shell_word(w))
             .collect::<Vec<_>>()

@@ -150,6 +150,13 @@ string_enum!(
     HookAgent, "agent" { ClaudeCode => "claude-code", Codex => "codex" }
 );
 
+/// The agents' own default hook timeout (seconds), which `airlock connect` installs unless told
+/// otherwise.
+pub const DEFAULT_HOOK_TIMEOUT_SECS: u64 = 600;
+
+/// The hook's own small binary, installed beside `airlock` (an agent starts it for every call).
+pub const HOOK_BINARY: &str = "airlock-hook";
+
 string_enum!(
     /// What an agent's hook answers when Airlock cannot decide in time (no engine, unreachable,
     /// nobody decided): give the call back to the agent's own prompt, or deny it.

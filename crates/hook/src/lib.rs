@@ -1,20 +1,24 @@
-//! `airlock hook claude-code|codex`: the command a coding agent runs before each tool call
-//! (its PreToolUse hook, and PermissionRequest). It reads the event on stdin, asks the engine,
-//! waits for the person and prints what that agent understands.
+//! The coding agents' hook (Claude Code's and Codex's PreToolUse and PermissionRequest): the
+//! command an agent runs before each tool call. It reads the event on stdin, asks the engine,
+//! waits for the person and prints what that agent understands. It runs as its own small
+//! binary, `airlock-hook` (what `airlock connect` installs: an agent starts it for every tool
+//! call, and the whole `airlock` binary takes longer to start than the rest of the hook), and
+//! as `airlock hook`.
 //!
 //! Both agents FAIL OPEN when a hook crashes, prints something that is not JSON, or outlives
 //! its timeout (the call then goes on to the agent's own permission flow, where it may simply
-//! run). So this command never fails: whatever happens it prints valid JSON, exits 0, and
-//! answers before its deadline — the decision, or the agent's fallback (`ask`: back to the
-//! agent's own prompt; `deny`). Any error on the approval path that is not "no engine" means deny.
+//! run). So the hook never fails: whatever happens it prints valid JSON, exits 0, and answers
+//! before its deadline — the decision, or the agent's fallback (`ask`: back to the agent's own
+//! prompt; `deny`). Any error on the approval path that is not "no engine" means deny.
 
 use airlock_api::{ClientError, one_shot};
-use airlock_core::{AgentFallback, HookAgent};
+use airlock_core::{AgentFallback, DEFAULT_HOOK_TIMEOUT_SECS, HookAgent};
 use airlock_engine::agents::fallback_of;
 use airlock_protocol::{AgentAnswer, AgentCall, AgentEvent, AgentVerdict};
 use serde_json::{Value, json};
+use std::ffi::OsString;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The most a hook reads from stdin (a tool input is at most 1 MiB; the rest is the envelope).
@@ -37,6 +41,86 @@ impl HookOutput {
             stdout: render(agent, HookEvent::PreToolUse, &denial(why)),
         }
     }
+}
+
+/// The hook's command line, `[--data-dir DIR] AGENT [--timeout SECS]` (flags in any order).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandLine {
+    pub data_dir: Option<PathBuf>,
+    pub agent: String,
+    pub timeout_secs: u64,
+}
+
+/// Reads the command line by hand: a parser library costs more to start than the hook's
+/// whole request takes, and there are two flags.
+pub fn parse_command_line(args: impl IntoIterator<Item = OsString>) -> Result<CommandLine, String> {
+    let mut args = args.into_iter();
+    let (mut data_dir, mut agent, mut timeout_secs) = (None, None, DEFAULT_HOOK_TIMEOUT_SECS);
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--data-dir") => {
+                data_dir = Some(PathBuf::from(
+                    args.next().ok_or("--data-dir needs a folder")?,
+                ));
+            }
+            Some("--timeout") => {
+                timeout_secs = args
+                    .next()
+                    .and_then(|value| value.to_str()?.parse().ok())
+                    .ok_or("--timeout needs a number of seconds")?;
+            }
+            Some(word) if agent.is_none() && !word.starts_with('-') => agent = Some(word.into()),
+            _ => return Err(format!("unexpected argument {}", arg.to_string_lossy())),
+        }
+    }
+    Ok(CommandLine {
+        data_dir,
+        agent: agent.ok_or("name the agent: claude-code or codex")?,
+        timeout_secs,
+    })
+}
+
+/// `airlock-hook ARGS…`: the answer for the agent on stdout, always one JSON object. With a
+/// command line it cannot read, a known agent gets a denial that says why; for an unknown
+/// agent there is no format to deny in, so it gets no decision (`{}`: its own prompt).
+pub fn main_with_args(args: impl IntoIterator<Item = OsString>) {
+    let args: Vec<OsString> = args.into_iter().collect();
+    match parse_command_line(args.clone()) {
+        Ok(line) => run_and_print(line.data_dir, &line.agent, line.timeout_secs),
+        Err(why) => {
+            eprintln!(
+                "airlock-hook: {why}\nusage: airlock-hook [--data-dir DIR] claude-code|codex [--timeout SECS]"
+            );
+            let agent = args
+                .iter()
+                .find_map(|arg| arg.to_str()?.parse::<HookAgent>().ok());
+            match agent {
+                Some(agent) => println!("{}", HookOutput::denied(agent, &why).stdout),
+                None => println!("{{}}"),
+            }
+        }
+    }
+}
+
+/// Runs the hook on a single-threaded runtime and prints its answer (`{}` for an agent it
+/// does not know: no decision).
+pub fn run_and_print(data_dir: Option<PathBuf>, agent: &str, timeout_secs: u64) {
+    let Ok(agent) = agent.parse::<HookAgent>() else {
+        println!("{{}}");
+        return;
+    };
+    let timeout = Duration::from_secs(timeout_secs.max(1));
+    let output = match (
+        airlock_api::host::resolve_data_dir(data_dir),
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+    ) {
+        (Ok(dir), Ok(runtime)) => runtime.block_on(run(&dir, agent, timeout)),
+        (Err(error), _) => HookOutput::denied(agent, &error.to_string()),
+        (_, Err(error)) => HookOutput::denied(agent, &error.to_string()),
+    };
+    println!("{}", output.stdout);
 }
 
 /// Runs the hook: never returns an error.
@@ -104,7 +188,7 @@ enum HookEvent {
 }
 
 /// The engine could not be reached (not running, restarting past the deadline).
-pub(crate) struct NoEngine(pub String);
+pub struct NoEngine(pub String);
 
 fn denial(why: &str) -> AgentAnswer {
     AgentAnswer {
@@ -178,7 +262,7 @@ fn agent_call(agent: HookAgent, event: HookEvent, input: &Value) -> Result<Agent
 
 /// Asks the engine, coming back after a restart (the same request finds the same item) until
 /// the deadline.
-pub(crate) async fn ask_engine(
+pub async fn ask_engine(
     data_dir: &Path,
     call: &mut AgentCall,
     deadline: Instant,
@@ -347,6 +431,36 @@ mod tests {
             &answer(AgentVerdict::Allow, Some(json!({"command": "ls"}))),
         );
         assert!(!permission.contains("updatedInput"), "{permission}");
+    }
+
+    fn words(line: &str) -> Vec<OsString> {
+        line.split_whitespace().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn the_command_line_connect_installs_is_read_and_anything_else_is_refused() {
+        assert_eq!(
+            parse_command_line(words("--data-dir /d claude-code --timeout 30")).unwrap(),
+            CommandLine {
+                data_dir: Some("/d".into()),
+                agent: "claude-code".into(),
+                timeout_secs: 30
+            }
+        );
+        let plain = parse_command_line(words("codex")).unwrap();
+        assert_eq!(
+            (plain.data_dir, plain.timeout_secs),
+            (None, DEFAULT_HOOK_TIMEOUT_SECS)
+        );
+        for bad in [
+            "",
+            "codex --timeout",
+            "codex --timeout soon",
+            "codex extra",
+            "--data-dir",
+        ] {
+            assert!(parse_command_line(words(bad)).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
