@@ -142,7 +142,11 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
             put(set_tool_from_notification),
         )
         .route("/v1/rules", get(rules).post(add_rule))
+        .route("/v1/rules/preview", post(preview_rule))
+        .route("/v1/approvals/{id}/rule-suggestions", get(suggest_rules))
+        .route("/v1/insights", get(insights))
         .route("/v1/remembered", get(remembered))
+        .route("/v1/grants", get(grants))
         .route("/v1/remembered/{id}", delete(revoke))
         .route("/v1/audit", get(audit))
         .route("/v1/agent-calls", post(agent_call))
@@ -651,32 +655,61 @@ struct RuleBody {
     effect: RuleEffect,
 }
 
+impl RuleBody {
+    fn rule(self) -> Result<ArgRule, ApiError> {
+        let pattern = match (self.glob, self.regex) {
+            (Some(glob), None) => RulePattern::Glob(glob),
+            (None, Some(regex)) => RulePattern::Regex(regex),
+            _ => {
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid",
+                    "give exactly one of glob or regex",
+                ));
+            }
+        };
+        Ok(ArgRule {
+            id: airlock_engine::Engine::new_rule_id(),
+            server: self.server,
+            tool: self.tool,
+            pointer: self.pointer,
+            pattern,
+            effect: self.effect,
+        })
+    }
+}
+
+/// What a rule would have matched in History, without adding it.
+async fn preview_rule(
+    State(s): State<Arc<AppState>>,
+    Json(body): Json<RuleBody>,
+) -> ApiResult<Value> {
+    let preview = s.engine.preview_rule(&body.rule()?)?;
+    Ok(Json(serde_json::to_value(preview).unwrap_or_default()))
+}
+
+async fn suggest_rules(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
+    let suggestions = s.engine.suggest_rules(&id)?;
+    Ok(Json(serde_json::to_value(suggestions).unwrap_or_default()))
+}
+
+async fn insights(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    let insights = s.engine.insights()?;
+    Ok(Json(serde_json::to_value(insights).unwrap_or_default()))
+}
+
 async fn add_rule(State(s): State<Arc<AppState>>, Json(body): Json<RuleBody>) -> ApiResult<Value> {
-    let pattern = match (body.glob, body.regex) {
-        (Some(glob), None) => RulePattern::Glob(glob),
-        (None, Some(regex)) => RulePattern::Regex(regex),
-        _ => {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid",
-                "give exactly one of glob or regex",
-            ));
-        }
-    };
-    let rule = ArgRule {
-        id: airlock_engine::Engine::new_rule_id(),
-        server: body.server,
-        tool: body.tool,
-        pointer: body.pointer,
-        pattern,
-        effect: body.effect,
-    };
-    let rule = s.engine.add_rule(rule)?;
+    let rule = s.engine.add_rule(body.rule()?)?;
     Ok(Json(serde_json::to_value(rule).unwrap_or_default()))
 }
 
 async fn remembered(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
     let rows = s.engine.remembered()?;
+    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+}
+
+async fn grants(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    let rows = s.engine.grants()?;
     Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
 }
 

@@ -7,7 +7,9 @@ use airlock_core::policy::{
     ServerPolicy, SessionPolicy, decide,
 };
 use airlock_core::{DecidedBy, ServerDefault, ToolSetting, args_hash};
-use airlock_engine::{DecisionRequest, Engine, EngineConfig, EngineEvent, ProviderSettings};
+use airlock_engine::{
+    DecisionRequest, Engine, EngineConfig, EngineEvent, InboxItem, ProviderSettings,
+};
 use airlock_testkit::{Fallback, Reply, ScriptedCall, ScriptedModel};
 use anyhow::{Context, bail};
 use clap::Subcommand;
@@ -45,6 +47,16 @@ pub enum BenchAction {
         #[arg(long, default_value_t = 100)]
         calls: usize,
     },
+    /// `insights()` over a History of sessions × calls decisions (seeded through the real
+    /// loop, one in ten denied): the engine's side of `airlock insights --json`.
+    Insights {
+        #[arg(long, default_value_t = 100)]
+        sessions: usize,
+        #[arg(long, default_value_t = 100)]
+        calls: usize,
+        #[arg(long, default_value_t = 20)]
+        runs: usize,
+    },
     /// The whole hook process (start, read stdin, ask the engine, print) for a Bash call an
     /// argument rule allows, against an engine in this process: `airlock-hook claude-code`
     /// (what `connect` installs), and with `--subcommand` `airlock hook claude-code`.
@@ -81,6 +93,11 @@ pub async fn run(action: BenchAction) -> anyhow::Result<ExitCode> {
             workspace,
         } => roundtrip(rounds, base_url, model, stream, warmup, workspace).await,
         BenchAction::ApproveAll { sessions, calls } => approve_all(sessions, calls).await,
+        BenchAction::Insights {
+            sessions,
+            calls,
+            runs,
+        } => insights(sessions, calls, runs).await,
         BenchAction::Hook {
             runs,
             warmup,
@@ -303,7 +320,17 @@ async fn roundtrip(
     Ok(ExitCode::SUCCESS)
 }
 
-async fn approve_all(sessions: usize, calls: usize) -> anyhow::Result<ExitCode> {
+/// An engine with `sessions × calls` pending `write_file` calls (`s{s}-c{c}.txt`), seeded through
+/// the real loop; the temporary folder and the model server live as long as the engine is used.
+struct Seeded {
+    _dir: tempfile::TempDir,
+    _scripted: ScriptedModel,
+    engine: Engine,
+    names: Vec<String>,
+    items: Vec<InboxItem>,
+}
+
+async fn seed_pending(sessions: usize, calls: usize) -> anyhow::Result<Seeded> {
     let dir = tempfile::tempdir().context("cannot make a temporary data directory")?;
     // Every session's first request gets a step of `calls` write_file calls; the requests after
     // the tools ran get the answer. The first requests all come before any follow-up, since
@@ -356,6 +383,62 @@ async fn approve_all(sessions: usize, calls: usize) -> anyhow::Result<ExitCode> 
         sessions,
         seeding.elapsed().as_secs_f64()
     );
+    Ok(Seeded {
+        _dir: dir,
+        _scripted: scripted,
+        engine,
+        names,
+        items,
+    })
+}
+
+/// `airlock insights` over a History of `sessions × calls` decisions (one in ten denied).
+async fn insights(sessions: usize, calls: usize, runs: usize) -> anyhow::Result<ExitCode> {
+    let seeded = seed_pending(sessions, calls).await?;
+    let requests = seeded
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| DecisionRequest {
+            approval_id: item.approval_id.clone(),
+            approve: i % 10 != 0,
+            reason: (i % 10 == 0).then(|| "not that one".to_string()),
+            ..DecisionRequest::default()
+        })
+        .collect();
+    let outcomes = seeded.engine.decide_many(requests, DecidedBy::Inbox)?;
+    if outcomes.iter().any(|o| o.is_err()) {
+        bail!("a decision was refused while seeding");
+    }
+    let mut samples = Vec::with_capacity(runs);
+    let mut answered = None;
+    for _ in 0..runs {
+        let started = Instant::now();
+        let insights = seeded.engine.insights()?;
+        samples.push(started.elapsed());
+        answered = Some(insights);
+    }
+    if let Some(insights) = answered {
+        let decided: u32 = insights.tools.iter().map(|t| t.approved + t.denied).sum();
+        eprintln!(
+            "{} tools, {decided} decisions, {} days",
+            insights.tools.len(),
+            insights.days.len()
+        );
+    }
+    report("insights", samples, "ms");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn approve_all(sessions: usize, calls: usize) -> anyhow::Result<ExitCode> {
+    let Seeded {
+        _dir,
+        _scripted,
+        engine,
+        names,
+        items,
+    } = seed_pending(sessions, calls).await?;
+    let total = sessions * calls;
     let reading = Instant::now();
     let inbox_len = engine.inbox()?.len();
     let inbox_read = reading.elapsed();
@@ -464,6 +547,8 @@ fn policy(
             args_hash: None,
             session_id: Some("s1".into()),
             approve: true,
+            expires_at: None,
+            uses_left: None,
         });
     }
     let compiled = Instant::now();

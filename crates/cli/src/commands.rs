@@ -30,7 +30,16 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
             for_chat,
             remember,
             exact_args,
-        } => approve(&client, ids, args, for_chat, remember, exact_args).await,
+            for_duration,
+            times,
+        } => {
+            let for_secs = for_duration
+                .map(|text| airlock_core::duration::parse_grant_duration(&text))
+                .transpose()
+                .context("--for")?;
+            let grant = Grant { for_secs, times };
+            approve(&client, ids, args, (for_chat, remember, exact_args), grant).await
+        }
         Command::Deny {
             ids,
             reason,
@@ -59,8 +68,12 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
         Command::Settings {
             action: SettingsAction::Set { key, value },
         } => set_setting(&client, &key, &value).await,
-        Command::Remembered { action, json } => remembered(&client, action, json).await,
+        Command::Remembered { action, json } => {
+            remembered(&client, "/v1/remembered", action, json).await
+        }
+        Command::Grants { action, json } => remembered(&client, "/v1/grants", action, json).await,
         Command::Audit { limit, json } => audit(&client, limit, json).await,
+        Command::Insights { json } => crate::insights::insights(&client, json).await,
         Command::Agents {
             action: Some(crate::AgentsAction::Set { agent, fallback }),
             ..
@@ -76,13 +89,18 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
     }
 }
 
+/// A timed or counted grant asked for with an approval.
+struct Grant {
+    for_secs: Option<u64>,
+    times: Option<u32>,
+}
+
 async fn approve(
     client: &ApiClient,
     ids: Vec<String>,
     args: Option<String>,
-    for_chat: bool,
-    remember: Option<String>,
-    exact_args: bool,
+    (for_chat, remember, exact_args): (bool, Option<String>, bool),
+    grant: Grant,
 ) -> anyhow::Result<ExitCode> {
     let args = args
         .map(|text| serde_json::from_str::<Value>(&text))
@@ -99,6 +117,8 @@ async fn approve(
         for_chat,
         remember,
         exact_args,
+        for_secs: grant.for_secs,
+        times: grant.times,
         ..DecisionRequest::default()
     });
     decide_all(client, requests.collect()).await
@@ -230,8 +250,11 @@ async fn set_setting(client: &ApiClient, key: &str, value: &str) -> anyhow::Resu
     Ok(ExitCode::SUCCESS)
 }
 
+/// Remembered decisions (`/v1/remembered`) or only the timed and counted grants among them
+/// (`/v1/grants`): listed with what is left of each, or one revoked.
 async fn remembered(
     client: &ApiClient,
+    list: &str,
     action: Option<RememberedAction>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
@@ -245,7 +268,7 @@ async fn remembered(
         println!("revoked {id}");
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Value = client.get("/v1/remembered").await?;
+    let rows: Value = client.get(list).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);
@@ -268,13 +291,40 @@ async fn remembered(
             "exact arguments"
         };
         println!(
-            "{}\t{}/{}\t{verdict}\t{scope}\t{what}",
+            "{}\t{}/{}\t{verdict}\t{scope}\t{what}\t{}",
             text(&e["id"]),
             text(&e["server"]),
-            text(&e["tool"])
+            text(&e["tool"]),
+            limits(e)
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What is left of a grant ("12 min left, 3 calls left"), or "until revoked".
+fn limits(entry: &Value) -> String {
+    let mut parts = Vec::new();
+    if let Some(secs) = entry["expires_at"]
+        .as_str()
+        .and_then(airlock_core::policy::unix_seconds)
+    {
+        let left = secs - airlock_core::policy::unix_now();
+        parts.push(format!(
+            "{} left",
+            airlock_core::duration::describe_secs(left)
+        ));
+    }
+    if let Some(uses) = entry["uses_left"].as_u64() {
+        parts.push(format!(
+            "{uses} call{} left",
+            if uses == 1 { "" } else { "s" }
+        ));
+    }
+    if parts.is_empty() {
+        "until revoked".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 async fn audit(client: &ApiClient, limit: usize, json: bool) -> anyhow::Result<ExitCode> {
@@ -617,13 +667,31 @@ async fn rules(client: &ApiClient, action: RulesAction) -> anyhow::Result<ExitCo
             pattern,
             effect,
             regex,
+            dry_run,
         } => {
             let (server, tool) = split_target(&target)?;
             let mut body =
                 json!({ "server": server, "tool": tool, "pointer": pointer, "effect": effect });
             body[if regex { "regex" } else { "glob" }] = json!(pattern);
+            if dry_run {
+                let preview: Value = client.post("/v1/rules/preview", &body).await?;
+                crate::insights::print_rule_preview(&preview);
+                return Ok(ExitCode::SUCCESS);
+            }
             let rule: Value = client.post("/v1/rules", &body).await?;
             println!("added rule {}", text(&rule["id"]));
+        }
+        RulesAction::Suggest { id, json } => {
+            let found: Value = client
+                .get(&format!("/v1/approvals/{}/rule-suggestions", encode(&id)))
+                .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&found)?);
+            } else {
+                for suggestion in found.as_array().into_iter().flatten() {
+                    crate::insights::print_rule_preview(suggestion);
+                }
+            }
         }
         RulesAction::List { json } => {
             let rows: Value = client.get("/v1/rules").await?;

@@ -10,6 +10,7 @@ mod agents;
 #[cfg(feature = "bench")]
 mod bench;
 mod commands;
+mod insights;
 mod mcp_proxy;
 mod serve;
 mod servers;
@@ -71,9 +72,16 @@ enum Command {
         for_chat: bool,
         #[arg(long, value_parser = ["session", "always"])]
         remember: Option<String>,
-        /// With --remember: only for exactly these arguments.
+        /// With --remember, --for or --times: only for exactly these arguments.
         #[arg(long)]
         exact_args: bool,
+        /// Let later calls of this tool run without asking for this long (15m, 1h, 2h 30m; at
+        /// most 7 days): in every chat, or this one with --remember session.
+        #[arg(long = "for", value_name = "DURATION")]
+        for_duration: Option<String>,
+        /// Approve this call and let the next N-1 calls of this tool run without asking.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        times: Option<u32>,
     },
     /// Deny one or more requests; the model reads the reason.
     Deny {
@@ -163,6 +171,20 @@ enum Command {
     Remembered {
         #[command(subcommand)]
         action: Option<RememberedAction>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Active timed and counted grants (made with `approve --for` / `--times`), with what is
+    /// left of each; `grants revoke ID` ends one.
+    Grants {
+        #[command(subcommand)]
+        action: Option<RememberedAction>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Per tool: requests, approved and denied, median time to decide, decisions made within a
+    /// second, and suggestions (a rule, or not asking).
+    Insights {
         #[arg(long)]
         json: bool,
     },
@@ -402,6 +424,17 @@ enum RulesAction {
         /// Treat the pattern as a regular expression instead of a glob.
         #[arg(long)]
         regex: bool,
+        /// Add nothing: show how many past calls in History the rule matches, and which of
+        /// those a person denied.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Rules that would let calls like this inbox item's run without asking, each with the
+    /// past calls it matches and those a person denied.
+    Suggest {
+        id: String,
+        #[arg(long)]
+        json: bool,
     },
     List {
         #[arg(long)]

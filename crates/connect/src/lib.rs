@@ -85,7 +85,7 @@ pub struct Options {
 pub use airlock_core::DEFAULT_HOOK_TIMEOUT_SECS as DEFAULT_TIMEOUT_SECS;
 
 /// A command line word, quoted for `/bin/sh -c` when it needs to be.
-fn shell_word(word: &str) -> String {
+pub fn shell_word(word: &str) -> String {
     if !word.is_empty()
         && word
             .chars()

@@ -3,12 +3,14 @@
 
 pub mod canonical;
 pub mod display;
+pub mod duration;
 pub mod ids;
 pub mod path;
 pub mod policy;
 pub mod schema;
 pub mod server;
 pub mod settings;
+pub mod suggest;
 pub mod types;
 
 pub use canonical::args_hash;

@@ -101,14 +101,18 @@ pub struct PolicyDecision {
     pub verdict: Verdict,
     pub step: Step,
     pub why: String,
+    /// A counted grant this call uses up one of (its id): the engine takes the use in the
+    /// same transaction that records the call allowed, and asks instead if none is left.
+    pub grant_use: Option<String>,
 }
 
 impl PolicyDecision {
-    fn new(verdict: Verdict, step: Step, why: impl Into<String>) -> Self {
+    pub fn new(verdict: Verdict, step: Step, why: impl Into<String>) -> Self {
         Self {
             verdict,
             step,
             why: why.into(),
+            grant_use: None,
         }
     }
 }
@@ -196,6 +200,36 @@ pub struct Remembered {
     /// `Some` for scope `session`: only this session.
     pub session_id: Option<String>,
     pub approve: bool,
+    /// A timed grant: it applies until then (RFC 3339, UTC), then never again.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+    /// A counted grant: how many more calls it lets through.
+    #[serde(default)]
+    pub uses_left: Option<u32>,
+}
+
+impl Remembered {
+    /// Whether it still applies at `now` (unix seconds): not expired, not used up. A time that
+    /// does not parse counts as expired.
+    pub fn active_at(&self, now: i64) -> bool {
+        let unexpired = self
+            .expires_at
+            .as_deref()
+            .is_none_or(|at| unix_seconds(at).is_some_and(|at| at > now));
+        unexpired && self.uses_left != Some(0)
+    }
+}
+
+/// Seconds since the epoch of an RFC 3339 time.
+pub fn unix_seconds(rfc3339: &str) -> Option<i64> {
+    time::OffsetDateTime::parse(rfc3339, &time::format_description::well_known::Rfc3339)
+        .ok()
+        .map(|t| t.unix_timestamp())
+}
+
+/// Now, in seconds since the epoch.
+pub fn unix_now() -> i64 {
+    time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -232,20 +266,52 @@ pub struct CallFacts<'a> {
     pub read_only_hint: bool,
 }
 
-/// The session's own part: its mode override and its "Allow for this chat" grants.
+/// The session's own part: its mode override and its "Allow for this chat" grants; the time
+/// its calls are decided at (timed grants); and the uses of counted grants already taken by
+/// earlier calls of the same step, which the store has not recorded yet.
 #[derive(Debug, Clone, Default)]
 pub struct SessionPolicy {
     pub mode: Option<Mode>,
     allowed: HashMap<String, HashSet<String>>,
+    now: i64,
+    spent: HashMap<String, u32>,
 }
 
 impl SessionPolicy {
+    /// Decides at the current time.
     pub fn new(mode: Option<Mode>, grants: impl IntoIterator<Item = (String, String)>) -> Self {
         let mut allowed: HashMap<String, HashSet<String>> = HashMap::new();
         for (server, tool) in grants {
             allowed.entry(server).or_default().insert(tool);
         }
-        Self { mode, allowed }
+        Self {
+            mode,
+            allowed,
+            now: unix_now(),
+            spent: HashMap::new(),
+        }
+    }
+
+    /// Decides as at `now` (seconds since the epoch).
+    pub fn at(mut self, now: i64) -> Self {
+        self.now = now;
+        self
+    }
+
+    /// Notes that a call of this step took one use of a counted grant.
+    pub fn spend(&mut self, grant: &str) {
+        *self.spent.entry(grant.to_string()).or_default() += 1;
+    }
+
+    /// Whether a remembered decision applies now, counting the uses this step already took.
+    fn applies(&self, entry: &Remembered) -> bool {
+        if !entry.active_at(self.now) {
+            return false;
+        }
+        match entry.uses_left {
+            Some(left) => self.spent.get(&entry.id).copied().unwrap_or(0) < left,
+            None => true,
+        }
     }
 
     fn allows(&self, server: &str, tool: &str) -> bool {
@@ -522,8 +588,9 @@ fn decide_after_mode(
     if session.allows(call.server, call.tool) {
         return PolicyDecision::new(Verdict::Run, Step::AllowForChat, "allowed for this chat");
     }
-    // Step 4: remembered decisions; exact arguments before the whole tool, deny wins a tie.
-    if let Some(found) = remembered_match(config, call) {
+    // Step 4: remembered decisions (and timed or counted grants); exact arguments before the
+    // whole tool, deny wins a tie.
+    if let Some(found) = remembered_match(config, session, call) {
         return found;
     }
     // Step 5: argument rules (ask beats allow), then the tool's own check.
@@ -588,7 +655,11 @@ fn decide_after_mode(
     PolicyDecision::new(verdict, step, why)
 }
 
-fn remembered_match(config: &PolicyConfig, call: CallFacts<'_>) -> Option<PolicyDecision> {
+fn remembered_match(
+    config: &PolicyConfig,
+    session: &SessionPolicy,
+    call: CallFacts<'_>,
+) -> Option<PolicyDecision> {
     let entries = config.remembered.get(call.server)?.get(call.tool)?;
     // One pass, no allocation: exact arguments beat the whole tool; a denial beats an approval.
     let mut exact: Option<&Remembered> = None;
@@ -598,6 +669,7 @@ fn remembered_match(config: &PolicyConfig, call: CallFacts<'_>) -> Option<Policy
             .session_id
             .as_deref()
             .is_some_and(|session| session != call.session_id)
+            || !session.applies(entry)
         {
             continue;
         }
@@ -622,11 +694,20 @@ fn remembered_match(config: &PolicyConfig, call: CallFacts<'_>) -> Option<Policy
         "this tool"
     };
     Some(if entry.approve {
-        PolicyDecision::new(
+        let limits = grant_limits(entry, session.now);
+        let mut decision = PolicyDecision::new(
             Verdict::Run,
             Step::Remembered,
-            format!("remembered approval ({scope}, {what}) {}", entry.id),
-        )
+            if limits.is_empty() {
+                format!("remembered approval ({scope}, {what}) {}", entry.id)
+            } else {
+                format!("granted ({scope}, {what}, {limits}) {}", entry.id)
+            },
+        );
+        if entry.uses_left.is_some() {
+            decision.grant_use = Some(entry.id.clone());
+        }
+        decision
     } else {
         PolicyDecision::new(
             Verdict::Deny,
@@ -634,6 +715,48 @@ fn remembered_match(config: &PolicyConfig, call: CallFacts<'_>) -> Option<Policy
             format!("remembered denial ({scope}, {what}) {}", entry.id),
         )
     })
+}
+
+/// A grant's limits as a person reads them: "12 min left", "3 calls left", both, or nothing.
+fn grant_limits(entry: &Remembered, now: i64) -> String {
+    let mut parts = Vec::new();
+    if let Some(at) = entry.expires_at.as_deref().and_then(unix_seconds) {
+        parts.push(format!("{} left", crate::duration::describe_secs(at - now)));
+    }
+    if let Some(left) = entry.uses_left {
+        parts.push(format!(
+            "{left} call{} left before this one",
+            if left == 1 { "" } else { "s" }
+        ));
+    }
+    parts.join(", ")
+}
+
+/// One rule compiled alone, to ask whether it matches a call's arguments: a rule's preview
+/// against History uses the policy's own matching, so its counts are exactly what the rule
+/// would have done.
+#[derive(Debug, Clone)]
+pub struct RuleProbe {
+    rules: ToolRules,
+    effect: RuleEffect,
+}
+
+impl RuleProbe {
+    pub fn new(rule: &ArgRule) -> Result<Self, PolicyError> {
+        Ok(Self {
+            rules: ToolRules::compile(std::slice::from_ref(rule))?,
+            effect: rule.effect,
+        })
+    }
+
+    pub fn matches(&self, args: &Value) -> bool {
+        let matched = self.rules.evaluate(args);
+        match self.effect {
+            RuleEffect::Allow => matched.allow.is_some(),
+            RuleEffect::Ask => matched.ask.is_some(),
+            RuleEffect::Deny => matched.deny.is_some(),
+        }
+    }
 }
 
 /// The argument rules of one tool, compiled.

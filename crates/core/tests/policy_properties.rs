@@ -143,6 +143,8 @@ fn decide_in(world: &World) -> airlock_core::PolicyDecision {
             args_hash: exact.then(|| hash.clone()),
             session_id: session.then(|| "s1".to_string()),
             approve: *approve,
+            expires_at: None,
+            uses_left: None,
         })
         .collect();
     let config = PolicyConfig::compile(PolicyInputs {

@@ -18,7 +18,7 @@ use airlock_core::{
 use airlock_protocol::{
     AgentAnswer, AgentCall, AgentEvent, AgentVerdict, AgentView, ApprovalRow, EngineEvent,
 };
-use airlock_store::{AgentActivity, NewAgentRequest, NewApproval};
+use airlock_store::{AgentActivity, NewAgentRequest, NewApproval, StoreError};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
@@ -256,7 +256,7 @@ impl Engine {
         });
         let row = match asked_before {
             Some(row) => row,
-            None => match self.agent_policy(&call, &source, &hash, &session.id)? {
+            None => match self.agent_policy_now(&call, &source, &hash, &session.id)? {
                 Ok(answer) => return Ok(answer),
                 Err(why) => self.ask_person(&call, &source, &hash, &key, &session.id, why)?,
             },
@@ -295,6 +295,24 @@ impl Engine {
             self.inner.invalidate_policy();
         }
         Ok(())
+    }
+
+    /// [`Self::agent_policy`], once more with the grants as they are now when a counted grant
+    /// it relied on was used up meanwhile by another call.
+    fn agent_policy_now(
+        &self,
+        call: &AgentCall,
+        source: &str,
+        hash: &str,
+        session_id: &str,
+    ) -> Result<std::result::Result<AgentAnswer, String>> {
+        match self.agent_policy(call, source, hash, session_id) {
+            Err(EngineError::Store(StoreError::GrantUsedUp(_))) => {
+                self.inner.invalidate_policy();
+                self.agent_policy(call, source, hash, session_id)
+            }
+            other => other,
+        }
     }
 
     /// The policy's verdict, or why a person must decide.
@@ -344,6 +362,10 @@ impl Engine {
             Verdict::Run => ("allowed", AgentVerdict::Allow),
             Verdict::Deny => ("denied", AgentVerdict::Deny),
         };
+        let grant_use = decision
+            .grant_use
+            .as_deref()
+            .filter(|_| decision.verdict == Verdict::Run);
         inner.store.record_agent_call(
             &AgentActivity {
                 agent: &call.agent,
@@ -356,7 +378,11 @@ impl Engine {
                 "agent": call.agent, "server": source, "tool": call.tool, "args": call.input,
                 "why": decision.why, "cwd": call.cwd,
             }),
+            grant_use,
         )?;
+        if grant_use.is_some() {
+            inner.invalidate_policy();
+        }
         Ok(Ok(AgentAnswer {
             verdict: answer,
             reason: (answer == AgentVerdict::Deny).then(|| format!("Airlock: {}", decision.why)),
@@ -602,13 +628,8 @@ mod tests {
         DecisionRequest {
             approval_id: id.into(),
             approve: true,
-            reason: None,
             args,
-            for_chat: false,
-            remember: None,
-            exact_args: false,
-            session: None,
-            args_hash: None,
+            ..DecisionRequest::default()
         }
     }
 

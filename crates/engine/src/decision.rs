@@ -22,7 +22,7 @@ use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope};
 use airlock_protocol::{
     ApprovalRow, DecidedItem, DecisionRequest, ElicitationAction, ElicitationAnswer, EngineEvent,
 };
-use airlock_store::{DecisionInput, StoreError};
+use airlock_store::{DecisionInput, GrantLimits, StoreError};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -57,6 +57,49 @@ pub(crate) struct Settlement {
     pub remember: RememberScope,
     pub exact_args: bool,
     pub for_chat: bool,
+    /// A timed or counted grant asked for with an approval.
+    pub grant: Option<GrantAsked>,
+}
+
+/// "Allow this tool (or these arguments) for a while, or for the next N calls", as asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GrantAsked {
+    pub for_secs: Option<u64>,
+    /// This call and `times - 1` more.
+    pub times: Option<u32>,
+}
+
+impl GrantAsked {
+    /// The grant's limits from now, or why it cannot be made. `None`: nothing to keep (one
+    /// call only).
+    fn limits(self) -> std::result::Result<Option<GrantLimits>, String> {
+        let expires_at = match self.for_secs {
+            Some(0) => return Err("a grant lasts at least one second".into()),
+            Some(secs) if secs > airlock_core::duration::MAX_GRANT_SECS => {
+                return Err(airlock_core::duration::DurationError::TooLong.to_string());
+            }
+            Some(secs) => {
+                let now = airlock_core::policy::unix_now();
+                let until = time::OffsetDateTime::from_unix_timestamp(now + secs as i64)
+                    .map_err(|e| e.to_string())?;
+                Some(
+                    until
+                        .format(&time::format_description::well_known::Rfc3339)
+                        .map_err(|e| e.to_string())?,
+                )
+            }
+            None => None,
+        };
+        let uses = match self.times {
+            Some(0) => return Err("--times counts this call too: it is at least 1".into()),
+            Some(n) => Some(n - 1),
+            None => None,
+        };
+        if expires_at.is_none() && uses.is_none_or(|n| n == 0) {
+            return Ok(None);
+        }
+        Ok(Some(GrantLimits { expires_at, uses }))
+    }
 }
 
 impl Settlement {
@@ -70,6 +113,7 @@ impl Settlement {
             remember: RememberScope::Once,
             exact_args: false,
             for_chat: false,
+            grant: None,
         }
     }
 
@@ -94,6 +138,10 @@ impl From<DecisionRequest> for Settlement {
             remember: request.remember.unwrap_or(RememberScope::Once),
             exact_args: request.exact_args,
             for_chat: request.for_chat,
+            grant: (request.for_secs.is_some() || request.times.is_some()).then_some(GrantAsked {
+                for_secs: request.for_secs,
+                times: request.times,
+            }),
         }
     }
 }
@@ -104,6 +152,7 @@ struct Checked {
     status: ApprovalStatus,
     reason: Option<String>,
     edited_args: Option<Value>,
+    grant: Option<GrantLimits>,
     refusal: Option<(Refusal, String)>,
 }
 
@@ -175,6 +224,7 @@ impl Inner {
                 remember: settlement.remember,
                 remember_exact_args: settlement.exact_args,
                 for_chat: settlement.for_chat,
+                grant: checked.grant,
                 decided_by: by,
                 refusal: checked.refusal.map(|(_, why)| why),
             });
@@ -212,7 +262,9 @@ impl Inner {
                     }
                     Err(error) => return Err(error.into()),
                 };
-                invalidate |= settlement.remember != RememberScope::Once || settlement.for_chat;
+                invalidate |= settlement.remember != RememberScope::Once
+                    || settlement.for_chat
+                    || settlement.grant.is_some();
                 // 4) wake the waiting turn
                 self.router.notify(&approval.approval_id);
                 decided.push(DecidedItem {
@@ -247,6 +299,7 @@ impl Inner {
             status: ApprovalStatus::Denied,
             reason: settlement.reason.clone(),
             edited_args: None,
+            grant: None,
             refusal: None,
         };
         let refuse = |mut checked: Checked, kind: Refusal, why: String| {
@@ -311,11 +364,20 @@ impl Inner {
                 Refusal::Invalid,
                 format!("{id} is an elicitation; answer it with `airlock answer`"),
             ),
+            Resolution::Deny if settlement.grant.is_some() => refuse(
+                checked,
+                Refusal::Invalid,
+                "a timed or counted grant goes with an approval, not a denial".into(),
+            ),
             Resolution::Deny => checked,
             Resolution::Approve { args } => {
-                match self.may_approve(row, args.as_ref(), by, policy) {
-                    Ok(()) => checked,
-                    Err((kind, why)) => refuse(checked, kind, why),
+                if let Err((kind, why)) = self.may_approve(row, args.as_ref(), by, policy) {
+                    return refuse(checked, kind, why);
+                }
+                match settlement.grant.map(|asked| grant_for(row, by, asked)) {
+                    None => checked,
+                    Some(Ok(grant)) => Checked { grant, ..checked },
+                    Some(Err(why)) => refuse(checked, Refusal::Invalid, why),
                 }
             }
         }
@@ -419,6 +481,26 @@ impl Inner {
 /// An edit of an agent's call: only where the agent can run it, checked against the tool's
 /// schema when Airlock knows the tool (an MCP server proxied by name), and a shell command must
 /// stay a command.
+/// The grant an approval asks for, where one can be kept: not from a notification (one line
+/// and two buttons), not for a tool the provider runs itself (Airlock never sees its later
+/// calls to let them through).
+fn grant_for(
+    row: &ApprovalRow,
+    by: DecidedBy,
+    asked: GrantAsked,
+) -> std::result::Result<Option<GrantLimits>, String> {
+    if by == DecidedBy::Notification {
+        return Err("a notification approves one call; grants are made in the inbox".into());
+    }
+    if row.kind == ItemKind::ProviderToolCall {
+        return Err(
+            "the provider runs this tool itself and asks each time; it cannot be granted for later calls"
+                .into(),
+        );
+    }
+    asked.limits()
+}
+
 fn agent_edit(inner: &Inner, row: &ApprovalRow, args: &Value) -> std::result::Result<(), String> {
     if !row.agent.as_ref().is_some_and(|a| a.editable) {
         return Err(format!(

@@ -19,7 +19,7 @@ use airlock_llm::{
     ProviderToolOutcome, ToolSpec,
 };
 use airlock_protocol::{EngineEvent, TurnOutcome};
-use airlock_store::{CallRow, MessageRow, NewApproval, NewCall, SessionRow};
+use airlock_store::{CallRow, MessageRow, NewApproval, NewCall, SessionRow, StoreError};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -388,13 +388,32 @@ struct StepContext<'a> {
 }
 
 /// Validates and decides every call of a model reply, then persists the step — calls, their
-/// policy outcome and approval requests in one transaction — before announcing anything.
+/// policy outcome and approval requests in one transaction — before announcing anything. When
+/// a counted grant the step relied on was used up meanwhile (another step took its last use
+/// first), nothing was written: the step is decided again with the grants as they are now.
 fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result<(), EngineError> {
+    const ATTEMPTS: usize = 3;
+    for attempt in 1..=ATTEMPTS {
+        match try_record_step(inner, session, reply.clone()) {
+            Err(EngineError::Store(StoreError::GrantUsedUp(_))) if attempt < ATTEMPTS => {
+                inner.invalidate_policy();
+            }
+            other => return other,
+        }
+    }
+    Ok(())
+}
+
+fn try_record_step(
+    inner: &Inner,
+    session: &SessionRow,
+    reply: ModelReply,
+) -> Result<(), EngineError> {
     let fresh = inner
         .store
         .session(&session.id)?
         .unwrap_or_else(|| session.clone());
-    let context = StepContext {
+    let mut context = StepContext {
         inner,
         session,
         session_policy: SessionPolicy::new(fresh.mode, inner.store.session_grants(&session.id)?),
@@ -406,7 +425,7 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
     let mut approvals = Vec::new();
     for (position, model_call) in reply.tool_calls.into_iter().enumerate() {
         let duplicate = model_call.id.is_empty() || !seen.insert(model_call.id.clone());
-        let (call, approval) = function_call(&context, position, &model_call, duplicate);
+        let (call, approval) = function_call(&mut context, position, &model_call, duplicate);
         calls.push(call);
         approvals.extend(approval);
     }
@@ -427,6 +446,10 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
         inner
             .store
             .record_assistant_step(&session.id, &reply.text, &calls, &approvals)?;
+    // A counted grant's use was taken: the cached policy holds the count from before.
+    if calls.iter().any(|call| call.grant_use.is_some()) {
+        inner.invalidate_policy();
+    }
     if !approvals.is_empty() {
         for row in inner.store.approvals_of_message(message_id)? {
             inner.emit(EngineEvent::ApprovalRequested {
@@ -441,7 +464,7 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
 /// fails is recorded invalid and never runs), then put through the policy — run, deny, or an
 /// approval request.
 fn function_call(
-    context: &StepContext<'_>,
+    context: &mut StepContext<'_>,
     position: usize,
     model_call: &ModelToolCall,
     duplicate: bool,
@@ -466,6 +489,7 @@ fn function_call(
         policy_step: None,
         policy_why: None,
         result: None,
+        grant_use: None,
     };
     let (registered, args) = match checked_call(context.inner, &mut call, model_call, duplicate) {
         Ok(checked) => checked,
@@ -480,7 +504,14 @@ fn function_call(
     call.policy_why = Some(decision.why.clone());
     let mut approval = None;
     match decision.verdict {
-        Verdict::Run => call.state = CallState::AutoAllowed,
+        Verdict::Run => {
+            call.state = CallState::AutoAllowed;
+            // The next call of this step sees one use fewer.
+            if let Some(grant) = decision.grant_use {
+                context.session_policy.spend(&grant);
+                call.grant_use = Some(grant);
+            }
+        }
         Verdict::Deny => {
             call.state = CallState::Denied;
             call.result = Some(airlock_core::execution_denied(&decision.why));
@@ -569,11 +600,11 @@ fn policy_decision(
             };
             decide(policy, &context.session_policy, facts, needs)
         }
-        Err(error) => PolicyDecision {
-            verdict: Verdict::Deny,
-            step: Step::Blocked,
-            why: format!("the approval settings could not be read: {error}"),
-        },
+        Err(error) => PolicyDecision::new(
+            Verdict::Deny,
+            Step::Blocked,
+            format!("the approval settings could not be read: {error}"),
+        ),
     }
 }
 
@@ -602,6 +633,7 @@ fn provider_call(
             asked.name, asked.server_label
         )),
         result: None,
+        grant_use: None,
     };
     if !fresh_id {
         // An answer could not name this request unambiguously: never approve it.

@@ -9,6 +9,7 @@ mod driver;
 pub mod elicitation;
 pub mod error;
 pub mod frontend;
+mod insights;
 pub mod pause;
 mod provider;
 pub mod router;

@@ -595,6 +595,7 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
             policy_step: None,
             policy_why: None,
             result: None,
+            grant_use: None,
         };
         let approval = airlock_store::NewApproval {
             approval_id: "approval_1".into(),
@@ -1338,3 +1339,5 @@ async fn a_cancelled_turn_announces_its_cancelled_requests() {
     assert!(!cancelled[0].approve);
     assert!(f.engine.inbox().unwrap().is_empty());
 }
+
+mod grants;

@@ -21,8 +21,37 @@ impl Engine {
         Ok(self.inner.store.rules()?)
     }
 
+    /// The remembered decisions that still apply (a timed grant past its time, or a counted
+    /// one used up, is gone).
     pub fn remembered(&self) -> Result<Vec<RememberedRow>> {
-        Ok(self.inner.store.remembered()?)
+        let now = airlock_core::policy::unix_now();
+        let mut rows = self.inner.store.remembered()?;
+        rows.retain(|row| row.entry.active_at(now));
+        Ok(rows)
+    }
+
+    /// The active timed and counted grants (remembered approvals with a limit), soonest to end
+    /// first: what Settings and the tray show, each revocable.
+    pub fn grants(&self) -> Result<Vec<RememberedRow>> {
+        let mut grants: Vec<RememberedRow> = self
+            .remembered()?
+            .into_iter()
+            .filter(|row| {
+                row.entry.approve
+                    && (row.entry.expires_at.is_some() || row.entry.uses_left.is_some())
+            })
+            .collect();
+        grants.sort_by(|a, b| {
+            let end = |row: &RememberedRow| {
+                row.entry
+                    .expires_at
+                    .as_deref()
+                    .and_then(airlock_core::policy::unix_seconds)
+                    .unwrap_or(i64::MAX)
+            };
+            end(a).cmp(&end(b)).then(a.created_at.cmp(&b.created_at))
+        });
+        Ok(grants)
     }
 
     /// Every server's settings as kept (see [`Engine::servers`] for their live state too).

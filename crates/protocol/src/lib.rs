@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod error;
 pub mod events;
+pub mod insights;
 pub mod provider;
 pub mod requests;
 pub mod rows;
@@ -16,6 +17,9 @@ pub use agents::{
 };
 pub use error::ErrorCode;
 pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};
+pub use insights::{
+    DayCount, InsightSuggestion, Insights, RuleSuggestion, SuggestedAction, ToolInsight,
+};
 pub use provider::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSettings};
 pub use requests::{DecisionRequest, ElicitationAction, ElicitationAnswer};
 pub use rows::{

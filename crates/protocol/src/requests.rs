@@ -28,6 +28,15 @@ pub struct DecisionRequest {
     /// The hash of the arguments the person was shown; a mismatch refuses the decision.
     #[serde(default)]
     pub args_hash: Option<String>,
+    /// With an approval: let later calls of the tool (or, with `exact_args`, these arguments)
+    /// run for this many seconds — every session, or this one with `remember: session`.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional, type = "number"))]
+    pub for_secs: Option<u64>,
+    /// With an approval: this call and `times - 1` more run without asking.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub times: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

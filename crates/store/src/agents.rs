@@ -3,10 +3,11 @@
 
 use crate::approvals::{NewApproval, insert_approval, query};
 use crate::audit::insert_audit;
+use crate::remembered::take_grant_use;
 use crate::{CachedExt, Result, Store, now, parse_enum};
 use airlock_core::AgentFallback;
 use airlock_protocol::{AgentView, ApprovalRow};
-use rusqlite::{OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
 /// Where an agent tool call comes from, kept with its inbox item.
@@ -139,14 +140,22 @@ impl Store {
 
     /// Records an agent's call the policy decided without asking (History shows it) and the
     /// agent's last request. Not synced on its own: nothing waits on it.
+    /// Records an agent's call the policy decided at once. `grant_use`: the counted grant
+    /// that lets it run, whose use is taken in the same (then durable) transaction, or the
+    /// call is refused with [`StoreError::GrantUsedUp`] and nothing is written.
     pub fn record_agent_call(
         &self,
         activity: &AgentActivity<'_>,
         session_id: &str,
         detail: &Value,
+        grant_use: Option<&str>,
     ) -> Result<()> {
-        self.write_relaxed(|tx| {
-            touch_agent(tx, activity, &now())?;
+        let write = |tx: &Connection| {
+            let at = now();
+            if let Some(grant) = grant_use {
+                take_grant_use(tx, grant, session_id, None, &at)?;
+            }
+            touch_agent(tx, activity, &at)?;
             insert_audit(
                 tx,
                 "policy",
@@ -156,7 +165,11 @@ impl Store {
                 None,
                 detail,
             )
-        })
+        };
+        match grant_use {
+            Some(_) => self.write(write),
+            None => self.write_relaxed(write),
+        }
     }
 
     /// Notes how an agent's last request ended (a decision, a fallback).

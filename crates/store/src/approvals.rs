@@ -39,6 +39,9 @@ pub struct DecisionInput {
     /// Remember for the arguments that run only, rather than the whole tool.
     pub remember_exact_args: bool,
     pub for_chat: bool,
+    /// A timed or counted grant made with the approval (every session, or with `remember`
+    /// session this one): later calls of the tool (or these arguments) run until it ends.
+    pub grant: Option<GrantLimits>,
     pub decided_by: DecidedBy,
     /// The engine's reason to refuse this decision, found before the transaction: the refusal
     /// is recorded in the audit trail and changes nothing else.
@@ -61,6 +64,7 @@ impl DecisionInput {
             remember: RememberScope::Once,
             remember_exact_args: false,
             for_chat: false,
+            grant: None,
             decided_by,
             refusal: None,
         }
@@ -69,6 +73,16 @@ impl DecisionInput {
     pub fn approve(&self) -> bool {
         self.status == ApprovalStatus::Approved
     }
+}
+
+/// How long a grant made with an approval lasts: until a time, for a number of calls, or both
+/// (whichever ends first).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GrantLimits {
+    /// RFC 3339, UTC.
+    pub expires_at: Option<String>,
+    /// Calls after this one.
+    pub uses: Option<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -421,7 +435,7 @@ fn apply_decision(
             params![row.session_id, row.server, row.tool, at],
         )?;
     }
-    if input.remember != RememberScope::Once {
+    if input.remember != RememberScope::Once || (approve && input.grant.is_some()) {
         remember(tx, input, &row, &run_args, &at)?;
     }
     insert_audit(
@@ -436,6 +450,9 @@ fn apply_decision(
             "args_shown": row.args, "args_run": approve.then_some(&run_args),
             "edited": input.edited_args.is_some(), "reason": input.reason,
             "remember": input.remember.as_str(), "for_chat": input.for_chat,
+            "grant": input.grant.as_ref().filter(|_| approve).map(|g| json!({
+                "expires_at": g.expires_at, "uses": g.uses,
+            })),
         }),
     )?;
     let approval = ApprovalRow { status, ..row };
@@ -521,9 +538,15 @@ fn remember(
     let session = (input.remember == RememberScope::Session).then_some(&row.session_id);
     // What the person approved is what runs (an edit included), never the proposal.
     let hash = input.remember_exact_args.then(|| args_hash(run_args));
+    let limits = input
+        .grant
+        .clone()
+        .filter(|_| input.approve())
+        .unwrap_or_default();
     tx.run(
-        "INSERT INTO remembered (id, server, tool, args_hash, session_id, approve, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO remembered (id, server, tool, args_hash, session_id, approve, created_at,
+            expires_at, uses_left)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
             ids::new_id("mem"),
             row.server,
@@ -531,7 +554,9 @@ fn remember(
             hash,
             session,
             input.approve(),
-            at
+            at,
+            limits.expires_at,
+            limits.uses,
         ],
     )?;
     Ok(())

@@ -2,6 +2,7 @@
 
 use crate::approvals::{NewApproval, insert_approval};
 use crate::audit::insert_audit;
+use crate::remembered::take_grant_use;
 use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
 use airlock_core::CallState;
 use airlock_core::policy::Step;
@@ -25,6 +26,8 @@ pub struct NewCall {
     pub policy_why: Option<String>,
     /// Set when the call is settled at once (invalid, or denied by policy).
     pub result: Option<Value>,
+    /// The counted grant that lets it run: one use is taken in the transaction that records it.
+    pub grant_use: Option<String>,
 }
 
 const CALL_COLUMNS: &str = "id, session_id, message_id, position, provider_call_id, model_name, \
@@ -171,6 +174,9 @@ impl Store {
                     call.result.as_ref().map(Value::to_string),
                     at,
                 ])?;
+                if let (CallState::AutoAllowed, Some(grant)) = (call.state, &call.grant_use) {
+                    take_grant_use(tx, grant, session_id, Some(&call.id), &at)?;
+                }
                 if matches!(
                     call.state,
                     CallState::AutoAllowed | CallState::Denied | CallState::Invalid

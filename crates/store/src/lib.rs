@@ -8,6 +8,7 @@ mod approvals;
 mod audit;
 mod calls;
 mod grants;
+mod history;
 mod pins;
 mod policy_inputs;
 mod remembered;
@@ -22,8 +23,9 @@ pub use agents::{AgentActivity, NewAgentRequest};
 pub use airlock_protocol::{
     ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
 };
-pub use approvals::{DecisionInput, DecisionOutcome, NewApproval};
+pub use approvals::{DecisionInput, DecisionOutcome, GrantLimits, NewApproval};
 pub use calls::NewCall;
+pub use history::{AskedRow, PastCall};
 pub use pins::PinCheck;
 pub use requests::DecisionRow;
 
@@ -69,6 +71,10 @@ pub enum StoreError {
     Unavailable(String),
     #[error("{0}")]
     Invalid(String),
+    /// A counted grant had no use left when the step that relied on it was recorded (another
+    /// step took the last one first): nothing of that step was written; decide it again.
+    #[error("grant {0} has no use left")]
+    GrantUsedUp(String),
 }
 
 impl StoreError {
@@ -88,12 +94,13 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 5] = [
+const MIGRATIONS: [&str; 6] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
     include_str!("migration_4_notification.sql"),
     include_str!("migration_5_agents.sql"),
+    include_str!("migration_6_grants.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

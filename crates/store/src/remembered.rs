@@ -1,14 +1,18 @@
 //! Remembered decisions.
 
-use crate::{Result, Store, StoreError};
+use crate::audit::insert_audit;
+use crate::{CachedExt, Result, Store, StoreError};
 use airlock_core::policy::Remembered;
 use airlock_protocol::RememberedRow;
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::json;
 
 impl Store {
     pub fn remembered(&self) -> Result<Vec<RememberedRow>> {
         self.read(|conn| {
             let mut stmt = conn.prepare(
-                "SELECT id, server, tool, args_hash, session_id, approve, created_at FROM remembered ORDER BY created_at",
+                "SELECT id, server, tool, args_hash, session_id, approve, created_at, expires_at, uses_left
+                 FROM remembered ORDER BY created_at",
             )?;
             let rows = stmt.query_map([], |r| {
                 Ok(RememberedRow {
@@ -19,6 +23,8 @@ impl Store {
                         args_hash: r.get(3)?,
                         session_id: r.get(4)?,
                         approve: r.get(5)?,
+                        expires_at: r.get(7)?,
+                        uses_left: r.get(8)?,
                     },
                     created_at: r.get(6)?,
                 })
@@ -30,4 +36,48 @@ impl Store {
     pub fn revoke_remembered(&self, id: &str) -> Result<bool> {
         self.delete_audited("remembered", id, "remembered_revoked")
     }
+}
+
+/// Takes one use of a counted grant for a call being recorded allowed, or refuses
+/// ([`StoreError::GrantUsedUp`]) when it has none left, has expired or is gone: the whole
+/// step is then not written. A grant used up is removed, and the audit trail says so.
+pub(crate) fn take_grant_use(
+    tx: &Connection,
+    grant: &str,
+    session_id: &str,
+    call_id: Option<&str>,
+    at: &str,
+) -> Result<()> {
+    let found: Option<(Option<i64>, Option<String>)> = tx
+        .prepare_cached("SELECT uses_left, expires_at FROM remembered WHERE id = ?1")?
+        .query_row([grant], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let Some((Some(left), expires_at)) = found else {
+        return Err(StoreError::GrantUsedUp(grant.to_string()));
+    };
+    let expired = expires_at.as_deref().is_some_and(|expires| {
+        airlock_core::policy::unix_seconds(expires)
+            .is_none_or(|expires| expires <= airlock_core::policy::unix_now())
+    });
+    if left <= 0 || expired {
+        return Err(StoreError::GrantUsedUp(grant.to_string()));
+    }
+    if left == 1 {
+        tx.run("DELETE FROM remembered WHERE id = ?1", [grant])?;
+        insert_audit(
+            tx,
+            "policy",
+            "grant_used_up",
+            Some(session_id),
+            call_id,
+            None,
+            &json!({ "grant": grant, "at": at }),
+        )?;
+    } else {
+        tx.run(
+            "UPDATE remembered SET uses_left = uses_left - 1 WHERE id = ?1",
+            [grant],
+        )?;
+    }
+    Ok(())
 }

@@ -29,6 +29,7 @@ fn pending_step(store: &Store, session: &str, n: usize) -> (String, Vec<(String,
             policy_step: Some(airlock_core::policy::Step::ServerDefault),
             policy_why: Some("server default".into()),
             result: None,
+            grant_use: None,
         });
         approvals.push(NewApproval {
             approval_id: approval_id.clone(),

@@ -36,6 +36,8 @@ fn remembered(
         args_hash: args.map(args_hash),
         session_id: session.map(str::to_string),
         approve,
+        expires_at: None,
+        uses_left: None,
     }
 }
 
@@ -889,4 +891,108 @@ fn approvable_from_notification_follows_tool_then_server_then_a_trusted_read_onl
     );
     assert_eq!(chosen.from_notification_choice("plain", None), Some(true));
     assert_eq!(chosen.from_notification_choice("plain", Some("get")), None);
+}
+
+/// A timed or counted grant on `fs/w`, decided at `now` with `spent` uses already taken by
+/// earlier calls of the same step.
+fn granted(
+    expires_at: Option<&str>,
+    uses_left: Option<u32>,
+    now: i64,
+    spent: u32,
+) -> PolicyDecision {
+    let mut grant = remembered("fs", "w", None, None, true);
+    grant.expires_at = expires_at.map(str::to_string);
+    grant.uses_left = uses_left;
+    let id = grant.id.clone();
+    let config = PolicyConfig::compile(PolicyInputs {
+        remembered: vec![grant],
+        ..Default::default()
+    })
+    .unwrap();
+    let mut session = SessionPolicy::new(None, []).at(now);
+    for _ in 0..spent {
+        session.spend(&id);
+    }
+    let args = json!({"path": "a"});
+    let hash = args_hash(&args);
+    decide(
+        &config,
+        &session,
+        CallFacts {
+            session_id: "s1",
+            server: "fs",
+            tool: "w",
+            args: &args,
+            args_hash: &hash,
+            read_only_hint: false,
+        },
+        None,
+    )
+}
+
+#[test]
+fn a_timed_grant_applies_until_its_time_and_never_after() {
+    // 2026-11-25T10:00:00Z
+    let until = "2026-11-25T10:00:00Z";
+    let at = unix_seconds(until).unwrap();
+    let before = granted(Some(until), None, at - 1, 0);
+    assert_eq!(
+        (before.verdict, before.step),
+        (Verdict::Run, Step::Remembered)
+    );
+    assert!(before.why.contains("1 s left"), "{}", before.why);
+    assert_eq!(before.grant_use, None, "a timed grant has no uses to take");
+    for after in [at, at + 3600] {
+        assert_eq!(granted(Some(until), None, after, 0).verdict, Verdict::Ask);
+    }
+    // A time that does not parse is expired, never forever.
+    assert_eq!(granted(Some("soon"), None, 0, 0).verdict, Verdict::Ask);
+}
+
+#[test]
+fn a_counted_grant_lets_exactly_its_uses_through_counting_the_same_step() {
+    let first = granted(None, Some(2), 0, 0);
+    assert_eq!(first.verdict, Verdict::Run);
+    assert_eq!(first.grant_use.as_deref(), Some("mem-fs-w"));
+    assert!(first.why.contains("2 calls left"), "{}", first.why);
+    assert_eq!(granted(None, Some(2), 0, 1).verdict, Verdict::Run);
+    // Two earlier calls of this step took both uses: the third asks.
+    assert_eq!(granted(None, Some(2), 0, 2).verdict, Verdict::Ask);
+    assert_eq!(granted(None, Some(0), 0, 0).verdict, Verdict::Ask);
+    // Both limits: whichever ends first.
+    assert_eq!(
+        granted(Some("1970-01-01T00:01:00Z"), Some(5), 60, 0).verdict,
+        Verdict::Ask
+    );
+}
+
+#[test]
+fn a_changed_tool_suspends_a_timed_or_counted_grant_too() {
+    let mut grant = remembered("fs", "w", None, None, true);
+    grant.uses_left = Some(3);
+    grant.expires_at = Some("2999-01-01T00:00:00Z".into());
+    let config = PolicyConfig::compile(PolicyInputs {
+        remembered: vec![grant],
+        suspended: vec![("fs".into(), "w".into(), "description changed".into())],
+        ..Default::default()
+    })
+    .unwrap();
+    let args = json!({});
+    let hash = args_hash(&args);
+    let got = decide(
+        &config,
+        &SessionPolicy::new(None, []),
+        CallFacts {
+            session_id: "s1",
+            server: "fs",
+            tool: "w",
+            args: &args,
+            args_hash: &hash,
+            read_only_hint: false,
+        },
+        None,
+    );
+    assert_eq!((got.verdict, got.step), (Verdict::Ask, Step::Changed));
+    assert_eq!(got.grant_use, None, "no use is taken by a call that asks");
 }

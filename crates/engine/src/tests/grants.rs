@@ -1,0 +1,252 @@
+//! Timed and counted grants through the real loop: exactly as many calls run as were granted
+//! (within one step, across steps, across a restart, across sessions racing for the last use),
+//! a timed grant ends at its time, and nothing is granted that a person did not approve.
+
+use super::*;
+
+fn write(id: &str, path: &str) -> ScriptedCall {
+    call(
+        id,
+        "builtin__write_file",
+        json!({"path": path, "content": "x"}),
+    )
+}
+
+fn exists(f: &Fixture, path: &str) -> bool {
+    f.engine.workspace().join(path).exists()
+}
+
+fn approve_times(id: &str, times: u32) -> DecisionRequest {
+    DecisionRequest {
+        times: Some(times),
+        ..approve(id)
+    }
+}
+
+#[tokio::test]
+async fn approve_times_three_runs_this_call_and_two_more_even_within_one_step() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![write("c1", "a.txt")]),
+            Reply::Text("one".into()),
+            // One step of three writes: two uses are left, so the third asks.
+            Reply::ToolCalls(vec![
+                write("c2", "b.txt"),
+                write("c3", "c.txt"),
+                write("c4", "d.txt"),
+            ]),
+            Reply::Text("two".into()),
+        ],
+        false,
+    )
+    .await;
+    f.engine.send_message("s", "one").unwrap();
+    let first = inbox_of(&f.engine, 1).await.remove(0);
+    f.engine
+        .decide(approve_times(&first.approval_id, 3), DecidedBy::Api)
+        .unwrap();
+    turn_end(&f.engine, "s").await;
+    let grants = f.engine.grants().unwrap();
+    assert_eq!(grants.len(), 1, "{grants:?}");
+    assert_eq!(grants[0].entry.uses_left, Some(2));
+
+    f.engine.send_message("s", "two").unwrap();
+    let asked = inbox_of(&f.engine, 1).await;
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].args["path"], "d.txt");
+    assert!(
+        f.engine.grants().unwrap().is_empty(),
+        "the grant is used up"
+    );
+    f.engine
+        .decide(deny(&asked[0].approval_id, "enough"), DecidedBy::Api)
+        .unwrap();
+    turn_end(&f.engine, "s").await;
+    assert!(exists(&f, "a.txt") && exists(&f, "b.txt") && exists(&f, "c.txt"));
+    assert!(!exists(&f, "d.txt"));
+    // History says what decided each call.
+    let audit = f.engine.audit(100).unwrap();
+    let auto: Vec<_> = audit
+        .iter()
+        .filter(|row| row.action == "auto_allowed")
+        .collect();
+    assert_eq!(auto.len(), 2, "{auto:?}");
+    assert!(
+        auto.iter()
+            .all(|row| row.detail["why"].as_str().unwrap().starts_with("granted")),
+        "{auto:?}"
+    );
+    assert!(audit.iter().any(|row| row.action == "grant_used_up"));
+}
+
+#[tokio::test]
+async fn a_counted_grant_keeps_its_exact_count_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(vec![
+        Reply::ToolCalls(vec![write("c1", "a.txt")]),
+        Reply::Text("one".into()),
+        Reply::ToolCalls(vec![write("c2", "b.txt")]),
+        Reply::Text("two".into()),
+        Reply::ToolCalls(vec![write("c3", "c.txt")]),
+        Reply::Text("three".into()),
+    ])
+    .await
+    .unwrap();
+    let open = || {
+        let engine = Engine::open(EngineConfig {
+            data_dir: dir.path().to_path_buf(),
+            workspace: Some(dir.path().join("workspace")),
+        })
+        .unwrap();
+        engine
+            .set_provider(ProviderSettings {
+                base_url: model.base_url(),
+                model: "scripted".into(),
+                ..ProviderSettings::default()
+            })
+            .unwrap();
+        engine
+    };
+    let engine = open();
+    engine.send_message("s", "one").unwrap();
+    let first = inbox_of(&engine, 1).await.remove(0);
+    engine
+        .decide(approve_times(&first.approval_id, 2), DecidedBy::Inbox)
+        .unwrap();
+    turn_end(&engine, "s").await;
+    drop(engine);
+
+    let engine = open();
+    assert_eq!(engine.grants().unwrap()[0].entry.uses_left, Some(1));
+    engine.send_message("s", "two").unwrap();
+    turn_end(&engine, "s").await;
+    assert!(engine.workspace().join("b.txt").exists());
+    drop(engine);
+
+    let engine = open();
+    assert!(engine.grants().unwrap().is_empty());
+    engine.send_message("s", "three").unwrap();
+    let asked = inbox_of(&engine, 1).await;
+    assert_eq!(asked[0].args["path"], "c.txt");
+    assert!(!engine.workspace().join("c.txt").exists());
+}
+
+/// Two chats race for a grant's last use: one runs, the other asks — never both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_chats_racing_for_the_last_use_run_one_call_not_two() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![write("c1", "a.txt")]),
+            Reply::Text("granted".into()),
+            Reply::ToolCalls(vec![write("x1", "x.txt")]),
+            Reply::ToolCalls(vec![write("y1", "y.txt")]),
+            Reply::Text("done".into()),
+            Reply::Text("done".into()),
+        ],
+        false,
+    )
+    .await;
+    f.engine.send_message("s", "grant").unwrap();
+    let first = inbox_of(&f.engine, 1).await.remove(0);
+    f.engine
+        .decide(approve_times(&first.approval_id, 2), DecidedBy::Inbox)
+        .unwrap();
+    turn_end(&f.engine, "s").await;
+    f.engine.send_message("x", "go").unwrap();
+    f.engine.send_message("y", "go").unwrap();
+    let asked = inbox_of(&f.engine, 1).await;
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let waiting = asked[0].args["path"].as_str().unwrap().to_string();
+    let ran = if waiting == "x.txt" { "y" } else { "x" };
+    turn_end(&f.engine, ran).await;
+    assert!(exists(&f, &format!("{ran}.txt")));
+    assert!(!exists(&f, &waiting), "{waiting} ran without a use left");
+    assert!(f.engine.grants().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_timed_grant_ends_at_its_time() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![write("c1", "a.txt")]),
+            Reply::Text("one".into()),
+            Reply::ToolCalls(vec![write("c2", "b.txt")]),
+            Reply::Text("two".into()),
+            Reply::ToolCalls(vec![write("c3", "c.txt")]),
+            Reply::Text("three".into()),
+        ],
+        false,
+    )
+    .await;
+    f.engine.send_message("s", "one").unwrap();
+    let first = inbox_of(&f.engine, 1).await.remove(0);
+    f.engine
+        .decide(
+            DecisionRequest {
+                for_secs: Some(2),
+                ..approve(&first.approval_id)
+            },
+            DecidedBy::Inbox,
+        )
+        .unwrap();
+    turn_end(&f.engine, "s").await;
+    let grant = f.engine.grants().unwrap().remove(0);
+    let until =
+        airlock_core::policy::unix_seconds(grant.entry.expires_at.as_deref().unwrap()).unwrap();
+    // Within its time (another chat too: a grant without --remember session is everywhere).
+    f.engine.send_message("other", "two").unwrap();
+    turn_end(&f.engine, "other").await;
+    assert!(exists(&f, "b.txt"));
+    // Past its time: asked again.
+    while airlock_core::policy::unix_now() < until {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(f.engine.grants().unwrap().is_empty());
+    f.engine.send_message("s", "three").unwrap();
+    let asked = inbox_of(&f.engine, 1).await;
+    assert_eq!(asked[0].args["path"], "c.txt");
+    assert!(!exists(&f, "c.txt"));
+}
+
+#[tokio::test]
+async fn grants_are_refused_where_nobody_could_see_what_they_let_through() {
+    let (f, item) = pending_write("done", false).await;
+    let refused = |request: DecisionRequest, by: DecidedBy| {
+        let error = f.engine.decide(request, by).unwrap_err();
+        assert_eq!(
+            error.code(),
+            airlock_protocol::ErrorCode::InvalidEdit,
+            "{error}"
+        );
+    };
+    // From a notification: one call, never a grant.
+    assert!(
+        f.engine
+            .decide(approve_times(&item.approval_id, 5), DecidedBy::Notification)
+            .is_err()
+    );
+    // Nonsense limits.
+    refused(approve_times(&item.approval_id, 0), DecidedBy::Inbox);
+    refused(
+        DecisionRequest {
+            for_secs: Some(30 * 24 * 3600),
+            ..approve(&item.approval_id)
+        },
+        DecidedBy::Inbox,
+    );
+    // A denial grants nothing.
+    refused(
+        DecisionRequest {
+            for_secs: Some(60),
+            ..deny(&item.approval_id, "no")
+        },
+        DecidedBy::Inbox,
+    );
+    assert!(f.engine.grants().unwrap().is_empty());
+    assert_eq!(f.engine.inbox().unwrap().len(), 1, "still waiting");
+    // `--times 1` is a plain approval: nothing kept.
+    f.engine
+        .decide(approve_times(&item.approval_id, 1), DecidedBy::Inbox)
+        .unwrap();
+    assert!(f.engine.remembered().unwrap().is_empty());
+}
