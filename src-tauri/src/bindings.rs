@@ -44,6 +44,8 @@ mod tests {
         airlock_engine::ToolChange::export_all(&cfg).unwrap();
         airlock_protocol::AgentStatus::export_all(&cfg).unwrap();
         airlock_protocol::ConnectReport::export_all(&cfg).unwrap();
+        airlock_protocol::RuleSuggestion::export_all(&cfg).unwrap();
+        airlock_protocol::Insights::export_all(&cfg).unwrap();
     }
 
     /// Every file under `dir` (recursively), by relative path.

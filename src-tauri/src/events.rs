@@ -18,8 +18,18 @@ pub fn forward<R: Runtime>(app: AppHandle<R>, engine: Engine) {
         let mut pending = recount(&engine);
         let mut storage_failed = engine.storage_failure().is_some();
         tray::show_count(&app, pending.len());
+        show_grants(&app, &engine);
+        // A grant also ends by its time: the tray's line is read again now and then.
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(30));
         loop {
-            match events.recv().await {
+            let received = tokio::select! {
+                received = events.recv() => received,
+                _ = tick.tick() => {
+                    show_grants(&app, &engine);
+                    continue;
+                }
+            };
+            match received {
                 Ok(event) => {
                     let _ = app.emit(ENGINE_EVENT, &event);
                     // Every way an item leaves the inbox (decided, expired, cancelled) is an
@@ -31,6 +41,9 @@ pub fn forward<R: Runtime>(app: AppHandle<R>, engine: Engine) {
                         }
                         EngineEvent::Paused { paused } => tray::show_paused(&app, *paused),
                         EngineEvent::StorageFailed { .. } => storage_failed = true,
+                        // A grant made with a decision, or a use of one taken by a call.
+                        EngineEvent::ApprovalsDecided { .. }
+                        | EngineEvent::SessionStatus { .. } => show_grants(&app, &engine),
                         _ => {}
                     }
                     if storage_failed {
@@ -48,6 +61,14 @@ pub fn forward<R: Runtime>(app: AppHandle<R>, engine: Engine) {
             }
         }
     });
+}
+
+/// Shows how many grants are active (see [`tray::show_grants`]).
+pub fn show_grants<R: Runtime>(app: &AppHandle<R>, engine: &Engine) {
+    match engine.grants() {
+        Ok(grants) => tray::show_grants(app, grants.len()),
+        Err(error) => tracing::warn!("cannot read the grants: {error}"),
+    }
 }
 
 fn recount(engine: &Engine) -> PendingSet {

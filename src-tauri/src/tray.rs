@@ -1,4 +1,5 @@
-//! The tray icon: "N pending" (with a badged icon), Open inbox, Pause all agents, Quit.
+//! The tray icon: "N pending" (with a badged icon), "N grants active", Open inbox, Pause all
+//! agents, Quit.
 
 use crate::pending::pending_label;
 use crate::shell::Shell;
@@ -16,6 +17,16 @@ const ICON_BADGED: &[u8] = include_bytes!("../icons/tray-badge.png");
 struct TrayItems<R: Runtime> {
     count: MenuItem<R>,
     pause: MenuItem<R>,
+    grants: MenuItem<R>,
+}
+
+/// The grants line: how many timed or counted grants let calls run without asking now.
+pub fn grants_label(active: usize) -> String {
+    match active {
+        0 => "No grants active".into(),
+        1 => "1 grant active".into(),
+        n => format!("{n} grants active"),
+    }
 }
 
 /// The pause line's text: it says what clicking it does.
@@ -35,8 +46,10 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         .is_some_and(|shell| shell.engine.paused());
     let pause = MenuItem::with_id(app, "pause", pause_label(paused), true, None::<&str>)?;
     let quit = MenuItem::with_id(app, "quit", "Quit Airlock", true, None::<&str>)?;
+    // Information, like the count: Settings lists each grant with what is left, revocable.
+    let grants = MenuItem::with_id(app, "grants", grants_label(0), false, None::<&str>)?;
     let separator = PredefinedMenuItem::separator(app)?;
-    let menu = Menu::with_items(app, &[&count, &separator, &open, &pause, &quit])?;
+    let menu = Menu::with_items(app, &[&count, &grants, &separator, &open, &pause, &quit])?;
     TrayIconBuilder::with_id(TRAY_ID)
         .icon(Image::from_bytes(ICON)?)
         .tooltip("Airlock")
@@ -48,7 +61,11 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
             _ => {}
         })
         .build(app)?;
-    app.manage(TrayItems { count, pause });
+    app.manage(TrayItems {
+        count,
+        pause,
+        grants,
+    });
     Ok(())
 }
 
@@ -66,12 +83,12 @@ pub fn show_count<R: Runtime>(app: &AppHandle<R>, count: usize) {
     }
 }
 
-/// The texts of the menu's changing lines as the tray shows them now (count, pause): read back
+/// The texts of the menu's changing lines as the tray shows them now (count, pause, grants): read back
 /// from the live menu items, so a test of the real app can assert what the person sees.
 pub fn menu_texts<R: Runtime>(app: &AppHandle<R>) -> Vec<String> {
     app.try_state::<TrayItems<R>>()
         .map(|items| {
-            [&items.count, &items.pause]
+            [&items.count, &items.pause, &items.grants]
                 .iter()
                 .filter_map(|item| item.text().ok())
                 .collect()
@@ -87,6 +104,13 @@ pub fn show_storage_failure<R: Runtime>(app: &AppHandle<R>) {
     }
     if let Some(tray) = app.tray_by_id(TRAY_ID) {
         let _ = tray.set_tooltip(Some(format!("Airlock — {label}")));
+    }
+}
+
+/// Shows how many grants are active (read from the engine: a grant also ends by its time).
+pub fn show_grants<R: Runtime>(app: &AppHandle<R>, active: usize) {
+    if let Some(items) = app.try_state::<TrayItems<R>>() {
+        let _ = items.grants.set_text(grants_label(active));
     }
 }
 
@@ -109,7 +133,14 @@ fn toggle_pause<R: Runtime>(app: &AppHandle<R>) {
 
 #[cfg(test)]
 mod tests {
-    use super::pause_label;
+    use super::{grants_label, pause_label};
+
+    #[test]
+    fn the_grants_line_counts_active_grants() {
+        assert_eq!(grants_label(0), "No grants active");
+        assert_eq!(grants_label(1), "1 grant active");
+        assert_eq!(grants_label(2), "2 grants active");
+    }
 
     #[test]
     fn the_pause_line_says_what_a_click_does() {

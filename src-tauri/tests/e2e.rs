@@ -38,6 +38,13 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
             write_file("c4", "c.txt", "c"),
         ]),
         Reply::Text("Understood, I will not write them.".into()),
+        // 6c. "Allow for the next 2 calls" from the prompt: g2 runs unasked, g3 asks.
+        Reply::ToolCalls(vec![write_file("g1", "g1.txt", "1")]),
+        Reply::Text("First granted write done.".into()),
+        Reply::ToolCalls(vec![write_file("g2", "g2.txt", "2")]),
+        Reply::Text("Second write done.".into()),
+        Reply::ToolCalls(vec![write_file("g3", "g3.txt", "3")]),
+        Reply::Text("Third write refused.".into()),
         Reply::ToolCalls(vec![write_file("c5", "refused.txt", "x")]),
     ])
     .await
@@ -245,6 +252,69 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     .await;
     ui.screenshot(&out, "chat-batch-denied").await;
 
+    // 6c. Grant "for the next 2 calls" from the chat's prompt: the tray counts the grant, the
+    // second call runs without asking, the third asks again.
+    ui.type_into("textarea[aria-label=Message]", "Write g1")
+        .await;
+    ui.click("form.composer button[type=submit]").await;
+    ui.find("section[aria-label='Permission request'] [data-testid=prompt-more]")
+        .await;
+    ui.click("[data-testid=prompt-more]").await;
+    ui.find("[data-testid=grant-times]").await;
+    ui.screenshot(&out, "prompt-grant").await;
+    assert_eq!(
+        ui.run("return document.querySelector('[data-testid=grant-times-count]').value")
+            .await,
+        json!("2")
+    );
+    ui.click("[data-testid=grant-times]").await;
+    ui.until(
+        "the granted write done",
+        "return document.body.textContent.includes('First granted write done.')",
+    )
+    .await;
+    assert!(data.path().join("workspace/g1.txt").exists());
+    assert_eq!(
+        tray_menu(ui).await.get(2).map(String::as_str),
+        Some("1 grant active")
+    );
+    ui.type_into("textarea[aria-label=Message]", "Write g2")
+        .await;
+    ui.click("form.composer button[type=submit]").await;
+    ui.until(
+        "the second write done without asking",
+        "return document.body.textContent.includes('Second write done.')",
+    )
+    .await;
+    assert!(data.path().join("workspace/g2.txt").exists());
+    ui.type_into("textarea[aria-label=Message]", "Write g3")
+        .await;
+    ui.click("form.composer button[type=submit]").await;
+    ui.until(
+        "the third call asks",
+        "return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '1'",
+    )
+    .await;
+    assert!(!data.path().join("workspace/g3.txt").exists());
+    assert_eq!(
+        tray_menu(ui).await.get(2).map(String::as_str),
+        Some("No grants active")
+    );
+    ui.screenshot(&out, "grant-used-up").await;
+    ui.click("section[aria-label='Permission request'] button.danger")
+        .await;
+    ui.click("form.deny-form button[type=submit]").await;
+    ui.until(
+        "the third turn ended",
+        "return document.body.textContent.includes('Third write refused.')",
+    )
+    .await;
+    assert!(!data.path().join("workspace/g3.txt").exists());
+    ui.click("[data-testid=nav-insights]").await;
+    ui.find("[data-testid=insights-table]").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    ui.screenshot(&out, "insights").await;
+
     // 7. The disk refuses the next decision (every fdatasync of the app fails, injected with
     // strace): the approval is refused, nothing runs, and the window says Airlock can no longer
     // record decisions.
@@ -380,7 +450,7 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     ui.find("[data-approval-id]").await;
     assert_eq!(
         tray_menu(ui).await,
-        vec!["1 pending", "Pause all agents"],
+        vec!["1 pending", "Pause all agents", "No grants active"],
         "the tray's lines as the menu showed them"
     );
 
@@ -394,7 +464,10 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     tray::open_menu();
     tokio::time::sleep(Duration::from_millis(700)).await;
     ui.screenshot(&out, "tray-menu-paused").await;
-    assert_eq!(tray_menu(ui).await, vec!["1 pending", "Resume agents"]);
+    assert_eq!(
+        tray_menu(ui).await,
+        vec!["1 pending", "Resume agents", "No grants active"]
+    );
     let _ = Command::new("xdotool").args(["key", "Escape"]).status();
     ui.click("[data-testid=paused-banner] button").await;
     ui.until(

@@ -6,6 +6,7 @@ pub mod chat;
 pub mod error;
 pub mod history;
 pub mod inbox;
+pub mod insights;
 pub mod servers;
 pub mod settings;
 
@@ -28,6 +29,8 @@ macro_rules! command_handler {
             $crate::commands::chat::set_session_mode,
             $crate::commands::inbox::inbox,
             $crate::commands::inbox::decide,
+            $crate::commands::insights::rule_suggestions,
+            $crate::commands::insights::insights,
             $crate::commands::inbox::answer_elicitation,
             $crate::commands::settings::settings,
             $crate::commands::settings::set_workspace_mode,

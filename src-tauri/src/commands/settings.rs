@@ -121,8 +121,14 @@ pub async fn add_rule(
 }
 
 #[tauri::command]
-pub async fn revoke_remembered(shell: State<'_, Shell>, id: String) -> CommandResult<bool> {
-    Ok(shell.engine.revoke_remembered(&id)?)
+pub async fn revoke_remembered(
+    app: tauri::AppHandle,
+    shell: State<'_, Shell>,
+    id: String,
+) -> CommandResult<bool> {
+    let revoked = shell.engine.revoke_remembered(&id)?;
+    crate::events::show_grants(&app, &shell.engine);
+    Ok(revoked)
 }
 
 #[tauri::command]

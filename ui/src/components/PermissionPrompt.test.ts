@@ -21,11 +21,30 @@ describe('PermissionPrompt', () => {
     const ondecide = vi.fn();
     render(PermissionPrompt, { item: item(1), ondecide });
     const buttons = screen.getAllByRole('button').map((b) => b.textContent?.trim());
-    expect(buttons.slice(1)).toEqual(['Allow for this chat', 'Allow once', 'Deny']);
+    expect(buttons.slice(1)).toEqual(['Allow for this chat', 'Allow once', 'Deny', 'Allow for a while…']);
     await userEvent.click(screen.getByRole('button', { name: 'Allow for this chat' }));
     expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: true, reason: null });
     await userEvent.click(screen.getByRole('button', { name: 'Allow once' }));
     expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null });
+  });
+
+  it('grants for a while or for the next N calls only on request', async () => {
+    const ondecide = vi.fn();
+    render(PermissionPrompt, { item: item(1), ondecide });
+    expect(screen.queryByTestId('grant-times')).toBeNull();
+    await userEvent.click(screen.getByTestId('prompt-more'));
+    await userEvent.click(screen.getByRole('button', { name: 'for 15 min' }));
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { for_secs: 900 } });
+    await userEvent.click(screen.getByRole('button', { name: 'for 1 hour' }));
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { for_secs: 3600 } });
+    // "for the next 2 calls": this one and one more.
+    await userEvent.click(screen.getByTestId('grant-times'));
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { times: 2 } });
+    const count = screen.getByTestId('grant-times-count');
+    await userEvent.clear(count);
+    await userEvent.type(count, '5');
+    await userEvent.click(screen.getByTestId('grant-times'));
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { times: 5 } });
   });
 
   it('asks for an optional reason before denying', async () => {

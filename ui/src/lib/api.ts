@@ -28,6 +28,8 @@ import type { ServerConfig } from './bindings/ServerConfig';
 import type { ServerDefault } from './bindings/ServerDefault';
 import type { ServerView } from './bindings/ServerView';
 import type { ToolSetting } from './bindings/ToolSetting';
+import type { RuleSuggestion } from './bindings/RuleSuggestion';
+import type { Insights } from './bindings/Insights';
 
 /** A command's refusal: `code` for programs, `message` for people. */
 export function errorMessage(error: unknown): string {
@@ -96,6 +98,10 @@ export const api = {
   acceptServerChanges: (name: string, changes: ToolChange[]) => invoke<ToolChange[]>('accept_server_changes', { name, changes }),
   serverLog: (name: string, lines: number | null) => invoke<string[]>('server_log', { name, lines }),
   audit: (limit?: number) => invoke<AuditRow[]>('audit', { limit: limit ?? null }),
+  /** Rules that would let calls like this item's run, each previewed against History. */
+  ruleSuggestions: (approvalId: string) => invoke<RuleSuggestion[]>('rule_suggestions', { approvalId }),
+  /** Per-tool approval insights with suggestions, and requests per day. */
+  insights: () => invoke<Insights>('insights'),
 };
 
 export function onEngineEvent(handler: (event: EngineEvent) => void): Promise<UnlistenFn> {

@@ -6,7 +6,8 @@ import type { InboxItem } from './bindings/InboxItem';
 import type { SessionRow } from './bindings/SessionRow';
 import type { SessionStatus } from './bindings/SessionStatus';
 
-export type Screen = 'chat' | 'inbox' | 'settings' | 'history';
+export type Screen = 'chat' | 'inbox' | 'settings' | 'history' | 'insights';
+const SCREENS: readonly string[] = ['chat', 'inbox', 'settings', 'history', 'insights'];
 
 export class AppState {
   screen = $state<Screen>('chat');
@@ -43,7 +44,7 @@ export class AppState {
     await onEngineEvent((event) => this.apply(event));
     await onResync(() => void this.reload());
     await onNavigate((n) => {
-      if (n.screen === 'inbox') this.screen = 'inbox';
+      if (SCREENS.includes(n.screen)) this.screen = n.screen as Screen;
       this.focusApproval = n.approval_id;
     });
   }

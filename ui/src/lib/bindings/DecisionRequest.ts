@@ -18,4 +18,13 @@ session: string | null,
 /**
  * The hash of the arguments the person was shown; a mismatch refuses the decision.
  */
-args_hash: string | null, };
+args_hash: string | null, 
+/**
+ * With an approval: let later calls of the tool (or, with `exact_args`, these arguments)
+ * run for this many seconds — every session, or this one with `remember: session`.
+ */
+for_secs?: number, 
+/**
+ * With an approval: this call and `times - 1` more run without asking.
+ */
+times?: number, };

@@ -11,4 +11,12 @@ args_hash: string | null,
 /**
  * `Some` for scope `session`: only this session.
  */
-session_id: string | null, approve: boolean, };
+session_id: string | null, approve: boolean, 
+/**
+ * A timed grant: it applies until then (RFC 3339, UTC), then never again.
+ */
+expires_at: string | null, 
+/**
+ * A counted grant: how many more calls it lets through.
+ */
+uses_left: number | null, };

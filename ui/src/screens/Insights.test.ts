@@ -1,0 +1,97 @@
+import { render, screen, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, vi } from 'vitest';
+import type { Insights as InsightsView } from '../lib/bindings/Insights';
+import { dailySeries } from '../lib/insightsChart';
+import Insights from './Insights.svelte';
+
+const view: InsightsView = {
+  tools: [
+    {
+      server: 'builtin',
+      tool: 'run_command',
+      requests: 41,
+      approved: 41,
+      denied: 0,
+      median_decide_ms: 800,
+      fast_decisions: 30,
+      suggestions: [
+        {
+          text: 'builtin/run_command commands starting `git status`: 41 of 41 approved — make a rule?',
+          action: {
+            kind: 'add_rule',
+            rule: {
+              server: 'builtin',
+              tool: 'run_command',
+              pointer: '/command',
+              pattern: 'git status([ \\t][^;&|`$<>(){}\\\\\\n\\r]*)?',
+              regex: true,
+              action: 'allow',
+              label: 'commands starting `git status`',
+              matches: 41,
+              denied_matches: 0,
+              history: 41,
+            },
+          },
+        },
+      ],
+    },
+    { server: 'builtin', tool: 'read_file', requests: 300, approved: 300, denied: 0, median_decide_ms: 2500, fast_decisions: 3, suggestions: [
+      { text: 'builtin/read_file: never denied in 300 calls — not required?', action: { kind: 'set_tool', setting: 'not-required' } },
+    ] },
+  ],
+  days: [
+    { day: '2026-11-23', requests: 10, approved: 8, denied: 1 },
+    { day: '2026-11-24', requests: 0, approved: 0, denied: 0 },
+  ],
+};
+
+const addRule = vi.fn(async (..._args: unknown[]) => ({}));
+const setToolSetting = vi.fn(async (..._args: unknown[]) => undefined);
+
+vi.mock('../lib/api', async (original) => {
+  const actual = await original<typeof import('../lib/api')>();
+  return {
+    ...actual,
+    api: {
+      ...actual.api,
+      insights: async () => view,
+      addRule: (...a: unknown[]) => addRule(...a),
+      setToolSetting: (...a: unknown[]) => setToolSetting(...a),
+    },
+  };
+});
+
+describe('Insights', () => {
+  it('shows each tool with its shares, median and fast decisions', async () => {
+    render(Insights);
+    const table = await screen.findByTestId('insights-table');
+    const row = within(table).getByText('builtin/run_command').closest('tr')!;
+    expect(row.textContent).toContain('41');
+    expect(row.textContent).toContain('(100%)');
+    expect(row.textContent).toContain('800 ms');
+    expect(within(table).getByText('builtin/read_file').closest('tr')!.textContent).toContain('2.5 s');
+    expect(screen.getByTestId('insights-chart')).toBeTruthy();
+  });
+
+  it('applies a suggestion with one click', async () => {
+    render(Insights);
+    const [rule, stop] = await screen.findAllByTestId('insight-apply');
+    expect(rule.textContent).toBe('Add rule');
+    await userEvent.click(rule);
+    expect(addRule).toHaveBeenCalledWith('builtin', 'run_command', '/command', { kind: 'regex', pattern: view.tools[0].suggestions[0].action.kind === 'add_rule' ? view.tools[0].suggestions[0].action.rule.pattern : '' }, 'allow');
+    expect(stop.textContent).toBe('Stop asking');
+    await userEvent.click(stop);
+    expect(setToolSetting).toHaveBeenCalledWith('builtin', 'read_file', 'not-required');
+  });
+
+  it('charts every day, the quiet ones as zeros, split by outcome', () => {
+    const series = dailySeries(view.days);
+    expect(series.labels).toEqual(['2026-11-23', '2026-11-24']);
+    expect(series.datasets.map((d) => d.data)).toEqual([
+      [8, 0],
+      [1, 0],
+      [1, 0],
+    ]);
+  });
+});
