@@ -21,7 +21,7 @@ use airlock_llm::{
 use airlock_protocol::{EngineEvent, TurnOutcome};
 use airlock_store::{CallRow, MessageRow, NewApproval, NewCall, SessionRow, StoreError};
 use serde_json::{Value, json};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use tokio::sync::watch;
 
@@ -423,9 +423,30 @@ fn try_record_step(
     let mut seen = HashSet::new();
     let mut calls = Vec::with_capacity(reply.tool_calls.len());
     let mut approvals = Vec::new();
+    // The first call of each (server, tool, arguments) that asks: identical calls after it in
+    // this step follow its decision instead of asking again.
+    let mut asked: HashMap<(String, String, String), (String, String)> = HashMap::new();
     for (position, model_call) in reply.tool_calls.into_iter().enumerate() {
         let duplicate = model_call.id.is_empty() || !seen.insert(model_call.id.clone());
-        let (call, approval) = function_call(&mut context, position, &model_call, duplicate);
+        let (mut call, mut approval) =
+            function_call(&mut context, position, &model_call, duplicate);
+        if approval.is_some()
+            && let Some(hash) = &call.args_hash
+        {
+            let key = (call.server.clone(), call.tool.clone(), hash.clone());
+            match asked.get(&key) {
+                Some((leader, leader_id)) => {
+                    approval = None;
+                    call.same_as = Some(leader.clone());
+                    call.policy_why = Some(format!(
+                        "the same call as {leader_id} in this step: asked once, decided together"
+                    ));
+                }
+                None => {
+                    asked.insert(key, (call.id.clone(), call.provider_call_id.clone()));
+                }
+            }
+        }
         calls.push(call);
         approvals.extend(approval);
     }
@@ -490,6 +511,7 @@ fn function_call(
         policy_why: None,
         result: None,
         grant_use: None,
+        same_as: None,
     };
     let (registered, args) = match checked_call(context.inner, &mut call, model_call, duplicate) {
         Ok(checked) => checked,
@@ -634,6 +656,7 @@ fn provider_call(
         )),
         result: None,
         grant_use: None,
+        same_as: None,
     };
     if !fresh_id {
         // An answer could not name this request unambiguously: never approve it.

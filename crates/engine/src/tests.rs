@@ -596,6 +596,7 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
             policy_why: None,
             result: None,
             grant_use: None,
+            same_as: None,
         };
         let approval = airlock_store::NewApproval {
             approval_id: "approval_1".into(),
@@ -1341,3 +1342,4 @@ async fn a_cancelled_turn_announces_its_cancelled_requests() {
 }
 
 mod grants;
+mod same_step;

@@ -523,6 +523,58 @@ fn settle_call(
             status: "settled".into(),
         });
     }
+    settle_followers(tx, input, call_id, run_args, at)
+}
+
+/// The step's calls identical to this one, which were not asked again: the same decision, the
+/// same arguments to run (an edit included), each with its own audit row.
+fn settle_followers(
+    tx: &Connection,
+    input: &DecisionInput,
+    call_id: &str,
+    run_args: &Value,
+    at: &str,
+) -> Result<()> {
+    let followers: Vec<(String, String)> = {
+        let mut stmt = tx.prepare_cached(
+            "SELECT id, session_id FROM tool_calls WHERE same_as = ?1 AND state = 'pending'",
+        )?;
+        let rows = stmt.query_map([call_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    for (follower, session_id) in followers {
+        let changed = if input.approve() {
+            tx.run(
+                "UPDATE tool_calls SET state = 'approved', run_args = ?2, updated_at = ?3
+                 WHERE id = ?1 AND state = 'pending'",
+                params![follower, run_args.to_string(), at],
+            )?
+        } else {
+            let result: Value = tx
+                .row(
+                    "SELECT result FROM tool_calls WHERE id = ?1",
+                    [call_id],
+                    |r| r.get::<_, Option<String>>(0),
+                )?
+                .and_then(|text| serde_json::from_str(&text).ok())
+                .unwrap_or_else(|| airlock_core::execution_denied("denied by the user"));
+            tx.run(
+                "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1 AND state = 'pending'",
+                params![follower, input.status.as_str(), result.to_string(), at],
+            )?
+        };
+        if changed == 1 {
+            insert_audit(
+                tx,
+                input.decided_by.as_str(),
+                input.status.as_str(),
+                Some(&session_id),
+                Some(&follower),
+                Some(&input.approval_id),
+                &json!({ "same_as": call_id, "args_run": input.approve().then_some(run_args) }),
+            )?;
+        }
+    }
     Ok(())
 }
 

@@ -28,6 +28,9 @@ pub struct NewCall {
     pub result: Option<Value>,
     /// The counted grant that lets it run: one use is taken in the transaction that records it.
     pub grant_use: Option<String>,
+    /// An identical earlier call of the same step (same tool, same arguments) whose approval
+    /// request decides this one too: it waits without a request of its own.
+    pub same_as: Option<String>,
 }
 
 const CALL_COLUMNS: &str = "id, session_id, message_id, position, provider_call_id, model_name, \
@@ -152,8 +155,8 @@ impl Store {
                 tx.prepare_cached(
                     "INSERT INTO tool_calls (id, session_id, message_id, position, provider_call_id,
                         model_name, server, tool, raw_args, args, args_hash, state, policy_step,
-                        policy_why, run_args, result, created_at, updated_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17)",
+                        policy_why, run_args, result, created_at, updated_at, same_as)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?17, ?18)",
                 )?
                 .execute(params![
                     call.id,
@@ -173,6 +176,7 @@ impl Store {
                     run_args,
                     call.result.as_ref().map(Value::to_string),
                     at,
+                    call.same_as,
                 ])?;
                 if let (CallState::AutoAllowed, Some(grant)) = (call.state, &call.grant_use) {
                     take_grant_use(tx, grant, session_id, Some(&call.id), &at)?;

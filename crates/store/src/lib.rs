@@ -94,13 +94,14 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 6] = [
+const MIGRATIONS: [&str; 7] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
     include_str!("migration_4_notification.sql"),
     include_str!("migration_5_agents.sql"),
     include_str!("migration_6_grants.sql"),
+    include_str!("migration_7_same_call.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -30,6 +30,7 @@ fn pending_step(store: &Store, session: &str, n: usize) -> (String, Vec<(String,
             policy_why: Some("server default".into()),
             result: None,
             grant_use: None,
+            same_as: None,
         });
         approvals.push(NewApproval {
             approval_id: approval_id.clone(),
