@@ -1,26 +1,84 @@
-// The inbox as rows: items grouped by session (groups in order of their oldest item, items
-// oldest first), with a header row per session. Fixed-height rows for the virtual list.
+// The inbox as rows: items grouped by session, or by tool (server/tool: "write_file × 12"), groups
+// in order of their oldest item, items oldest first, with a header row per group. A tool group
+// may be collapsed to its header. Fixed-height rows for the virtual list.
 import type { InboxItem } from './bindings/InboxItem';
 
-export type Row = { kind: 'header'; session: string; count: number } | { kind: 'item'; item: InboxItem; index: number };
+export type GroupBy = 'session' | 'tool';
 
-export function inboxRows(items: readonly InboxItem[]): { rows: Row[]; order: InboxItem[] } {
-  const bySession = new Map<string, InboxItem[]>();
+export type Header = {
+  kind: 'header';
+  key: string;
+  /** The session's name, or `server/tool`. */
+  label: string;
+  count: number;
+  ids: string[];
+  /** By tool: the argument fields whose values differ between the group's items (the rows show
+   *  only these), and those every item has alike (the header shows them once). */
+  differing: string[] | null;
+  same: Record<string, unknown> | null;
+  collapsed: boolean;
+};
+
+export type Row = Header | { kind: 'item'; item: InboxItem; index: number };
+
+function groupKey(item: InboxItem, by: GroupBy): [string, string] {
+  return by === 'session' ? [`s:${item.session}`, item.session] : [`t:${item.server}\u001f${item.tool}`, `${item.server}/${item.tool}`];
+}
+
+export function inboxRows(
+  items: readonly InboxItem[],
+  by: GroupBy = 'session',
+  collapsed: ReadonlySet<string> = new Set(),
+): { rows: Row[]; order: InboxItem[] } {
+  const groups = new Map<string, { label: string; list: InboxItem[] }>();
   for (const item of items) {
-    const list = bySession.get(item.session);
-    if (list) list.push(item);
-    else bySession.set(item.session, [item]);
+    const [key, label] = groupKey(item, by);
+    const group = groups.get(key);
+    if (group) group.list.push(item);
+    else groups.set(key, { label, list: [item] });
   }
   const rows: Row[] = [];
   const order: InboxItem[] = [];
-  for (const [session, list] of bySession) {
-    rows.push({ kind: 'header', session, count: list.length });
+  for (const [key, { label, list }] of groups) {
+    const fields = by === 'tool' ? splitFields(list.map((i) => i.args)) : null;
+    const isCollapsed = by === 'tool' && collapsed.has(key);
+    rows.push({
+      kind: 'header',
+      key,
+      label,
+      count: list.length,
+      ids: list.map((i) => i.approval_id),
+      differing: fields?.differing ?? null,
+      same: fields?.same ?? null,
+      collapsed: isCollapsed,
+    });
     for (const item of list) {
-      rows.push({ kind: 'item', item, index: order.length });
+      if (!isCollapsed) rows.push({ kind: 'item', item, index: order.length });
       order.push(item);
     }
   }
   return { rows, order };
+}
+
+/** The fields of JSON objects that differ between them, and those all of them have alike. */
+export function splitFields(argsList: readonly unknown[]): { differing: string[]; same: Record<string, unknown> } {
+  const objects = argsList.map((a) => (a && typeof a === 'object' && !Array.isArray(a) ? (a as Record<string, unknown>) : {}));
+  const keys = [...new Set(objects.flatMap((o) => Object.keys(o)))];
+  const differing: string[] = [];
+  const same: Record<string, unknown> = {};
+  for (const key of keys) {
+    const first = JSON.stringify(objects[0]?.[key]);
+    if (objects.every((o) => key in o && JSON.stringify(o[key]) === first)) same[key] = objects[0][key];
+    else differing.push(key);
+  }
+  return { differing, same };
+}
+
+/** Only these fields of the arguments (all of them when `fields` is null or empty). */
+export function pickFields(args: unknown, fields: readonly string[] | null): unknown {
+  if (!fields || fields.length === 0 || !args || typeof args !== 'object' || Array.isArray(args)) return args;
+  const source = args as Record<string, unknown>;
+  return Object.fromEntries(fields.filter((f) => f in source).map((f) => [f, source[f]]));
 }
 
 /** The arguments on one line, whole: `path: "a.txt", content: "hi"`. */

@@ -34,6 +34,14 @@ export class Selection {
     this.anchor = id;
   }
 
+  /** Adds or removes these ids, leaving the rest of the selection as it is (a group's checkbox). */
+  setSome(ids: readonly string[], on: boolean): void {
+    for (const id of ids) {
+      if (on) this.ids.add(id);
+      else this.ids.delete(id);
+    }
+  }
+
   setAll(ids: readonly string[], on: boolean): void {
     this.ids.clear();
     if (on) for (const id of ids) this.ids.add(id);

@@ -77,6 +77,38 @@ describe('Inbox', () => {
     ]);
   });
 
+  it('groups by tool: one row per tool showing only the fields that differ, decided as a group', async () => {
+    const user = userEvent.setup();
+    app.inbox = [
+      item(1, 'alpha', { args: { path: 'a.txt', content: 'same' } }),
+      item(2, 'beta', { args: { path: 'b.txt', content: 'same' } }),
+      item(3, 'alpha', { tool: 'read_file', args: { path: 'r.txt' } }),
+      item(4, 'beta', { args: { path: 'c.txt', content: 'same' } }),
+    ];
+    render(Inbox);
+    await user.click(screen.getByTestId('group-by-tool'));
+    const groups = screen.getAllByTestId('inbox-group');
+    expect(groups.map((g) => g.getAttribute('data-group'))).toEqual(['builtin/write_file', 'builtin/read_file']);
+    expect(groups[0].textContent).toContain('builtin/write_file × 3');
+    expect(within(groups[0]).getByTestId('group-same').textContent).toContain('content: "same"');
+    const lines = screen.getAllByTestId('inbox-item-args').map((a) => a.textContent);
+    expect(lines.slice(0, 3)).toEqual(['path: "a.txt"', 'path: "b.txt"', 'path: "c.txt"']);
+    // Fold the group: one row says it all; its checkbox still selects every item in it.
+    await user.click(within(groups[0]).getByTestId('group-fold'));
+    expect(rows()).toHaveLength(1);
+    await user.click(within(screen.getAllByTestId('inbox-group')[0]).getByTestId('group-select'));
+    expect(screen.getByTestId('inbox-count').textContent).toBe('4 pending · 3 selected');
+    await user.click(screen.getByRole('button', { name: 'Deny selected' }));
+    await user.type(screen.getByLabelText('Deny reason'), 'not these');
+    await user.click(screen.getByRole('button', { name: 'Deny 3' }));
+    const [decisions] = decide.mock.calls[0];
+    expect(decisions.map((d) => [d.approval_id, d.approve, d.reason])).toEqual([
+      ['apr_1', false, 'not these'],
+      ['apr_2', false, 'not these'],
+      ['apr_4', false, 'not these'],
+    ]);
+  });
+
   it('denies every selected item with one reason', async () => {
     const user = userEvent.setup();
     render(Inbox);
