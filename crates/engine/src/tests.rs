@@ -15,12 +15,12 @@ struct Fixture {
     model: ScriptedModel,
 }
 
-async fn fixture(replies: Vec<Reply>, stream: bool) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::start(replies).await.unwrap();
+/// An engine on `dir` (its workspace inside) using the scripted model; opened again on the same
+/// folder, it is the engine after a restart.
+fn open_engine(dir: &std::path::Path, model: &ScriptedModel, stream: bool) -> Engine {
     let engine = Engine::open(EngineConfig {
-        data_dir: dir.path().to_path_buf(),
-        workspace: Some(dir.path().join("workspace")),
+        data_dir: dir.to_path_buf(),
+        workspace: Some(dir.join("workspace")),
     })
     .unwrap();
     engine
@@ -32,6 +32,13 @@ async fn fixture(replies: Vec<Reply>, stream: bool) -> Fixture {
             ..ProviderSettings::default()
         })
         .unwrap();
+    engine
+}
+
+async fn fixture(replies: Vec<Reply>, stream: bool) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(replies).await.unwrap();
+    let engine = open_engine(dir.path(), &model, stream);
     Fixture {
         _dir: dir,
         engine,
@@ -657,18 +664,7 @@ async fn many_sessions_at_once_each_decision_reaches_its_own_call() {
     )
     .await
     .unwrap();
-    let engine = Engine::open(EngineConfig {
-        data_dir: dir.path().to_path_buf(),
-        workspace: Some(dir.path().join("workspace")),
-    })
-    .unwrap();
-    engine
-        .set_provider(ProviderSettings {
-            base_url: model.base_url(),
-            model: "scripted".into(),
-            ..ProviderSettings::default()
-        })
-        .unwrap();
+    let engine = open_engine(dir.path(), &model, false);
     let sessions: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
     for session in &sessions {
         engine.send_message(session, "write your file").unwrap();

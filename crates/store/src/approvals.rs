@@ -499,31 +499,41 @@ fn settle_call(
     run_args: &Value,
     at: &str,
 ) -> Result<()> {
-    let changed = if input.approve() {
-        tx.run(
-            "UPDATE tool_calls SET state = 'approved', run_args = ?2, updated_at = ?3
-             WHERE id = ?1 AND state = 'pending'",
-            params![call_id, run_args.to_string(), at],
-        )?
-    } else {
-        let reason = input.reason.as_deref().filter(|r| !r.trim().is_empty());
-        let result = if input.status == ApprovalStatus::Cancelled {
-            json!({"type": "cancelled", "reason": reason.unwrap_or("cancelled")})
-        } else {
-            airlock_core::execution_denied(reason.unwrap_or("denied by the user"))
-        };
-        tx.run(
-            "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1 AND state = 'pending'",
-            params![call_id, input.status.as_str(), result.to_string(), at],
-        )?
-    };
-    if changed != 1 {
+    if write_outcome(tx, input, call_id, run_args, at)? != 1 {
         return Err(StoreError::AlreadyDecided {
             id: input.approval_id.clone(),
             status: "settled".into(),
         });
     }
     settle_followers(tx, input, call_id, run_args, at)
+}
+
+/// Writes a decision's outcome to one waiting call: approved with the arguments it runs with,
+/// or the result the model reads. How many calls changed (0 when it no longer waits).
+fn write_outcome(
+    tx: &Connection,
+    input: &DecisionInput,
+    call_id: &str,
+    run_args: &Value,
+    at: &str,
+) -> Result<usize> {
+    if input.approve() {
+        return Ok(tx.run(
+            "UPDATE tool_calls SET state = 'approved', run_args = ?2, updated_at = ?3
+             WHERE id = ?1 AND state = 'pending'",
+            params![call_id, run_args.to_string(), at],
+        )?);
+    }
+    let reason = input.reason.as_deref().filter(|r| !r.trim().is_empty());
+    let result = if input.status == ApprovalStatus::Cancelled {
+        json!({"type": "cancelled", "reason": reason.unwrap_or("cancelled")})
+    } else {
+        airlock_core::execution_denied(reason.unwrap_or("denied by the user"))
+    };
+    Ok(tx.run(
+        "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1 AND state = 'pending'",
+        params![call_id, input.status.as_str(), result.to_string(), at],
+    )?)
 }
 
 /// The step's calls identical to this one, which were not asked again: the same decision, the
@@ -543,27 +553,7 @@ fn settle_followers(
         rows.collect::<rusqlite::Result<_>>()?
     };
     for (follower, session_id) in followers {
-        let changed = if input.approve() {
-            tx.run(
-                "UPDATE tool_calls SET state = 'approved', run_args = ?2, updated_at = ?3
-                 WHERE id = ?1 AND state = 'pending'",
-                params![follower, run_args.to_string(), at],
-            )?
-        } else {
-            let result: Value = tx
-                .row(
-                    "SELECT result FROM tool_calls WHERE id = ?1",
-                    [call_id],
-                    |r| r.get::<_, Option<String>>(0),
-                )?
-                .and_then(|text| serde_json::from_str(&text).ok())
-                .unwrap_or_else(|| airlock_core::execution_denied("denied by the user"));
-            tx.run(
-                "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1 AND state = 'pending'",
-                params![follower, input.status.as_str(), result.to_string(), at],
-            )?
-        };
-        if changed == 1 {
+        if write_outcome(tx, input, &follower, run_args, at)? == 1 {
             insert_audit(
                 tx,
                 input.decided_by.as_str(),

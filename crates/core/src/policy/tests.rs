@@ -914,11 +914,16 @@ fn granted(
     for _ in 0..spent {
         session.spend(&id);
     }
+    decide_fs_w(&config, &session)
+}
+
+/// One call of `fs/w` in session `s1`.
+fn decide_fs_w(config: &PolicyConfig, session: &SessionPolicy) -> PolicyDecision {
     let args = json!({"path": "a"});
     let hash = args_hash(&args);
     decide(
-        &config,
-        &session,
+        config,
+        session,
         CallFacts {
             session_id: "s1",
             server: "fs",
@@ -978,21 +983,7 @@ fn a_changed_tool_suspends_a_timed_or_counted_grant_too() {
         ..Default::default()
     })
     .unwrap();
-    let args = json!({});
-    let hash = args_hash(&args);
-    let got = decide(
-        &config,
-        &SessionPolicy::new(None, []),
-        CallFacts {
-            session_id: "s1",
-            server: "fs",
-            tool: "w",
-            args: &args,
-            args_hash: &hash,
-            read_only_hint: false,
-        },
-        None,
-    );
+    let got = decide_fs_w(&config, &SessionPolicy::new(None, []));
     assert_eq!((got.verdict, got.step), (Verdict::Ask, Step::Changed));
     assert_eq!(got.grant_use, None, "no use is taken by a call that asks");
 }

@@ -16,6 +16,22 @@ fn exists(f: &Fixture, path: &str) -> bool {
     f.engine.workspace().join(path).exists()
 }
 
+/// Sends `message` in `session`, decides its one waiting call with `decision` (given the item's
+/// id) and waits for the turn to end.
+async fn grant_first(
+    engine: &Engine,
+    session: &str,
+    message: &str,
+    decision: impl FnOnce(&str) -> DecisionRequest,
+) {
+    engine.send_message(session, message).unwrap();
+    let first = inbox_of(engine, 1).await.remove(0);
+    engine
+        .decide(decision(&first.approval_id), DecidedBy::Inbox)
+        .unwrap();
+    turn_end(engine, session).await;
+}
+
 fn approve_times(id: &str, times: u32) -> DecisionRequest {
     DecisionRequest {
         times: Some(times),
@@ -40,12 +56,7 @@ async fn approve_times_three_runs_this_call_and_two_more_even_within_one_step() 
         false,
     )
     .await;
-    f.engine.send_message("s", "one").unwrap();
-    let first = inbox_of(&f.engine, 1).await.remove(0);
-    f.engine
-        .decide(approve_times(&first.approval_id, 3), DecidedBy::Api)
-        .unwrap();
-    turn_end(&f.engine, "s").await;
+    grant_first(&f.engine, "s", "one", |id| approve_times(id, 3)).await;
     let grants = f.engine.grants().unwrap();
     assert_eq!(grants.len(), 1, "{grants:?}");
     assert_eq!(grants[0].entry.uses_left, Some(2));
@@ -92,28 +103,9 @@ async fn a_counted_grant_keeps_its_exact_count_across_a_restart() {
     ])
     .await
     .unwrap();
-    let open = || {
-        let engine = Engine::open(EngineConfig {
-            data_dir: dir.path().to_path_buf(),
-            workspace: Some(dir.path().join("workspace")),
-        })
-        .unwrap();
-        engine
-            .set_provider(ProviderSettings {
-                base_url: model.base_url(),
-                model: "scripted".into(),
-                ..ProviderSettings::default()
-            })
-            .unwrap();
-        engine
-    };
+    let open = || open_engine(dir.path(), &model, false);
     let engine = open();
-    engine.send_message("s", "one").unwrap();
-    let first = inbox_of(&engine, 1).await.remove(0);
-    engine
-        .decide(approve_times(&first.approval_id, 2), DecidedBy::Inbox)
-        .unwrap();
-    turn_end(&engine, "s").await;
+    grant_first(&engine, "s", "one", |id| approve_times(id, 2)).await;
     drop(engine);
 
     let engine = open();
@@ -146,20 +138,17 @@ async fn two_chats_racing_for_the_last_use_run_one_call_not_two() {
         false,
     )
     .await;
-    f.engine.send_message("s", "grant").unwrap();
-    let first = inbox_of(&f.engine, 1).await.remove(0);
-    f.engine
-        .decide(approve_times(&first.approval_id, 2), DecidedBy::Inbox)
-        .unwrap();
-    turn_end(&f.engine, "s").await;
+    grant_first(&f.engine, "s", "grant", |id| approve_times(id, 2)).await;
     f.engine.send_message("x", "go").unwrap();
     f.engine.send_message("y", "go").unwrap();
     let asked = inbox_of(&f.engine, 1).await;
     assert_eq!(asked.len(), 1, "{asked:?}");
+    // The model's replies go out in the order the chats asked: either chat may hold either call.
     let waiting = asked[0].args["path"].as_str().unwrap().to_string();
-    let ran = if waiting == "x.txt" { "y" } else { "x" };
+    let written = if waiting == "x.txt" { "y.txt" } else { "x.txt" };
+    let ran = if asked[0].session == "x" { "y" } else { "x" };
     turn_end(&f.engine, ran).await;
-    assert!(exists(&f, &format!("{ran}.txt")));
+    assert!(exists(&f, written));
     assert!(!exists(&f, &waiting), "{waiting} ran without a use left");
     assert!(f.engine.grants().unwrap().is_empty());
 }
@@ -178,18 +167,11 @@ async fn a_timed_grant_ends_at_its_time() {
         false,
     )
     .await;
-    f.engine.send_message("s", "one").unwrap();
-    let first = inbox_of(&f.engine, 1).await.remove(0);
-    f.engine
-        .decide(
-            DecisionRequest {
-                for_secs: Some(2),
-                ..approve(&first.approval_id)
-            },
-            DecidedBy::Inbox,
-        )
-        .unwrap();
-    turn_end(&f.engine, "s").await;
+    grant_first(&f.engine, "s", "one", |id| DecisionRequest {
+        for_secs: Some(2),
+        ..approve(id)
+    })
+    .await;
     let grant = f.engine.grants().unwrap().remove(0);
     let until =
         airlock_core::policy::unix_seconds(grant.entry.expires_at.as_deref().unwrap()).unwrap();
