@@ -410,6 +410,10 @@ async fn insights(sessions: usize, calls: usize, runs: usize) -> anyhow::Result<
     if outcomes.iter().any(|o| o.is_err()) {
         bail!("a decision was refused while seeding");
     }
+    // The approved calls run and every turn ends before anything is timed.
+    for name in &seeded.names {
+        seeded.engine.wait_turn(name).await?;
+    }
     let mut samples = Vec::with_capacity(runs);
     let mut answered = None;
     for _ in 0..runs {
