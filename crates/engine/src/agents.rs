@@ -695,6 +695,51 @@ mod tests {
         assert!(refused.is_err(), "a withdrawn item was approved");
     }
 
+    /// A counted grant on an agent's tool: the next call runs without an item (its use taken
+    /// as it is recorded), the one after asks again.
+    #[tokio::test]
+    async fn an_agents_counted_grant_lets_exactly_its_calls_through() {
+        let (_dir, engine) = engine();
+        let first = tokio::spawn({
+            let engine = engine.clone();
+            async move {
+                engine
+                    .agent_call(bash("cargo test", Some("t1"), AgentEvent::PreToolUse))
+                    .await
+            }
+        });
+        let item = waiting(&engine).await;
+        engine
+            .decide(
+                DecisionRequest {
+                    times: Some(2),
+                    ..approve(&item.approval_id, None)
+                },
+                DecidedBy::Inbox,
+            )
+            .unwrap();
+        assert_eq!(first.await.unwrap().unwrap().verdict, AgentVerdict::Allow);
+        assert_eq!(engine.grants().unwrap()[0].entry.uses_left, Some(1));
+        let second = engine
+            .agent_call(bash("cargo build", Some("t2"), AgentEvent::PreToolUse))
+            .await
+            .unwrap();
+        assert_eq!(second.verdict, AgentVerdict::Allow);
+        assert_eq!(second.decided_by.as_deref(), Some("policy"));
+        assert!(engine.grants().unwrap().is_empty(), "the grant is used up");
+        let third = tokio::spawn({
+            let engine = engine.clone();
+            async move {
+                engine
+                    .agent_call(bash("rm -rf target", Some("t3"), AgentEvent::PreToolUse))
+                    .await
+            }
+        });
+        let asked = waiting(&engine).await;
+        assert_eq!(asked.args["command"], "rm -rf target");
+        third.abort();
+    }
+
     #[tokio::test]
     async fn an_edit_is_checked_against_deny_rules_and_what_the_agent_can_take() {
         let (_dir, engine) = engine();
