@@ -5,6 +5,7 @@ pub mod canonical;
 pub mod display;
 pub mod ids;
 pub mod path;
+pub mod platform;
 pub mod policy;
 pub mod schema;
 pub mod server;
