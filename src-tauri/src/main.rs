@@ -116,6 +116,16 @@ fn run(args: Args) -> anyhow::Result<()> {
         .build(tauri::generate_context!())?;
     let mut host = Some(host);
     app.run(move |handle, event| {
+        // macOS: a click on the running app's Dock icon (a second launch starts no process there)
+        // brings back the window that was closed to the tray.
+        #[cfg(target_os = "macos")]
+        if let RunEvent::Reopen {
+            has_visible_windows: false,
+            ..
+        } = &event
+        {
+            window::show(handle);
+        }
         if let RunEvent::Exit = event {
             // Removes api.json, so the CLI says clearly that no engine runs; stops the servers.
             drop(host.take());

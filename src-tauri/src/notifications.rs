@@ -66,6 +66,8 @@ pub const ACTION_DENY: &str = "deny";
 pub const ACTION_OPEN: &str = "default";
 
 /// What a notification action does. `Open` shows the item; decisions bind to the shown hash.
+// Only Linux notifications carry actions; elsewhere the person decides in the window.
+#[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
 pub fn handle_action(
     engine: &Engine,
     approval_id: &str,
@@ -91,6 +93,8 @@ pub fn handle_action(
     }
 }
 
+// Only Linux notifications carry actions; elsewhere the person decides in the window.
+#[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ActionOutcome {
     Decided { approve: bool },
@@ -132,8 +136,41 @@ fn show<R: Runtime>(app: &AppHandle<R>, engine: &Engine, announcement: Announcem
     );
 }
 
+/// Whether notifications here carry Airlock's actions (Open, Allow once, Deny) and report which
+/// one the person chose: the freedesktop notification daemons on Linux do. On macOS and Windows
+/// a notification only tells; the person decides in the window (docs/PLATFORMS.md).
+const HAS_ACTIONS: bool = cfg!(all(unix, not(target_os = "macos")));
+
+/// tauri.conf.json's `identifier`: the app id Windows shows a toast under (the installer's Start
+/// menu shortcut registers it), the bundle macOS attributes a notification to.
+#[cfg_attr(not(any(windows, target_os = "macos")), allow(dead_code))]
+const APP_ID: &str = "dev.airlock.desktop";
+
+/// Says whose notification it is where the platform asks. Run from a cargo build folder
+/// (`…/debug`, `…/release`) nothing registered the app id, so Windows would drop the toast, and
+/// there is no bundle for macOS: the system's defaults are kept there.
+fn name_the_sender(notification: &mut notify_rust::Notification) {
+    let from_a_build = std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            exe.parent()
+                .and_then(|dir| dir.file_name())
+                .map(|n| n == "debug" || n == "release")
+        })
+        .unwrap_or(true);
+    #[cfg(windows)]
+    if !from_a_build {
+        notification.app_id(APP_ID);
+    }
+    #[cfg(target_os = "macos")]
+    if !from_a_build {
+        let _ = notify_rust::set_application(APP_ID);
+    }
+    let _ = (notification, from_a_build);
+}
+
 /// Shows one notification and, where the platform has actions, waits for the person's answer
-/// (blocking: run it off the async runtime). `on_shown` gets the notification's id.
+/// (blocking: run it off the async runtime). `on_shown` gets the notification's id (Linux).
 pub fn show_and_wait(
     engine: &Engine,
     announcement: Announcement,
@@ -142,6 +179,7 @@ pub fn show_and_wait(
 ) {
     let mut notification = notify_rust::Notification::new();
     notification.appname("Airlock");
+    name_the_sender(&mut notification);
     let target = match &announcement {
         Announcement::One {
             approval_id,
@@ -151,18 +189,22 @@ pub fn show_and_wait(
             may_approve,
         } => {
             notification.summary(summary).body(body);
-            notification.action(ACTION_OPEN, "Open");
-            if *may_approve {
-                notification.action(ACTION_ALLOW, "Allow once");
+            if HAS_ACTIONS {
+                notification.action(ACTION_OPEN, "Open");
+                if *may_approve {
+                    notification.action(ACTION_ALLOW, "Allow once");
+                }
+                notification.action(ACTION_DENY, "Deny");
             }
-            notification.action(ACTION_DENY, "Deny");
             Some((approval_id.clone(), args_hash.clone()))
         }
         Announcement::Burst { summary, .. } => {
             notification
                 .summary(summary)
                 .body("Open the Airlock inbox to review them");
-            notification.action(ACTION_OPEN, "Open inbox");
+            if HAS_ACTIONS {
+                notification.action(ACTION_OPEN, "Open inbox");
+            }
             None
         }
     };
@@ -173,6 +215,7 @@ pub fn show_and_wait(
             return;
         }
     };
+    #[cfg(all(unix, not(target_os = "macos")))]
     on_shown(handle.id());
     #[cfg(all(unix, not(target_os = "macos")))]
     handle.wait_for_action(|action| {
@@ -190,7 +233,7 @@ pub fn show_and_wait(
         }
     });
     #[cfg(not(all(unix, not(target_os = "macos"))))]
-    let _ = (handle, target, engine, on_open);
+    let _ = (handle, target, engine, on_shown, on_open);
 }
 
 #[cfg(test)]
@@ -198,6 +241,13 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_app_id_is_the_bundles_identifier() {
+        let config: serde_json::Value =
+            serde_json::from_str(include_str!("../tauri.conf.json")).unwrap();
+        assert_eq!(config["identifier"], APP_ID);
+    }
 
     #[test]
     fn long_arguments_are_cut_on_a_character_boundary() {

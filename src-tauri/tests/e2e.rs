@@ -3,6 +3,8 @@
 //! tauri-driver; ignored in a plain `cargo test`. Screenshots go to `$AIRLOCK_E2E_OUT`
 //! (default `test-output/e2e`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Linux only: WebKitWebDriver, Xvfb, X11 and dunst (scripts/e2e.sh).
+#![cfg(target_os = "linux")]
 
 mod support;
 

@@ -103,6 +103,9 @@ fn restrict(path: &Path) -> Result<(), DiscoveryError> {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(io(path))?;
     }
+    // Windows has no mode bits: the file keeps its folder's ACL (docs/PLATFORMS.md).
+    #[cfg(not(unix))]
+    let _ = path;
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 //! Both find the data directory the same way, so the CLI talks to whichever runs.
 
 use crate::discovery::{self, DiscoveryError, Endpoint, EngineLock};
+use airlock_core::platform::{self, Os, UserFolders};
 use airlock_engine::{Engine, EngineConfig, EngineError};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -34,9 +35,22 @@ pub fn resolve_data_dir(given: Option<PathBuf>) -> Result<PathBuf, HostError> {
     if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
-    dirs::data_dir()
-        .map(|d| d.join("airlock"))
-        .ok_or(HostError::NoDataDir)
+    default_data_dir().ok_or(HostError::NoDataDir)
+}
+
+/// `airlock` in this platform's per-user data folder (the rule: [`platform::data_folder`]).
+pub fn default_data_dir() -> Option<PathBuf> {
+    let variable = |name| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let folders = UserFolders {
+        home: dirs::home_dir(),
+        xdg_data_home: variable("XDG_DATA_HOME"),
+        app_data: variable("APPDATA"),
+    };
+    platform::default_data_dir(Os::NATIVE, &folders)
 }
 
 /// A running engine with its MCP servers that owns its data directory; dropping it removes the
@@ -113,6 +127,16 @@ impl Drop for Host {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    /// The platform rule read with this machine's folders is where `dirs` says data goes (on
+    /// Windows: %APPDATA% is the roaming known folder `dirs` asks the system for).
+    #[test]
+    fn the_default_is_airlock_in_the_platforms_data_folder() {
+        assert_eq!(
+            default_data_dir(),
+            dirs::data_dir().map(|folder| folder.join("airlock"))
+        );
+    }
 
     #[test]
     fn an_explicit_data_dir_wins() {

@@ -18,7 +18,7 @@ pub fn options(
 ) -> anyhow::Result<Options> {
     let airlock = std::env::current_exe().context("cannot tell where the airlock binary is")?;
     let data_dir = std::path::absolute(data_dir).unwrap_or_else(|_| data_dir.to_path_buf());
-    let default = dirs::data_dir().map(|d| d.join("airlock"));
+    let default = airlock_api::host::default_data_dir();
     Ok(Options {
         airlock,
         data_dir: (default.as_ref() != Some(&data_dir)).then_some(data_dir),

@@ -4,6 +4,9 @@
 //! contract the gateway's hook is built on (../AGENT-HOOKS facts): what each agent sends on stdin,
 //! that a denial's reason reaches the model, and that a denied command does not run.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Unix only (docs/PLATFORMS.md): the agents start through npm's POSIX shims in
+// node_modules/.bin, their hook runs through /bin/sh, and a stuck agent is stopped with `kill -9`.
+#![cfg(unix)]
 
 mod common;
 

@@ -3,6 +3,9 @@
 //! `airlock` binary driven by tests/conformance/airlock-client.sh, with the scripted model
 //! proposing each scenario's tool call and an approver that answers automatically.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Unix only (docs/PLATFORMS.md): the suite drives Airlock through a shell script, with the
+// pinned Node reached through npm's POSIX shim.
+#![cfg(unix)]
 
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use serde_json::json;

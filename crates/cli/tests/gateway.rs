@@ -6,6 +6,9 @@
 //! killed while it waits → the item withdrawn; the engine restarted while it waits → the same
 //! item, and the decision reaches the agent.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Unix only (docs/PLATFORMS.md): `connect` writes the hook command for /bin/sh, the agents start
+// through npm's POSIX shims, and each runs in its own process group to be killed with `kill`.
+#![cfg(unix)]
 
 mod common;
 

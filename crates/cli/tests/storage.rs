@@ -5,6 +5,8 @@
 //! restart the approval — which may have reached the disk although its commit failed — is
 //! shown as not confirmed, and its call never runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+// Linux only: the faults are injected with strace.
+#![cfg(target_os = "linux")]
 
 mod common;
 

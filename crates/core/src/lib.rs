@@ -6,6 +6,7 @@ pub mod display;
 pub mod duration;
 pub mod ids;
 pub mod path;
+pub mod platform;
 pub mod policy;
 pub mod schema;
 pub mod server;

@@ -153,6 +153,12 @@ pub fn may_need_normalizing(path: &str) -> bool {
         || (PathStyle::NATIVE == PathStyle::Windows && path.contains('\\'))
 }
 
+/// Whether a path written in `style` is anchored (`/…`; on Windows a drive root, `\…`, a share
+/// or a verbatim prefix) rather than relative to a current folder.
+pub fn is_absolute_as(path: &str, style: PathStyle) -> bool {
+    style.split_anchor(path).1
+}
+
 /// True when a relative path, once normalised, stays below its base.
 pub fn stays_inside(relative: &str) -> bool {
     stays_inside_as(relative, PathStyle::NATIVE)
@@ -246,6 +252,24 @@ mod tests {
                 stays_inside_as(inside, Windows),
                 "{inside} counted as outside"
             );
+        }
+    }
+
+    #[test]
+    fn absolute_paths_are_told_apart_in_either_style() {
+        assert!(is_absolute_as("/home/ada", Posix));
+        assert!(!is_absolute_as("home/ada", Posix));
+        assert!(!is_absolute_as(r"C:\Users\ada", Posix));
+        for absolute in [
+            r"C:\Users\ada",
+            "C:/Users",
+            r"\\server\share\x",
+            r"\\?\C:\x",
+        ] {
+            assert!(is_absolute_as(absolute, Windows), "{absolute}");
+        }
+        for relative in ["Users", "C:Users", r"..\x"] {
+            assert!(!is_absolute_as(relative, Windows), "{relative}");
         }
     }
 

@@ -16,6 +16,7 @@ pub mod router;
 pub mod servers;
 mod sessions;
 mod settings;
+mod shell;
 pub mod tools;
 mod views;
 

@@ -208,7 +208,7 @@ mod tests {
     use super::*;
     use crate::commands::error::ErrorCode;
     use airlock_engine::EngineConfig;
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
     use std::time::Duration;
 
     fn engine(dir: &Path) -> Engine {
@@ -220,10 +220,12 @@ mod tests {
     }
 
     /// `@modelcontextprotocol/server-everything` over stdio, run by the Node pinned in
-    /// tests/mcp-servers (installed by `scripts/setup.sh --deps-only`).
+    /// tests/mcp-servers (installed by `scripts/setup.sh --deps-only`). Unix only: that Node is
+    /// reached through npm's POSIX shim (docs/PLATFORMS.md).
+    #[cfg(unix)]
     fn everything() -> ServerConfig {
-        let dir =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-servers/node_modules");
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/mcp-servers/node_modules");
         assert!(
             dir.exists(),
             "the test MCP servers are missing: run `bash scripts/setup.sh --deps-only`"
@@ -268,6 +270,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[tokio::test(flavor = "multi_thread")]
     async fn an_added_server_gets_ready_with_its_tools_and_its_log_tail_shows_its_stderr() {
         let data = tempfile::tempdir().unwrap();
@@ -316,6 +319,7 @@ mod tests {
         mcp.stop_all();
     }
 
+    #[cfg(unix)]
     fn set_enabled(engine: &Engine, name: &str, enabled: bool) {
         engine.set_server_enabled(name, enabled).unwrap();
     }

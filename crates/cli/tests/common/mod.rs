@@ -71,16 +71,20 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        // SIGTERM first so the engine stops its MCP servers, then make sure.
-        let _ = Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(5) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
+        // SIGTERM first so the engine stops its MCP servers, then make sure. (Windows has no
+        // SIGTERM and no `kill` command: straight to the end.)
+        #[cfg(unix)]
+        {
+            let _ = Command::new("kill")
+                .arg(self.child.id().to_string())
+                .status();
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(5) {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
-            std::thread::sleep(Duration::from_millis(20));
         }
         let _ = self.child.kill();
         let _ = self.child.wait();

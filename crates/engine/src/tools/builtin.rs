@@ -9,7 +9,9 @@
 //! "not existing" and is then followed by the write).
 
 use super::{ToolError, ToolSource};
+use crate::shell::{folder_for_shell, kept_from_commands, shell_for};
 use airlock_core::path::stays_inside;
+use airlock_core::platform::Os;
 use airlock_core::policy::NeedsApproval;
 use airlock_core::{BUILTIN_SERVER, ToolDef, ToolSetting};
 use cap_std::fs::Dir;
@@ -45,10 +47,7 @@ impl BuiltinTools {
         let hidden = self.hidden_env.read().unwrap_or_else(|p| p.into_inner());
         std::env::vars_os()
             .map(|(name, _)| name)
-            .filter(|name| {
-                let text = name.to_string_lossy();
-                text.starts_with("AIRLOCK_") || hidden.contains(text.as_ref())
-            })
+            .filter(|name| kept_from_commands(Os::NATIVE, &name.to_string_lossy(), &hidden))
             .collect()
     }
 
@@ -113,7 +112,12 @@ impl BuiltinTools {
         if !real.is_dir() {
             return Err(ToolError(format!("'{relative}' is not a folder")));
         }
-        Ok(real)
+        folder_for_shell(Os::NATIVE, &real).ok_or_else(|| {
+            ToolError(format!(
+                "'{relative}' ({}) cannot be a command's folder on this system",
+                real.display()
+            ))
+        })
     }
 
     /// File work runs on the blocking pool in one hop: resolving, creating and writing are all
@@ -195,8 +199,8 @@ impl BuiltinTools {
     async fn run_command(&self, args: &Value) -> Result<Value, ToolError> {
         let command = str_arg(args, "command")?;
         let cwd = self.command_folder(args.get("cwd").and_then(Value::as_str).unwrap_or("."))?;
-        let mut child = tokio::process::Command::new("sh");
-        child.arg("-c").arg(command).current_dir(&cwd);
+        let mut child = shell_for(Os::NATIVE, command).to_command();
+        child.current_dir(&cwd);
         // Airlock's own secrets stay out of what an approved command can read.
         for name in self.secret_env_names() {
             child.env_remove(name);
@@ -396,6 +400,7 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
     #[tokio::test]
     async fn runs_commands_in_the_workspace() {
         let dir = tempfile::tempdir().unwrap();
@@ -484,6 +489,7 @@ mod tests {
 
     /// Security finding: approved commands could read Airlock's own secrets from their
     /// environment (the providers' API keys).
+    #[cfg(unix)]
     #[tokio::test]
     async fn commands_run_in_their_folder_without_airlocks_secrets() {
         let dir = tempfile::tempdir().unwrap();
@@ -501,5 +507,39 @@ mod tests {
         let stdout = out["stdout"].as_str().unwrap();
         let real = dir.path().join("sub").canonicalize().unwrap();
         assert_eq!(stdout, format!("{}\nhome=hidden\n", real.display()));
+    }
+
+    /// Windows: cmd.exe gets the command line as typed (a quote stays a quote; the standard
+    /// library's quoting would have written `\"`), runs in the workspace's folder (given
+    /// without the `\\?\` that cmd.exe would take for a share), without Airlock's secrets,
+    /// and its exit code comes back.
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn commands_run_through_cmd_in_their_folder_without_airlocks_secrets() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("sub")).unwrap();
+        let tools = BuiltinTools::new(dir.path().to_path_buf());
+        // A variable every Windows process has stands in for a provider's key variable.
+        tools.hide_env("USERPROFILE");
+        let out = tools
+            .call(
+                "run_command",
+                &json!({"command": r#"echo "a b"& cd& echo home=%USERPROFILE%& exit 3"#, "cwd": "sub"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(out["exit_code"], json!(3), "{out}");
+        let stdout = out["stdout"].as_str().unwrap();
+        let real = dir.path().join("sub").canonicalize().unwrap();
+        let shown = folder_for_shell(Os::Windows, &real).unwrap();
+        assert_eq!(
+            stdout.lines().collect::<Vec<_>>(),
+            [
+                r#""a b""#.to_string(),
+                shown.display().to_string(),
+                "home=%USERPROFILE%".to_string()
+            ],
+            "{out}"
+        );
     }
 }
