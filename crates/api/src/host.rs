@@ -62,6 +62,8 @@ pub struct Host {
     data_dir: PathBuf,
     _lock: EngineLock,
     mcp: std::sync::Arc<airlock_mcp::McpManager>,
+    /// Starts and stops the phone inbox as its setting changes.
+    remote: tokio::task::JoinHandle<()>,
 }
 
 impl Host {
@@ -98,6 +100,7 @@ impl Host {
         )?;
         let served = crate::serve(engine.clone(), listener, token);
         let mcp = airlock_mcp::McpManager::start(&engine);
+        let remote = tokio::spawn(run_remote(engine.clone(), data_dir.to_path_buf()));
         Ok((
             Self {
                 engine,
@@ -105,6 +108,7 @@ impl Host {
                 data_dir: data_dir.to_path_buf(),
                 mcp,
                 _lock: lock,
+                remote,
             },
             served,
         ))
@@ -120,6 +124,37 @@ impl Drop for Host {
         // Clients are told first that no engine runs, then the servers stop.
         discovery::remove_endpoint(&self.data_dir);
         self.mcp.stop_all();
+        self.remote.abort();
+    }
+}
+
+/// The phone inbox while this engine runs: on where its setting says, restarted when the setting
+/// changes, off when it is cleared. A failure to listen is logged and the rest goes on.
+async fn run_remote(engine: Engine, data_dir: PathBuf) {
+    let mut events = engine.subscribe();
+    let mut running: Option<airlock_remote::RemoteServer> = None;
+    let mut want = engine.remote_listen().ok().flatten();
+    loop {
+        if running.as_ref().map(|r| r.addr) != want {
+            running = None;
+            if let Some(addr) = want {
+                match airlock_remote::start(engine.clone(), &data_dir, addr).await {
+                    Ok(server) => {
+                        tracing::info!(addr = %server.addr, "the phone inbox listens");
+                        running = Some(server);
+                    }
+                    Err(error) => tracing::warn!("{error}"),
+                }
+            }
+        }
+        loop {
+            match events.recv().await {
+                Ok(airlock_engine::EngineEvent::RemoteChanged { .. }) => break,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+        want = engine.remote_listen().ok().flatten();
     }
 }
 

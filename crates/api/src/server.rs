@@ -119,6 +119,10 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
         .route("/v1/providers", get(providers))
         .route("/v1/mode", put(set_mode))
         .route("/v1/paused", get(paused).put(set_paused))
+        .route("/v1/remote", get(remote).put(set_remote))
+        .route("/v1/remote/pair", post(remote_pair))
+        .route("/v1/remote/devices", get(remote_devices))
+        .route("/v1/remote/devices/{id}", delete(revoke_device))
         .route("/v1/window", post(show_window))
         .route("/v1/settings/{key}", put(set_setting))
         .route("/v1/servers", get(servers).post(add_server))
@@ -361,6 +365,58 @@ async fn set_paused(
 ) -> ApiResult<Value> {
     let changed = s.engine.set_paused(body.paused)?;
     Ok(Json(json!({ "paused": body.paused, "changed": changed })))
+}
+
+/// The phone inbox: where it listens (null: off) and the paired devices.
+async fn remote(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(json!({
+        "listen": s.engine.remote_listen()?.map(|a| a.to_string()),
+        "devices": s.engine.devices()?,
+    })))
+}
+
+#[derive(Deserialize)]
+struct RemoteBody {
+    listen: Option<String>,
+}
+
+async fn set_remote(
+    State(s): State<Arc<AppState>>,
+    Json(body): Json<RemoteBody>,
+) -> ApiResult<Value> {
+    let listen = body
+        .listen
+        .map(|text| {
+            text.parse::<std::net::SocketAddr>().map_err(|_| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid",
+                    format!("'{text}' is not ADDR:PORT (e.g. 100.64.0.7:8443)"),
+                )
+            })
+        })
+        .transpose()?;
+    s.engine.set_remote_listen(listen)?;
+    Ok(Json(json!({ "listen": listen.map(|a| a.to_string()) })))
+}
+
+/// A one-time pairing code with the page's address and the certificate's fingerprint.
+async fn remote_pair(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    let pairing = airlock_remote::pairing(&s.engine, s.engine.data_dir()).map_err(|e| match e {
+        airlock_remote::RemoteError::Engine(e) => ApiError::from(e),
+        other => ApiError::new(StatusCode::CONFLICT, "remote_off", other.to_string()),
+    })?;
+    Ok(Json(serde_json::to_value(pairing).unwrap_or_default()))
+}
+
+async fn remote_devices(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(
+        serde_json::to_value(s.engine.devices()?).unwrap_or_default(),
+    ))
+}
+
+async fn revoke_device(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
+    Ok(Json(json!({ "revoked": s.engine.revoke_device(&id)? })))
 }
 
 #[derive(Deserialize, Default)]

@@ -74,6 +74,7 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
         Command::Grants { action, json } => remembered(&client, "/v1/grants", action, json).await,
         Command::Audit { limit, json } => audit(&client, limit, json).await,
         Command::Insights { json } => crate::insights::insights(&client, json).await,
+        Command::Remote { action } => crate::remote::run(&client, action).await,
         Command::Agents {
             action: Some(crate::AgentsAction::Set { agent, fallback }),
             ..

@@ -12,6 +12,7 @@ mod bench;
 mod commands;
 mod insights;
 mod mcp_proxy;
+mod remote;
 mod serve;
 mod servers;
 
@@ -252,6 +253,12 @@ enum Command {
         #[command(subcommand)]
         action: Option<AgentsAction>,
     },
+    /// The paired phone inbox (HTTPS on an address you pick): `remote enable --listen
+    /// ADDR:PORT`, `disable`, `pair [--json]`, `devices [--json]`, `revoke ID`.
+    Remote {
+        #[command(subcommand)]
+        action: RemoteAction,
+    },
     /// Benchmarks (built with `--features bench`).
     #[cfg(feature = "bench")]
     Bench {
@@ -449,6 +456,30 @@ enum SettingsAction {
         key: String,
         value: String,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum RemoteAction {
+    /// Serve the phone inbox on this address (your LAN address, or a VPN's such as a Tailscale
+    /// address; never every interface).
+    Enable {
+        #[arg(long, value_name = "ADDR:PORT")]
+        listen: String,
+    },
+    /// Stop serving it (paired devices stay listed until revoked).
+    Disable,
+    /// A one-time code to pair a device, the page's address and the certificate's fingerprint.
+    Pair {
+        #[arg(long)]
+        json: bool,
+    },
+    /// The paired devices.
+    Devices {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a device: its token is refused from now on.
+    Revoke { id: String },
 }
 
 #[derive(Subcommand, Debug)]

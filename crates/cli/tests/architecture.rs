@@ -72,6 +72,11 @@ fn each_part_uses_only_what_it_may() {
             "airlock-mcp",
             &["airlock-core", "airlock-protocol", "airlock-engine"],
         ),
+        // The phone inbox: the engine's views over HTTPS.
+        (
+            "airlock-remote",
+            &["airlock-core", "airlock-protocol", "airlock-engine"],
+        ),
         (
             "airlock-api",
             &[
@@ -79,6 +84,7 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-protocol",
                 "airlock-engine",
                 "airlock-mcp",
+                "airlock-remote",
             ],
         ),
         // The agents' hook: a client of the local API (and the engine's fallback file).

@@ -32,6 +32,8 @@ pub enum Setting {
     DefaultProvider,
     /// The named model providers, by name.
     NamedProviders,
+    /// Where the paired phone inbox listens (`ADDR:PORT`, HTTPS); absent: off.
+    RemoteListen,
 }
 
 /// The prefix of the per-session keys that remember a session's chosen provider.
@@ -48,6 +50,7 @@ impl Setting {
         Setting::Paused,
         Setting::DefaultProvider,
         Setting::NamedProviders,
+        Setting::RemoteListen,
     ];
 
     /// The key in the database and in `PUT /v1/settings/KEY`.
@@ -62,6 +65,7 @@ impl Setting {
             Setting::Paused => "paused",
             Setting::DefaultProvider => "provider",
             Setting::NamedProviders => "providers",
+            Setting::RemoteListen => "remote_listen",
         }
     }
 
@@ -78,7 +82,8 @@ impl Setting {
             | Setting::WorkspaceMode
             | Setting::Paused
             | Setting::DefaultProvider
-            | Setting::NamedProviders => None,
+            | Setting::NamedProviders
+            | Setting::RemoteListen => None,
         }
     }
 
@@ -86,7 +91,7 @@ impl Setting {
         match self {
             Setting::ApprovalTimeoutSecs | Setting::ToolTimeoutSecs => SettingKind::Seconds,
             Setting::StepLimit => SettingKind::Count,
-            Setting::SystemPrompt => SettingKind::Text,
+            Setting::SystemPrompt | Setting::RemoteListen => SettingKind::Text,
             Setting::Notifications | Setting::Paused => SettingKind::Switch,
             Setting::WorkspaceMode => SettingKind::Mode,
             Setting::DefaultProvider | Setting::NamedProviders => SettingKind::Object,
@@ -110,6 +115,9 @@ impl Setting {
             Setting::DefaultProvider => "the default model provider (`airlock provider set`)",
             Setting::NamedProviders => {
                 "the named model providers (`airlock provider set --name NAME`)"
+            }
+            Setting::RemoteListen => {
+                "where the paired phone inbox listens (`airlock remote enable --listen ADDR:PORT`)"
             }
         }
     }

@@ -131,6 +131,7 @@ string_enum!(
         Policy => "policy",
         Timeout => "timeout",
         Engine => "engine",
+        Remote => "remote",
     }
 );
 

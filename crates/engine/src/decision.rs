@@ -59,6 +59,8 @@ pub(crate) struct Settlement {
     pub for_chat: bool,
     /// A timed or counted grant asked for with an approval.
     pub grant: Option<GrantAsked>,
+    /// The paired device (phone inbox) it comes from, by name.
+    pub device: Option<String>,
 }
 
 /// "Allow this tool (or these arguments) for a while, or for the next N calls", as asked.
@@ -114,6 +116,7 @@ impl Settlement {
             exact_args: false,
             for_chat: false,
             grant: None,
+            device: None,
         }
     }
 
@@ -142,6 +145,7 @@ impl From<DecisionRequest> for Settlement {
                 for_secs: request.for_secs,
                 times: request.times,
             }),
+            device: None,
         }
     }
 }
@@ -226,6 +230,7 @@ impl Inner {
                 for_chat: settlement.for_chat,
                 grant: checked.grant,
                 decided_by: by,
+                device: settlement.device.clone(),
                 refusal: checked.refusal.map(|(_, why)| why),
             });
         }

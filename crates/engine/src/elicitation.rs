@@ -156,7 +156,22 @@ impl Engine {
         answer: ElicitationAnswer,
         by: DecidedBy,
     ) -> Result<()> {
-        let settlement = Settlement::new(approval_id, Resolution::Answer(answer));
+        self.answer_as(Settlement::new(approval_id, Resolution::Answer(answer)), by)
+    }
+
+    /// [`Engine::answer`] from a paired device (the phone inbox), audited with its name.
+    pub fn answer_from_device(
+        &self,
+        approval_id: &str,
+        answer: ElicitationAnswer,
+        device: &str,
+    ) -> Result<()> {
+        let mut settlement = Settlement::new(approval_id, Resolution::Answer(answer));
+        settlement.device = Some(device.to_string());
+        self.answer_as(settlement, DecidedBy::Remote)
+    }
+
+    fn answer_as(&self, settlement: Settlement, by: DecidedBy) -> Result<()> {
         self.inner
             .settle(vec![settlement], by)?
             .pop()

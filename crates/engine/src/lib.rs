@@ -12,6 +12,7 @@ pub mod frontend;
 mod insights;
 pub mod pause;
 mod provider;
+pub mod remote;
 pub mod router;
 pub mod servers;
 mod sessions;
@@ -99,6 +100,8 @@ pub(crate) struct Inner {
     pub frontend: RwLock<Option<Arc<dyn Frontend>>>,
     /// Who waits on which agent item (the agent gateway).
     pub agent_waiters: agents::AgentWaiters,
+    /// One-time codes for pairing a phone (kept in memory: a restart forgets them).
+    pub pairing: remote::PairingCodes,
 }
 
 /// Cheap to clone; every clone is the same engine.
@@ -170,6 +173,7 @@ impl Engine {
                 paused,
                 frontend: RwLock::new(None),
                 agent_waiters: agents::AgentWaiters::default(),
+                pairing: remote::PairingCodes::default(),
             }),
         };
         engine.recover()?;
@@ -260,6 +264,33 @@ impl Engine {
     ) -> Result<Vec<Result<ApprovalRow>>> {
         self.inner
             .settle(requests.into_iter().map(Into::into).collect(), by)
+    }
+
+    /// Decisions from a paired device (the phone inbox): the same path, audited with the
+    /// device's name. A device decides one call at a time: no grants, nothing remembered, no
+    /// "allow for this chat" — those are refused before anything is decided.
+    pub fn decide_many_from_device(
+        &self,
+        requests: Vec<DecisionRequest>,
+        device: &str,
+    ) -> Result<Vec<Result<ApprovalRow>>> {
+        if let Some(standing) = requests.iter().find(|r| {
+            r.for_chat || r.remember.is_some() || r.for_secs.is_some() || r.times.is_some()
+        }) {
+            return Err(EngineError::NotAllowed(format!(
+                "{}: a paired device decides one call; grants and remembered decisions are made on the desktop",
+                standing.approval_id
+            )));
+        }
+        let settlements = requests
+            .into_iter()
+            .map(|request| {
+                let mut settlement: decision::Settlement = request.into();
+                settlement.device = Some(device.to_string());
+                settlement
+            })
+            .collect();
+        self.inner.settle(settlements, DecidedBy::Remote)
     }
 
     /// Whether a notification may offer to approve this item (see the decision path's rule:

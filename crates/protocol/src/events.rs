@@ -102,6 +102,10 @@ pub enum EngineEvent {
     Paused {
         paused: bool,
     },
+    /// The phone inbox was switched on (where it listens) or off.
+    RemoteChanged {
+        listen: Option<String>,
+    },
     /// A server was added, changed, enabled, disabled or removed, or its state changed
     /// (starting, ready, failed): whoever shows the servers reads them again.
     ServersChanged {

@@ -7,6 +7,7 @@ pub mod error;
 pub mod events;
 pub mod insights;
 pub mod provider;
+pub mod remote;
 pub mod requests;
 pub mod rows;
 pub mod views;
@@ -21,6 +22,7 @@ pub use insights::{
     DayCount, InsightSuggestion, Insights, RuleSuggestion, SuggestedAction, ToolInsight,
 };
 pub use provider::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSettings};
+pub use remote::{DeviceView, Pairing};
 pub use requests::{DecisionRequest, ElicitationAction, ElicitationAnswer};
 pub use rows::{
     AgentOrigin, ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow,

@@ -43,6 +43,8 @@ pub struct DecisionInput {
     /// session this one): later calls of the tool (or these arguments) run until it ends.
     pub grant: Option<GrantLimits>,
     pub decided_by: DecidedBy,
+    /// The paired device it came from (the phone inbox), named in the audit trail.
+    pub device: Option<String>,
     /// The engine's reason to refuse this decision, found before the transaction: the refusal
     /// is recorded in the audit trail and changes nothing else.
     pub refusal: Option<String>,
@@ -66,6 +68,7 @@ impl DecisionInput {
             for_chat: false,
             grant: None,
             decided_by,
+            device: None,
             refusal: None,
         }
     }
@@ -450,6 +453,7 @@ fn apply_decision(
             "args_shown": row.args, "args_run": approve.then_some(&run_args),
             "edited": input.edited_args.is_some(), "reason": input.reason,
             "remember": input.remember.as_str(), "for_chat": input.for_chat,
+            "device": input.device,
             "grant": input.grant.as_ref().filter(|_| approve).map(|g| json!({
                 "expires_at": g.expires_at, "uses": g.uses,
             })),

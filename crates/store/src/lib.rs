@@ -7,6 +7,7 @@ mod agents;
 mod approvals;
 mod audit;
 mod calls;
+mod devices;
 mod grants;
 mod history;
 mod pins;
@@ -94,7 +95,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 7] = [
+const MIGRATIONS: [&str; 8] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -102,6 +103,7 @@ const MIGRATIONS: [&str; 7] = [
     include_str!("migration_5_agents.sql"),
     include_str!("migration_6_grants.sql"),
     include_str!("migration_7_same_call.sql"),
+    include_str!("migration_8_devices.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -1,0 +1,84 @@
+//! `airlock remote`: the paired phone inbox, through the running engine's local API.
+
+use crate::RemoteAction;
+use crate::commands::text;
+use airlock_api::ApiClient;
+use airlock_api::client::encode;
+use anyhow::bail;
+use serde_json::{Value, json};
+use std::process::ExitCode;
+
+pub async fn run(client: &ApiClient, action: RemoteAction) -> anyhow::Result<ExitCode> {
+    match action {
+        RemoteAction::Enable { listen } => {
+            let answer: Value = client
+                .put("/v1/remote", &json!({ "listen": listen }))
+                .await?;
+            println!(
+                "the phone inbox listens on https://{} — pair a device with `airlock remote pair`",
+                text(&answer["listen"])
+            );
+        }
+        RemoteAction::Disable => {
+            let _: Value = client.put("/v1/remote", &json!({ "listen": null })).await?;
+            println!("the phone inbox is off");
+        }
+        RemoteAction::Pair { json } => {
+            let pairing: Value = client.post("/v1/remote/pair", &json!({})).await?;
+            if json {
+                let shown = json!({
+                    "url": pairing["url"], "code": pairing["code"],
+                    "fingerprint": pairing["fingerprint"], "expires_at": pairing["expires_at"],
+                });
+                println!("{shown}");
+            } else {
+                println!("open      {}", text(&pairing["url"]));
+                println!(
+                    "code      {} (once, until {})",
+                    text(&pairing["code"]),
+                    text(&pairing["expires_at"])
+                );
+                println!(
+                    "check     the certificate's SHA-256 fingerprint is {}",
+                    text(&pairing["fingerprint"])
+                );
+            }
+        }
+        RemoteAction::Devices { json } => {
+            let devices: Value = client.get("/v1/remote/devices").await?;
+            if json {
+                let listed: Vec<Value> = devices
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|d| json!({"id": d["id"], "name": d["name"], "last_used": d["last_used"], "revoked_at": d["revoked_at"]}))
+                    .collect();
+                println!("{}", Value::Array(listed));
+            } else {
+                for device in devices.as_array().into_iter().flatten() {
+                    println!(
+                        "{}\t{}\tlast used {}{}",
+                        text(&device["id"]),
+                        text(&device["name"]),
+                        device["last_used"].as_str().unwrap_or("never"),
+                        if device["revoked_at"].is_null() {
+                            ""
+                        } else {
+                            "\trevoked"
+                        }
+                    );
+                }
+            }
+        }
+        RemoteAction::Revoke { id } => {
+            let answer: Value = client
+                .delete(&format!("/v1/remote/devices/{}", encode(&id)))
+                .await?;
+            if answer["revoked"] != json!(true) {
+                bail!("no paired device {id} (or it was revoked already)");
+            }
+            println!("revoked {id}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

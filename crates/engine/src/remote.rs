@@ -1,0 +1,205 @@
+//! The engine's part of the paired phone inbox: where it listens, one-time pairing codes, and
+//! the devices with their tokens (only a hash of each is kept). The HTTPS server itself is
+//! `crates/remote`; it asks the engine which device a token belongs to on every request.
+
+use crate::*;
+use airlock_core::Setting;
+use airlock_protocol::DeviceView;
+use sha2::{Digest, Sha256};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+/// How long a pairing code is accepted.
+pub const PAIRING_TTL: Duration = Duration::from_secs(5 * 60);
+/// The longest device name kept.
+const MAX_DEVICE_NAME: usize = 64;
+/// Letters and digits nobody confuses when typing a code from a screen (no 0/O, 1/I/L).
+const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
+
+/// Live pairing codes and when each stops being accepted.
+#[derive(Debug, Default)]
+pub struct PairingCodes(Mutex<Vec<(String, Instant)>>);
+
+fn token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// Compares without stopping at the first difference, so timing says nothing about a code.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Engine {
+    /// Where the phone inbox listens, when it is on.
+    pub fn remote_listen(&self) -> Result<Option<SocketAddr>> {
+        Ok(self
+            .inner
+            .store
+            .setting(Setting::RemoteListen.key())?
+            .and_then(|value| value.as_str()?.parse().ok()))
+    }
+
+    /// Switches the phone inbox on at `listen`, or off. Never on every interface: the person
+    /// names the address (their LAN's, or a VPN's such as a Tailscale address).
+    pub fn set_remote_listen(&self, listen: Option<SocketAddr>) -> Result<()> {
+        if let Some(addr) = listen
+            && addr.ip().is_unspecified()
+        {
+            return Err(EngineError::Invalid(format!(
+                "{addr} listens on every interface; name one address (your LAN address, or a VPN's such as Tailscale's)"
+            )));
+        }
+        let key = Setting::RemoteListen.key();
+        match listen {
+            Some(addr) => self
+                .inner
+                .store
+                .set_setting(key, &serde_json::json!(addr.to_string()))?,
+            None => self
+                .inner
+                .store
+                .set_setting(key, &serde_json::Value::Null)?,
+        }
+        self.inner.emit(EngineEvent::RemoteChanged {
+            listen: listen.map(|a| a.to_string()),
+        });
+        Ok(())
+    }
+
+    /// A new one-time pairing code and when it expires (RFC 3339).
+    pub fn new_pairing_code(&self) -> (String, String) {
+        let code: String = (0..10)
+            .map(|_| CODE_ALPHABET[rand::random_range(0..CODE_ALPHABET.len())] as char)
+            .collect();
+        let now = Instant::now();
+        let mut codes = self
+            .inner
+            .pairing
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        codes.retain(|(_, until)| *until > now);
+        codes.push((code.clone(), now + PAIRING_TTL));
+        let expires = time::OffsetDateTime::now_utc() + PAIRING_TTL;
+        let expires = expires
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        (code, expires)
+    }
+
+    /// Pairs a device with a live code (used up by it): a new token, returned once.
+    pub fn pair_device(&self, code: &str, name: &str) -> Result<(DeviceView, String)> {
+        let name: String = name
+            .trim()
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(MAX_DEVICE_NAME)
+            .collect();
+        if name.is_empty() {
+            return Err(EngineError::Invalid("name the device".into()));
+        }
+        let typed = code.trim().to_ascii_uppercase();
+        let found = {
+            let now = Instant::now();
+            let mut codes = self
+                .inner
+                .pairing
+                .0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            codes.retain(|(_, until)| *until > now);
+            let at = codes
+                .iter()
+                .position(|(live, _)| same(live.as_bytes(), typed.as_bytes()));
+            at.map(|at| codes.remove(at))
+        };
+        if found.is_none() {
+            return Err(EngineError::NotAllowed(
+                "wrong or expired pairing code".into(),
+            ));
+        }
+        // 256 random bits.
+        let token = format!(
+            "{:032x}{:032x}",
+            rand::random::<u128>(),
+            rand::random::<u128>()
+        );
+        let device = self.inner.store.add_device(
+            &airlock_core::ids::new_id("dev"),
+            &name,
+            &token_hash(&token),
+        )?;
+        Ok((device, token))
+    }
+
+    /// The device a token belongs to (not revoked), marked used now.
+    pub fn device_for_token(&self, token: &str) -> Result<Option<DeviceView>> {
+        Ok(self.inner.store.device_by_token_hash(&token_hash(token))?)
+    }
+
+    pub fn devices(&self) -> Result<Vec<DeviceView>> {
+        Ok(self.inner.store.devices()?)
+    }
+
+    pub fn revoke_device(&self, id: &str) -> Result<bool> {
+        Ok(self.inner.store.revoke_device(id)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn engine() -> (tempfile::TempDir, Engine) {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::open(EngineConfig {
+            data_dir: dir.path().to_path_buf(),
+            workspace: Some(dir.path().join("workspace")),
+        })
+        .unwrap();
+        (dir, engine)
+    }
+
+    #[test]
+    fn a_code_pairs_one_device_once_and_a_revoked_token_is_refused() {
+        let (_dir, engine) = engine();
+        let (code, _) = engine.new_pairing_code();
+        assert!(engine.pair_device("WRONGCODE0", "Pixel").is_err());
+        let (device, token) = engine
+            .pair_device(&code.to_lowercase(), " Pixel 7\u{1b}[2J ")
+            .unwrap();
+        assert_eq!(device.name, "Pixel 7[2J");
+        assert!(
+            engine.pair_device(&code, "Second").is_err(),
+            "a code pairs once"
+        );
+        assert_eq!(
+            engine.device_for_token(&token).unwrap().unwrap().id,
+            device.id
+        );
+        assert!(engine.device_for_token("not-a-token").unwrap().is_none());
+        assert!(engine.revoke_device(&device.id).unwrap());
+        assert!(engine.device_for_token(&token).unwrap().is_none());
+        assert!(engine.devices().unwrap()[0].revoked_at.is_some());
+    }
+
+    #[test]
+    fn the_phone_inbox_never_listens_on_every_interface() {
+        let (_dir, engine) = engine();
+        assert!(
+            engine
+                .set_remote_listen(Some("0.0.0.0:8443".parse().unwrap()))
+                .is_err()
+        );
+        engine
+            .set_remote_listen(Some("100.64.0.7:8443".parse().unwrap()))
+            .unwrap();
+        assert_eq!(
+            engine.remote_listen().unwrap(),
+            Some("100.64.0.7:8443".parse().unwrap())
+        );
+        engine.set_remote_listen(None).unwrap();
+        assert_eq!(engine.remote_listen().unwrap(), None);
+    }
+}

@@ -1,0 +1,96 @@
+//! The paired phone inbox: an HTTPS server on the address the person picked (never every
+//! interface), with a certificate made on first use. A device pairs with a one-time code and
+//! gets its own token; with it, it can only list what waits, approve, deny with a reason, edit
+//! (schema-checked) and answer forms — every other path answers 403, and a missing, wrong or
+//! revoked token 401. Pairing attempts are rate-limited; every decision is audited with the
+//! device's name.
+
+mod routes;
+pub mod tls;
+
+use airlock_engine::Engine;
+use airlock_protocol::Pairing;
+use std::net::SocketAddr;
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error(transparent)]
+    Tls(#[from] tls::TlsError),
+    #[error("the phone inbox is off; turn it on with `airlock remote enable --listen ADDR:PORT`")]
+    Off,
+    #[error("the phone inbox cannot listen on {addr}: {message}")]
+    Listen { addr: SocketAddr, message: String },
+    #[error(transparent)]
+    Engine(#[from] airlock_engine::EngineError),
+}
+
+/// A running phone inbox; dropping it stops it.
+#[derive(Debug)]
+pub struct RemoteServer {
+    pub addr: SocketAddr,
+    handle: axum_server::Handle<SocketAddr>,
+}
+
+impl Drop for RemoteServer {
+    fn drop(&mut self) {
+        self.handle.shutdown();
+    }
+}
+
+/// Starts the phone inbox on `listen` (HTTPS).
+pub async fn start(
+    engine: Engine,
+    data_dir: &Path,
+    listen: SocketAddr,
+) -> Result<RemoteServer, RemoteError> {
+    let certificate = tls::load_or_create(data_dir, listen.ip())?;
+    let config = axum_server::tls_rustls::RustlsConfig::from_pem(
+        certificate.cert_pem.into_bytes(),
+        certificate.key_pem.into_bytes(),
+    )
+    .await
+    .map_err(|e| RemoteError::Listen {
+        addr: listen,
+        message: e.to_string(),
+    })?;
+    let listener = std::net::TcpListener::bind(listen).map_err(|e| RemoteError::Listen {
+        addr: listen,
+        message: e.to_string(),
+    })?;
+    let addr = listener.local_addr().map_err(|e| RemoteError::Listen {
+        addr: listen,
+        message: e.to_string(),
+    })?;
+    let handle = axum_server::Handle::new();
+    let server = axum_server::from_tcp_rustls(listener, config)
+        .map_err(|e| RemoteError::Listen {
+            addr: listen,
+            message: e.to_string(),
+        })?
+        .handle(handle.clone());
+    let app = routes::router(engine);
+    tokio::spawn(async move {
+        if let Err(error) = server
+            .serve(app.into_make_service_with_connect_info::<SocketAddr>())
+            .await
+        {
+            tracing::warn!("the phone inbox stopped: {error}");
+        }
+    });
+    Ok(RemoteServer { addr, handle })
+}
+
+/// A new pairing code with the page's address and the certificate's fingerprint: what
+/// `airlock remote pair` prints and Settings shows as a QR code.
+pub fn pairing(engine: &Engine, data_dir: &Path) -> Result<Pairing, RemoteError> {
+    let listen = engine.remote_listen()?.ok_or(RemoteError::Off)?;
+    let certificate = tls::load_or_create(data_dir, listen.ip())?;
+    let (code, expires_at) = engine.new_pairing_code();
+    Ok(Pairing {
+        url: format!("https://{listen}"),
+        code,
+        fingerprint: certificate.fingerprint,
+        expires_at,
+    })
+}

@@ -1,0 +1,260 @@
+//! The phone inbox over real HTTPS with its generated certificate: pairing, what a device may
+//! and may not do, revocation, the rate limit on pairing, and the audit trail naming the device.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use airlock_engine::{Engine, EngineConfig, ProviderSettings};
+use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+struct Phone {
+    _dir: tempfile::TempDir,
+    engine: Engine,
+    model: ScriptedModel,
+    server: airlock_remote::RemoteServer,
+    http: reqwest::Client,
+    data_dir: std::path::PathBuf,
+}
+
+async fn phone(replies: Vec<Reply>) -> Phone {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(replies).await.unwrap();
+    let engine = Engine::open(EngineConfig {
+        data_dir: dir.path().to_path_buf(),
+        workspace: Some(dir.path().join("workspace")),
+    })
+    .unwrap();
+    engine
+        .set_provider(ProviderSettings {
+            base_url: model.base_url(),
+            model: "scripted".into(),
+            ..ProviderSettings::default()
+        })
+        .unwrap();
+    let server = airlock_remote::start(engine.clone(), dir.path(), "127.0.0.1:0".parse().unwrap())
+        .await
+        .unwrap();
+    // Pairing names the address it listens on.
+    engine.set_remote_listen(Some(server.addr)).unwrap();
+    // The phone trusts exactly the certificate Airlock made (as a person does after checking
+    // its fingerprint).
+    let pem = std::fs::read(dir.path().join("remote-cert.pem")).unwrap();
+    let http = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(&pem).unwrap()])
+        .timeout(Duration::from_secs(20))
+        .build()
+        .unwrap();
+    Phone {
+        data_dir: dir.path().to_path_buf(),
+        _dir: dir,
+        engine,
+        model,
+        server,
+        http,
+    }
+}
+
+impl Phone {
+    fn url(&self, path: &str) -> String {
+        format!("https://{}{path}", self.server.addr)
+    }
+
+    async fn pair(&self, name: &str) -> String {
+        let pairing = airlock_remote::pairing(&self.engine, &self.data_dir).unwrap();
+        assert_eq!(pairing.url, format!("https://{}", self.server.addr));
+        let answer: Value = self
+            .http
+            .post(self.url("/v1/pair"))
+            .json(&json!({"code": pairing.code, "device_name": name}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        answer["token"].as_str().unwrap().to_string()
+    }
+
+    async fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
+        let mut request = self.http.get(self.url(path));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
+        let response = self
+            .http
+            .post(self.url(path))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+}
+
+fn write(id: &str, path: &str) -> ScriptedCall {
+    ScriptedCall::new(
+        id,
+        "builtin__write_file",
+        json!({"path": path, "content": "x"}),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paired_phone_approves_denies_and_edits_and_the_model_reads_each_outcome() {
+    let p = phone(vec![
+        Reply::ToolCalls(vec![
+            write("c1", "a.txt"),
+            write("c2", "b.txt"),
+            write("c3", "c.txt"),
+        ]),
+        Reply::Text("done".into()),
+    ])
+    .await;
+    let token = p.pair("Pixel 7").await;
+    p.engine.send_message("s", "write three").unwrap();
+    let items = loop {
+        let (status, items) = p.get("/v1/inbox", Some(&token)).await;
+        assert_eq!(status, 200, "{items}");
+        if items.as_array().unwrap().len() == 3 {
+            break items;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let id = |path: &str| {
+        items
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["args"]["path"] == path)
+            .map(|i| (i["approval_id"].clone(), i["args_hash"].clone()))
+            .unwrap()
+    };
+    // A phone decides one call: no grants, nothing remembered.
+    let (a, a_hash) = id("a.txt");
+    let (status, _) = p
+        .post(
+            "/v1/decisions",
+            &token,
+            json!({"approval_id": a, "approve": true, "times": 5}),
+        )
+        .await;
+    assert_eq!(status, 403);
+    let (status, _) = p
+        .post(
+            "/v1/decisions",
+            &token,
+            json!({"approval_id": a, "approve": true, "args_hash": a_hash}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (b, _) = id("b.txt");
+    let (status, _) = p
+        .post(
+            "/v1/decisions",
+            &token,
+            json!({"approval_id": b, "approve": false, "reason": "not from my phone"}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (c, _) = id("c.txt");
+    // An edit is checked against the tool's schema like any other.
+    let (status, _) = p
+        .post(
+            "/v1/decisions",
+            &token,
+            json!({"approval_id": c, "approve": true, "args": {"path": "c.txt"}}),
+        )
+        .await;
+    assert_eq!(status, 409, "an edit that fails the schema is refused");
+    let (status, _) = p
+        .post("/v1/decisions", &token, json!({"approval_id": c, "approve": true, "args": {"path": "c.txt", "content": "edited"}}))
+        .await;
+    assert_eq!(status, 200);
+    p.engine.wait_turn("s").await.unwrap();
+    let workspace = p.data_dir.join("workspace");
+    assert!(workspace.join("a.txt").exists());
+    assert!(!workspace.join("b.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("c.txt")).unwrap(),
+        "edited"
+    );
+    let next = p.model.requests()[1].to_string();
+    assert!(next.contains("not from my phone"), "{next}");
+    // The audit trail names the device for each of its decisions.
+    let audit = p.engine.audit(100).unwrap();
+    let by_phone: Vec<_> = audit
+        .iter()
+        .filter(|row| row.actor == "remote" && matches!(row.action.as_str(), "approved" | "denied"))
+        .collect();
+    assert_eq!(by_phone.len(), 3, "{audit:?}");
+    assert!(by_phone.iter().all(|row| row.detail["device"] == "Pixel 7"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_phone_may_do_nothing_else_and_a_revoked_phone_nothing_at_all() {
+    let p = phone(Vec::new()).await;
+    let token = p.pair("Pixel 7").await;
+    for path in [
+        "/v1/rules",
+        "/v1/servers",
+        "/v1/grants",
+        "/v1/remembered",
+        "/v1/settings",
+        "/v1/sessions",
+        "/v1/provider",
+        "/v1/audit",
+    ] {
+        let (status, _) = p.get(path, Some(&token)).await;
+        assert_eq!(status, 403, "{path}");
+    }
+    let (status, _) = p.post("/v1/rules", &token, json!({"server": "builtin", "tool": "run_command", "pointer": "/command", "glob": "*", "effect": "allow"})).await;
+    assert_eq!(status, 403);
+    assert!(p.engine.rules().unwrap().is_empty());
+    let (status, _) = p
+        .post("/v1/mode", &token, json!({"mode": "never-ask"}))
+        .await;
+    assert_eq!(status, 403);
+    // No token, a wrong one, a revoked one: 401.
+    assert_eq!(p.get("/v1/inbox", None).await.0, 401);
+    assert_eq!(p.get("/v1/inbox", Some("guess")).await.0, 401);
+    assert_eq!(p.get("/v1/inbox", Some(&token)).await.0, 200);
+    let devices = p.engine.devices().unwrap();
+    assert_eq!(devices.len(), 1);
+    assert!(devices[0].last_used.is_some());
+    p.engine.revoke_device(&devices[0].id).unwrap();
+    assert_eq!(p.get("/v1/inbox", Some(&token)).await.0, 401);
+    assert_eq!(p.get("/v1/rules", Some(&token)).await.0, 401);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wrong_pairing_codes_are_rate_limited_even_for_the_right_one() {
+    let p = phone(Vec::new()).await;
+    for _ in 0..5 {
+        let response = p
+            .http
+            .post(p.url("/v1/pair"))
+            .json(&json!({"code": "WRONGCODE2", "device_name": "attacker"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), 403);
+    }
+    let pairing = airlock_remote::pairing(&p.engine, &p.data_dir).unwrap();
+    let response = p
+        .http
+        .post(p.url("/v1/pair"))
+        .json(&json!({"code": pairing.code, "device_name": "mine"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 429);
+    assert!(p.engine.devices().unwrap().is_empty());
+}
