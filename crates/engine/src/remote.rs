@@ -20,6 +20,16 @@ const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 #[derive(Debug, Default)]
 pub struct PairingCodes(Mutex<Vec<(String, Instant)>>);
 
+impl PairingCodes {
+    /// The live codes (expired ones dropped), to read or change.
+    fn live(&self) -> std::sync::MutexGuard<'_, Vec<(String, Instant)>> {
+        let mut codes = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        codes.retain(|(_, until)| *until > now);
+        codes
+    }
+}
+
 fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
@@ -71,15 +81,10 @@ impl Engine {
         let code: String = (0..10)
             .map(|_| CODE_ALPHABET[rand::random_range(0..CODE_ALPHABET.len())] as char)
             .collect();
-        let now = Instant::now();
-        let mut codes = self
-            .inner
+        self.inner
             .pairing
-            .0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        codes.retain(|(_, until)| *until > now);
-        codes.push((code.clone(), now + PAIRING_TTL));
+            .live()
+            .push((code.clone(), Instant::now() + PAIRING_TTL));
         let expires = time::OffsetDateTime::now_utc() + PAIRING_TTL;
         let expires = expires
             .format(&time::format_description::well_known::Rfc3339)
@@ -100,14 +105,7 @@ impl Engine {
         }
         let typed = code.trim().to_ascii_uppercase();
         let found = {
-            let now = Instant::now();
-            let mut codes = self
-                .inner
-                .pairing
-                .0
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            codes.retain(|(_, until)| *until > now);
+            let mut codes = self.inner.pairing.live();
             let at = codes
                 .iter()
                 .position(|(live, _)| same(live.as_bytes(), typed.as_bytes()));
