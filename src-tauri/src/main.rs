@@ -23,7 +23,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use tauri::{Manager, RunEvent, WindowEvent};
+use tauri::{Manager, RunEvent};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -41,7 +41,13 @@ struct Args {
     /// Port of the local API on 127.0.0.1 (default: any free port; see DATA_DIR/api.json).
     #[arg(long, default_value_t = 0)]
     api_port: u16,
+    /// Start in the tray without opening the window (how the login entry starts Airlock).
+    #[arg(long)]
+    hidden: bool,
 }
+
+/// The argument the login entry (Settings → Start at login) starts Airlock with.
+const HIDDEN_ARG: &str = "--hidden";
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -97,25 +103,38 @@ fn run(args: Args) -> anyhow::Result<()> {
         engine: engine.clone(),
         api_addr: host.addr,
     };
+    let hidden = args.hidden;
     let app = tauri::Builder::default()
+        .plugin(
+            tauri_plugin_autostart::Builder::new()
+                .arg(HIDDEN_ARG)
+                .build(),
+        )
         .manage(shell)
+        .manage(window::Navigation::default())
         .invoke_handler(command_handler!())
         .setup(move |app| {
             engine.set_frontend(Arc::new(window::WindowFrontend(app.handle().clone())));
             tray::install(app.handle())?;
             events::forward(app.handle().clone(), engine.clone());
-            Ok(())
-        })
-        .on_window_event(|window, event| {
-            // Closing the window keeps Airlock running in the tray.
-            if let WindowEvent::CloseRequested { api, .. } = event {
-                api.prevent_close();
-                let _ = window.hide();
+            // The window is not created from the configuration (`create: false`): started at
+            // login, Airlock waits in the tray until it is opened.
+            if !hidden {
+                window::show(app.handle());
             }
+            Ok(())
         })
         .build(tauri::generate_context!())?;
     let mut host = Some(host);
     app.run(move |handle, event| {
+        // Closing the window destroys it (its web view's processes exit); Airlock keeps running
+        // in the tray until Quit (`exit` gives a code; a window closing gives none).
+        if let RunEvent::ExitRequested {
+            code: None, api, ..
+        } = &event
+        {
+            api.prevent_exit();
+        }
         // macOS: a click on the running app's Dock icon (a second launch starts no process there)
         // brings back the window that was closed to the tray.
         #[cfg(target_os = "macos")]
@@ -155,5 +174,18 @@ fn show_running_app(dir: &Path) -> anyhow::Result<()> {
             "Airlock is already running for {} but does not answer: {error}",
             dir.display()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_login_entry_starts_hidden() {
+        let parsed = Args::try_parse_from(["airlock-desktop", HIDDEN_ARG]);
+        assert!(parsed.is_ok_and(|args| args.hidden));
+        let parsed = Args::try_parse_from(["airlock-desktop", "--data-dir", "/tmp/x"]);
+        assert!(parsed.is_ok_and(|args| !args.hidden));
     }
 }

@@ -370,24 +370,20 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     let status: Value = api.get("/v1/status").await.unwrap();
     let pid = u32::try_from(status["pid"].as_u64().unwrap()).unwrap();
     let display = x11::Display::open();
-    let mut window = None;
-    until_true("the window on screen", || {
-        window = display
-            .windows(pid, "Airlock")
-            .into_iter()
-            .find(|&w| display.viewable(w));
-        window.is_some()
-    })
-    .await;
-    let window = window.unwrap();
+    let window = shown_window(&display, pid).await;
+    assert!(
+        !support::web_processes(pid).is_empty(),
+        "the window's web view runs in a WebKitWebProcess"
+    );
 
-    // 1. Closing the window keeps Airlock running: hidden, the API still answers.
+    // 1. Closing the window destroys it and its web process; Airlock keeps running in the tray
+    // and the API still answers.
     display.request_close(window);
-    until_true("the window hidden", || !display.viewable(window)).await;
+    closed(&display, pid).await;
     let still: Value = api.get("/v1/status").await.unwrap();
     assert_eq!(still["pid"], status["pid"]);
 
-    // 2. Launching again on the same data directory shows the running app's window.
+    // 2. Launching again on the same data directory opens the running app's window again.
     let second = Command::new(env!("CARGO_BIN_EXE_airlock-desktop"))
         .arg("--data-dir")
         .arg(data.path())
@@ -400,12 +396,14 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
         String::from_utf8_lossy(&second.stderr).contains("showed its window"),
         "{second:?}"
     );
-    until_true("the window shown again", || display.viewable(window)).await;
-
-    // 3. Hidden again, a request arrives; clicking its notification opens the inbox on it.
+    let window = shown_window(&display, pid).await;
+    ui.attach_to_new_window().await;
     ui.click("[data-testid=nav-chat]").await;
+    ui.screenshot(&out, "reopened-on-relaunch").await;
+
+    // 3. Closed again, a request arrives; clicking its notification opens a new window on it.
     display.request_close(window);
-    until_true("the window hidden", || !display.viewable(window)).await;
+    closed(&display, pid).await;
     let _ = Command::new("dunstctl").arg("close-all").status();
     api.send_message("clicked", "write it").await.unwrap();
     let mut pending = Vec::new();
@@ -423,14 +421,16 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
         .clone();
     // dunst shows it once the burst window has passed; its "action" is a left click on it.
     let deadline = tokio::time::Instant::now() + WAIT;
-    while !display.viewable(window) {
+    while viewable_window(&display, pid).is_none() {
         assert!(
             tokio::time::Instant::now() < deadline,
-            "clicking the notification never showed the window"
+            "clicking the notification never opened the window"
         );
         let _ = Command::new("dunstctl").args(["action", "0"]).status();
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    let window = shown_window(&display, pid).await;
+    ui.attach_to_new_window().await;
     ui.until(
         "the inbox focused on the clicked request",
         &format!("return document.querySelector('.row.item.focused[data-approval-id=\"{approval_id}\"]') !== null"),
@@ -438,17 +438,15 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     .await;
     ui.screenshot(&out, "inbox-from-notification").await;
 
-    // 4. The tray: hidden again, its menu counts the request, and Open inbox shows the window.
+    // 4. The tray: closed again, its menu counts the request, and Open inbox opens a new window.
     display.request_close(window);
-    until_true("the window hidden", || !display.viewable(window)).await;
+    closed(&display, pid).await;
     tray::open_menu();
     tokio::time::sleep(Duration::from_millis(700)).await;
     ui.screenshot(&out, "tray-menu").await;
     tray::choose(1);
-    until_true("the window shown from the tray", || {
-        display.viewable(window)
-    })
-    .await;
+    shown_window(&display, pid).await;
+    ui.attach_to_new_window().await;
     ui.find("[data-approval-id]").await;
     assert_eq!(
         tray_menu(ui).await,
@@ -493,6 +491,37 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     let paused: Value = api.get("/v1/paused").await.unwrap();
     assert_eq!(paused["paused"], json!(false));
     app.end().await;
+}
+
+/// The app's window on screen, if there is one.
+fn viewable_window(display: &x11::Display, pid: u32) -> Option<u32> {
+    display
+        .windows(pid, "Airlock")
+        .into_iter()
+        .find(|&w| display.viewable(w))
+}
+
+/// Waits for the app's window on screen.
+async fn shown_window(display: &x11::Display, pid: u32) -> u32 {
+    let mut window = None;
+    until_true("the window on screen", || {
+        window = viewable_window(display, pid);
+        window.is_some()
+    })
+    .await;
+    window.unwrap()
+}
+
+/// Waits until the window is gone, its web process too (the web view was released).
+async fn closed(display: &x11::Display, pid: u32) {
+    until_true("the window gone", || {
+        display.windows(pid, "Airlock").is_empty()
+    })
+    .await;
+    until_true("the WebKitWebProcess gone", || {
+        support::web_processes(pid).is_empty()
+    })
+    .await;
 }
 
 /// The tray menu's changing lines, read back from the live menu items by the app.

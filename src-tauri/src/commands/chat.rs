@@ -58,6 +58,15 @@ pub async fn tray_menu(app: tauri::AppHandle) -> CommandResult<Vec<String>> {
     Ok(crate::tray::menu_texts(&app))
 }
 
+/// What the window should show first: called by the page once it listens for `navigate`, so a
+/// window created to open an item (from the tray, a notification, `airlock open`) lands on it.
+#[tauri::command]
+pub async fn take_navigation(
+    navigation: State<'_, crate::window::Navigation>,
+) -> CommandResult<Option<crate::window::Navigate>> {
+    Ok(navigation.take())
+}
+
 /// Pauses or resumes every agent; the engine announces the change to every channel.
 #[tauri::command]
 pub async fn set_paused(shell: State<'_, Shell>, paused: bool) -> CommandResult<()> {

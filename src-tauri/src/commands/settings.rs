@@ -1,5 +1,6 @@
 //! Settings: everything the Settings screen lets a person set.
 
+use super::error::ErrorCode;
 use super::{CommandError, CommandResult};
 use crate::shell::{AppInfo, Shell};
 use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, Setting, ToolSetting};
@@ -8,7 +9,8 @@ use airlock_engine::{ProviderKindInfo, ProviderSettings, ToolView};
 use airlock_protocol::{RememberedRow, RuleRow, ServerRow};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tauri::State;
+use tauri::{AppHandle, Manager, Runtime, State};
+use tauri_plugin_autostart::ManagerExt;
 use ts_rs::TS;
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -19,6 +21,8 @@ pub struct SettingsView {
     /// 0 means no timeout (the default).
     pub approval_timeout_secs: u64,
     pub notifications: bool,
+    /// Airlock starts at login, hidden in the tray.
+    pub start_at_login: bool,
     pub servers: Vec<ServerRow>,
     pub tools: Vec<ToolView>,
     pub rules: Vec<RuleRow>,
@@ -43,8 +47,15 @@ pub fn notifications_enabled(engine: &Engine) -> bool {
     )
 }
 
+/// Whether the login entry (written by tauri-plugin-autostart: an XDG autostart file, a macOS
+/// launch agent, the Windows Run key) is there; false where the plugin is not installed.
+pub fn start_at_login<R: Runtime>(app: &AppHandle<R>) -> bool {
+    app.try_state::<tauri_plugin_autostart::AutoLaunchManager>()
+        .is_some_and(|manager| manager.is_enabled().unwrap_or(false))
+}
+
 #[tauri::command]
-pub async fn settings(shell: State<'_, Shell>) -> CommandResult<SettingsView> {
+pub async fn settings(app: AppHandle, shell: State<'_, Shell>) -> CommandResult<SettingsView> {
     let engine = &shell.engine;
     Ok(SettingsView {
         app: shell.info(),
@@ -55,6 +66,7 @@ pub async fn settings(shell: State<'_, Shell>) -> CommandResult<SettingsView> {
             .and_then(|v| v.as_u64())
             .unwrap_or(0),
         notifications: notifications_enabled(engine),
+        start_at_login: start_at_login(&app),
         servers: engine.server_settings()?,
         tools: engine.tool_views()?,
         rules: engine.rules()?,
@@ -141,4 +153,21 @@ pub async fn set_option(shell: State<'_, Shell>, option: ShellOption) -> Command
         .engine
         .set_setting(key, &value)
         .map_err(CommandError::from)
+}
+
+/// Starts Airlock at login (hidden in the tray: the entry passes `--hidden`), or no longer.
+/// Returns whether the entry is there now.
+#[tauri::command]
+pub async fn set_start_at_login(app: AppHandle, enabled: bool) -> CommandResult<bool> {
+    let manager = app.autolaunch();
+    let done = if enabled {
+        manager.enable()
+    } else {
+        manager.disable()
+    };
+    done.map_err(|error| CommandError {
+        code: ErrorCode::Internal,
+        message: format!("could not change the login entry: {error}"),
+    })?;
+    Ok(start_at_login(&app))
 }

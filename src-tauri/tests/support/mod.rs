@@ -119,6 +119,34 @@ impl Driver {
         }
     }
 
+    /// Moves the session to the app's window after it was closed and created again: the old
+    /// window's browsing context is gone, the new one is the only handle left. Waits until its
+    /// page has loaded.
+    pub async fn attach_to_new_window(&self) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let handles = self
+                .call(reqwest::Method::GET, "/window/handles", None)
+                .await;
+            if let Some(handle) = handles.as_array().and_then(|h| h.last()).cloned() {
+                self.call(
+                    reqwest::Method::POST,
+                    "/window",
+                    Some(json!({ "handle": handle })),
+                )
+                .await;
+                if self.run("return document.readyState").await == json!("complete") {
+                    return;
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                self.screenshot(&self.out, "failure").await;
+                panic!("no new window to attach to (handles: {handles})");
+            }
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+    }
+
     /// The screen as the X server shows it (imagemagick's `import`). WebDriver's own screenshot
     /// never answers when WebKit's DMABUF renderer is off, which is how the app ships.
     pub async fn screenshot(&self, out: &Path, name: &str) {
@@ -147,7 +175,11 @@ pub struct App {
 impl App {
     pub async fn launch(data_dir: &Path, out: &Path) -> App {
         let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".into());
-        let (port, native_port) = (free_port(), free_port());
+        let port = free_port();
+        // Two calls can return the same free port; tauri-driver then cannot listen on both.
+        let native_port = std::iter::repeat_with(free_port)
+            .find(|&p| p != port)
+            .unwrap_or(port + 1);
         let tauri_driver = Process(
             Command::new(&driver_bin)
                 .args([
@@ -357,6 +389,46 @@ pub mod tray {
         }
         xdotool(&["key", "Return"]);
     }
+}
+
+/// The WebKit web processes (`WebKitWebProcess`) among a process's descendants: one lives while
+/// the app's window (its web view) exists.
+#[cfg(target_os = "linux")]
+pub fn web_processes(pid: u32) -> Vec<u32> {
+    let mut table = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces and parentheses.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = stat[open + 1..close].to_string();
+        let ppid = stat[close + 1..]
+            .split_whitespace()
+            .nth(1)
+            .and_then(|p| p.parse::<u32>().ok())
+            .unwrap_or(0);
+        table.push((child, ppid, comm));
+    }
+    let mut tree = vec![pid];
+    let mut found = Vec::new();
+    while let Some(parent) = tree.pop() {
+        for (child, ppid, comm) in &table {
+            if *ppid == parent {
+                tree.push(*child);
+                // The kernel keeps 15 characters of the name.
+                if comm.starts_with("WebKitWebProces") {
+                    found.push(*child);
+                }
+            }
+        }
+    }
+    found
 }
 
 /// Polls until `check` holds (the window changes state asynchronously).

@@ -81,6 +81,10 @@ export const api = {
     invoke('add_rule', { server, tool, pointer, pattern, effect }),
   revokeRemembered: (id: string) => invoke<boolean>('revoke_remembered', { id }),
   setOption: (option: ShellOption) => invoke<void>('set_option', { option }),
+  /** Starts Airlock at login, hidden in the tray (or no longer); returns whether it now does. */
+  setStartAtLogin: (enabled: boolean) => invoke<boolean>('set_start_at_login', { enabled }),
+  /** Where a window just created (to open an item) should go; null when it opens as it is. */
+  takeNavigation: () => invoke<Navigate | null>('take_navigation'),
   servers: () => invoke<ServerView[]>('servers'),
   saveServer: (name: string, config: ServerConfig) => invoke<void>('save_server', { name, config }),
   setServerEnabled: (name: string, enabled: boolean) => invoke<void>('set_server_enabled', { name, enabled }),

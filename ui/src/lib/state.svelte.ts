@@ -3,6 +3,7 @@
 import { api, errorMessage, onEngineEvent, onNavigate, onResync } from './api';
 import type { EngineEvent } from './bindings/EngineEvent';
 import type { InboxItem } from './bindings/InboxItem';
+import type { Navigate } from './bindings/Navigate';
 import type { SessionRow } from './bindings/SessionRow';
 import type { SessionStatus } from './bindings/SessionStatus';
 
@@ -43,10 +44,20 @@ export class AppState {
     await this.reload();
     await onEngineEvent((event) => this.apply(event));
     await onResync(() => void this.reload());
-    await onNavigate((n) => {
-      if (SCREENS.includes(n.screen)) this.screen = n.screen as Screen;
-      this.focusApproval = n.approval_id;
-    });
+    await onNavigate((n) => this.navigate(n));
+    // A window created to open an item (tray, notification, `airlock open`) missed the event
+    // that named it: the shell kept it until now.
+    try {
+      const pending = await api.takeNavigation();
+      if (pending) this.navigate(pending);
+    } catch {
+      // An older shell without the command: the window opens as it is.
+    }
+  }
+
+  navigate(n: Navigate): void {
+    if (SCREENS.includes(n.screen)) this.screen = n.screen as Screen;
+    this.focusApproval = n.approval_id;
   }
 
   async reload(): Promise<void> {

@@ -12,7 +12,11 @@ export type SettingsView = { app: AppInfo, workspace_mode: Mode, provider: Provi
 /**
  * 0 means no timeout (the default).
  */
-approval_timeout_secs: number, notifications: boolean, servers: Array<ServerRow>, tools: Array<ToolView>, rules: Array<RuleRow>, remembered: Array<RememberedRow>, 
+approval_timeout_secs: number, notifications: boolean, 
+/**
+ * Airlock starts at login, hidden in the tray.
+ */
+start_at_login: boolean, servers: Array<ServerRow>, tools: Array<ToolView>, rules: Array<RuleRow>, remembered: Array<RememberedRow>, 
 /**
  * The provider kinds to choose from (the engine's registry).
  */
