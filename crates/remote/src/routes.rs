@@ -153,12 +153,11 @@ fn decided(
     state: &Remote,
     device: &DeviceView,
     requests: Vec<DecisionRequest>,
-) -> Result<Vec<Value>, Response> {
+) -> Result<Vec<Value>, EngineError> {
     let ids: Vec<String> = requests.iter().map(|r| r.approval_id.clone()).collect();
     let outcomes = state
         .engine
-        .decide_many_from_device(requests, &device.name)
-        .map_err(engine_error)?;
+        .decide_many_from_device(requests, &device.name)?;
     Ok(ids
         .into_iter()
         .zip(outcomes)
@@ -185,7 +184,7 @@ async fn decide(
                 Json(outcome).into_response()
             }
         }
-        Err(response) => response,
+        Err(e) => engine_error(e),
     }
 }
 
@@ -201,7 +200,7 @@ async fn decide_batch(
 ) -> Response {
     match decided(&state, &device, batch.decisions) {
         Ok(outcomes) => Json(outcomes).into_response(),
-        Err(response) => response,
+        Err(e) => engine_error(e),
     }
 }
 
