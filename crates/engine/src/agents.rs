@@ -584,18 +584,10 @@ pub fn fallback_of(data_dir: &Path, agent: HookAgent) -> AgentFallback {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-    use crate::{DecisionRequest, EngineConfig};
+    use crate::DecisionRequest;
     use airlock_core::{ArgRule, RuleEffect, RulePattern};
 
-    fn engine() -> (tempfile::TempDir, Engine) {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = Engine::open(EngineConfig {
-            data_dir: dir.path().to_path_buf(),
-            workspace: Some(dir.path().join("workspace")),
-        })
-        .unwrap();
-        (dir, engine)
-    }
+    use crate::tests::empty_engine as engine;
 
     fn bash(command: &str, tool_use_id: Option<&str>, event: AgentEvent) -> AgentCall {
         AgentCall {

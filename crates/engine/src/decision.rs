@@ -80,16 +80,7 @@ impl GrantAsked {
             Some(secs) if secs > airlock_core::duration::MAX_GRANT_SECS => {
                 return Err(airlock_core::duration::DurationError::TooLong.to_string());
             }
-            Some(secs) => {
-                let now = airlock_core::policy::unix_now();
-                let until = time::OffsetDateTime::from_unix_timestamp(now + secs as i64)
-                    .map_err(|e| e.to_string())?;
-                Some(
-                    until
-                        .format(&time::format_description::well_known::Rfc3339)
-                        .map_err(|e| e.to_string())?,
-                )
-            }
+            Some(secs) => Some(crate::clock::expiry_after(secs)),
             None => None,
         };
         let uses = match self.times {

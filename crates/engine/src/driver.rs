@@ -4,6 +4,7 @@
 //! the store and does the one thing that state calls for (ask the model, run what may run, wait
 //! for decisions). That is what makes a turn resumable after a crash or restart.
 
+use crate::clock::{expiry_after, parse_time};
 use crate::decision::{Resolution, Settlement};
 use crate::tools::{CallContext, RegisteredTool};
 use crate::{EngineError, Inner, Turn, TurnWatch};
@@ -392,9 +393,14 @@ struct StepContext<'a> {
 /// a counted grant the step relied on was used up meanwhile (another step took its last use
 /// first), nothing was written: the step is decided again with the grants as they are now.
 fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result<(), EngineError> {
+    // What the provider's own tools did in earlier steps: recorded once, however many times
+    // this step is decided.
+    if !reply.provider_outcomes.is_empty() {
+        record_provider_outcomes(inner, session, &reply.provider_outcomes)?;
+    }
     const ATTEMPTS: usize = 3;
     for attempt in 1..=ATTEMPTS {
-        match try_record_step(inner, session, reply.clone()) {
+        match try_record_step(inner, session, &reply) {
             Err(EngineError::Store(StoreError::GrantUsedUp(_))) if attempt < ATTEMPTS => {
                 inner.invalidate_policy();
             }
@@ -407,7 +413,7 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
 fn try_record_step(
     inner: &Inner,
     session: &SessionRow,
-    reply: ModelReply,
+    reply: &ModelReply,
 ) -> Result<(), EngineError> {
     let fresh = inner
         .store
@@ -426,10 +432,9 @@ fn try_record_step(
     // The first call of each (server, tool, arguments) that asks: identical calls after it in
     // this step follow its decision instead of asking again.
     let mut asked: HashMap<(String, String, String), (String, String)> = HashMap::new();
-    for (position, model_call) in reply.tool_calls.into_iter().enumerate() {
+    for (position, model_call) in reply.tool_calls.iter().enumerate() {
         let duplicate = model_call.id.is_empty() || !seen.insert(model_call.id.clone());
-        let (mut call, mut approval) =
-            function_call(&mut context, position, &model_call, duplicate);
+        let (mut call, mut approval) = function_call(&mut context, position, model_call, duplicate);
         if approval.is_some()
             && let Some(hash) = &call.args_hash
         {
@@ -454,14 +459,12 @@ fn try_record_step(
         .mode
         .or_else(|| context.policy.as_ref().ok().map(|p| p.workspace_mode))
         .unwrap_or(Mode::Ask);
-    for asked in reply.approval_requests {
+    for asked in &reply.approval_requests {
         let fresh_id = seen.insert(asked.id.clone()) && !asked.id.is_empty();
-        let (call, approval) = provider_call(session, asked, fresh_id, mode, context.timeout);
+        let (call, approval) =
+            provider_call(session, asked.clone(), fresh_id, mode, context.timeout);
         calls.push(call);
         approvals.extend(approval);
-    }
-    if !reply.provider_outcomes.is_empty() {
-        record_provider_outcomes(inner, session, &reply.provider_outcomes)?;
     }
     let message_id =
         inner
@@ -773,17 +776,6 @@ fn record_provider_outcomes(
         }
     }
     Ok(())
-}
-
-fn expiry_after(seconds: u64) -> String {
-    let at = time::OffsetDateTime::now_utc()
-        + time::Duration::seconds(seconds.min(i64::MAX as u64) as i64);
-    at.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
-
-fn parse_time(text: &str) -> Option<time::OffsetDateTime> {
-    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
 }
 
 /// Waits until every pending request of the step is decided (or expires). Returns true when the

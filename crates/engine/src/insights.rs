@@ -2,6 +2,7 @@
 //! the tool's past calls with the policy's own matching), a hand-typed rule's preview, and the
 //! per-tool approval insights with their one-click suggestions.
 
+use crate::clock::parse_time;
 use crate::*;
 use airlock_core::policy::{ArgRule, RuleEffect, RulePattern, RuleProbe};
 use airlock_core::suggest::{Candidate, candidates};
@@ -50,10 +51,7 @@ fn preview(rule: &ArgRule, label: String, past: &[PastCall]) -> Result<RuleSugge
 }
 
 fn millis_between(from: &str, to: &str) -> Option<i64> {
-    let parse = |text: &str| {
-        time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
-    };
-    Some((parse(to)? - parse(from)?).whole_milliseconds() as i64)
+    Some((parse_time(to)? - parse_time(from)?).whole_milliseconds() as i64)
 }
 
 impl Engine {

@@ -3,6 +3,7 @@
 
 pub mod agents;
 mod caches;
+mod clock;
 mod data_dir;
 mod decision;
 mod driver;

@@ -85,11 +85,7 @@ impl Engine {
             .pairing
             .live()
             .push((code.clone(), Instant::now() + PAIRING_TTL));
-        let expires = time::OffsetDateTime::now_utc() + PAIRING_TTL;
-        let expires = expires
-            .format(&time::format_description::well_known::Rfc3339)
-            .unwrap_or_default();
-        (code, expires)
+        (code, crate::clock::expiry_after(PAIRING_TTL.as_secs()))
     }
 
     /// Pairs a device with a live code (used up by it): a new token, returned once.
@@ -147,17 +143,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    fn engine() -> (tempfile::TempDir, Engine) {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = Engine::open(EngineConfig {
-            data_dir: dir.path().to_path_buf(),
-            workspace: Some(dir.path().join("workspace")),
-        })
-        .unwrap();
-        (dir, engine)
-    }
+    use crate::tests::empty_engine as engine;
 
     #[test]
     fn a_code_pairs_one_device_once_and_a_revoked_token_is_refused() {

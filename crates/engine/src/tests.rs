@@ -35,6 +35,17 @@ fn open_engine(dir: &std::path::Path, model: &ScriptedModel, stream: bool) -> En
     engine
 }
 
+/// An engine on a fresh folder with no model: for what needs no turn (agents' calls, pairing).
+pub(crate) fn empty_engine() -> (tempfile::TempDir, Engine) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::open(EngineConfig {
+        data_dir: dir.path().to_path_buf(),
+        workspace: Some(dir.path().join("workspace")),
+    })
+    .unwrap();
+    (dir, engine)
+}
+
 async fn fixture(replies: Vec<Reply>, stream: bool) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let model = ScriptedModel::start(replies).await.unwrap();
