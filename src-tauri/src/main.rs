@@ -127,7 +127,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         .build(tauri::generate_context!())?;
     let mut host = Some(host);
     app.run(move |handle, event| {
-        // Closing the window destroys it (its web view's processes exit); Airlock keeps running
+        // Closing the window destroys it (its web process exits); Airlock keeps running
         // in the tray until Quit (`exit` gives a code; a window closing gives none).
         if let RunEvent::ExitRequested {
             code: None, api, ..

@@ -1,4 +1,5 @@
-//! The main window. Closing it destroys it, web view and all (its WebKit processes exit), while
+//! The main window. Closing it destroys it, web view and all (its WebKitWebProcess exits; on
+//! Linux Tauri keeps WebKitNetworkProcess for the app's life), while
 //! Airlock keeps running in the tray; every way of opening it (the tray, a notification, a second
 //! launch or `airlock open` through the engine's [`Frontend`], the macOS Dock) creates it again
 //! from the configuration when it is gone, and can point the UI at one inbox item.
