@@ -11,7 +11,7 @@ use airlock_protocol::{
     DayCount, InsightSuggestion, Insights, RuleSuggestion, SuggestedAction, ToolInsight,
 };
 use airlock_store::{AskedRow, PastCall};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet};
 
 /// A decision within this long of the request is counted as likely rubber-stamped.
 const FAST_DECISION_MS: i64 = 1000;
@@ -145,7 +145,6 @@ fn tool_insight(server: String, tool: String, rows: &[&AskedRow]) -> ToolInsight
         denied: rows.iter().filter(|r| r.status == "denied").count() as u32,
         median_decide_ms: decide_ms
             .get(decide_ms.len() / 2)
-            .filter(|_| !decide_ms.is_empty())
             .map(|ms| (*ms).max(0) as u64),
         fast_decisions: decide_ms
             .iter()
@@ -176,7 +175,7 @@ fn suggestions(
             denied_by_person: row.status == "denied",
         })
         .collect();
-    let mut seen: HashMap<String, ()> = HashMap::new();
+    let mut seen: HashSet<String> = HashSet::new();
     let mut best: Option<RuleSuggestion> = None;
     for row in rows
         .iter()
@@ -189,7 +188,7 @@ fn suggestions(
             .filter(generalises)
         {
             let key = format!("{}\u{1f}{:?}", candidate.pointer, candidate.pattern);
-            if seen.insert(key, ()).is_some() {
+            if !seen.insert(key) {
                 continue;
             }
             let rule = candidate.rule(&insight.server, &insight.tool);
