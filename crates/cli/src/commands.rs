@@ -304,27 +304,13 @@ async fn remembered(
 
 /// What is left of a grant ("12 min left, 3 calls left"), or "until revoked".
 fn limits(entry: &Value) -> String {
-    let mut parts = Vec::new();
-    if let Some(secs) = entry["expires_at"]
-        .as_str()
-        .and_then(airlock_core::policy::unix_seconds)
-    {
-        let left = secs - airlock_core::policy::unix_now();
-        parts.push(format!(
-            "{} left",
-            airlock_core::duration::describe_secs(left)
-        ));
-    }
-    if let Some(uses) = entry["uses_left"].as_u64() {
-        parts.push(format!(
-            "{uses} call{} left",
-            if uses == 1 { "" } else { "s" }
-        ));
-    }
-    if parts.is_empty() {
+    let left = serde_json::from_value::<airlock_core::policy::Remembered>(entry.clone())
+        .map(|entry| entry.left_at(airlock_core::policy::unix_now()))
+        .unwrap_or_default();
+    if left.is_empty() {
         "until revoked".into()
     } else {
-        parts.join(", ")
+        left
     }
 }
 

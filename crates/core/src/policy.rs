@@ -218,6 +218,22 @@ impl Remembered {
             .is_none_or(|at| unix_seconds(at).is_some_and(|at| at > now));
         unexpired && self.uses_left != Some(0)
     }
+
+    /// What is left of a grant as a person reads it at `now`: "12 min left, 3 calls left";
+    /// empty for a decision with no limit.
+    pub fn left_at(&self, now: i64) -> String {
+        let mut parts = Vec::new();
+        if let Some(at) = self.expires_at.as_deref().and_then(unix_seconds) {
+            parts.push(format!("{} left", crate::duration::describe_secs(at - now)));
+        }
+        if let Some(left) = self.uses_left {
+            parts.push(format!(
+                "{left} call{} left",
+                if left == 1 { "" } else { "s" }
+            ));
+        }
+        parts.join(", ")
+    }
 }
 
 /// Seconds since the epoch of an RFC 3339 time.
@@ -694,14 +710,17 @@ fn remembered_match(
         "this tool"
     };
     Some(if entry.approve {
-        let limits = grant_limits(entry, session.now);
+        let limits = entry.left_at(session.now);
         let mut decision = PolicyDecision::new(
             Verdict::Run,
             Step::Remembered,
             if limits.is_empty() {
                 format!("remembered approval ({scope}, {what}) {}", entry.id)
             } else {
-                format!("granted ({scope}, {what}, {limits}) {}", entry.id)
+                format!(
+                    "granted ({scope}, {what}, {limits} before this one) {}",
+                    entry.id
+                )
             },
         );
         if entry.uses_left.is_some() {
@@ -715,21 +734,6 @@ fn remembered_match(
             format!("remembered denial ({scope}, {what}) {}", entry.id),
         )
     })
-}
-
-/// A grant's limits as a person reads them: "12 min left", "3 calls left", both, or nothing.
-fn grant_limits(entry: &Remembered, now: i64) -> String {
-    let mut parts = Vec::new();
-    if let Some(at) = entry.expires_at.as_deref().and_then(unix_seconds) {
-        parts.push(format!("{} left", crate::duration::describe_secs(at - now)));
-    }
-    if let Some(left) = entry.uses_left {
-        parts.push(format!(
-            "{left} call{} left before this one",
-            if left == 1 { "" } else { "s" }
-        ));
-    }
-    parts.join(", ")
 }
 
 /// One rule compiled alone, to ask whether it matches a call's arguments: a rule's preview
