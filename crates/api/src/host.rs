@@ -64,6 +64,8 @@ pub struct Host {
     mcp: std::sync::Arc<airlock_mcp::McpManager>,
     /// Starts and stops the phone inbox as its setting changes.
     remote: tokio::task::JoinHandle<()>,
+    /// The ntfy push when approvals wait.
+    push: tokio::task::JoinHandle<()>,
 }
 
 impl Host {
@@ -101,6 +103,7 @@ impl Host {
         let served = crate::serve(engine.clone(), listener, token);
         let mcp = airlock_mcp::McpManager::start(&engine);
         let remote = tokio::spawn(run_remote(engine.clone(), data_dir.to_path_buf()));
+        let push = tokio::spawn(airlock_remote::push::run(engine.clone()));
         Ok((
             Self {
                 engine,
@@ -109,6 +112,7 @@ impl Host {
                 mcp,
                 _lock: lock,
                 remote,
+                push,
             },
             served,
         ))
@@ -125,6 +129,7 @@ impl Drop for Host {
         discovery::remove_endpoint(&self.data_dir);
         self.mcp.stop_all();
         self.remote.abort();
+        self.push.abort();
     }
 }
 

@@ -123,6 +123,7 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
         .route("/v1/remote/pair", post(remote_pair))
         .route("/v1/remote/devices", get(remote_devices))
         .route("/v1/remote/devices/{id}", delete(revoke_device))
+        .route("/v1/remote/push", get(push).put(set_push))
         .route("/v1/window", post(show_window))
         .route("/v1/settings/{key}", put(set_setting))
         .route("/v1/servers", get(servers).post(add_server))
@@ -413,6 +414,22 @@ async fn remote_devices(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
     Ok(Json(
         serde_json::to_value(s.engine.devices()?).unwrap_or_default(),
     ))
+}
+
+/// The ntfy push (its token only as `has_token`), or null when off.
+async fn push(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(
+        serde_json::to_value(s.engine.push_ntfy_view()?).unwrap_or_default(),
+    ))
+}
+
+/// Sets the ntfy push (`null` turns it off); answers what is now set.
+async fn set_push(
+    State(s): State<Arc<AppState>>,
+    Json(body): Json<Option<airlock_protocol::NtfyPush>>,
+) -> ApiResult<Value> {
+    s.engine.set_push_ntfy(body)?;
+    push(State(s)).await
 }
 
 async fn revoke_device(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {

@@ -480,6 +480,24 @@ enum RemoteAction {
     },
     /// Revoke a device: its token is refused from now on.
     Revoke { id: String },
+    /// A push to your own ntfy topic when approvals wait ("3 approvals waiting"; no tool names
+    /// or arguments leave the machine). Without options: what is set.
+    Push {
+        /// The ntfy server, e.g. https://ntfy.sh or your own.
+        #[arg(long, requires = "topic", conflicts_with = "off")]
+        server: Option<String>,
+        #[arg(long, requires = "server")]
+        topic: Option<String>,
+        /// The environment variable holding an access token for a protected topic (read now
+        /// and kept; a token on the command line would show in the process list).
+        #[arg(long, value_name = "VAR", requires = "server")]
+        token_env: Option<String>,
+        /// Stop pushing.
+        #[arg(long)]
+        off: bool,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]

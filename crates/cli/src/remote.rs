@@ -79,6 +79,49 @@ pub async fn run(client: &ApiClient, action: RemoteAction) -> anyhow::Result<Exi
             }
             println!("revoked {id}");
         }
+        RemoteAction::Push {
+            server,
+            topic,
+            token_env,
+            off,
+            json,
+        } => {
+            let push: Value = if off {
+                client.put("/v1/remote/push", &Value::Null).await?
+            } else if let (Some(server), Some(topic)) = (server, topic) {
+                let token = match token_env {
+                    Some(var) => match std::env::var(&var) {
+                        Ok(token) => Some(token),
+                        Err(_) => bail!("the environment variable {var} is not set"),
+                    },
+                    None => None,
+                };
+                client
+                    .put(
+                        "/v1/remote/push",
+                        &json!({ "server": server, "topic": topic, "token": token }),
+                    )
+                    .await?
+            } else {
+                client.get("/v1/remote/push").await?
+            };
+            if json {
+                println!("{push}");
+            } else if push.is_null() {
+                println!("no push: set one with `airlock remote push --server URL --topic TOPIC`");
+            } else {
+                println!(
+                    "pushing to {}/{}{}",
+                    text(&push["server"]),
+                    text(&push["topic"]),
+                    if push["has_token"] == json!(true) {
+                        " (with a token)"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -92,3 +92,76 @@ async fn pair_a_phone_over_https_list_it_and_revoke_it() {
         .then_some(())
     });
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_ntfy_push_is_set_from_an_environment_variable_and_never_printed_back() {
+    let model = ScriptedModel::start(Vec::new()).await.unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    assert!(ok(d, &["remote", "push"]).starts_with("no push"));
+    let missing = airlock(
+        d,
+        &[
+            "remote",
+            "push",
+            "--server",
+            "https://ntfy.sh",
+            "--topic",
+            "t",
+            "--token-env",
+            "AIRLOCK_TEST_UNSET_VAR",
+        ],
+    );
+    assert_eq!(missing.status.code(), Some(1));
+    let bad = airlock(
+        d,
+        &[
+            "remote",
+            "push",
+            "--server",
+            "https://ntfy.sh",
+            "--topic",
+            "a b",
+        ],
+    );
+    assert_eq!(
+        bad.status.code(),
+        Some(1),
+        "a topic with a space is refused"
+    );
+    let set = std::process::Command::new(BIN)
+        .arg("--data-dir")
+        .arg(d)
+        .args([
+            "remote",
+            "push",
+            "--server",
+            "https://ntfy.example/",
+            "--topic",
+            "my-airlock",
+            "--token-env",
+            "NTFY_TOKEN",
+            "--json",
+        ])
+        .env("NTFY_TOKEN", "tk_very_secret")
+        .output()
+        .unwrap();
+    assert!(
+        set.status.success(),
+        "{}",
+        String::from_utf8_lossy(&set.stderr)
+    );
+    let shown: Value = serde_json::from_slice(&set.stdout).unwrap();
+    assert_eq!(
+        shown,
+        json!({"server": "https://ntfy.example", "topic": "my-airlock", "has_token": true})
+    );
+    let listed = ok(d, &["remote", "push"]);
+    assert_eq!(
+        listed.trim(),
+        "pushing to https://ntfy.example/my-airlock (with a token)"
+    );
+    assert!(!listed.contains("tk_very_secret"));
+    ok(d, &["remote", "push", "--off"]);
+    assert_eq!(ok(d, &["remote", "push", "--json"]).trim(), "null");
+}

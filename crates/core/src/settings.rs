@@ -34,6 +34,8 @@ pub enum Setting {
     NamedProviders,
     /// Where the paired phone inbox listens (`ADDR:PORT`, HTTPS); absent: off.
     RemoteListen,
+    /// The push to the person's ntfy topic (`NtfyPush`); absent: off.
+    PushNtfy,
 }
 
 /// The prefix of the per-session keys that remember a session's chosen provider.
@@ -51,6 +53,7 @@ impl Setting {
         Setting::DefaultProvider,
         Setting::NamedProviders,
         Setting::RemoteListen,
+        Setting::PushNtfy,
     ];
 
     /// The key in the database and in `PUT /v1/settings/KEY`.
@@ -66,6 +69,7 @@ impl Setting {
             Setting::DefaultProvider => "provider",
             Setting::NamedProviders => "providers",
             Setting::RemoteListen => "remote_listen",
+            Setting::PushNtfy => "push_ntfy",
         }
     }
 
@@ -83,7 +87,8 @@ impl Setting {
             | Setting::Paused
             | Setting::DefaultProvider
             | Setting::NamedProviders
-            | Setting::RemoteListen => None,
+            | Setting::RemoteListen
+            | Setting::PushNtfy => None,
         }
     }
 
@@ -94,7 +99,9 @@ impl Setting {
             Setting::SystemPrompt | Setting::RemoteListen => SettingKind::Text,
             Setting::Notifications | Setting::Paused => SettingKind::Switch,
             Setting::WorkspaceMode => SettingKind::Mode,
-            Setting::DefaultProvider | Setting::NamedProviders => SettingKind::Object,
+            Setting::DefaultProvider | Setting::NamedProviders | Setting::PushNtfy => {
+                SettingKind::Object
+            }
         }
     }
 
@@ -118,6 +125,9 @@ impl Setting {
             }
             Setting::RemoteListen => {
                 "where the paired phone inbox listens (`airlock remote enable --listen ADDR:PORT`)"
+            }
+            Setting::PushNtfy => {
+                "a push to your own ntfy topic when approvals wait (`airlock remote push`)"
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use crate::*;
 use airlock_core::Setting;
-use airlock_protocol::DeviceView;
+use airlock_protocol::{DeviceView, NtfyPush, NtfyPushView};
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -138,6 +138,74 @@ impl Engine {
     pub fn revoke_device(&self, id: &str) -> Result<bool> {
         Ok(self.inner.store.revoke_device(id)?)
     }
+
+    /// The push to the person's ntfy topic, with its token, when it is on.
+    pub fn push_ntfy(&self) -> Result<Option<NtfyPush>> {
+        Ok(self
+            .inner
+            .store
+            .setting(Setting::PushNtfy.key())?
+            .and_then(|value| serde_json::from_value(value).ok()))
+    }
+
+    /// The push as Settings shows it: whether a token is kept, never the token.
+    pub fn push_ntfy_view(&self) -> Result<Option<NtfyPushView>> {
+        Ok(self.push_ntfy()?.map(|push| NtfyPushView {
+            has_token: push.token.is_some(),
+            server: push.server,
+            topic: push.topic,
+        }))
+    }
+
+    /// Turns the ntfy push on (or off with `None`). A token of `None` keeps the one saved
+    /// before (Settings never shows it back); an empty token removes it.
+    pub fn set_push_ntfy(&self, push: Option<NtfyPush>) -> Result<()> {
+        let key = Setting::PushNtfy.key();
+        let Some(mut push) = push else {
+            self.inner
+                .store
+                .set_setting(key, &serde_json::Value::Null)?;
+            return Ok(());
+        };
+        push.server = push.server.trim().trim_end_matches('/').to_string();
+        push.topic = push.topic.trim().to_string();
+        let scheme_ok = ["https://", "http://"]
+            .iter()
+            .any(|scheme| push.server.starts_with(scheme) && push.server.len() > scheme.len());
+        if !scheme_ok
+            || push
+                .server
+                .chars()
+                .any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err(EngineError::Invalid(format!(
+                "'{}' is not an ntfy server address (e.g. https://ntfy.sh)",
+                push.server
+            )));
+        }
+        // ntfy's own rule for topic names.
+        let topic_ok = !push.topic.is_empty()
+            && push.topic.len() <= 64
+            && push
+                .topic
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !topic_ok {
+            return Err(EngineError::Invalid(format!(
+                "'{}' is not an ntfy topic: 1 to 64 letters, digits, - or _",
+                push.topic
+            )));
+        }
+        push.token = match push.token.map(|t| t.trim().to_string()) {
+            None => self.push_ntfy()?.and_then(|before| before.token),
+            Some(token) if token.is_empty() => None,
+            Some(token) => Some(token),
+        };
+        let value = serde_json::to_value(&push)
+            .map_err(|e| EngineError::Invalid(format!("the ntfy push: {e}")))?;
+        self.inner.store.set_setting(key, &value)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -185,5 +253,48 @@ mod tests {
         );
         engine.set_remote_listen(None).unwrap();
         assert_eq!(engine.remote_listen().unwrap(), None);
+    }
+
+    #[test]
+    fn the_ntfy_push_keeps_its_token_out_of_sight_and_refuses_what_is_not_a_topic() {
+        use airlock_protocol::NtfyPush;
+        let (_dir, engine) = engine();
+        let push = |server: &str, topic: &str, token: Option<&str>| NtfyPush {
+            server: server.into(),
+            topic: topic.into(),
+            token: token.map(str::to_string),
+        };
+        assert!(
+            engine
+                .set_push_ntfy(Some(push("ntfy.sh", "t", None)))
+                .is_err()
+        );
+        assert!(
+            engine
+                .set_push_ntfy(Some(push("https://ntfy.sh", "a/b", None)))
+                .is_err()
+        );
+        engine
+            .set_push_ntfy(Some(push("https://ntfy.sh/", "my-topic", Some("tk_1"))))
+            .unwrap();
+        let view = engine.push_ntfy_view().unwrap().unwrap();
+        assert_eq!(
+            (view.server.as_str(), view.has_token),
+            ("https://ntfy.sh", true)
+        );
+        // Saved again without a token (Settings never shows it back): the token stays.
+        engine
+            .set_push_ntfy(Some(push("https://ntfy.sh", "other", None)))
+            .unwrap();
+        assert_eq!(
+            engine.push_ntfy().unwrap().unwrap().token.as_deref(),
+            Some("tk_1")
+        );
+        engine
+            .set_push_ntfy(Some(push("https://ntfy.sh", "other", Some(""))))
+            .unwrap();
+        assert_eq!(engine.push_ntfy().unwrap().unwrap().token, None);
+        engine.set_push_ntfy(None).unwrap();
+        assert!(engine.push_ntfy().unwrap().is_none());
     }
 }

@@ -22,7 +22,7 @@ pub use insights::{
     DayCount, InsightSuggestion, Insights, RuleSuggestion, SuggestedAction, ToolInsight,
 };
 pub use provider::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSettings};
-pub use remote::{DeviceView, Pairing};
+pub use remote::{DeviceView, NtfyPush, NtfyPushView, Pairing};
 pub use requests::{DecisionRequest, ElicitationAction, ElicitationAnswer};
 pub use rows::{
     AgentOrigin, ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow,

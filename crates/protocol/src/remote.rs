@@ -25,3 +25,26 @@ pub struct Pairing {
     /// RFC 3339: the code is refused after this.
     pub expires_at: String,
 }
+
+/// A push to the person's own ntfy topic when approvals wait ("3 approvals waiting"), opening
+/// the paired phone page on the newest item. Only the count leaves the machine: no tool names,
+/// no arguments.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct NtfyPush {
+    /// The ntfy server, e.g. `https://ntfy.sh` or a self-hosted one.
+    pub server: String,
+    pub topic: String,
+    /// An access token for a protected topic; never shown again once saved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+/// The push as Settings shows it: the token only as whether one is kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct NtfyPushView {
+    pub server: String,
+    pub topic: String,
+    pub has_token: bool,
+}

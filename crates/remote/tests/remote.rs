@@ -258,3 +258,77 @@ async fn wrong_pairing_codes_are_rate_limited_even_for_the_right_one() {
     assert_eq!(response.status().as_u16(), 429);
     assert!(p.engine.devices().unwrap().is_empty());
 }
+
+/// What an ntfy server received: path, headers, body.
+type Published = std::sync::Arc<std::sync::Mutex<Vec<(String, axum::http::HeaderMap, String)>>>;
+
+/// A local HTTP endpoint standing in for the person's ntfy server: it records every publish.
+async fn recording_ntfy() -> (String, Published) {
+    let published: Published = Default::default();
+    let record = published.clone();
+    let app = axum::Router::new().route(
+        "/{topic}",
+        axum::routing::post(
+            move |axum::extract::Path(topic): axum::extract::Path<String>,
+                  headers: axum::http::HeaderMap,
+                  body: String| {
+                let record = record.clone();
+                async move {
+                    record.lock().unwrap().push((topic, headers, body));
+                    "{}"
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, published)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approvals_waiting_make_one_ntfy_push_that_opens_the_phone_page_on_the_newest() {
+    let p = phone(vec![
+        Reply::ToolCalls(vec![
+            write("c1", "a.txt"),
+            write("c2", "b.txt"),
+            write("c3", "c.txt"),
+        ]),
+        Reply::Text("done".into()),
+    ])
+    .await;
+    let (ntfy, published) = recording_ntfy().await;
+    p.engine
+        .set_push_ntfy(Some(airlock_protocol::NtfyPush {
+            server: ntfy,
+            topic: "airlock-test".into(),
+            token: Some("tk_secret".into()),
+        }))
+        .unwrap();
+    tokio::spawn(airlock_remote::push::run(p.engine.clone()));
+    p.engine.send_message("s", "write three").unwrap();
+    let started = std::time::Instant::now();
+    while published.lock().unwrap().is_empty() {
+        assert!(started.elapsed() < Duration::from_secs(30), "no push");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let inbox = p.engine.inbox().unwrap();
+    assert_eq!(inbox.len(), 3);
+    // The three calls of one step: one push (the burst is waited for; a second would have come
+    // by now if each request pushed).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let published = published.lock().unwrap().clone();
+    assert_eq!(published.len(), 1, "{published:?}");
+    let (topic, headers, body) = &published[0];
+    assert_eq!(topic, "airlock-test");
+    assert_eq!(body, "3 approvals waiting");
+    assert_eq!(headers["authorization"], "Bearer tk_secret");
+    assert_eq!(headers["title"], "Airlock");
+    let click = headers["click"].to_str().unwrap();
+    let newest = click
+        .strip_prefix(&format!("https://{}/#item=", p.server.addr))
+        .unwrap();
+    assert!(inbox.iter().any(|i| i.approval_id == newest), "{click}");
+    // Nothing about the calls leaves the machine.
+    assert!(!body.contains("write_file") && !body.contains("a.txt"));
+}
