@@ -8,6 +8,7 @@ mod tests {
     use crate::commands::CommandError;
     use crate::commands::error::ErrorCode;
     use crate::commands::inbox::{Channel, DecisionOutcome};
+    use crate::commands::remote::RemoteView;
     use crate::commands::servers::{ImportPreview, ImportReport};
     use crate::commands::settings::{SettingsView, ShellOption};
     use crate::window::Navigate;
@@ -46,6 +47,9 @@ mod tests {
         airlock_protocol::ConnectReport::export_all(&cfg).unwrap();
         airlock_protocol::RuleSuggestion::export_all(&cfg).unwrap();
         airlock_protocol::Insights::export_all(&cfg).unwrap();
+        RemoteView::export_all(&cfg).unwrap();
+        airlock_protocol::Pairing::export_all(&cfg).unwrap();
+        airlock_protocol::NtfyPush::export_all(&cfg).unwrap();
     }
 
     /// Every file under `dir` (recursively), by relative path.

@@ -7,6 +7,7 @@ pub mod error;
 pub mod history;
 pub mod inbox;
 pub mod insights;
+pub mod remote;
 pub mod servers;
 pub mod settings;
 
@@ -58,6 +59,11 @@ macro_rules! command_handler {
             $crate::commands::agents::connect_agent,
             $crate::commands::agents::disconnect_agent,
             $crate::commands::agents::set_agent_fallback,
+            $crate::commands::remote::remote,
+            $crate::commands::remote::set_remote_listen,
+            $crate::commands::remote::pair_phone,
+            $crate::commands::remote::revoke_device,
+            $crate::commands::remote::set_push,
         ]
     };
 }

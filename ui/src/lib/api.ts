@@ -15,7 +15,10 @@ import type { InboxItem } from './bindings/InboxItem';
 import type { MessageRow } from './bindings/MessageRow';
 import type { Mode } from './bindings/Mode';
 import type { Navigate } from './bindings/Navigate';
+import type { NtfyPush } from './bindings/NtfyPush';
+import type { Pairing } from './bindings/Pairing';
 import type { ProviderSettings } from './bindings/ProviderSettings';
+import type { RemoteView } from './bindings/RemoteView';
 import type { RuleEffect } from './bindings/RuleEffect';
 import type { RulePattern } from './bindings/RulePattern';
 import type { SessionRow } from './bindings/SessionRow';
@@ -106,6 +109,16 @@ export const api = {
   ruleSuggestions: (approvalId: string) => invoke<RuleSuggestion[]>('rule_suggestions', { approvalId }),
   /** Per-tool approval insights with suggestions, and requests per day. */
   insights: () => invoke<Insights>('insights'),
+  /** The phone inbox: where it listens (null: off), paired devices, the ntfy push, this machine's addresses. */
+  remote: () => invoke<RemoteView>('remote'),
+  /** Turns the phone inbox on at ADDR:PORT (never every interface), or off with null. */
+  setRemoteListen: (listen: string | null) => invoke<void>('set_remote_listen', { listen }),
+  /** A one-time pairing code (5 minutes) with the page's URL and the certificate's fingerprint. */
+  pairPhone: () => invoke<Pairing>('pair_phone'),
+  /** The device's token is refused from now on; returns whether it was live. */
+  revokeDevice: (id: string) => invoke<boolean>('revoke_device', { id }),
+  /** The ntfy push, or off with null; a null token keeps the saved one, '' removes it. */
+  setPush: (push: NtfyPush | null) => invoke<void>('set_push', { push }),
 };
 
 export function onEngineEvent(handler: (event: EngineEvent) => void): Promise<UnlistenFn> {
