@@ -6,7 +6,14 @@ import { svelte } from '@sveltejs/vite-plugin-svelte';
 export default defineConfig({
   plugins: [svelte()],
   clearScreen: false,
-  build: { target: 'es2022', outDir: 'dist', emptyOutDir: true },
+  // Two pages: the desktop app (index.html) and the phone inbox (phone.html, served by the phone
+  // server in crates/remote with public/'s manifest and service worker).
+  build: {
+    target: 'es2022',
+    outDir: 'dist',
+    emptyOutDir: true,
+    rollupOptions: { input: { main: 'index.html', phone: 'phone.html' } },
+  },
   resolve: process.env.VITEST ? { conditions: ['browser'] } : undefined,
   test: {
     environment: 'jsdom',

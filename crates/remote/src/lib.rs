@@ -5,6 +5,7 @@
 //! revoked token 401. Pairing attempts are rate-limited; every decision is audited with the
 //! device's name.
 
+mod page;
 pub mod push;
 mod routes;
 pub mod tls;

@@ -1,5 +1,6 @@
 //! What a paired device may do, and nothing else.
 
+use crate::page;
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, EngineEvent};
 use airlock_protocol::DeviceView;
 use axum::extract::{ConnectInfo, Path, Request, State};
@@ -58,9 +59,16 @@ pub fn router(engine: Engine) -> Router {
         .route("/v1/{*rest}", any(forbidden))
         .route_layer(middleware::from_fn_with_state(state.clone(), authenticate));
     Router::new()
+        .route("/", get(page::index))
+        .route("/assets/{name}", get(page::asset))
+        .route("/manifest.webmanifest", get(page::manifest))
+        .route("/sw.js", get(page::service_worker))
+        .route("/icon-256.png", get(page::icon_256))
+        .route("/icon-512.png", get(page::icon_512))
         .route("/v1/pair", post(pair))
         .merge(device_routes)
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn(page::security_headers))
         .with_state(state)
 }
 

@@ -2,110 +2,12 @@
 //! and may not do, revocation, the rate limit on pairing, and the audit trail naming the device.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use airlock_engine::{Engine, EngineConfig, ProviderSettings};
-use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
+use airlock_testkit::Reply;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-struct Phone {
-    _dir: tempfile::TempDir,
-    engine: Engine,
-    model: ScriptedModel,
-    server: airlock_remote::RemoteServer,
-    http: reqwest::Client,
-    data_dir: std::path::PathBuf,
-}
-
-async fn phone(replies: Vec<Reply>) -> Phone {
-    let dir = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::start(replies).await.unwrap();
-    let engine = Engine::open(EngineConfig {
-        data_dir: dir.path().to_path_buf(),
-        workspace: Some(dir.path().join("workspace")),
-    })
-    .unwrap();
-    engine
-        .set_provider(ProviderSettings {
-            base_url: model.base_url(),
-            model: "scripted".into(),
-            ..ProviderSettings::default()
-        })
-        .unwrap();
-    let server = airlock_remote::start(engine.clone(), dir.path(), "127.0.0.1:0".parse().unwrap())
-        .await
-        .unwrap();
-    // Pairing names the address it listens on.
-    engine.set_remote_listen(Some(server.addr)).unwrap();
-    // The phone trusts exactly the certificate Airlock made (as a person does after checking
-    // its fingerprint).
-    let pem = std::fs::read(dir.path().join("remote-cert.pem")).unwrap();
-    let http = reqwest::Client::builder()
-        .tls_certs_only([reqwest::Certificate::from_pem(&pem).unwrap()])
-        .timeout(Duration::from_secs(20))
-        .build()
-        .unwrap();
-    Phone {
-        data_dir: dir.path().to_path_buf(),
-        _dir: dir,
-        engine,
-        model,
-        server,
-        http,
-    }
-}
-
-impl Phone {
-    fn url(&self, path: &str) -> String {
-        format!("https://{}{path}", self.server.addr)
-    }
-
-    async fn pair(&self, name: &str) -> String {
-        let pairing = airlock_remote::pairing(&self.engine, &self.data_dir).unwrap();
-        assert_eq!(pairing.url, format!("https://{}", self.server.addr));
-        let answer: Value = self
-            .http
-            .post(self.url("/v1/pair"))
-            .json(&json!({"code": pairing.code, "device_name": name}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        answer["token"].as_str().unwrap().to_string()
-    }
-
-    async fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
-        let mut request = self.http.get(self.url(path));
-        if let Some(token) = token {
-            request = request.bearer_auth(token);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn post(&self, path: &str, token: &str, body: Value) -> (u16, Value) {
-        let response = self
-            .http
-            .post(self.url(path))
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-}
-
-fn write(id: &str, path: &str) -> ScriptedCall {
-    ScriptedCall::new(
-        id,
-        "builtin__write_file",
-        json!({"path": path, "content": "x"}),
-    )
-}
+mod common;
+use common::{phone, write};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_paired_phone_approves_denies_and_edits_and_the_model_reads_each_outcome() {
@@ -331,4 +233,60 @@ async fn approvals_waiting_make_one_ntfy_push_that_opens_the_phone_page_on_the_n
     assert!(inbox.iter().any(|i| i.approval_id == newest), "{click}");
     // Nothing about the calls leaves the machine.
     assert!(!body.contains("write_file") && !body.contains("a.txt"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_phone_page_is_served_without_a_token_with_a_strict_policy_and_nothing_else() {
+    let p = phone(Vec::new()).await;
+    let page = p.http.get(p.url("/")).send().await.unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"),
+        "{csp}"
+    );
+    assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+    let html = page.text().await.unwrap();
+    assert!(html.contains("/manifest.webmanifest"), "{html}");
+    let script = html
+        .split("src=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap()
+        .to_string();
+    let js = p.http.get(p.url(&script)).send().await.unwrap();
+    assert_eq!(js.status().as_u16(), 200, "{script}");
+    assert!(
+        js.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .contains("javascript")
+    );
+    let manifest: Value = p
+        .http
+        .get(p.url("/manifest.webmanifest"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(manifest["display"], "standalone");
+    for icon in manifest["icons"].as_array().unwrap() {
+        let (status, _) = p.get(icon["src"].as_str().unwrap(), None).await;
+        assert_eq!(status, 200);
+    }
+    assert_eq!(p.get("/sw.js", None).await.0, 200);
+    // The desktop's page and anything else of ui/dist are not the phone's.
+    for path in [
+        "/index.html",
+        "/phone.html/../index.html",
+        "/assets/../index.html",
+        "/src/main.ts",
+    ] {
+        assert_eq!(p.get(path, None).await.0, 404, "{path}");
+    }
 }

@@ -6,7 +6,6 @@ import type { AgentStatus } from './bindings/AgentStatus';
 import type { AuditRow } from './bindings/AuditRow';
 import type { ConnectReport } from './bindings/ConnectReport';
 import type { Channel } from './bindings/Channel';
-import type { CommandError } from './bindings/CommandError';
 import type { DecisionOutcome } from './bindings/DecisionOutcome';
 import type { DecisionRequest } from './bindings/DecisionRequest';
 import type { ElicitationAnswer } from './bindings/ElicitationAnswer';
@@ -34,25 +33,7 @@ import type { ToolSetting } from './bindings/ToolSetting';
 import type { RuleSuggestion } from './bindings/RuleSuggestion';
 import type { Insights } from './bindings/Insights';
 
-/** A command's refusal: `code` for programs, `message` for people. */
-export function errorMessage(error: unknown): string {
-  if (error && typeof error === 'object' && 'message' in error) return String((error as CommandError).message);
-  return String(error);
-}
-
-/** A decision with only the fields a channel usually sets. */
-export function decision(d: Partial<DecisionRequest> & { approval_id: string; approve: boolean }): DecisionRequest {
-  return {
-    reason: null,
-    args: null,
-    for_chat: false,
-    remember: null,
-    exact_args: false,
-    session: null,
-    args_hash: null,
-    ...d,
-  };
-}
+export { decision, errorMessage } from './requests';
 
 export const api = {
   /** Claude Code, Codex, Claude Desktop: connected or not, fallback, last request. */
