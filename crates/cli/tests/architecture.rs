@@ -119,6 +119,7 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-engine",
                 "airlock-api",
                 "airlock-connect",
+                "airlock-remote",
             ],
         ),
     ];
