@@ -205,6 +205,68 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     .await;
     let servers: Value = api.get("/v1/servers").await.unwrap();
     assert!(!servers.to_string().contains("\"echo\""), "{servers}");
+    // 6a. Settings → Phone: on at an address, "Pair a phone" shows a QR code and a code that
+    // pairs a device over HTTPS (the device appears in the list), which is then revoked.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    ui.run("document.querySelector('[data-testid=phone-listen]').scrollIntoView()")
+        .await;
+    ui.type_into("[data-testid=phone-listen]", &format!("127.0.0.1:{port}"))
+        .await;
+    ui.click("[data-testid=phone-enable]").await;
+    ui.click("[data-testid=phone-pair]").await;
+    ui.find("[data-testid=phone-qr]").await;
+    let code = ui
+        .run("return document.querySelector('[data-testid=phone-code]').textContent.trim()")
+        .await;
+    let pem = std::fs::read(data.path().join("remote-cert.pem")).unwrap();
+    let phone = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(&pem).unwrap()])
+        .build()
+        .unwrap();
+    // The listener starts as the setting changes: try until it answers.
+    let mut tries = 0;
+    let paired: Value = loop {
+        let sent = phone
+            .post(format!("https://127.0.0.1:{port}/v1/pair"))
+            .json(&json!({"code": code, "device_name": "Pixel 7"}))
+            .send()
+            .await;
+        match sent {
+            Ok(response) => break response.json().await.unwrap(),
+            Err(error) => {
+                tries += 1;
+                assert!(tries < 100, "the phone inbox never answered: {error}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+    };
+    assert!(paired["token"].is_string(), "{paired}");
+    ui.until(
+        "the paired phone listed",
+        "return [...document.querySelectorAll('[data-testid=phone-device]')].some((d) => d.textContent.includes('Pixel 7'))",
+    )
+    .await;
+    ui.run("document.querySelector('[data-testid=phone-pairing]')?.scrollIntoView()")
+        .await;
+    ui.screenshot(&out, "settings-phone").await;
+    ui.click("[data-testid=phone-revoke]").await;
+    ui.until(
+        "the phone revoked",
+        "return document.querySelector('[data-testid=phone-revoke]') === null",
+    )
+    .await;
+    let refused = phone
+        .get(format!("https://127.0.0.1:{port}/v1/inbox"))
+        .bearer_auth(paired["token"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 401);
+    ui.click("[data-testid=phone-disable]").await;
     // 6b. Another agent's call — Claude Code's hook, the real `airlock hook` process — waits in
     // the same inbox with the agent and its folder, is approved there, and the hook tells the
     // agent to run it.
