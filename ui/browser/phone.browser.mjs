@@ -1,8 +1,9 @@
 // The phone inbox in Debian's chromium as a Pixel 7 (playwright-core's device profile), against a
 // real Airlock phone server over HTTPS. Driven by crates/remote/tests/phone_browser.rs, which
 // runs the engine and the scripted model and checks what the model reads afterwards:
-//   env PHONE_URL, PHONE_CODE; prints `decided` once the three items are decided, then waits for
-//   a line `revoked` on stdin and checks the page asks to pair again. Screenshots go to
+//   env PHONE_URL, PHONE_CODE; prints `decided` once the three items are decided; on a line
+//   `another` waits for a fourth to arrive live and approves it (`decided again`); on a line
+//   `revoked` checks the page asks to pair again. Screenshots go to
 //   test-output/playwright.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -78,6 +79,14 @@ try {
   assert.deepEqual(Object.values(forbidden), [403, 403, 403, 403, 403], JSON.stringify(forbidden));
   assert.deepEqual(errors, []);
   console.log('decided');
+
+  // A new request shows up live (server-sent events), without a reload; approved here too.
+  assert.equal((await lines.next()).value, 'another');
+  await item('d.txt').waitFor();
+  assert.equal(await page.getByTestId('phone-count').textContent(), '1 approval waiting');
+  await item('d.txt').getByTestId('phone-approve').click();
+  await page.getByText('Nothing is waiting for you.').waitFor();
+  console.log('decided again');
 
   // Revoked on the desktop: the next request is refused (401) and the page asks to pair again.
   assert.equal((await lines.next()).value, 'revoked');
