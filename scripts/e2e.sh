@@ -21,7 +21,10 @@ export AIRLOCK_DBUS_LOG="$AIRLOCK_E2E_OUT/dbus-notifications.log"
 # file: the tests choose "Allow once" or "Deny" through the daemon as a person would.
 export AIRLOCK_DMENU_CHOICE="$AIRLOCK_E2E_OUT/dmenu-choice"
 dunstrc="$AIRLOCK_E2E_OUT/dunstrc"
-printf '[global]\n    dmenu = %s\n' "$PWD/scripts/e2e-dmenu.sh" >"$dunstrc"
+# Notifications never expire here: dunst's default (10 s) closed one before a slow machine
+# chose its action, and the test then saw a closed notification instead of a decision.
+printf '[global]\n    dmenu = %s\n[urgency_low]\n    timeout = 0\n[urgency_normal]\n    timeout = 0\n[urgency_critical]\n    timeout = 0\n' \
+  "$PWD/scripts/e2e-dmenu.sh" >"$dunstrc"
 # A private session bus with a notification daemon (dunst), a tray host (trayer) and a monitor that records every
 # Notify call; the ignored tests of the app (WebDriver run and notification actions) run in it.
 dbus-run-session -- bash -c '
