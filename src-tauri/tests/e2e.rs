@@ -219,6 +219,9 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     ui.click("[data-testid=phone-enable]").await;
     ui.click("[data-testid=phone-pair]").await;
     ui.find("[data-testid=phone-qr]").await;
+    ui.run("document.querySelector('[data-testid=phone-pairing]').scrollIntoView()")
+        .await;
+    ui.screenshot(&out, "settings-phone-qr").await;
     let code = ui
         .run("return document.querySelector('[data-testid=phone-code]').textContent.trim()")
         .await;
@@ -250,7 +253,7 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
         "return [...document.querySelectorAll('[data-testid=phone-device]')].some((d) => d.textContent.includes('Pixel 7'))",
     )
     .await;
-    ui.run("document.querySelector('[data-testid=phone-pairing]')?.scrollIntoView()")
+    ui.run("document.querySelector('[data-testid=phone-device]').scrollIntoView()")
         .await;
     ui.screenshot(&out, "settings-phone").await;
     ui.click("[data-testid=phone-revoke]").await;
@@ -267,6 +270,40 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
         .unwrap();
     assert_eq!(refused.status().as_u16(), 401);
     ui.click("[data-testid=phone-disable]").await;
+    // 6a'. Start at login writes the desktop's login entry (XDG autostart: tauri-plugin-autostart
+    // writes ~/.config/autostart whatever XDG_CONFIG_HOME says), which starts this binary
+    // hidden in the tray; switched off, the entry is gone. Skipped where this machine already
+    // starts an Airlock at login (the test would replace that person's entry).
+    let entry_path = std::path::Path::new(&std::env::var_os("HOME").unwrap())
+        .join(".config/autostart/Airlock.desktop");
+    if entry_path.exists() {
+        eprintln!("skipped: {} exists already", entry_path.display());
+    } else {
+        /// Removes the entry if the test stops half-way.
+        struct Cleanup<'a>(&'a std::path::Path);
+        impl Drop for Cleanup<'_> {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_file(self.0);
+            }
+        }
+        let _cleanup = Cleanup(&entry_path);
+        ui.run("document.querySelector('[data-testid=start-at-login]').scrollIntoView()")
+            .await;
+        ui.click("[data-testid=start-at-login]").await;
+        until_true("the login entry", || entry_path.exists()).await;
+        let written = std::fs::read_to_string(&entry_path).unwrap();
+        let exec = written
+            .lines()
+            .find_map(|l| l.strip_prefix("Exec="))
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            exec.contains(env!("CARGO_BIN_EXE_airlock-desktop")) && exec.contains("--hidden"),
+            "{written}"
+        );
+        ui.click("[data-testid=start-at-login]").await;
+        until_true("the login entry removed", || !entry_path.exists()).await;
+    }
     // 6b. Another agent's call — Claude Code's hook, the real `airlock hook` process — waits in
     // the same inbox with the agent and its folder, is approved there, and the hook tells the
     // agent to run it.

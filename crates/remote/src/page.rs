@@ -61,6 +61,10 @@ pub async fn index() -> Response {
 }
 
 pub async fn asset(Path(name): Path<String>) -> Response {
+    // One file name (the path arrives decoded: `%2F` is a `/` here).
+    if name.contains(['/', '\\']) || name.starts_with('.') {
+        return StatusCode::NOT_FOUND.into_response();
+    }
     file(&format!("assets/{name}"))
 }
 

@@ -285,6 +285,8 @@ async fn the_phone_page_is_served_without_a_token_with_a_strict_policy_and_nothi
         "/index.html",
         "/phone.html/../index.html",
         "/assets/../index.html",
+        "/assets/..%2Findex.html",
+        "/assets/..%2F..%2F..%2FCargo.toml",
         "/src/main.ts",
     ] {
         assert_eq!(p.get(path, None).await.0, 404, "{path}");
