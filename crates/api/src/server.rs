@@ -368,6 +368,18 @@ async fn set_paused(
     Ok(Json(json!({ "paused": body.paused, "changed": changed })))
 }
 
+/// The phone inbox's refusals: the engine's as they are; off → 409 `remote_off`; an address this
+/// machine cannot listen on → 400 `invalid`.
+fn remote_error(e: airlock_remote::RemoteError) -> ApiError {
+    match e {
+        airlock_remote::RemoteError::Engine(e) => ApiError::from(e),
+        airlock_remote::RemoteError::Off => {
+            ApiError::new(StatusCode::CONFLICT, "remote_off", e.to_string())
+        }
+        other => ApiError::new(StatusCode::BAD_REQUEST, "invalid", other.to_string()),
+    }
+}
+
 /// The phone inbox: where it listens (null: off) and the paired devices.
 async fn remote(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
     Ok(Json(json!({
@@ -397,16 +409,13 @@ async fn set_remote(
             })
         })
         .transpose()?;
-    s.engine.set_remote_listen(listen)?;
+    airlock_remote::enable(&s.engine, listen).map_err(remote_error)?;
     Ok(Json(json!({ "listen": listen.map(|a| a.to_string()) })))
 }
 
 /// A one-time pairing code with the page's address and the certificate's fingerprint.
 async fn remote_pair(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    let pairing = airlock_remote::pairing(&s.engine, s.engine.data_dir()).map_err(|e| match e {
-        airlock_remote::RemoteError::Engine(e) => ApiError::from(e),
-        other => ApiError::new(StatusCode::CONFLICT, "remote_off", other.to_string()),
-    })?;
+    let pairing = airlock_remote::pairing(&s.engine, s.engine.data_dir()).map_err(remote_error)?;
     Ok(Json(serde_json::to_value(pairing).unwrap_or_default()))
 }
 

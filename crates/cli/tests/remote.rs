@@ -25,6 +25,17 @@ async fn pair_a_phone_over_https_list_it_and_revoke_it() {
     let every = airlock(d, &["remote", "enable", "--listen", "0.0.0.0:8443"]);
     assert_eq!(every.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&every.stderr).contains("every interface"));
+    // An address that is not this machine's, or a port in use, is refused now with the reason.
+    let elsewhere = airlock(d, &["remote", "enable", "--listen", "203.0.113.7:8443"]);
+    assert_eq!(elsewhere.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&elsewhere.stderr).contains("cannot listen on 203.0.113.7:8443")
+    );
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_addr = taken.local_addr().unwrap().to_string();
+    let busy = airlock(d, &["remote", "enable", "--listen", &taken_addr]);
+    assert_eq!(busy.status.code(), Some(1), "a port in use is refused");
+    drop(taken);
     let pair_off = airlock(d, &["remote", "pair"]);
     assert_eq!(
         pair_off.status.code(),

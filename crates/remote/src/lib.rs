@@ -83,6 +83,22 @@ pub async fn start(
     Ok(RemoteServer { addr, handle })
 }
 
+/// Switches the phone inbox on at `listen` (or off), after checking this machine can listen
+/// there: an address that is not this machine's, or a port in use, is refused now with the
+/// reason, instead of a listener that silently never starts.
+pub fn enable(engine: &Engine, listen: Option<SocketAddr>) -> Result<(), RemoteError> {
+    if let Some(addr) = listen
+        && !addr.ip().is_unspecified()
+        && engine.remote_listen()? != Some(addr)
+    {
+        std::net::TcpListener::bind(addr).map_err(|e| RemoteError::Listen {
+            addr,
+            message: e.to_string(),
+        })?;
+    }
+    Ok(engine.set_remote_listen(listen)?)
+}
+
 /// A new pairing code with the page's address and the certificate's fingerprint: what
 /// `airlock remote pair` prints and Settings shows as a QR code.
 pub fn pairing(engine: &Engine, data_dir: &Path) -> Result<Pairing, RemoteError> {

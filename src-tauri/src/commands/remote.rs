@@ -70,6 +70,11 @@ fn remote_error(error: RemoteError) -> CommandError {
             code: ErrorCode::Invalid,
             message: "the phone inbox is off; turn it on first".into(),
         },
+        // An address this machine cannot listen on: the person picks another.
+        listen @ RemoteError::Listen { .. } => CommandError {
+            code: ErrorCode::Invalid,
+            message: listen.to_string(),
+        },
         other => CommandError {
             code: ErrorCode::Internal,
             message: other.to_string(),
@@ -95,7 +100,7 @@ pub async fn set_remote_listen(
     listen: Option<String>,
 ) -> CommandResult<()> {
     let listen = listen.as_deref().map(parse_listen).transpose()?;
-    Ok(shell.engine.set_remote_listen(listen)?)
+    airlock_remote::enable(&shell.engine, listen).map_err(remote_error)
 }
 
 /// A one-time pairing code with the page's address and the certificate's fingerprint.
