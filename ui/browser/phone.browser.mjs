@@ -2,7 +2,7 @@
 // real Airlock phone server over HTTPS. Driven by crates/remote/tests/phone_browser.rs, which
 // runs the engine and the scripted model and checks what the model reads afterwards:
 //   env PHONE_URL, PHONE_CODE; prints `decided` once the three items are decided; on a line
-//   `another` waits for a fourth to arrive live and approves it (`decided again`); on a line
+//   `another` waits for two more to arrive live and approves both at once (`decided again`); on a line
 //   `revoked` checks the page asks to pair again. Screenshots go to
 //   test-output/playwright.
 import assert from 'node:assert/strict';
@@ -80,11 +80,13 @@ try {
   assert.deepEqual(errors, []);
   console.log('decided');
 
-  // A new request shows up live (server-sent events), without a reload; approved here too.
+  // New requests show up live (server-sent events), without a reload; both approved at once.
   assert.equal((await lines.next()).value, 'another');
   await item('d.txt').waitFor();
-  assert.equal(await page.getByTestId('phone-count').textContent(), '1 approval waiting');
-  await item('d.txt').getByTestId('phone-approve').click();
+  await item('e.txt').waitFor();
+  assert.equal(await page.getByTestId('phone-count').textContent(), '2 approvals waiting');
+  await page.getByTestId('phone-approve-all').click();
+  await page.getByTestId('phone-approve-all-confirm').click();
   await page.getByText('Nothing is waiting for you.').waitFor();
   console.log('decided again');
 

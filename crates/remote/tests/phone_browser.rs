@@ -1,7 +1,7 @@
 //! The phone page in a real browser: Debian's chromium as a Pixel 7 (ui/browser/phone.browser.mjs,
 //! playwright-core) pairs with the code, sees three waiting calls, approves one, denies one with
 //! a reason and edits one, against this engine's phone server over HTTPS; the model's next
-//! request carries each outcome; a fourth request arrives live and is approved. Then the device
+//! request carries each outcome; two more arrive live and are approved at once. Then the device
 //! is revoked (the page asks to pair again) and wrong codes are rate-limited.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -28,7 +28,7 @@ async fn a_pixel_7_pairs_and_decides_three_calls_and_the_model_reads_each_outcom
             write("c3", "c.txt"),
         ]),
         Reply::Text("done".into()),
-        Reply::ToolCalls(vec![write("c4", "d.txt")]),
+        Reply::ToolCalls(vec![write("c4", "d.txt"), write("c5", "e.txt")]),
         Reply::Text("done again".into()),
     ])
     .await;
@@ -84,13 +84,14 @@ async fn a_pixel_7_pairs_and_decides_three_calls_and_the_model_reads_each_outcom
         .count();
     assert_eq!(by_phone, 3, "{audit:?}");
 
-    // A fourth request while the page is open arrives live and is approved there.
+    // Two more requests while the page is open arrive live and are approved there at once.
     let mut stdin = browser.stdin.take().unwrap();
     p.engine.send_message("s", "one more").unwrap();
     writeln!(stdin, "another").unwrap();
     assert_eq!(next_line().as_deref(), Some("decided again"));
     p.engine.wait_turn("s").await.unwrap();
     assert!(p.data_dir.join("workspace/d.txt").exists());
+    assert!(p.data_dir.join("workspace/e.txt").exists());
 
     // Revoked on the desktop: the page is told 401 and asks to pair again.
     assert!(p.engine.revoke_device(&devices[0].id).unwrap());

@@ -47,6 +47,8 @@ export const remote = {
   },
   inbox: () => request<InboxItem[]>('/v1/inbox'),
   decide: (decision: DecisionRequest) => request<Outcome>('/v1/decisions', post(decision)),
+  /** Several decisions in one request (one transaction); an outcome per decision. */
+  decideAll: (decisions: DecisionRequest[]) => request<Outcome[]>('/v1/decisions/batch', post({ decisions })),
   answer: (approvalId: string, answer: ElicitationAnswer) =>
     request<unknown>(`/v1/elicitations/${encodeURIComponent(approvalId)}/answer`, post(answer)),
   /**
