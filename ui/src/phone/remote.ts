@@ -61,7 +61,8 @@ export const remote = {
     const response = await fetch('/v1/events', { headers: { authorization: `Bearer ${token}` }, signal });
     if (response.status === 401) {
       deviceToken.clear();
-      throw new NotPaired('this phone is not paired');
+      const body = await response.json().catch(() => null);
+      throw new NotPaired(body?.error ?? 'this phone is not paired');
     }
     if (!response.ok || !response.body) throw new Error(`events: HTTP ${response.status}`);
     onOpen();
