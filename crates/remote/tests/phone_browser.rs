@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 mod common;
-use common::{phone, write};
+use common::{phone, three_writes, write};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_pixel_7_pairs_and_decides_three_calls_and_the_model_reads_each_outcome() {
@@ -22,11 +22,7 @@ async fn a_pixel_7_pairs_and_decides_three_calls_and_the_model_reads_each_outcom
         "build the UI first (`npm run build` in ui/; scripts/test.sh does)"
     );
     let p = phone(vec![
-        Reply::ToolCalls(vec![
-            write("c1", "a.txt"),
-            write("c2", "b.txt"),
-            write("c3", "c.txt"),
-        ]),
+        three_writes(),
         Reply::Text("done".into()),
         Reply::ToolCalls(vec![write("c4", "d.txt"), write("c5", "e.txt")]),
         Reply::Text("done again".into()),

@@ -3,23 +3,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use airlock_testkit::Reply;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::Duration;
 
 mod common;
-use common::{phone, write};
+use common::{phone, three_writes};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_paired_phone_approves_denies_and_edits_and_the_model_reads_each_outcome() {
-    let p = phone(vec![
-        Reply::ToolCalls(vec![
-            write("c1", "a.txt"),
-            write("c2", "b.txt"),
-            write("c3", "c.txt"),
-        ]),
-        Reply::Text("done".into()),
-    ])
-    .await;
+    let p = phone(vec![three_writes(), Reply::Text("done".into())]).await;
     let token = p.pair("Pixel 7").await;
     p.engine.send_message("s", "write three").unwrap();
     let items = loop {
@@ -190,15 +182,7 @@ async fn recording_ntfy() -> (String, Published) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn approvals_waiting_make_one_ntfy_push_that_opens_the_phone_page_on_the_newest() {
-    let p = phone(vec![
-        Reply::ToolCalls(vec![
-            write("c1", "a.txt"),
-            write("c2", "b.txt"),
-            write("c3", "c.txt"),
-        ]),
-        Reply::Text("done".into()),
-    ])
-    .await;
+    let p = phone(vec![three_writes(), Reply::Text("done".into())]).await;
     let (ntfy, published) = recording_ntfy().await;
     p.engine
         .set_push_ntfy(Some(airlock_protocol::NtfyPush {
@@ -265,15 +249,8 @@ async fn the_phone_page_is_served_without_a_token_with_a_strict_policy_and_nothi
             .unwrap()
             .contains("javascript")
     );
-    let manifest: Value = p
-        .http
-        .get(p.url("/manifest.webmanifest"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (status, manifest) = p.get("/manifest.webmanifest", None).await;
+    assert_eq!(status, 200);
     assert_eq!(manifest["display"], "standalone");
     for icon in manifest["icons"].as_array().unwrap() {
         let (status, _) = p.get(icon["src"].as_str().unwrap(), None).await;

@@ -106,3 +106,12 @@ pub fn write(id: &str, path: &str) -> ScriptedCall {
         json!({"path": path, "content": "x"}),
     )
 }
+
+/// One model step asking to write a.txt, b.txt and c.txt (c1..c3): three waiting calls.
+pub fn three_writes() -> Reply {
+    Reply::ToolCalls(vec![
+        write("c1", "a.txt"),
+        write("c2", "b.txt"),
+        write("c3", "c.txt"),
+    ])
+}
