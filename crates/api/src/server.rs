@@ -399,16 +399,10 @@ async fn set_remote(
 ) -> ApiResult<Value> {
     let listen = body
         .listen
-        .map(|text| {
-            text.parse::<std::net::SocketAddr>().map_err(|_| {
-                ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "invalid",
-                    format!("'{text}' is not ADDR:PORT (e.g. 100.64.0.7:8443)"),
-                )
-            })
-        })
-        .transpose()?;
+        .as_deref()
+        .map(airlock_remote::parse_listen)
+        .transpose()
+        .map_err(remote_error)?;
     airlock_remote::enable(&s.engine, listen).map_err(remote_error)?;
     Ok(Json(json!({ "listen": listen.map(|a| a.to_string()) })))
 }

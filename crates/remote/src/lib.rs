@@ -21,6 +21,8 @@ pub enum RemoteError {
     Tls(#[from] tls::TlsError),
     #[error("the phone inbox is off; turn it on with `airlock remote enable --listen ADDR:PORT`")]
     Off,
+    #[error("'{0}' is not ADDR:PORT (e.g. 192.168.1.20:8443 or 100.64.0.7:8443)")]
+    NotAnAddress(String),
     #[error("the phone inbox cannot listen on {addr}: {message}")]
     Listen { addr: SocketAddr, message: String },
     #[error(transparent)]
@@ -81,6 +83,12 @@ pub async fn start(
         }
     });
     Ok(RemoteServer { addr, handle })
+}
+
+/// `ADDR:PORT` as the person typed it (Settings, the local API).
+pub fn parse_listen(text: &str) -> Result<SocketAddr, RemoteError> {
+    text.parse()
+        .map_err(|_| RemoteError::NotAnAddress(text.to_string()))
 }
 
 /// Switches the phone inbox on at `listen` (or off), after checking this machine can listen

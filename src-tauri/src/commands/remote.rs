@@ -56,11 +56,9 @@ fn machine_addresses() -> Vec<String> {
     }
 }
 
+/// What the person typed in the address field, without the spaces around it.
 fn parse_listen(text: &str) -> CommandResult<SocketAddr> {
-    text.trim().parse().map_err(|_| CommandError {
-        code: ErrorCode::Invalid,
-        message: format!("'{text}' is not ADDR:PORT (e.g. 192.168.1.20:8443 or 100.64.0.7:8443)"),
-    })
+    airlock_remote::parse_listen(text.trim()).map_err(remote_error)
 }
 
 fn remote_error(error: RemoteError) -> CommandError {
@@ -70,8 +68,8 @@ fn remote_error(error: RemoteError) -> CommandError {
             code: ErrorCode::Invalid,
             message: "the phone inbox is off; turn it on first".into(),
         },
-        // An address this machine cannot listen on: the person picks another.
-        listen @ RemoteError::Listen { .. } => CommandError {
+        // Not an address, or one this machine cannot listen on: the person picks another.
+        listen @ (RemoteError::Listen { .. } | RemoteError::NotAnAddress(_)) => CommandError {
             code: ErrorCode::Invalid,
             message: listen.to_string(),
         },
