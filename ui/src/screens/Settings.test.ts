@@ -38,6 +38,7 @@ vi.mock('../lib/api', async (original) => {
       servers: async () => [],
       serverChanges: async () => [],
       agents: async () => [],
+      remote: async () => ({ listen: null, devices: [], push: null, addresses: [] }),
     },
   };
 });
