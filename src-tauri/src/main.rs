@@ -1,29 +1,20 @@
-//! Airlock desktop: a thin Tauri shell. It runs the engine in-process, serves the local API
-//! (so the `airlock` CLI works against the running app), forwards engine events to the UI and
-//! holds no rule of its own. One instance per data directory.
+//! Airlock desktop. Two processes: the resident (`airlock-resident`: the engine, the local API,
+//! the tray and notifications, small and always there) and this one, the window, which exists
+//! only while the window is open. Launched plainly, this binary starts the resident when none
+//! runs for the data directory and becomes the window (or, started at login with `--hidden`,
+//! leaves the resident in the tray); launched again, it asks the resident to show the window.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
-mod bindings;
-mod commands;
-mod events;
-mod notifications;
-mod pending;
-mod shell;
-mod tray;
+mod launcher;
 mod webkit_env;
 mod window;
 
-use airlock_api::ApiClient;
-use airlock_api::discovery::DiscoveryError;
-use airlock_api::host::{Host, HostError, resolve_data_dir};
+use airlock_api::host::resolve_data_dir;
 use clap::Parser;
-use shell::Shell;
-use std::net::{Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use launcher::{Resident, ResidentOptions};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
-use tauri::{Manager, RunEvent};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -44,10 +35,10 @@ struct Args {
     /// Start in the tray without opening the window (how the login entry starts Airlock).
     #[arg(long)]
     hidden: bool,
+    /// Open only the window, for the running resident (how the resident opens it).
+    #[arg(long, conflicts_with = "hidden")]
+    window: bool,
 }
-
-/// The argument the login entry (Settings → Start at login) starts Airlock with.
-const HIDDEN_ARG: &str = "--hidden";
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -80,101 +71,23 @@ fn missing_display() -> Option<&'static str> {
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
-    if let Some(why) = missing_display() {
+    let data_dir = resolve_data_dir(args.data_dir)?;
+    let wants_window = !args.hidden;
+    if wants_window && let Some(why) = missing_display() {
         anyhow::bail!(why);
     }
-    let data_dir = resolve_data_dir(args.data_dir)?;
-    let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, args.api_port));
-    let started = tauri::async_runtime::block_on(async {
-        Host::start(&data_dir, args.workspace, listen).await
-    });
-    let (host, served) = match started {
-        Ok(started) => started,
-        Err(HostError::Discovery(DiscoveryError::Locked(dir))) => return show_running_app(&dir),
-        Err(error) => return Err(error.into()),
-    };
-    tauri::async_runtime::spawn(async move {
-        if let Err(error) = served.await {
-            tracing::error!("the local API stopped: {error}");
+    if !args.window {
+        let resident = launcher::ensure_resident(&ResidentOptions {
+            data_dir: &data_dir,
+            workspace: args.workspace.as_deref(),
+            api_port: args.api_port,
+            show_window: wants_window,
+        })?;
+        if matches!(resident, Resident::AlreadyRunning) || !wants_window {
+            return Ok(());
         }
-    });
-    let engine = host.engine.clone();
-    let shell = Shell {
-        engine: engine.clone(),
-        api_addr: host.addr,
-    };
-    let hidden = args.hidden;
-    let app = tauri::Builder::default()
-        .plugin(
-            tauri_plugin_autostart::Builder::new()
-                .arg(HIDDEN_ARG)
-                .build(),
-        )
-        .manage(shell)
-        .manage(window::Navigation::default())
-        .invoke_handler(command_handler!())
-        .setup(move |app| {
-            engine.set_frontend(Arc::new(window::WindowFrontend(app.handle().clone())));
-            tray::install(app.handle())?;
-            events::forward(app.handle().clone(), engine.clone());
-            // The window is not created from the configuration (`create: false`): started at
-            // login, Airlock waits in the tray until it is opened.
-            if !hidden {
-                window::show(app.handle());
-            }
-            Ok(())
-        })
-        .build(tauri::generate_context!())?;
-    let mut host = Some(host);
-    app.run(move |handle, event| {
-        // Closing the window destroys it (its web process exits); Airlock keeps running
-        // in the tray until Quit (`exit` gives a code; a window closing gives none).
-        if let RunEvent::ExitRequested {
-            code: None, api, ..
-        } = &event
-        {
-            api.prevent_exit();
-        }
-        // macOS: a click on the running app's Dock icon (a second launch starts no process there)
-        // brings back the window that was closed to the tray.
-        #[cfg(target_os = "macos")]
-        if let RunEvent::Reopen {
-            has_visible_windows: false,
-            ..
-        } = &event
-        {
-            window::show(handle);
-        }
-        if let RunEvent::Exit = event {
-            // Removes api.json, so the CLI says clearly that no engine runs; stops the servers.
-            drop(host.take());
-            let _ = handle.try_state::<Shell>();
-        }
-    });
-    Ok(())
-}
-
-/// One instance per data directory: a second launch brings the running app's window forward.
-fn show_running_app(dir: &Path) -> anyhow::Result<()> {
-    let shown =
-        tauri::async_runtime::block_on(async { ApiClient::discover(dir)?.show_window(None).await });
-    match shown {
-        Ok(true) => {
-            eprintln!(
-                "Airlock is already running for {}; showed its window",
-                dir.display()
-            );
-            Ok(())
-        }
-        Ok(false) => anyhow::bail!(
-            "`airlock serve` is already running for {}; stop it or use the CLI",
-            dir.display()
-        ),
-        Err(error) => anyhow::bail!(
-            "Airlock is already running for {} but does not answer: {error}",
-            dir.display()
-        ),
     }
+    window::run(&data_dir)
 }
 
 #[cfg(test)]
@@ -183,9 +96,10 @@ mod tests {
 
     #[test]
     fn the_login_entry_starts_hidden() {
-        let parsed = Args::try_parse_from(["airlock-desktop", HIDDEN_ARG]);
-        assert!(parsed.is_ok_and(|args| args.hidden));
+        let parsed = Args::try_parse_from(["airlock-desktop", "--hidden"]);
+        assert!(parsed.is_ok_and(|args| args.hidden && !args.window));
         let parsed = Args::try_parse_from(["airlock-desktop", "--data-dir", "/tmp/x"]);
         assert!(parsed.is_ok_and(|args| !args.hidden));
+        assert!(Args::try_parse_from(["airlock-desktop", "--hidden", "--window"]).is_err());
     }
 }

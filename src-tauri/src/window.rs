@@ -1,80 +1,76 @@
-//! The main window. Closing it destroys it, web view and all (its WebKitWebProcess exits; on
-//! Linux Tauri keeps WebKitNetworkProcess for the app's life), while
-//! Airlock keeps running in the tray; every way of opening it (the tray, a notification, a second
-//! launch or `airlock open` through the engine's [`Frontend`], the macOS Dock) creates it again
-//! from the configuration when it is gone, and can point the UI at one inbox item.
+//! The window process (`airlock-desktop --window`): the web view and nothing else. Every invoke
+//! of the UI goes to the resident process over the local API and its answer comes back as is;
+//! the resident's event stream brings engine events and what to show. Closing the window ends
+//! this process, web view and all, while Airlock keeps running in the resident.
 
-use airlock_engine::Frontend;
-use serde::Serialize;
-use std::sync::Mutex;
+use airlock_api::ApiClient;
+use airlock_protocol::desktop::{
+    ENGINE_EVENT, EVENTS_PATH, INVOKE_PATH, NAVIGATE_EVENT, QUIT_EVENT, RESYNC_EVENT, SHOW_EVENT,
+};
+use futures::StreamExt;
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Arc;
+use tauri::ipc::{Invoke, InvokeBody, InvokeError};
 use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewWindowBuilder};
-use ts_rs::TS;
 
-/// Tells the UI which screen (and item) to show.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-pub struct Navigate {
-    pub screen: String,
-    pub approval_id: Option<String>,
-}
-
-pub const NAVIGATE_EVENT: &str = "navigate";
 pub const MAIN: &str = "main";
 
-/// Where the UI should go, for a window whose page has not started yet (it would miss the
-/// `navigate` event): the page takes it at start ([`Navigation::take`]).
-#[derive(Debug, Default)]
-pub struct Navigation(Mutex<NavigationState>);
-
-#[derive(Debug, Default)]
-struct NavigationState {
-    /// The page of the current window has started and listens for `navigate`.
-    ready: bool,
-    pending: Option<Navigate>,
+/// Runs the window until it is closed (or Airlock quits).
+pub fn run(data_dir: &Path) -> anyhow::Result<()> {
+    let client = Arc::new(ApiClient::discover(data_dir)?);
+    let forwarding = client.clone();
+    let app = tauri::Builder::default()
+        .invoke_handler(move |invoke| forward(&forwarding, invoke))
+        .setup(move |app| {
+            create(app.handle());
+            tauri::async_runtime::spawn(follow(app.handle().clone(), client));
+            Ok(())
+        })
+        .build(tauri::generate_context!())?;
+    app.run(|_, _| {});
+    Ok(())
 }
 
-impl Navigation {
-    /// A new window's page has not started yet.
-    pub fn window_created(&self) {
-        if let Ok(mut state) = self.0.lock() {
-            state.ready = false;
+/// One invoke of the UI, answered by the resident: its result, or its `CommandError`; when the
+/// resident cannot be reached, an `internal` error the UI shows (nothing ran).
+fn forward<R: Runtime>(client: &Arc<ApiClient>, invoke: Invoke<R>) -> bool {
+    let path = format!("{INVOKE_PATH}{}", invoke.message.command());
+    let args = match invoke.message.payload() {
+        InvokeBody::Json(args) => args.clone(),
+        InvokeBody::Raw(_) => Value::Null,
+    };
+    let client = client.clone();
+    invoke.resolver.respond_async(async move {
+        let answer: Value = client
+            .post(&path, &args)
+            .await
+            .map_err(|error| unreachable_resident(&error.to_string()))?;
+        match answer {
+            Value::Object(mut answer) => match (answer.remove("Ok"), answer.remove("Err")) {
+                (Some(value), _) => Ok(value),
+                (None, Some(error)) => Err(InvokeError(error)),
+                (None, None) => Err(unreachable_resident("an answer without a result")),
+            },
+            _ => Err(unreachable_resident("an answer that is not an object")),
         }
-    }
-
-    /// Either keeps `navigate` for the page to take at start (`Some` is returned to emit now
-    /// when the page already listens).
-    pub fn offer(&self, navigate: Navigate) -> Option<Navigate> {
-        let mut state = self.0.lock().ok()?;
-        if state.ready {
-            Some(navigate)
-        } else {
-            state.pending = Some(navigate);
-            None
-        }
-    }
-
-    /// The page has started (it listens for `navigate` from now on): what it should show.
-    pub fn take(&self) -> Option<Navigate> {
-        let mut state = self.0.lock().ok()?;
-        state.ready = true;
-        state.pending.take()
-    }
+    });
+    true
 }
 
-/// Shows, unminimizes and focuses the main window, creating it when it was closed.
-pub fn show<R: Runtime>(app: &AppHandle<R>) {
-    if let Some(window) = app.get_webview_window(MAIN) {
-        let _ = window.show();
-        let _ = window.unminimize();
-        let _ = window.set_focus();
-        return;
-    }
+fn unreachable_resident(why: &str) -> InvokeError {
+    InvokeError(serde_json::json!({
+        "code": "internal",
+        "message": format!("Airlock's engine did not answer: {why}"),
+    }))
+}
+
+/// Creates the main window from the configuration.
+fn create<R: Runtime>(app: &AppHandle<R>) {
     let Some(config) = app.config().app.windows.iter().find(|w| w.label == MAIN) else {
         tracing::error!("no window `{MAIN}` in the configuration");
         return;
     };
-    if let Some(navigation) = app.try_state::<Navigation>() {
-        navigation.window_created();
-    }
     match WebviewWindowBuilder::from_config(app, config).and_then(|builder| builder.build()) {
         Ok(window) => {
             let _ = window.set_focus();
@@ -83,69 +79,37 @@ pub fn show<R: Runtime>(app: &AppHandle<R>) {
     }
 }
 
-/// Shows the window (creating it if needed) on a screen, and item.
-pub fn navigate<R: Runtime>(app: &AppHandle<R>, navigate: Navigate) {
-    show(app);
-    let now = match app.try_state::<Navigation>() {
-        Some(navigation) => navigation.offer(navigate),
-        None => Some(navigate),
-    };
-    if let Some(navigate) = now {
-        let _ = app.emit(NAVIGATE_EVENT, navigate);
+fn show<R: Runtime>(app: &AppHandle<R>) {
+    if let Some(window) = app.get_webview_window(MAIN) {
+        let _ = window.show();
+        let _ = window.unminimize();
+        let _ = window.set_focus();
     }
 }
 
-pub fn open_inbox<R: Runtime>(app: &AppHandle<R>, approval_id: Option<String>) {
-    navigate(
-        app,
-        Navigate {
-            screen: "inbox".into(),
-            approval_id,
-        },
-    );
-}
-
-/// The app's window as the engine sees it.
-pub struct WindowFrontend<R: Runtime>(pub AppHandle<R>);
-
-impl<R: Runtime> Frontend for WindowFrontend<R> {
-    fn show(&self, approval_id: Option<String>) {
-        match approval_id {
-            Some(id) => open_inbox(&self.0, Some(id)),
-            None => show(&self.0),
+/// Passes the resident's events on to the UI; when the stream ends (Airlock quit, or its
+/// engine is gone) the window closes.
+async fn follow<R: Runtime>(app: AppHandle<R>, client: Arc<ApiClient>) {
+    match client.stream(EVENTS_PATH).await {
+        Ok(response) => {
+            let mut events = eventsource_stream::EventStream::new(response.bytes_stream());
+            while let Some(Ok(event)) = events.next().await {
+                let data: Value = serde_json::from_str(&event.data).unwrap_or(Value::Null);
+                match event.event.as_str() {
+                    ENGINE_EVENT | RESYNC_EVENT => {
+                        let _ = app.emit(&event.event, data);
+                    }
+                    NAVIGATE_EVENT => {
+                        show(&app);
+                        let _ = app.emit(NAVIGATE_EVENT, data);
+                    }
+                    SHOW_EVENT => show(&app),
+                    QUIT_EVENT => break,
+                    _ => {}
+                }
+            }
         }
+        Err(error) => tracing::error!("cannot follow Airlock's engine: {error}"),
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn inbox(id: &str) -> Navigate {
-        Navigate {
-            screen: "inbox".into(),
-            approval_id: Some(id.into()),
-        }
-    }
-
-    #[test]
-    fn a_new_window_takes_the_last_navigation_at_start() {
-        let navigation = Navigation::default();
-        navigation.window_created();
-        assert_eq!(navigation.offer(inbox("a")), None);
-        assert_eq!(navigation.offer(inbox("b")), None);
-        assert_eq!(navigation.take(), Some(inbox("b")));
-        // Once the page listens, navigation goes out as an event and nothing is kept.
-        assert_eq!(navigation.offer(inbox("c")), Some(inbox("c")));
-        assert_eq!(navigation.take(), None);
-    }
-
-    #[test]
-    fn a_closed_and_recreated_window_waits_again() {
-        let navigation = Navigation::default();
-        assert_eq!(navigation.take(), None);
-        navigation.window_created();
-        assert_eq!(navigation.offer(inbox("a")), None);
-        assert_eq!(navigation.take(), Some(inbox("a")));
-    }
+    app.exit(0);
 }

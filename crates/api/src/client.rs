@@ -102,6 +102,28 @@ impl ApiClient {
         format!("{}{path}", self.base)
     }
 
+    /// A streaming GET (server-sent events): the response once its headers arrived.
+    pub async fn stream(&self, path: &str) -> Result<reqwest::Response, ClientError> {
+        let response = self
+            .http
+            .get(self.url(path))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|e| ClientError::Unreachable {
+                data_dir: self.data_dir.clone(),
+                message: e.to_string(),
+                refused: e.is_connect(),
+            })?;
+        let status = response.status();
+        if !status.is_success() {
+            let body: Value = response.json().await.unwrap_or(Value::Null);
+            let refused = answer::<Value>(status.as_u16(), body).err();
+            return Err(refused.unwrap_or(ClientError::Decode(format!("status {status}"))));
+        }
+        Ok(response)
+    }
+
     pub async fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
         self.send(self.http.get(self.url(path))).await
     }

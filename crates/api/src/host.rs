@@ -76,6 +76,23 @@ impl Host {
         workspace: Option<PathBuf>,
         listen: SocketAddr,
     ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
+        Self::start_with(
+            data_dir,
+            workspace,
+            listen,
+            Box::new(|_, _| axum::Router::new()),
+        )
+        .await
+    }
+
+    /// [`Host::start`] serving more routes on the API, made from the engine and the API's
+    /// address (the desktop app's resident process serves its window's commands this way).
+    pub async fn start_with(
+        data_dir: &Path,
+        workspace: Option<PathBuf>,
+        listen: SocketAddr,
+        extra: Box<dyn FnOnce(&Engine, SocketAddr) -> axum::Router + '_>,
+    ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
         if !listen.ip().is_loopback() {
             return Err(HostError::NotLoopback(listen));
         }
@@ -100,7 +117,8 @@ impl Host {
                 pid: std::process::id(),
             },
         )?;
-        let served = crate::serve(engine.clone(), listener, token);
+        let routes = extra(&engine, addr);
+        let served = crate::serve_with(engine.clone(), listener, token, routes);
         let mcp = airlock_mcp::McpManager::start(&engine);
         let remote = tokio::spawn(run_remote(engine.clone(), data_dir.to_path_buf()));
         let push = tokio::spawn(airlock_remote::push::run(engine.clone()));

@@ -7,4 +7,4 @@ pub mod one_shot;
 pub mod server;
 
 pub use client::{ApiClient, ClientError};
-pub use server::{router, serve};
+pub use server::{router, serve, serve_with};

@@ -74,6 +74,17 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     token: String,
 ) -> std::io::Result<()> {
+    serve_with(engine, listener, token, Router::new()).await
+}
+
+/// [`serve`] with more routes behind the same Host, Origin and token checks (the desktop app's
+/// window commands).
+pub async fn serve_with(
+    engine: Engine,
+    listener: tokio::net::TcpListener,
+    token: String,
+    extra: Router,
+) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     if !addr.ip().is_loopback() {
         return Err(std::io::Error::new(
@@ -81,10 +92,14 @@ pub async fn serve(
             format!("the local API only listens on loopback, not {addr}"),
         ));
     }
-    axum::serve(listener, router(engine, token, addr)).await
+    axum::serve(listener, router_with(engine, token, addr, extra)).await
 }
 
 pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
+    router_with(engine, token, addr, Router::new())
+}
+
+fn router_with(engine: Engine, token: String, addr: SocketAddr, extra: Router) -> Router {
     let port = addr.port();
     let allowed_hosts = vec![
         format!("127.0.0.1:{port}"),
@@ -158,8 +173,9 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
         .route("/v1/agents", get(agents))
         .route("/v1/agents/{name}", put(set_agent))
         .route("/v1/events", get(events))
-        .layer(middleware::from_fn_with_state(state.clone(), guard))
-        .with_state(state)
+        .with_state(state.clone())
+        .merge(extra)
+        .layer(middleware::from_fn_with_state(state, guard))
 }
 
 /// Host, Origin and token, in that order; each refusal says which check failed.

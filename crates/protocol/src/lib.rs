@@ -3,6 +3,7 @@
 //! live here and nowhere else; the engine returns these, never the store's own types.
 
 pub mod agents;
+pub mod desktop;
 pub mod error;
 pub mod events;
 pub mod insights;

@@ -3,12 +3,13 @@
 //! person through the engine's one decision path; any failure leaves the item pending.
 
 use crate::commands::settings::notifications_enabled;
+use crate::shell::Shell;
 use crate::window;
 use airlock_core::DecidedBy;
 use airlock_core::display::{NOTIFICATION_ARGS_MAX, args_summary, visible_line};
 use airlock_engine::{DecisionRequest, Engine, InboxItem};
+use std::sync::Arc;
 use std::time::Duration;
-use tauri::{AppHandle, Runtime};
 use tokio::sync::mpsc;
 
 /// Requests arriving within this window after the first are summarised in one notification.
@@ -104,9 +105,10 @@ pub enum ActionOutcome {
 }
 
 /// Starts the task that gathers requests into notifications; returns where to send them.
-pub fn start<R: Runtime>(app: AppHandle<R>, engine: Engine) -> mpsc::UnboundedSender<InboxItem> {
+pub fn start(shell: Arc<Shell>) -> mpsc::UnboundedSender<InboxItem> {
     let (sender, mut receiver) = mpsc::unbounded_channel::<InboxItem>();
-    tauri::async_runtime::spawn(async move {
+    tokio::spawn(async move {
+        let engine = shell.engine.clone();
         while let Some(first) = receiver.recv().await {
             let mut batch = vec![first];
             let deadline = tokio::time::Instant::now() + BURST_WINDOW;
@@ -119,20 +121,20 @@ pub fn start<R: Runtime>(app: AppHandle<R>, engine: Engine) -> mpsc::UnboundedSe
             if let Some(announcement) =
                 announce(&batch, |item| engine.notification_may_approve(item))
             {
-                let (app, engine) = (app.clone(), engine.clone());
-                tauri::async_runtime::spawn_blocking(move || show(&app, &engine, announcement));
+                let shell = shell.clone();
+                tokio::task::spawn_blocking(move || show(&shell, announcement));
             }
         }
     });
     sender
 }
 
-fn show<R: Runtime>(app: &AppHandle<R>, engine: &Engine, announcement: Announcement) {
+fn show(shell: &Shell, announcement: Announcement) {
     show_and_wait(
-        engine,
+        &shell.engine,
         announcement,
         |_| {},
-        |approval_id| window::open_inbox(app, approval_id),
+        |approval_id| window::open_inbox(shell, approval_id),
     );
 }
 
@@ -245,7 +247,7 @@ mod tests {
     #[test]
     fn the_app_id_is_the_bundles_identifier() {
         let config: serde_json::Value =
-            serde_json::from_str(include_str!("../tauri.conf.json")).unwrap();
+            serde_json::from_str(include_str!("../../../src-tauri/tauri.conf.json")).unwrap();
         assert_eq!(config["identifier"], APP_ID);
     }
 

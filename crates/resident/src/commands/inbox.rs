@@ -5,7 +5,6 @@ use crate::shell::Shell;
 use airlock_core::DecidedBy;
 use airlock_engine::{DecisionRequest, ElicitationAnswer, InboxItem};
 use serde::{Deserialize, Serialize};
-use tauri::State;
 use ts_rs::TS;
 
 /// Which part of the window decided, recorded in the audit trail.
@@ -32,16 +31,14 @@ pub struct DecisionOutcome {
     pub error: Option<CommandError>,
 }
 
-#[tauri::command]
-pub async fn inbox(shell: State<'_, Shell>) -> CommandResult<Vec<InboxItem>> {
+pub async fn inbox(shell: &Shell) -> CommandResult<Vec<InboxItem>> {
     Ok(shell.engine.inbox()?)
 }
 
 /// Decides a batch in order, in one transaction; a refused decision (already decided, invalid
 /// edit) does not stop the others, and the UI shows which were refused.
-#[tauri::command]
 pub async fn decide(
-    shell: State<'_, Shell>,
+    shell: &Shell,
     decisions: Vec<DecisionRequest>,
     channel: Channel,
 ) -> CommandResult<Vec<DecisionOutcome>> {
@@ -81,9 +78,8 @@ pub fn decide_all(
 }
 
 /// Answers an MCP server's elicitation (its form) from the inbox.
-#[tauri::command]
 pub async fn answer_elicitation(
-    shell: State<'_, Shell>,
+    shell: &Shell,
     approval_id: String,
     answer: ElicitationAnswer,
 ) -> CommandResult<()> {

@@ -3,17 +3,14 @@
 use super::CommandResult;
 use crate::shell::Shell;
 use airlock_protocol::{Insights, RuleSuggestion};
-use tauri::State;
 
-#[tauri::command]
 pub async fn rule_suggestions(
-    shell: State<'_, Shell>,
+    shell: &Shell,
     approval_id: String,
 ) -> CommandResult<Vec<RuleSuggestion>> {
     Ok(shell.engine.suggest_rules(&approval_id)?)
 }
 
-#[tauri::command]
-pub async fn insights(shell: State<'_, Shell>) -> CommandResult<Insights> {
+pub async fn insights(shell: &Shell) -> CommandResult<Insights> {
     Ok(shell.engine.insights()?)
 }

@@ -9,8 +9,6 @@ use airlock_engine::{ProviderKindInfo, ProviderSettings, ToolView};
 use airlock_protocol::{RememberedRow, RuleRow, ServerRow};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use tauri::{AppHandle, Manager, Runtime, State};
-use tauri_plugin_autostart::ManagerExt;
 use ts_rs::TS;
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -47,15 +45,7 @@ pub fn notifications_enabled(engine: &Engine) -> bool {
     )
 }
 
-/// Whether the login entry (written by tauri-plugin-autostart: an XDG autostart file, a macOS
-/// launch agent, the Windows Run key) is there; false where the plugin is not installed.
-pub fn start_at_login<R: Runtime>(app: &AppHandle<R>) -> bool {
-    app.try_state::<tauri_plugin_autostart::AutoLaunchManager>()
-        .is_some_and(|manager| manager.is_enabled().unwrap_or(false))
-}
-
-#[tauri::command]
-pub async fn settings(app: AppHandle, shell: State<'_, Shell>) -> CommandResult<SettingsView> {
+pub async fn settings(shell: &Shell) -> CommandResult<SettingsView> {
     let engine = &shell.engine;
     Ok(SettingsView {
         app: shell.info(),
@@ -66,7 +56,7 @@ pub async fn settings(app: AppHandle, shell: State<'_, Shell>) -> CommandResult<
             .and_then(|v| v.as_u64())
             .unwrap_or(0),
         notifications: notifications_enabled(engine),
-        start_at_login: start_at_login(&app),
+        start_at_login: shell.login_entry.is_enabled(),
         servers: engine.server_settings()?,
         tools: engine.tool_views()?,
         rules: engine.rules()?,
@@ -75,22 +65,16 @@ pub async fn settings(app: AppHandle, shell: State<'_, Shell>) -> CommandResult<
     })
 }
 
-#[tauri::command]
-pub async fn set_workspace_mode(shell: State<'_, Shell>, mode: Mode) -> CommandResult<()> {
+pub async fn set_workspace_mode(shell: &Shell, mode: Mode) -> CommandResult<()> {
     Ok(shell.engine.set_mode(None, Some(mode))?)
 }
 
-#[tauri::command]
-pub async fn set_provider(
-    shell: State<'_, Shell>,
-    provider: ProviderSettings,
-) -> CommandResult<()> {
+pub async fn set_provider(shell: &Shell, provider: ProviderSettings) -> CommandResult<()> {
     Ok(shell.engine.set_provider(provider)?)
 }
 
-#[tauri::command]
 pub async fn set_tool_setting(
-    shell: State<'_, Shell>,
+    shell: &Shell,
     server: String,
     tool: String,
     setting: ToolSetting,
@@ -100,9 +84,8 @@ pub async fn set_tool_setting(
 
 /// Whether a notification may approve a tool (`tool` given) or a server's tools; `allow: None`
 /// forgets the choice.
-#[tauri::command]
 pub async fn set_from_notification(
-    shell: State<'_, Shell>,
+    shell: &Shell,
     server: String,
     tool: Option<String>,
     allow: Option<bool>,
@@ -112,9 +95,8 @@ pub async fn set_from_notification(
         .set_from_notification(&server, tool.as_deref(), allow)?)
 }
 
-#[tauri::command]
 pub async fn add_rule(
-    shell: State<'_, Shell>,
+    shell: &Shell,
     server: String,
     tool: String,
     pointer: String,
@@ -132,19 +114,13 @@ pub async fn add_rule(
     Ok(shell.engine.add_rule(rule)?)
 }
 
-#[tauri::command]
-pub async fn revoke_remembered(
-    app: tauri::AppHandle,
-    shell: State<'_, Shell>,
-    id: String,
-) -> CommandResult<bool> {
+pub async fn revoke_remembered(shell: &Shell, id: String) -> CommandResult<bool> {
     let revoked = shell.engine.revoke_remembered(&id)?;
-    crate::events::show_grants(&app, &shell.engine);
+    shell.grants_changed.notify_one();
     Ok(revoked)
 }
 
-#[tauri::command]
-pub async fn set_option(shell: State<'_, Shell>, option: ShellOption) -> CommandResult<()> {
+pub async fn set_option(shell: &Shell, option: ShellOption) -> CommandResult<()> {
     let (key, value) = match option {
         ShellOption::ApprovalTimeoutSecs(secs) => (Setting::ApprovalTimeoutSecs, json!(secs)),
         ShellOption::Notifications(on) => (Setting::Notifications, json!(on)),
@@ -157,17 +133,12 @@ pub async fn set_option(shell: State<'_, Shell>, option: ShellOption) -> Command
 
 /// Starts Airlock at login (hidden in the tray: the entry passes `--hidden`), or no longer.
 /// Returns whether the entry is there now.
-#[tauri::command]
-pub async fn set_start_at_login(app: AppHandle, enabled: bool) -> CommandResult<bool> {
-    let manager = app.autolaunch();
-    let done = if enabled {
-        manager.enable()
-    } else {
-        manager.disable()
-    };
-    done.map_err(|error| CommandError {
-        code: ErrorCode::Internal,
-        message: format!("could not change the login entry: {error}"),
-    })?;
-    Ok(start_at_login(&app))
+pub async fn set_start_at_login(shell: &Shell, enabled: bool) -> CommandResult<bool> {
+    shell
+        .login_entry
+        .set(enabled)
+        .map_err(|error| CommandError {
+            code: ErrorCode::Internal,
+            message: error.to_string(),
+        })
 }

@@ -7,7 +7,6 @@ use crate::shell::Shell;
 use airlock_core::{ServerConfig, ServerDefault, parse_mcp_servers_each};
 use airlock_engine::{Engine, ServerView};
 use serde::Serialize;
-use tauri::State;
 use ts_rs::TS;
 
 /// How many log lines "Show log" asks for unless told.
@@ -115,68 +114,47 @@ fn invalid(message: String) -> CommandError {
     }
 }
 
-#[tauri::command]
-pub async fn servers(shell: State<'_, Shell>) -> CommandResult<Vec<ServerView>> {
+pub async fn servers(shell: &Shell) -> CommandResult<Vec<ServerView>> {
     list(&shell.engine)
 }
 
-#[tauri::command]
-pub async fn save_server(
-    shell: State<'_, Shell>,
-    name: String,
-    config: ServerConfig,
-) -> CommandResult<()> {
+pub async fn save_server(shell: &Shell, name: String, config: ServerConfig) -> CommandResult<()> {
     save(&shell.engine, &name, config)
 }
 
-#[tauri::command]
-pub async fn set_server_enabled(
-    shell: State<'_, Shell>,
-    name: String,
-    enabled: bool,
-) -> CommandResult<()> {
+pub async fn set_server_enabled(shell: &Shell, name: String, enabled: bool) -> CommandResult<()> {
     Ok(shell.engine.set_server_enabled(&name, enabled)?)
 }
 
-#[tauri::command]
 pub async fn set_server_default(
-    shell: State<'_, Shell>,
+    shell: &Shell,
     name: String,
     default: ServerDefault,
 ) -> CommandResult<()> {
     Ok(shell.engine.set_server_default(&name, default)?)
 }
 
-#[tauri::command]
-pub async fn set_server_trust(
-    shell: State<'_, Shell>,
-    name: String,
-    trust: bool,
-) -> CommandResult<()> {
+pub async fn set_server_trust(shell: &Shell, name: String, trust: bool) -> CommandResult<()> {
     Ok(shell.engine.set_server_trust(&name, trust)?)
 }
 
 /// Removes a server with its tool settings, rules and remembered decisions; the tool calls still
 /// waiting on it are denied (its questions are cancelled). Returns how many were denied.
-#[tauri::command]
-pub async fn remove_server(shell: State<'_, Shell>, name: String) -> CommandResult<usize> {
+pub async fn remove_server(shell: &Shell, name: String) -> CommandResult<usize> {
     Ok(shell.engine.remove_server(&name)?)
 }
 
-#[tauri::command]
-pub async fn import_servers(shell: State<'_, Shell>, text: String) -> CommandResult<ImportReport> {
+pub async fn import_servers(shell: &Shell, text: String) -> CommandResult<ImportReport> {
     import(&shell.engine, &text)
 }
 
-#[tauri::command]
-pub async fn preview_import_servers(text: String) -> CommandResult<ImportPreview> {
+pub async fn preview_import_servers(_shell: &Shell, text: String) -> CommandResult<ImportPreview> {
     preview_import(&text)
 }
 
 /// What changed in a server's tools since the person last reviewed them.
-#[tauri::command]
 pub async fn server_changes(
-    shell: State<'_, Shell>,
+    shell: &Shell,
     name: String,
 ) -> CommandResult<Vec<airlock_engine::ToolChange>> {
     Ok(shell.engine.server_changes(&name)?)
@@ -184,18 +162,16 @@ pub async fn server_changes(
 
 /// The person reviewed `changes` and accepts them: suspended grants apply again. Refused when
 /// the server changed its tools again since they were shown.
-#[tauri::command]
 pub async fn accept_server_changes(
-    shell: State<'_, Shell>,
+    shell: &Shell,
     name: String,
     changes: Vec<airlock_engine::ToolChange>,
 ) -> CommandResult<Vec<airlock_engine::ToolChange>> {
     Ok(shell.engine.accept_server_changes(&name, &changes)?)
 }
 
-#[tauri::command]
 pub async fn server_log(
-    shell: State<'_, Shell>,
+    shell: &Shell,
     name: String,
     lines: Option<usize>,
 ) -> CommandResult<Vec<String>> {

@@ -3,9 +3,7 @@
 use super::CommandResult;
 use crate::shell::Shell;
 use airlock_protocol::AuditRow;
-use tauri::State;
 
-#[tauri::command]
-pub async fn audit(shell: State<'_, Shell>, limit: Option<usize>) -> CommandResult<Vec<AuditRow>> {
+pub async fn audit(shell: &Shell, limit: Option<usize>) -> CommandResult<Vec<AuditRow>> {
     Ok(shell.engine.audit(limit.unwrap_or(5000))?)
 }

@@ -8,7 +8,6 @@ use airlock_protocol::{DeviceView, NtfyPush, NtfyPushView, Pairing};
 use airlock_remote::RemoteError;
 use serde::Serialize;
 use std::net::{IpAddr, SocketAddr};
-use tauri::State;
 use ts_rs::TS;
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -80,8 +79,7 @@ fn remote_error(error: RemoteError) -> CommandError {
     }
 }
 
-#[tauri::command]
-pub async fn remote(shell: State<'_, Shell>) -> CommandResult<RemoteView> {
+pub async fn remote(shell: &Shell) -> CommandResult<RemoteView> {
     let engine = &shell.engine;
     Ok(RemoteView {
         listen: engine.remote_listen()?.map(|addr| addr.to_string()),
@@ -92,29 +90,22 @@ pub async fn remote(shell: State<'_, Shell>) -> CommandResult<RemoteView> {
 }
 
 /// Turns the phone inbox on at `listen` (`ADDR:PORT`), or off with null.
-#[tauri::command]
-pub async fn set_remote_listen(
-    shell: State<'_, Shell>,
-    listen: Option<String>,
-) -> CommandResult<()> {
+pub async fn set_remote_listen(shell: &Shell, listen: Option<String>) -> CommandResult<()> {
     let listen = listen.as_deref().map(parse_listen).transpose()?;
     airlock_remote::enable(&shell.engine, listen).map_err(remote_error)
 }
 
 /// A one-time pairing code with the page's address and the certificate's fingerprint.
-#[tauri::command]
-pub async fn pair_phone(shell: State<'_, Shell>) -> CommandResult<Pairing> {
+pub async fn pair_phone(shell: &Shell) -> CommandResult<Pairing> {
     airlock_remote::pairing(&shell.engine, shell.engine.data_dir()).map_err(remote_error)
 }
 
-#[tauri::command]
-pub async fn revoke_device(shell: State<'_, Shell>, id: String) -> CommandResult<bool> {
+pub async fn revoke_device(shell: &Shell, id: String) -> CommandResult<bool> {
     Ok(shell.engine.revoke_device(&id)?)
 }
 
 /// Sets the ntfy push (null turns it off; a null token keeps the saved one, "" removes it).
-#[tauri::command]
-pub async fn set_push(shell: State<'_, Shell>, push: Option<NtfyPush>) -> CommandResult<()> {
+pub async fn set_push(shell: &Shell, push: Option<NtfyPush>) -> CommandResult<()> {
     Ok(shell.engine.set_push_ntfy(push)?)
 }
 

@@ -8,7 +8,6 @@ use airlock_core::AgentFallback;
 use airlock_engine::ErrorCode;
 use airlock_protocol::AgentStatus;
 use std::path::PathBuf;
-use tauri::State;
 
 fn connect_error(error: ConnectError) -> CommandError {
     CommandError {
@@ -51,25 +50,21 @@ fn target(agent: &str) -> CommandResult<Target> {
     Target::parse(agent, None).map_err(connect_error)
 }
 
-#[tauri::command]
-pub async fn agents(shell: State<'_, Shell>) -> CommandResult<Vec<AgentStatus>> {
+pub async fn agents(shell: &Shell) -> CommandResult<Vec<AgentStatus>> {
     let views = shell.engine.agents()?;
     airlock_connect::statuses(&views).map_err(connect_error)
 }
 
-#[tauri::command]
-pub async fn connect_agent(shell: State<'_, Shell>, agent: String) -> CommandResult<ConnectReport> {
-    airlock_connect::connect(&target(&agent)?, &options(&shell)?).map_err(connect_error)
+pub async fn connect_agent(shell: &Shell, agent: String) -> CommandResult<ConnectReport> {
+    airlock_connect::connect(&target(&agent)?, &options(shell)?).map_err(connect_error)
 }
 
-#[tauri::command]
-pub async fn disconnect_agent(agent: String) -> CommandResult<ConnectReport> {
+pub async fn disconnect_agent(_shell: &Shell, agent: String) -> CommandResult<ConnectReport> {
     airlock_connect::disconnect(&target(&agent)?).map_err(connect_error)
 }
 
-#[tauri::command]
 pub async fn set_agent_fallback(
-    shell: State<'_, Shell>,
+    shell: &Shell,
     agent: String,
     fallback: AgentFallback,
 ) -> CommandResult<()> {

@@ -1,0 +1,177 @@
+//! `airlock-resident`: what stays of the desktop app while its window is closed — the engine
+//! that owns the data directory, the local API (which also serves the window's commands), the
+//! tray and the notifications — without GTK or WebKit, so that it stays small. The desktop app
+//! (`airlock-desktop`) starts it, then opens its window as a separate process.
+
+use airlock_api::host::{Host, resolve_data_dir};
+use airlock_resident::autostart::LoginEntry;
+use airlock_resident::shell::Shell;
+use airlock_resident::window::{self, WindowFrontend, Windows};
+use airlock_resident::{desktop_api, events, tray_lines::TrayLines};
+use clap::Parser;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, OnceLock};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "airlock-resident",
+    version,
+    about = "The Airlock desktop app's resident process (engine, local API, tray); started by airlock-desktop"
+)]
+struct Args {
+    /// The data directory (default: $AIRLOCK_DATA_DIR, else the platform's data folder).
+    #[arg(long, env = "AIRLOCK_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Folder of the built-in tools (default: Airlock in your documents folder).
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    /// Port of the local API on 127.0.0.1 (default: any free port; see DATA_DIR/api.json).
+    #[arg(long, default_value_t = 0)]
+    api_port: u16,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    // Two worker threads are plenty for one person's inbox and keep the process small.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build();
+    let result = match runtime {
+        Ok(runtime) => runtime.block_on(run(args)),
+        Err(error) => Err(error.into()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("airlock-resident: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The desktop app's own binary, next to this one: it opens the window.
+fn desktop_binary() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let name = format!("airlock-desktop{}", std::env::consts::EXE_SUFFIX);
+    Ok(exe.with_file_name(name))
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let data_dir = resolve_data_dir(args.data_dir)?;
+    let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, args.api_port));
+    let desktop = desktop_binary()?;
+    let window_args = vec![
+        "--window".to_string(),
+        "--data-dir".to_string(),
+        data_dir.display().to_string(),
+    ];
+    let made: Arc<OnceLock<Arc<Shell>>> = Arc::default();
+    let slot = made.clone();
+    let (host, served) = Host::start_with(
+        &data_dir,
+        args.workspace,
+        listen,
+        Box::new(move |engine, addr| {
+            let shell = Arc::new(Shell::new(
+                engine.clone(),
+                addr,
+                LoginEntry::new(&desktop),
+                Windows::new(Some((desktop.clone(), window_args))),
+            ));
+            let _ = slot.set(shell.clone());
+            desktop_api::routes(shell)
+        }),
+    )
+    .await?;
+    let shell = made
+        .get()
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("the window's routes were not made"))?;
+    host.engine
+        .set_frontend(Arc::new(WindowFrontend(shell.clone())));
+
+    let (quit_tx, mut quit_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let tray = tray_lines(&shell, quit_tx).await;
+    let follower = events::follow(shell.clone(), tray);
+
+    let stopped = tokio::select! {
+        served = served => served.map_err(anyhow::Error::from),
+        _ = quit_rx.recv() => Ok(()),
+        _ = terminated() => Ok(()),
+    };
+    // Open windows close with Airlock; they are told before the API stops.
+    shell.windows.close_all();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    follower.abort();
+    drop(host);
+    stopped
+}
+
+/// The tray where the desktop has one; its clicks act through the shell.
+#[cfg(target_os = "linux")]
+async fn tray_lines(shell: &Arc<Shell>, quit: tokio::sync::mpsc::UnboundedSender<()>) -> TrayLines {
+    use airlock_resident::tray::{Tray, TrayAction};
+    let (actions_tx, mut actions) = tokio::sync::mpsc::unbounded_channel::<TrayAction>();
+    let tray = match Tray::spawn(shell.engine.paused(), move |action| {
+        let _ = actions_tx.send(action);
+    })
+    .await
+    {
+        Ok(tray) => Some(tray),
+        Err(error) => {
+            tracing::warn!("no tray icon: {error}");
+            None
+        }
+    };
+    let acting = shell.clone();
+    tokio::spawn(async move {
+        while let Some(action) = actions.recv().await {
+            match action {
+                TrayAction::OpenInbox => window::open_inbox(&acting, None),
+                TrayAction::TogglePause => {
+                    let engine = &acting.engine;
+                    if let Err(error) = engine.set_paused(!engine.paused()) {
+                        tracing::warn!("cannot switch the pause: {error}");
+                    }
+                }
+                TrayAction::Quit => {
+                    let _ = quit.send(());
+                }
+            }
+        }
+    });
+    TrayLines::new(shell.clone(), tray)
+}
+
+#[cfg(not(target_os = "linux"))]
+async fn tray_lines(shell: &Arc<Shell>, quit: tokio::sync::mpsc::UnboundedSender<()>) -> TrayLines {
+    // Kept for the process's life: Quit comes from the window there.
+    std::mem::forget(quit);
+    TrayLines::new(shell.clone())
+}
+
+/// Ctrl-C, or SIGTERM from the session ending.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -1,0 +1,120 @@
+//! Starting the desktop app: one resident process per data directory (`airlock-resident`: the
+//! engine, the local API, the tray), started here when none runs, and a window. A second launch
+//! asks the running resident to show its window.
+
+use airlock_api::ApiClient;
+use airlock_api::discovery::{self, DiscoveryError, EngineLock};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a starting resident may take to answer (it opens the database and binds the API).
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// What the launch found.
+pub enum Resident {
+    /// Started by this launch: the window is this process's to open.
+    Started,
+    /// Already running: asked to show its window.
+    AlreadyRunning,
+}
+
+pub struct ResidentOptions<'a> {
+    pub data_dir: &'a Path,
+    pub workspace: Option<&'a Path>,
+    pub api_port: u16,
+    pub show_window: bool,
+}
+
+/// Makes sure the data directory's resident runs; when it already did and a window is wanted,
+/// asks it to show its window.
+pub fn ensure_resident(options: &ResidentOptions<'_>) -> anyhow::Result<Resident> {
+    let free = match EngineLock::acquire(options.data_dir) {
+        Ok(lock) => {
+            drop(lock);
+            true
+        }
+        Err(DiscoveryError::Locked(_)) => false,
+        Err(error) => return Err(error.into()),
+    };
+    if !free {
+        if options.show_window {
+            show_running_app(options.data_dir)?;
+        }
+        return Ok(Resident::AlreadyRunning);
+    }
+    let mut child = spawn(options)?;
+    wait_until_answering(options.data_dir, &mut child)?;
+    Ok(Resident::Started)
+}
+
+/// `airlock-resident`, next to this binary.
+fn resident_binary() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    Ok(exe.with_file_name(format!("airlock-resident{}", std::env::consts::EXE_SUFFIX)))
+}
+
+fn spawn(options: &ResidentOptions<'_>) -> anyhow::Result<Child> {
+    let program = resident_binary()?;
+    let mut command = Command::new(&program);
+    command
+        .arg("--data-dir")
+        .arg(options.data_dir)
+        .arg("--api-port")
+        .arg(options.api_port.to_string())
+        .stdin(Stdio::null());
+    if let Some(workspace) = options.workspace {
+        command.arg("--workspace").arg(workspace);
+    }
+    // Its own process group: a Ctrl-C meant for the window (or its terminal) leaves Airlock
+    // running in the tray.
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    command
+        .spawn()
+        .map_err(|error| anyhow::anyhow!("cannot start {}: {error}", program.display()))
+}
+
+fn wait_until_answering(data_dir: &Path, child: &mut Child) -> anyhow::Result<()> {
+    let started = Instant::now();
+    while started.elapsed() < START_TIMEOUT {
+        if let Some(status) = child.try_wait()? {
+            anyhow::bail!("Airlock's engine stopped as it started ({status}); see the lines above");
+        }
+        if let Ok((endpoint, _)) = discovery::find(data_dir)
+            && endpoint.pid == child.id()
+        {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    anyhow::bail!(
+        "Airlock's engine did not start within {} s",
+        START_TIMEOUT.as_secs()
+    )
+}
+
+/// One instance per data directory: a second launch brings the running app's window forward.
+fn show_running_app(dir: &Path) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let shown = runtime.block_on(async { ApiClient::discover(dir)?.show_window(None).await });
+    match shown {
+        Ok(true) => {
+            eprintln!(
+                "Airlock is already running for {}; showed its window",
+                dir.display()
+            );
+            Ok(())
+        }
+        Ok(false) => anyhow::bail!(
+            "`airlock serve` is already running for {}; stop it or use the CLI",
+            dir.display()
+        ),
+        Err(error) => anyhow::bail!(
+            "Airlock is already running for {} but does not answer: {error}",
+            dir.display()
+        ),
+    }
+}
