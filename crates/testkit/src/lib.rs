@@ -21,6 +21,8 @@
 
 pub mod faults;
 pub mod mcp_server;
+#[cfg(target_os = "linux")]
+pub mod sni_host;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};

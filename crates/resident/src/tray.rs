@@ -1,0 +1,324 @@
+//! The tray icon on Linux: a StatusNotifierItem on the session bus (through `ksni`), so the
+//! resident process keeps "N pending" (with a badged icon), "N grants active", Open inbox,
+//! Pause all agents and Quit without loading GTK.
+
+use ksni::menu::{MenuItem, StandardItem};
+use ksni::{Category, Handle, Icon, OfflineReason, Status, ToolTip, TrayMethods};
+use std::sync::Arc;
+
+const ICON: &[u8] = include_bytes!("../../../src-tauri/icons/tray.png");
+const ICON_BADGED: &[u8] = include_bytes!("../../../src-tauri/icons/tray-badge.png");
+const STORAGE_FAILURE: &str = "Cannot record decisions — restart Airlock";
+
+/// What a click in the tray asks the app to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrayAction {
+    /// "Open inbox", or a left click on the icon.
+    OpenInbox,
+    /// The pause line: pause all agents, or resume them.
+    TogglePause,
+    Quit,
+}
+
+#[derive(thiserror::Error, Debug)]
+pub enum TrayError {
+    #[error("no D-Bus session bus for the tray icon: {0}")]
+    NoSessionBus(ksni::Error),
+    #[error("the tray host refused the tray icon: {0}")]
+    Host(ksni::Error),
+    #[error("cannot decode the tray icon: {0}")]
+    Icon(#[from] png::DecodingError),
+}
+
+/// The tray menu's first line.
+pub fn pending_label(count: usize) -> String {
+    match count {
+        0 => "Nothing pending".to_string(),
+        n => format!("{n} pending"),
+    }
+}
+
+/// The grants line: how many timed or counted grants let calls run without asking now.
+pub fn grants_label(active: usize) -> String {
+    match active {
+        0 => "No grants active".into(),
+        1 => "1 grant active".into(),
+        n => format!("{n} grants active"),
+    }
+}
+
+/// The pause line's text: it says what clicking it does.
+pub fn pause_label(paused: bool) -> &'static str {
+    if paused {
+        "Resume agents"
+    } else {
+        "Pause all agents"
+    }
+}
+
+/// A PNG as `IconPixmap` carries it: ARGB32 in network byte order.
+fn pixmap(png_bytes: &[u8]) -> Result<Icon, png::DecodingError> {
+    let mut decoder = png::Decoder::new(png_bytes);
+    decoder.set_transformations(
+        png::Transformations::normalize_to_color8() | png::Transformations::ALPHA,
+    );
+    let mut reader = decoder.read_info()?;
+    let mut buffer = vec![0; reader.output_buffer_size()];
+    let frame = reader.next_frame(&mut buffer)?;
+    let pixels = buffer.get(..frame.buffer_size()).unwrap_or_default();
+    let data = match frame.color_type {
+        png::ColorType::Rgba => pixels
+            .chunks_exact(4)
+            .flat_map(|p| [p[3], p[0], p[1], p[2]])
+            .collect(),
+        png::ColorType::Rgb => pixels
+            .chunks_exact(3)
+            .flat_map(|p| [0xff, p[0], p[1], p[2]])
+            .collect(),
+        png::ColorType::GrayscaleAlpha => pixels
+            .chunks_exact(2)
+            .flat_map(|p| [p[1], p[0], p[0], p[0]])
+            .collect(),
+        // EXPAND turns palettes into RGB(A), so only grey is left.
+        png::ColorType::Grayscale | png::ColorType::Indexed => pixels
+            .iter()
+            .flat_map(|&grey| [0xff, grey, grey, grey])
+            .collect(),
+    };
+    Ok(Icon {
+        // PNG caps both sides at 2^31 - 1, so they fit.
+        width: frame.width as i32,
+        height: frame.height as i32,
+        data,
+    })
+}
+
+/// What the item shows; `ksni` reads it for every property and menu request.
+struct Item {
+    count_line: String,
+    badged: bool,
+    paused: bool,
+    grants: usize,
+    icon: Icon,
+    icon_badged: Icon,
+    on_action: Arc<dyn Fn(TrayAction) + Send + Sync>,
+}
+
+impl Item {
+    fn action(action: TrayAction) -> Box<dyn Fn(&mut Item) + Send> {
+        Box::new(move |item: &mut Item| (item.on_action)(action))
+    }
+
+    fn texts(&self) -> Vec<String> {
+        vec![
+            self.count_line.clone(),
+            pause_label(self.paused).to_owned(),
+            grants_label(self.grants),
+        ]
+    }
+}
+
+impl ksni::Tray for Item {
+    fn id(&self) -> String {
+        "airlock".into()
+    }
+
+    fn title(&self) -> String {
+        "Airlock".into()
+    }
+
+    fn category(&self) -> Category {
+        Category::ApplicationStatus
+    }
+
+    /// Active rather than NeedsAttention when something is pending: hosts draw
+    /// NeedsAttention with the (unset) attention icon or make it blink; the badge says it.
+    fn status(&self) -> Status {
+        Status::Active
+    }
+
+    fn icon_pixmap(&self) -> Vec<Icon> {
+        vec![if self.badged {
+            self.icon_badged.clone()
+        } else {
+            self.icon.clone()
+        }]
+    }
+
+    fn tool_tip(&self) -> ToolTip {
+        ToolTip {
+            title: format!("Airlock — {}", self.count_line),
+            ..Default::default()
+        }
+    }
+
+    fn activate(&mut self, _x: i32, _y: i32) {
+        (self.on_action)(TrayAction::OpenInbox);
+    }
+
+    fn menu(&self) -> Vec<MenuItem<Self>> {
+        // The count and grants lines are information: Settings lists each grant, revocable.
+        let info = |label: String| {
+            StandardItem {
+                label,
+                enabled: false,
+                ..Default::default()
+            }
+            .into()
+        };
+        let command = |label: &str, action: TrayAction| {
+            StandardItem {
+                label: label.to_owned(),
+                activate: Item::action(action),
+                ..Default::default()
+            }
+            .into()
+        };
+        vec![
+            info(self.count_line.clone()),
+            info(grants_label(self.grants)),
+            MenuItem::Separator,
+            command("Open inbox", TrayAction::OpenInbox),
+            command(pause_label(self.paused), TrayAction::TogglePause),
+            command("Quit Airlock", TrayAction::Quit),
+        ]
+    }
+
+    /// The desktop has no tray host (yet, or any more): the app runs on and the icon comes back
+    /// when one appears (`ksni` re-registers on the watcher's return).
+    fn watcher_offline(&self, reason: OfflineReason) -> bool {
+        tracing::warn!(
+            "no tray host on the session bus ({reason:?}); Airlock runs without a tray icon until one starts"
+        );
+        true
+    }
+
+    fn watcher_online(&self) {
+        tracing::info!("a tray host started; the tray icon is shown");
+    }
+}
+
+/// The tray icon; dropping it removes the icon.
+pub struct Tray {
+    handle: Handle<Item>,
+}
+
+impl Tray {
+    /// Registers the icon on the session bus; `on_action` is called for menu clicks and a left
+    /// click (activate) on the icon (= OpenInbox). It runs inside the tray's service, so it must
+    /// hand work off (a channel, a spawned task) and not wait on this `Tray`.
+    ///
+    /// Without a tray host (no `org.kde.StatusNotifierWatcher` on the bus: a desktop without
+    /// StatusNotifierItem support, or a login session whose panel starts after Airlock) this
+    /// still succeeds: a warning is logged and the icon appears when a host starts. By default
+    /// `ksni` would fail with a `ServiceUnknown` error instead, and the icon would never come
+    /// even after the panel started. It fails only without a session bus
+    /// ([`TrayError::NoSessionBus`]) or when a host refuses the item ([`TrayError::Host`]);
+    /// the app then runs without a tray.
+    pub async fn spawn(
+        paused: bool,
+        on_action: impl Fn(TrayAction) + Send + Sync + 'static,
+    ) -> Result<Tray, TrayError> {
+        let item = Item {
+            count_line: pending_label(0),
+            badged: false,
+            paused,
+            grants: 0,
+            icon: pixmap(ICON)?,
+            icon_badged: pixmap(ICON_BADGED)?,
+            on_action: Arc::new(on_action),
+        };
+        let handle =
+            item.assume_sni_available(true)
+                .spawn()
+                .await
+                .map_err(|error| match error {
+                    ksni::Error::Dbus(_) => TrayError::NoSessionBus(error),
+                    other => TrayError::Host(other),
+                })?;
+        Ok(Tray { handle })
+    }
+
+    /// Shows the count in the menu, the tooltip and the icon's badge.
+    pub async fn show_count(&self, pending: usize) {
+        self.handle
+            .update(|item| {
+                item.count_line = pending_label(pending);
+                item.badged = pending > 0;
+            })
+            .await;
+    }
+
+    /// The disk refused to record a decision: the menu and the tooltip say so instead of a count.
+    pub async fn show_storage_failure(&self) {
+        self.handle
+            .update(|item| item.count_line = STORAGE_FAILURE.to_owned())
+            .await;
+    }
+
+    /// Shows whether the agents are paused (switched from here, the UI or `airlock pause`).
+    pub async fn show_paused(&self, paused: bool) {
+        self.handle.update(|item| item.paused = paused).await;
+    }
+
+    /// Shows how many grants are active (read from the engine: a grant also ends by its time).
+    pub async fn show_grants(&self, active: usize) {
+        self.handle.update(|item| item.grants = active).await;
+    }
+
+    /// The texts of the menu's changing lines as the tray shows them now (count, pause,
+    /// grants), so a test of the real app can assert what the person sees; empty once the
+    /// tray's service has stopped.
+    pub async fn menu_texts(&self) -> Vec<String> {
+        self.handle
+            .update(|item| item.texts())
+            .await
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Tray {
+    fn drop(&mut self) {
+        // Dropping ksni's handle alone leaves the icon up; the request goes out without waiting.
+        drop(self.handle.shutdown());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ICON, ICON_BADGED, grants_label, pause_label, pending_label, pixmap};
+
+    #[test]
+    fn the_count_line_says_how_many_are_pending() {
+        assert_eq!(pending_label(0), "Nothing pending");
+        assert_eq!(pending_label(1), "1 pending");
+        assert_eq!(pending_label(3), "3 pending");
+    }
+
+    #[test]
+    fn the_grants_line_counts_active_grants() {
+        assert_eq!(grants_label(0), "No grants active");
+        assert_eq!(grants_label(1), "1 grant active");
+        assert_eq!(grants_label(2), "2 grants active");
+    }
+
+    #[test]
+    fn the_pause_line_says_what_a_click_does() {
+        assert_eq!(pause_label(false), "Pause all agents");
+        assert_eq!(pause_label(true), "Resume agents");
+    }
+
+    #[test]
+    fn both_icons_decode_to_argb_pixmaps() {
+        let plain = pixmap(ICON).unwrap();
+        let badged = pixmap(ICON_BADGED).unwrap();
+        for icon in [&plain, &badged] {
+            assert_eq!((icon.width, icon.height), (64, 64));
+            assert_eq!(icon.data.len(), 64 * 64 * 4);
+        }
+        assert_ne!(plain.data, badged.data);
+        // ARGB: some pixel is transparent and some opaque (alpha first, not last).
+        let alphas: Vec<u8> = plain.data.chunks_exact(4).map(|p| p[0]).collect();
+        assert!(alphas.contains(&0) && alphas.contains(&0xff));
+    }
+}
