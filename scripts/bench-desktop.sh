@@ -1,27 +1,30 @@
 #!/usr/bin/env bash
 # Desktop benchmarks for BENCHMARKS.md: cold start to first paint under Xvfb, idle memory (PSS
-# and USS) of all the app's processes with the window open and with it closed to the tray, the
-# time from the tray's "Open inbox" to the first paint of the window created again, WebKitGTK's
-# MiniBrowser as the platform's floor, release binary size, then 10,000 pending requests in the real app (inbox open, Approve all)
-# through WebDriver. Needs a release build
-# (`ui/node_modules/.bin/tauri build --bundles deb,rpm`, or `cargo build --release -p airlock-desktop`).
+# and USS) of all the app's processes (the resident, the window, WebKit's) with the window open
+# and with it closed to the tray, the time from the tray's "Open inbox" to the first paint of
+# the window process started again, WebKitGTK's MiniBrowser as the platform's floor, release
+# binary sizes, then 10,000 pending requests in the real app (inbox open, Approve all) through
+# WebDriver. Needs a release build (`scripts/package.sh`, or
+# `cargo build --release -p airlock-desktop -p airlock-resident`) and the tray host double
+# (`cargo build -p airlock-testkit --bin airlock-sni-host`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${AIRLOCK_BENCH_BIN:-${CARGO_TARGET_DIR:-target}/release/airlock-desktop}"
 [ -x "$BIN" ] || { echo "no release build at $BIN" >&2; exit 1; }
 BIN=$(realpath "$BIN")
+RESIDENT="$(dirname "$BIN")/airlock-resident"
+[ -x "$RESIDENT" ] || { echo "no release build at $RESIDENT" >&2; exit 1; }
+SNI="${AIRLOCK_SNI_HOST:-${CARGO_TARGET_DIR:-target}/debug/airlock-sni-host}"
+[ -x "$SNI" ] || { echo "no tray host double at $SNI" >&2; exit 1; }
+SNI=$(realpath "$SNI")
 data=$(mktemp -d)
 display_file=$(mktemp)
 Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$display_file" 2>/dev/null &
 xvfb=$!
 app=""
-trayer=""
-trap 'kill $app $trayer $xvfb 2>/dev/null || true; rm -rf "$data" "$display_file"' EXIT
+trap 'pkill -f "^$RESIDENT" 2>/dev/null; kill $app $xvfb 2>/dev/null || true; rm -rf "$data" "$display_file"' EXIT
 for _ in $(seq 50); do [ -s "$display_file" ] && break; sleep 0.1; done
 export DISPLAY=":$(head -n1 "$display_file")"
-# A tray host, for the tray's "Open inbox" (libayatana-appindicator shows its icon by XEmbed).
-trayer --edge bottom --align right --widthtype request --height 32 >/dev/null 2>&1 &
-trayer=$!
 
 # Memory of a process and its children (the WebKit web and network processes), in MB: PSS
 # (shared pages divided among the processes mapping them) and USS (pages only they map).
@@ -46,22 +49,29 @@ stop_tree() {
   while pgrep -f "^$1" >/dev/null; do sleep 0.1; done
 }
 
-# First paint: the navigation's colour (#1e293b) appears at a point inside the window.
+# Every process of Airlock: the resident, the window, and (through tree_memory) WebKit's.
+AIRLOCK="$(dirname "$BIN")/airlock-"
+
+# First paint: the navigation's colour (#1e293b) appears at a point inside the window. The
+# session bus (with a tray host, as a desktop panel provides) outlives the window process,
+# which ends when the window closes: the resident keeps its tray on it.
 start=$(date +%s%N)
-dbus-run-session -- "$BIN" --data-dir "$data" >/dev/null 2>&1 &
+bus_file="$data/bus"
+dbus-run-session -- bash -c 'echo "$DBUS_SESSION_BUS_ADDRESS" >"$3"; "$0" watch & "$1" --data-dir "$2"; wait' \
+  "$SNI" "$BIN" "$data/app" "$bus_file" >/dev/null 2>&1 &
 app=$!
 until import -window root -crop 1x1+20+300 txt:- 2>/dev/null | grep -q "srgb(30,41,59)"; do sleep 0.02; done
 painted=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "cold start to first paint: ${painted} ms"
 
 sleep 5
-echo "idle memory of the app, all processes: $(tree_memory "$BIN")"
-echo "release binary: $(du -m "$BIN" | cut -f1) MB ($(stat -c %s "$BIN") bytes)"
+echo "idle memory of the app, all processes: $(tree_memory "$AIRLOCK")"
+echo "release binaries: airlock-desktop $(du -m "$BIN" | cut -f1) MB ($(stat -c %s "$BIN") bytes), airlock-resident $(du -m "$RESIDENT" | cut -f1) MB ($(stat -c %s "$RESIDENT") bytes)"
 
 # Closed to the tray: the window is closed the way a window manager does (WM_DELETE_WINDOW;
-# Xvfb runs none), its web view is destroyed and its WebKitWebProcess exits; then the memory of
-# all the app's processes, and the time from the tray's "Open inbox" to the first paint of the
-# window created again.
+# Xvfb runs none), its process ends with its web view; then the memory of all the app's
+# processes, and the time from the tray's "Open inbox" (clicked over D-Bus, as a panel does) to
+# the first paint of the window process started again.
 close_window() {
   local window
   window=$(xdotool search --all --onlyvisible --pid "$1" --name '^Airlock$' | head -n1)
@@ -88,35 +98,38 @@ x.XSendEvent(d, w, 0, 0, ctypes.byref(event))
 x.XFlush(d)
 PY
 }
-# The app's WebKitWebProcess children (the kernel keeps 15 characters of the name).
-web_processes() { pgrep -P "$1" -x WebKitWebProces || true; }
-app_pid=$(pgrep -f "^$BIN" | head -n1)
-close_window "$app_pid"
-while [ -n "$(web_processes "$app_pid")" ]; do sleep 0.1; done
+# The window's process: the one that owns the window titled Airlock.
+window_process() { xdotool getwindowpid "$(xdotool search --all --onlyvisible --name '^Airlock$' | head -n1)"; }
+close_and_wait() {
+  local pid
+  pid=$(window_process)
+  close_window "$pid"
+  while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+}
+# The tray's clicks go over the app's session bus.
+DBUS_SESSION_BUS_ADDRESS=$(cat "$bus_file")
+export DBUS_SESSION_BUS_ADDRESS
+close_and_wait
 sleep 5
-echo "idle memory with the window closed (in the tray), all processes: $(tree_memory "$BIN")"
-echo "  processes: $(for p in $app_pid $(pgrep -P "$app_pid"); do printf '%s ' "$(cat /proc/"$p"/comm)"; done)"
-tray_icon=$(xdotool search --class "tray-icon tray app" | head -n1)
-if [ -n "$tray_icon" ]; then
-  for run in 1 2 3; do
-    xdotool mousemove --window "$tray_icon" 16 15 click 1
-    sleep 0.7
-    xdotool key Down
-    start=$(date +%s%N)
-    xdotool key Return
-    until import -window root -crop 1x1+20+300 txt:- 2>/dev/null | grep -q "srgb(30,41,59)"; do sleep 0.02; done
-    echo "Open inbox (tray) to first paint of the new window, run $run: $(( ($(date +%s%N) - start) / 1000000 )) ms"
-    sleep 3
-    close_window "$app_pid"
-    while [ -n "$(web_processes "$app_pid")" ]; do sleep 0.1; done
-    while import -window root -crop 1x1+20+300 txt:- 2>/dev/null | grep -q "srgb(30,41,59)"; do sleep 0.05; done
-    sleep 1
-  done
-  echo "idle memory with the window closed after 3 reopenings, all processes: $(tree_memory "$BIN")"
-else
-  echo "no tray icon (is trayer running?): reopen time not measured"
-fi
-stop_tree "$BIN"
+echo "idle memory with the window closed (in the tray), all processes: $(tree_memory "$AIRLOCK")"
+echo "  processes: $(for p in $(pgrep -f "^$AIRLOCK"); do printf '%s ' "$(cat /proc/"$p"/comm)"; done)"
+for run in 1 2 3; do
+  start=$(date +%s%N)
+  "$SNI" click "Open inbox" >/dev/null
+  until import -window root -crop 1x1+20+300 txt:- 2>/dev/null | grep -q "srgb(30,41,59)"; do sleep 0.02; done
+  echo "Open inbox (tray) to first paint of the new window, run $run: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  sleep 3
+  if [ "$run" = 1 ]; then
+    echo "idle memory with the window open again, all processes: $(tree_memory "$AIRLOCK")"
+  fi
+  close_and_wait
+  while import -window root -crop 1x1+20+300 txt:- 2>/dev/null | grep -q "srgb(30,41,59)"; do sleep 0.05; done
+  sleep 1
+done
+sleep 4
+echo "idle memory with the window closed after 3 reopenings, all processes: $(tree_memory "$AIRLOCK")"
+"$SNI" click "Quit Airlock" >/dev/null || true
+stop_tree "$AIRLOCK"
 
 # The platform's floor: WebKitGTK's own MiniBrowser (C, no Rust, no engine) showing one line of
 # text, with the same renderer switch, on the same display.

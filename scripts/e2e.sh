@@ -25,11 +25,15 @@ dunstrc="$AIRLOCK_E2E_OUT/dunstrc"
 # chose its action, and the test then saw a closed notification instead of a decision.
 printf '[global]\n    dmenu = %s\n[urgency_low]\n    timeout = 0\n[urgency_normal]\n    timeout = 0\n[urgency_critical]\n    timeout = 0\n' \
   "$PWD/scripts/e2e-dmenu.sh" >"$dunstrc"
-# A private session bus with a notification daemon (dunst), a tray host (trayer) and a monitor that records every
-# Notify call; the ignored tests of the app (WebDriver run and notification actions) run in it.
+# The app's two processes (airlock-desktop, airlock-resident) and the tray host double.
+cargo build --workspace --locked --features airlock-cli/test-doubles --bins
+export AIRLOCK_SNI_HOST="${CARGO_TARGET_DIR:-target}/debug/airlock-sni-host"
+# A private session bus with a notification daemon (dunst), a StatusNotifierItem watcher (the
+# tray host a desktop panel provides) and a monitor that records every Notify call; the ignored
+# tests of the app (WebDriver run, tray, notification actions) run in it.
 dbus-run-session -- bash -c '
   dunst -config "$AIRLOCK_E2E_OUT/dunstrc" >/dev/null 2>&1 &
-  trayer --edge bottom --align right --widthtype request --height 32 >/dev/null 2>&1 &
+  "$AIRLOCK_SNI_HOST" watch >/dev/null 2>&1 &
   dbus-monitor --session "interface=org.freedesktop.Notifications" >"$AIRLOCK_DBUS_LOG" 2>&1 &
   sleep 0.5
   cargo test --workspace --locked --features airlock-cli/test-doubles -- --ignored --nocapture --test-threads 1

@@ -463,26 +463,35 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     ])
     .await
     .unwrap();
-    let app = App::launch(data.path(), &out).await;
-    let (ui, api) = (&app.ui, &app.api);
+    let mut app = App::launch(data.path(), &out).await;
     app.use_model(&model, true).await;
-    let status: Value = api.get("/v1/status").await.unwrap();
-    let pid = u32::try_from(status["pid"].as_u64().unwrap()).unwrap();
+    let resident = app.resident_pid;
     let display = x11::Display::open();
-    let window = shown_window(&display, pid).await;
+    let (window, window_pid) = shown_window(&display).await;
+    assert_ne!(window_pid, resident, "the window is its own process");
     assert!(
-        !support::web_processes(pid).is_empty(),
+        !support::web_processes(window_pid).is_empty(),
         "the window's web view runs in a WebKitWebProcess"
     );
+    assert!(
+        support::web_processes(resident).is_empty(),
+        "the resident runs no web view"
+    );
+    let sni = airlock_testkit::sni_host::SniClient::connect()
+        .await
+        .unwrap();
+    let item = tray::item(&sni, resident).await;
 
-    // 1. Closing the window destroys it and its web process; Airlock keeps running in the tray
-    // and the API still answers.
+    // 1. Closing the window ends its process, web view and all; Airlock keeps running in the
+    // tray and the API still answers.
     display.request_close(window);
-    closed(&display, pid).await;
-    let still: Value = api.get("/v1/status").await.unwrap();
-    assert_eq!(still["pid"], status["pid"]);
+    closed(&display, window_pid).await;
+    let still: Value = app.api.get("/v1/status").await.unwrap();
+    assert_eq!(still["pid"], json!(resident));
+    assert_eq!(app.windows().await["open"], json!(0));
 
-    // 2. Launching again on the same data directory opens the running app's window again.
+    // 2. Launching again on the same data directory opens the running app's window again: a
+    // new window process whose page starts.
     let second = Command::new(env!("CARGO_BIN_EXE_airlock-desktop"))
         .arg("--data-dir")
         .arg(data.path())
@@ -495,19 +504,19 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
         String::from_utf8_lossy(&second.stderr).contains("showed its window"),
         "{second:?}"
     );
-    let window = shown_window(&display, pid).await;
-    ui.attach_to_new_window().await;
-    ui.click("[data-testid=nav-chat]").await;
-    ui.screenshot(&out, "reopened-on-relaunch").await;
+    let (window, window_pid) = shown_window(&display).await;
+    page_started(&app, 2).await;
+    ui_settled().await;
+    app.ui.screenshot(&out, "reopened-on-relaunch").await;
 
     // 3. Closed again, a request arrives; clicking its notification opens a new window on it.
     display.request_close(window);
-    closed(&display, pid).await;
+    closed(&display, window_pid).await;
     let _ = Command::new("dunstctl").arg("close-all").status();
-    api.send_message("clicked", "write it").await.unwrap();
+    app.api.send_message("clicked", "write it").await.unwrap();
     let mut pending = Vec::new();
     for _ in 0..100 {
-        pending = api.inbox().await.unwrap();
+        pending = app.api.inbox().await.unwrap();
         if !pending.is_empty() {
             break;
         }
@@ -520,7 +529,7 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
         .clone();
     // dunst shows it once the burst window has passed; its "action" is a left click on it.
     let deadline = tokio::time::Instant::now() + WAIT;
-    while viewable_window(&display, pid).is_none() {
+    while viewable_window(&display).is_none() {
         assert!(
             tokio::time::Instant::now() < deadline,
             "clicking the notification never opened the window"
@@ -528,57 +537,64 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
         let _ = Command::new("dunstctl").args(["action", "0"]).status();
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    let window = shown_window(&display, pid).await;
-    ui.attach_to_new_window().await;
-    ui.until(
-        "the inbox focused on the clicked request",
-        &format!("return document.querySelector('.row.item.focused[data-approval-id=\"{approval_id}\"]') !== null"),
-    )
-    .await;
-    ui.screenshot(&out, "inbox-from-notification").await;
-
-    // 4. The tray: closed again, its menu counts the request, and Open inbox opens a new window.
-    display.request_close(window);
-    closed(&display, pid).await;
-    tray::open_menu();
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    ui.screenshot(&out, "tray-menu").await;
-    tray::choose(1);
-    shown_window(&display, pid).await;
-    ui.attach_to_new_window().await;
-    ui.find("[data-approval-id]").await;
+    let (window, window_pid) = shown_window(&display).await;
+    page_started(&app, 3).await;
+    let windows = app.windows().await;
     assert_eq!(
-        tray_menu(ui).await,
-        vec!["1 pending", "Pause all agents", "No grants active"],
-        "the tray's lines as the menu showed them"
+        windows["landed"],
+        json!({"screen": "inbox", "approval_id": approval_id}),
+        "the new window's page took the clicked request: {windows}"
     );
+    ui_settled().await;
+    app.ui.screenshot(&out, "inbox-from-notification").await;
 
-    // 5. Pause all agents from the tray, then resume from the window's banner.
-    tray::open_menu();
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    tray::choose(2);
-    ui.find("[data-testid=paused-banner]").await;
-    let paused: Value = api.get("/v1/paused").await.unwrap();
+    // 4. The tray, as a panel shows it over D-Bus: closed again, its menu counts the request,
+    // and Open inbox opens a new window.
+    display.request_close(window);
+    closed(&display, window_pid).await;
+    assert_eq!(
+        tray::lines(&sni, &item).await,
+        vec![
+            "1 pending",
+            "No grants active",
+            "Open inbox",
+            "Pause all agents",
+            "Quit Airlock"
+        ],
+        "the tray menu's lines"
+    );
+    tray::click(&sni, &item, "Open inbox").await;
+    let (window, window_pid) = shown_window(&display).await;
+    page_started(&app, 4).await;
+
+    // 5. Pause all agents from the tray; the window (driven again through WebDriver) shows the
+    // banner and resumes from it.
+    tray::click(&sni, &item, "Pause all agents").await;
+    let paused: Value = app.api.get("/v1/paused").await.unwrap();
     assert_eq!(paused["paused"], json!(true));
-    tray::open_menu();
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    ui.screenshot(&out, "tray-menu-paused").await;
+    until_lines(&sni, &item, "Resume agents").await;
+    display.request_close(window);
+    closed(&display, window_pid).await;
+    app.attach_new_window(&out).await;
+    let ui = &app.ui;
+    ui.find("[data-testid=paused-banner]").await;
     assert_eq!(
         tray_menu(ui).await,
         vec!["1 pending", "Resume agents", "No grants active"]
     );
-    let _ = Command::new("xdotool").args(["key", "Escape"]).status();
+    ui.screenshot(&out, "paused-from-tray").await;
     ui.click("[data-testid=paused-banner] button").await;
     ui.until(
         "the banner gone",
         "return document.querySelector('[data-testid=paused-banner]') === null",
     )
     .await;
+    until_lines(&sni, &item, "Pause all agents").await;
 
     // 6. Pause all agents from the window: the banner says so and the engine holds.
     ui.click("[data-testid=pause-all]").await;
     ui.find("[data-testid=paused-banner]").await;
-    let paused: Value = api.get("/v1/paused").await.unwrap();
+    let paused: Value = app.api.get("/v1/paused").await.unwrap();
     assert_eq!(paused["paused"], json!(true));
     ui.screenshot(&out, "paused").await;
     ui.click("[data-testid=paused-banner] button").await;
@@ -587,40 +603,86 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
         "return document.querySelector('[data-testid=paused-banner]') === null",
     )
     .await;
-    let paused: Value = api.get("/v1/paused").await.unwrap();
+    let paused: Value = app.api.get("/v1/paused").await.unwrap();
     assert_eq!(paused["paused"], json!(false));
-    app.end().await;
+
+    // 7. Quit from the tray: the window closes and the resident exits.
+    let (_, window_pid) = shown_window(&display).await;
+    tray::click(&sni, &item, "Quit Airlock").await;
+    until_true("the window process gone", || !support::alive(window_pid)).await;
+    until_true("the resident gone", || !support::alive(resident)).await;
+    assert!(
+        !data.path().join("api.json").exists(),
+        "the resident left its api.json"
+    );
 }
 
-/// The app's window on screen, if there is one.
-fn viewable_window(display: &x11::Display, pid: u32) -> Option<u32> {
+/// The app's window on screen, if there is one, with its process.
+fn viewable_window(display: &x11::Display) -> Option<(u32, u32)> {
     display
-        .windows(pid, "Airlock")
+        .titled("Airlock")
         .into_iter()
-        .find(|&w| display.viewable(w))
+        .find(|&(w, _)| display.viewable(w))
 }
 
 /// Waits for the app's window on screen.
-async fn shown_window(display: &x11::Display, pid: u32) -> u32 {
+async fn shown_window(display: &x11::Display) -> (u32, u32) {
     let mut window = None;
     until_true("the window on screen", || {
-        window = viewable_window(display, pid);
+        window = viewable_window(display);
         window.is_some()
     })
     .await;
     window.unwrap()
 }
 
-/// Waits until the window is gone, its web process too (the web view was released).
-async fn closed(display: &x11::Display, pid: u32) {
+/// Waits until the window and its whole process are gone (web view included).
+async fn closed(display: &x11::Display, window_pid: u32) {
     until_true("the window gone", || {
-        display.windows(pid, "Airlock").is_empty()
+        display
+            .titled("Airlock")
+            .iter()
+            .all(|&(_, pid)| pid != window_pid)
     })
     .await;
-    until_true("the WebKitWebProcess gone", || {
-        support::web_processes(pid).is_empty()
-    })
-    .await;
+    until_true("the window process gone", || !support::alive(window_pid)).await;
+}
+
+/// Waits until `count` pages have started in the resident's life (one per window opened).
+async fn page_started(app: &App, count: u64) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let windows = app.windows().await;
+        if windows["pages_started"] == json!(count) && windows["page_ready"] == json!(true) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "page {count} never started: {windows}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The page paints its data a moment after it started: the screenshot waits for it.
+async fn ui_settled() {
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+}
+
+/// Waits until the tray menu shows `line`.
+async fn until_lines(sni: &airlock_testkit::sni_host::SniClient, item: &str, line: &str) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let lines = tray::lines(sni, item).await;
+        if lines.iter().any(|l| l == line) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the tray never showed {line:?}: {lines:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// The tray menu's changing lines, read back from the live menu items by the app.

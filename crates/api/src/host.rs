@@ -53,6 +53,9 @@ pub fn default_data_dir() -> Option<PathBuf> {
     platform::default_data_dir(Os::NATIVE, &folders)
 }
 
+/// More routes for the local API, made from the engine and the API's address.
+pub type ExtraRoutes<'a> = Box<dyn FnOnce(&Engine, SocketAddr) -> axum::Router + 'a>;
+
 /// A running engine with its MCP servers that owns its data directory; dropping it removes the
 /// discovery file and stops the servers.
 #[derive(Debug)]
@@ -91,7 +94,7 @@ impl Host {
         data_dir: &Path,
         workspace: Option<PathBuf>,
         listen: SocketAddr,
-        extra: Box<dyn FnOnce(&Engine, SocketAddr) -> axum::Router + '_>,
+        extra: ExtraRoutes<'_>,
     ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
         if !listen.ip().is_loopback() {
             return Err(HostError::NotLoopback(listen));

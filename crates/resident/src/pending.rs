@@ -34,13 +34,9 @@ impl PendingSet {
     pub fn len(&self) -> usize {
         self.ids.len()
     }
-}
 
-/// The tray menu's first line.
-pub fn pending_label(count: usize) -> String {
-    match count {
-        0 => "Nothing pending".to_string(),
-        n => format!("{n} pending"),
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
     }
 }
 
@@ -93,20 +89,20 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn the_label_follows_requests_and_decisions() {
+    fn the_count_follows_requests_and_decisions() {
         let mut pending = PendingSet::from_items(&[item("a")]);
-        assert_eq!(pending_label(pending.len()), "1 pending");
+        assert_eq!(pending.len(), 1);
         assert!(pending.apply(&EngineEvent::ApprovalRequested {
             item: Box::new(item("b"))
         }));
         assert!(pending.apply(&EngineEvent::ApprovalRequested {
             item: Box::new(item("c"))
         }));
-        assert_eq!(pending_label(pending.len()), "3 pending");
+        assert_eq!(pending.len(), 3);
         assert!(pending.apply(&decided(&["a"])));
-        assert_eq!(pending_label(pending.len()), "2 pending");
+        assert_eq!(pending.len(), 2);
         assert!(pending.apply(&decided(&["b", "c"])));
-        assert_eq!(pending_label(pending.len()), "Nothing pending");
+        assert!(pending.is_empty());
     }
 
     #[test]

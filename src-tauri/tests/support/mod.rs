@@ -164,71 +164,32 @@ impl Driver {
 }
 
 /// The real app under tauri-driver, with a WebDriver session on its window and a client of the
-/// local API it serves.
+/// local API its resident process serves. Dropped, it stops the resident too (it outlives the
+/// window by design).
 pub struct App {
     pub ui: Driver,
     pub api: ApiClient,
     pub session_url: String,
+    /// The resident process (engine, API, tray): `/v1/status`'s pid.
+    pub resident_pid: u32,
+    data_dir: PathBuf,
     _tauri_driver: Process,
 }
 
+/// A WebDriver session on a window process, and its tauri-driver.
+struct Session {
+    ui: Driver,
+    session_url: String,
+    tauri_driver: Process,
+}
+
 impl App {
+    /// Launches the app as a person does (`airlock-desktop`): it starts the resident and
+    /// becomes the window, driven through WebDriver.
     pub async fn launch(data_dir: &Path, out: &Path) -> App {
-        let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".into());
-        let port = free_port();
-        // Two calls can return the same free port; tauri-driver then cannot listen on both.
-        let native_port = std::iter::repeat_with(free_port)
-            .find(|&p| p != port)
-            .unwrap_or(port + 1);
-        let tauri_driver = Process(
-            Command::new(&driver_bin)
-                .args([
-                    "--port",
-                    &port.to_string(),
-                    "--native-port",
-                    &native_port.to_string(),
-                ])
-                .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
-                .stdout(Stdio::null())
-                .spawn()
-                .unwrap_or_else(|e| panic!("cannot start {driver_bin}: {e}")),
-        );
-        // A hung WebDriver request fails the test with its URL instead of hanging it.
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(Duration::from_secs(60))
-            .build()
-            .unwrap();
         let workspace = data_dir.join("workspace");
-        let capabilities = json!({"capabilities": {"alwaysMatch": {
-            "browserName": "wry",
-            "tauri:options": {
-                "application": env!("CARGO_BIN_EXE_airlock-desktop"),
-                "args": ["--data-dir", data_dir, "--workspace", workspace],
-            }
-        }}});
-        let mut session = Value::Null;
-        for _ in 0..50 {
-            if let Ok(response) = http
-                .post(format!("http://127.0.0.1:{port}/session"))
-                .json(&capabilities)
-                .send()
-                .await
-            {
-                session = response.json().await.unwrap();
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        let session_id = session["value"]["sessionId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no WebDriver session: {session}"));
-        let session_url = format!("http://127.0.0.1:{port}/session/{session_id}");
-        let ui = Driver {
-            http,
-            base: session_url.clone(),
-            out: out.to_path_buf(),
-        };
+        let args = json!(["--data-dir", data_dir, "--workspace", workspace]);
+        let session = start_session(args, out).await;
         // The app serves the local API, as the CLI would find it.
         let mut api = None;
         for _ in 0..100 {
@@ -239,12 +200,28 @@ impl App {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let api = api.expect("the app published its local API");
+        let status: Value = api.get("/v1/status").await.unwrap();
+        let resident_pid = u32::try_from(status["pid"].as_u64().unwrap()).unwrap();
         App {
-            ui,
+            ui: session.ui,
             api,
-            session_url,
-            _tauri_driver: tauri_driver,
+            session_url: session.session_url,
+            resident_pid,
+            data_dir: data_dir.to_path_buf(),
+            _tauri_driver: session.tauri_driver,
         }
+    }
+
+    /// Ends the current WebDriver session and opens a new window on the running resident
+    /// (`airlock-desktop --window`) under a new one: a window opened by the tray or a
+    /// notification is a process WebDriver did not start, so it cannot be driven.
+    pub async fn attach_new_window(&mut self, out: &Path) {
+        let _ = self.ui.http.delete(&self.session_url).send().await;
+        let args = json!(["--window", "--data-dir", self.data_dir]);
+        let session = start_session(args, out).await;
+        self.ui = session.ui;
+        self.session_url = session.session_url;
+        self._tauri_driver = session.tauri_driver;
     }
 
     /// Points the app at the project's scripted model server.
@@ -253,8 +230,83 @@ impl App {
         let _: Value = self.api.put("/v1/provider", &body).await.unwrap();
     }
 
+    /// Where the window is, as the resident knows it (`GET /v1/desktop/windows`).
+    pub async fn windows(&self) -> Value {
+        self.api.get("/v1/desktop/windows").await.unwrap()
+    }
+
     pub async fn end(self) {
         let _ = self.ui.http.delete(&self.session_url).send().await;
+    }
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .arg(self.resident_pid.to_string())
+            .status();
+    }
+}
+
+async fn start_session(args: Value, out: &Path) -> Session {
+    let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".into());
+    let port = free_port();
+    // Two calls can return the same free port; tauri-driver then cannot listen on both.
+    let native_port = std::iter::repeat_with(free_port)
+        .find(|&p| p != port)
+        .unwrap_or(port + 1);
+    let tauri_driver = Process(
+        Command::new(&driver_bin)
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
+            .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {driver_bin}: {e}")),
+    );
+    // A hung WebDriver request fails the test with its URL instead of hanging it.
+    let http = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let capabilities = json!({"capabilities": {"alwaysMatch": {
+        "browserName": "wry",
+        "tauri:options": {
+            "application": env!("CARGO_BIN_EXE_airlock-desktop"),
+            "args": args,
+        }
+    }}});
+    let mut session = Value::Null;
+    for _ in 0..50 {
+        if let Ok(response) = http
+            .post(format!("http://127.0.0.1:{port}/session"))
+            .json(&capabilities)
+            .send()
+            .await
+        {
+            session = response.json().await.unwrap();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let session_id = session["value"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no WebDriver session: {session}"));
+    let session_url = format!("http://127.0.0.1:{port}/session/{session_id}");
+    let ui = Driver {
+        http,
+        base: session_url.clone(),
+        out: out.to_path_buf(),
+    };
+    Session {
+        ui,
+        session_url,
+        tauri_driver,
     }
 }
 
@@ -335,6 +387,27 @@ pub mod x11 {
                 .collect()
         }
 
+        /// The top-level windows with this title, with the pid of the process that owns each.
+        pub fn titled(&self, title: &str) -> Vec<(Window, u32)> {
+            let utf8 = self.atom("UTF8_STRING");
+            let children = self
+                .conn
+                .query_tree(self.root)
+                .unwrap()
+                .reply()
+                .unwrap()
+                .children;
+            children
+                .into_iter()
+                .filter(|&w| self.property(w, "_NET_WM_NAME", utf8) == title.as_bytes())
+                .filter_map(|w| {
+                    let pid = self.property(w, "_NET_WM_PID", AtomEnum::CARDINAL);
+                    let pid = u32::from_ne_bytes(pid.get(..4)?.try_into().ok()?);
+                    Some((w, pid))
+                })
+                .collect()
+        }
+
         pub fn viewable(&self, window: Window) -> bool {
             self.conn
                 .get_window_attributes(window)
@@ -356,39 +429,54 @@ pub mod x11 {
     }
 }
 
-/// The tray icon as a tray host shows it: `scripts/e2e.sh` runs `trayer`, in which
-/// libayatana-appindicator shows the icon through XEmbed; the person's clicks and keys go
-/// through `xdotool`.
+/// The tray as a desktop panel sees it: a StatusNotifierItem on the session bus, whose menu a
+/// panel reads and clicks over D-Bus (`scripts/e2e.sh` runs the watcher, `airlock-sni-host`).
 #[cfg(target_os = "linux")]
 pub mod tray {
-    use std::process::Command;
+    use airlock_testkit::sni_host::SniClient;
 
-    fn xdotool(args: &[&str]) -> String {
-        let output = Command::new("xdotool")
-            .args(args)
-            .output()
-            .expect("xdotool (scripts/setup.sh installs it)");
-        String::from_utf8_lossy(&output.stdout).into_owned()
+    /// The resident's tray item (its bus name carries the process's pid).
+    pub async fn item(client: &SniClient, resident_pid: u32) -> String {
+        client
+            .wait_for_item(
+                &format!("org.kde.StatusNotifierItem-{resident_pid}-"),
+                super::WAIT,
+            )
+            .await
+            .expect("the resident's tray icon: is a tray host (airlock-sni-host watch) running?")
     }
 
-    /// Opens the icon's menu with a click, as a person would.
-    pub fn open_menu() {
-        let icon = xdotool(&["search", "--class", "tray-icon tray app"]);
-        let icon = icon
-            .lines()
-            .next()
-            .expect("a tray icon: is a tray host (trayer) running?")
-            .to_owned();
-        xdotool(&["mousemove", "--window", &icon, "16", "15", "click", "1"]);
+    /// The menu's lines as a panel draws them (separators left out).
+    pub async fn lines(client: &SniClient, item: &str) -> Vec<String> {
+        client
+            .menu(item)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|entry| !entry.separator)
+            .map(|entry| entry.label)
+            .collect()
     }
 
-    /// Picks the menu's nth enabled line with the keyboard (the count line is not enabled).
-    pub fn choose(nth_enabled: usize) {
-        for _ in 0..nth_enabled {
-            xdotool(&["key", "Down"]);
-        }
-        xdotool(&["key", "Return"]);
+    /// A person's click on a line of the menu.
+    pub async fn click(client: &SniClient, item: &str, label: &str) {
+        client.click(item, label).await.unwrap();
     }
+}
+
+/// Whether a process is still there (not yet reaped counts as gone once it is a zombie).
+#[cfg(target_os = "linux")]
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let close = stat.rfind(')')?;
+            stat[close + 1..]
+                .split_whitespace()
+                .next()
+                .map(|state| state != "Z")
+        })
+        .unwrap_or(false)
 }
 
 /// The WebKit web processes (`WebKitWebProcess`) among a process's descendants: one lives while

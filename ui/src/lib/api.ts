@@ -1,4 +1,4 @@
-// Typed calls into the shell's commands (src-tauri/src/commands) and its events.
+// Typed calls into the shell's commands (crates/resident/src/commands, run in the resident process: the window forwards every invoke) and its events.
 import { invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 import type { AgentFallback } from './bindings/AgentFallback';

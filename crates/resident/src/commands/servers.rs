@@ -201,7 +201,7 @@ mod tests {
     #[cfg(unix)]
     fn everything() -> ServerConfig {
         let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/mcp-servers/node_modules");
+            .join("../../tests/mcp-servers/node_modules");
         assert!(
             dir.exists(),
             "the test MCP servers are missing: run `bash scripts/setup.sh --deps-only`"
