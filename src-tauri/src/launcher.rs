@@ -66,6 +66,15 @@ fn spawn(options: &ResidentOptions<'_>) -> anyhow::Result<Child> {
     if let Some(workspace) = options.workspace {
         command.arg("--workspace").arg(workspace);
     }
+    // A WebDriver session drives this process's window only: the windows the resident starts
+    // later must not wait for an automation session (nor take its inspector port).
+    for automation in [
+        "TAURI_AUTOMATION",
+        "TAURI_WEBVIEW_AUTOMATION",
+        "WEBKIT_INSPECTOR_SERVER",
+    ] {
+        command.env_remove(automation);
+    }
     // Its own process group: a Ctrl-C meant for the window (or its terminal) leaves Airlock
     // running in the tray.
     #[cfg(unix)]

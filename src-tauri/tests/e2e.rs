@@ -492,6 +492,7 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
 
     // 2. Launching again on the same data directory opens the running app's window again: a
     // new window process whose page starts.
+    let before = pages(&app).await;
     let second = Command::new(env!("CARGO_BIN_EXE_airlock-desktop"))
         .arg("--data-dir")
         .arg(data.path())
@@ -505,7 +506,7 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
         "{second:?}"
     );
     let (window, window_pid) = shown_window(&display).await;
-    page_started(&app, 2).await;
+    page_started(&app, before).await;
     ui_settled().await;
     app.ui.screenshot(&out, "reopened-on-relaunch").await;
 
@@ -513,6 +514,7 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     display.request_close(window);
     closed(&display, window_pid).await;
     let _ = Command::new("dunstctl").arg("close-all").status();
+    let before = pages(&app).await;
     app.api.send_message("clicked", "write it").await.unwrap();
     let mut pending = Vec::new();
     for _ in 0..100 {
@@ -538,7 +540,7 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let (window, window_pid) = shown_window(&display).await;
-    page_started(&app, 3).await;
+    page_started(&app, before).await;
     let windows = app.windows().await;
     assert_eq!(
         windows["landed"],
@@ -563,9 +565,10 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
         ],
         "the tray menu's lines"
     );
+    let before = pages(&app).await;
     tray::click(&sni, &item, "Open inbox").await;
     let (window, window_pid) = shown_window(&display).await;
-    page_started(&app, 4).await;
+    page_started(&app, before).await;
 
     // 5. Pause all agents from the tray; the window (driven again through WebDriver) shows the
     // banner and resumes from it.
@@ -648,18 +651,24 @@ async fn closed(display: &x11::Display, window_pid: u32) {
     until_true("the window process gone", || !support::alive(window_pid)).await;
 }
 
-/// Waits until `count` pages have started in the resident's life (one per window opened).
-async fn page_started(app: &App, count: u64) {
+/// How many pages have started in the resident's life (one per window opened).
+async fn pages(app: &App) -> u64 {
+    app.windows().await["pages_started"].as_u64().unwrap()
+}
+
+/// Waits until a page has started since `before` pages had.
+async fn page_started(app: &App, before: u64) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let windows = app.windows().await;
-        if windows["pages_started"] == json!(count) && windows["page_ready"] == json!(true) {
+        if windows["pages_started"].as_u64() > Some(before) && windows["page_ready"] == json!(true)
+        {
             return;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "page {count} never started: {windows}"
-        );
+        if tokio::time::Instant::now() >= deadline {
+            app.ui.screenshot(&app.ui.out, "failure").await;
+            panic!("no page started after {before}: {windows}");
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

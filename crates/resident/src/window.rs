@@ -186,7 +186,8 @@ impl Windows {
 /// A window connected to the resident; its messages come from the receiver. Keep the
 /// [`Connected`] as long as its event stream lives.
 pub fn connect(shell: &Arc<Shell>) -> (Connected, broadcast::Receiver<WindowMessage>) {
-    shell.navigation.window_created();
+    // Not a new page: the page may have taken its navigation before its process connected
+    // (the resident marks a page as not started when it starts a window or one goes).
     let windows = &shell.windows;
     windows.connected.fetch_add(1, Ordering::SeqCst);
     if let Ok(mut started) = windows.started_at.lock() {
