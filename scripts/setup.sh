@@ -15,8 +15,8 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(
   build-essential pkg-config libssl-dev file
-  libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
-  xvfb xauth xdotool x11-utils dbus-x11 webkit2gtk-driver dunst trayer chromium fonts-liberation imagemagick
+  libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libxdo-dev
+  xvfb xauth xdotool x11-utils dbus-x11 webkit2gtk-driver dunst chromium fonts-liberation imagemagick
   strace python3-venv shellcheck
 )
 missing=()
@@ -93,9 +93,10 @@ fi
 [ "${1:-}" = "--deps-only" ] && exit 0
 
 (cd ui && npm run build)
-# The `airlock` command-line tool and the agents' hook `airlock-hook` beside the app: Settings →
-# Agents installs hooks that run them.
-cargo build --release --locked -p airlock-desktop -p airlock-cli
+# The app's two processes (the window and the resident it starts), the `airlock` command-line
+# tool and the agents' hook `airlock-hook` beside the app: Settings → Agents installs hooks that
+# run them.
+cargo build --release --locked -p airlock-desktop -p airlock-resident -p airlock-cli
 release="${CARGO_TARGET_DIR:-target}/release"
 # ...and on the person's PATH: copies (not links into this clone), so the hooks `airlock connect`
 # installs keep working after a `cargo clean`; running this script again updates them.

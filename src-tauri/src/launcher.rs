@@ -79,9 +79,13 @@ fn spawn(options: &ResidentOptions<'_>) -> anyhow::Result<Child> {
     // running in the tray.
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    command
-        .spawn()
-        .map_err(|error| anyhow::anyhow!("cannot start {}: {error}", program.display()))
+    command.spawn().map_err(|error| {
+        anyhow::anyhow!(
+            "cannot start Airlock's engine {}: {error} (it ships beside airlock-desktop; \
+                 from a source tree: cargo build -p airlock-resident)",
+            program.display()
+        )
+    })
 }
 
 fn wait_until_answering(data_dir: &Path, child: &mut Child) -> anyhow::Result<()> {
