@@ -4,6 +4,7 @@
 
 use airlock_api::ApiClient;
 use airlock_api::discovery::{self, DiscoveryError, EngineLock};
+use airlock_api::host::HostArgs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -20,9 +21,9 @@ pub enum Resident {
 }
 
 pub struct ResidentOptions<'a> {
+    /// The data directory, resolved.
     pub data_dir: &'a Path,
-    pub workspace: Option<&'a Path>,
-    pub api_port: u16,
+    pub host: &'a HostArgs,
     pub show_window: bool,
 }
 
@@ -61,9 +62,9 @@ fn spawn(options: &ResidentOptions<'_>) -> anyhow::Result<Child> {
         .arg("--data-dir")
         .arg(options.data_dir)
         .arg("--api-port")
-        .arg(options.api_port.to_string())
+        .arg(options.host.api_port.to_string())
         .stdin(Stdio::null());
-    if let Some(workspace) = options.workspace {
+    if let Some(workspace) = &options.host.workspace {
         command.arg("--workspace").arg(workspace);
     }
     // A WebDriver session drives this process's window only: the windows the resident starts

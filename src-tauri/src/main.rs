@@ -10,10 +10,9 @@ mod launcher;
 mod webkit_env;
 mod window;
 
-use airlock_api::host::resolve_data_dir;
+use airlock_api::host::{HostArgs, log_to_stderr, resolve_data_dir};
 use clap::Parser;
 use launcher::{Resident, ResidentOptions};
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -23,15 +22,8 @@ use std::process::ExitCode;
     about = "Airlock: the approval inbox for AI agent tool calls"
 )]
 struct Args {
-    /// The data directory (default: $AIRLOCK_DATA_DIR, else the platform's data folder).
-    #[arg(long, env = "AIRLOCK_DATA_DIR")]
-    data_dir: Option<PathBuf>,
-    /// Folder of the built-in tools (default: Airlock in your documents folder).
-    #[arg(long)]
-    workspace: Option<PathBuf>,
-    /// Port of the local API on 127.0.0.1 (default: any free port; see DATA_DIR/api.json).
-    #[arg(long, default_value_t = 0)]
-    api_port: u16,
+    #[command(flatten)]
+    host: HostArgs,
     /// Start in the tray without opening the window (how the login entry starts Airlock).
     #[arg(long)]
     hidden: bool,
@@ -43,13 +35,7 @@ struct Args {
 fn main() -> ExitCode {
     let args = Args::parse();
     webkit_env::apply_defaults();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    log_to_stderr();
     match run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -71,7 +57,7 @@ fn missing_display() -> Option<&'static str> {
 }
 
 fn run(args: Args) -> anyhow::Result<()> {
-    let data_dir = resolve_data_dir(args.data_dir)?;
+    let data_dir = resolve_data_dir(args.host.data_dir.clone())?;
     let wants_window = !args.hidden;
     if wants_window && let Some(why) = missing_display() {
         anyhow::bail!(why);
@@ -79,8 +65,7 @@ fn run(args: Args) -> anyhow::Result<()> {
     if !args.window {
         let resident = launcher::ensure_resident(&ResidentOptions {
             data_dir: &data_dir,
-            workspace: args.workspace.as_deref(),
-            api_port: args.api_port,
+            host: &args.host,
             show_window: wants_window,
         })?;
         if matches!(resident, Resident::AlreadyRunning) || !wants_window {

@@ -516,13 +516,7 @@ fn main() -> ExitCode {
         airlock_hook::run_and_print(cli.data_dir.clone(), agent, *timeout);
         return ExitCode::SUCCESS;
     }
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    airlock_api::host::log_to_stderr();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -3,13 +3,12 @@
 //! tray and the notifications — without GTK or WebKit, so that it stays small. The desktop app
 //! (`airlock-desktop`) starts it, then opens its window as a separate process.
 
-use airlock_api::host::{Host, resolve_data_dir};
+use airlock_api::host::{Host, HostArgs, log_to_stderr, resolve_data_dir};
 use airlock_resident::autostart::LoginEntry;
 use airlock_resident::shell::Shell;
 use airlock_resident::window::{self, WindowFrontend, Windows};
 use airlock_resident::{desktop_api, events, tray_lines::TrayLines};
 use clap::Parser;
-use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
@@ -21,26 +20,13 @@ use std::sync::{Arc, OnceLock};
     about = "The Airlock desktop app's resident process (engine, local API, tray); started by airlock-desktop"
 )]
 struct Args {
-    /// The data directory (default: $AIRLOCK_DATA_DIR, else the platform's data folder).
-    #[arg(long, env = "AIRLOCK_DATA_DIR")]
-    data_dir: Option<PathBuf>,
-    /// Folder of the built-in tools (default: Airlock in your documents folder).
-    #[arg(long)]
-    workspace: Option<PathBuf>,
-    /// Port of the local API on 127.0.0.1 (default: any free port; see DATA_DIR/api.json).
-    #[arg(long, default_value_t = 0)]
-    api_port: u16,
+    #[command(flatten)]
+    host: HostArgs,
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    log_to_stderr();
     // Two worker threads are plenty for one person's inbox and keep the process small.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -67,8 +53,8 @@ fn desktop_binary() -> anyhow::Result<PathBuf> {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
-    let data_dir = resolve_data_dir(args.data_dir)?;
-    let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, args.api_port));
+    let listen = args.host.listen();
+    let data_dir = resolve_data_dir(args.host.data_dir)?;
     let desktop = desktop_binary()?;
     let window_args = vec![
         "--window".to_string(),
@@ -79,7 +65,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let slot = made.clone();
     let (host, served) = Host::start_with(
         &data_dir,
-        args.workspace,
+        args.host.workspace,
         listen,
         Box::new(move |engine, addr| {
             let shell = Arc::new(Shell::new(

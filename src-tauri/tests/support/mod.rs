@@ -370,20 +370,10 @@ pub mod x11 {
 
         /// The process's top-level windows with this title.
         pub fn windows(&self, pid: u32, title: &str) -> Vec<Window> {
-            let utf8 = self.atom("UTF8_STRING");
-            let children = self
-                .conn
-                .query_tree(self.root)
-                .unwrap()
-                .reply()
-                .unwrap()
-                .children;
-            children
+            self.titled(title)
                 .into_iter()
-                .filter(|&w| {
-                    self.property(w, "_NET_WM_PID", AtomEnum::CARDINAL) == pid.to_ne_bytes()
-                })
-                .filter(|&w| self.property(w, "_NET_WM_NAME", utf8) == title.as_bytes())
+                .filter(|&(_, owner)| owner == pid)
+                .map(|(window, _)| window)
                 .collect()
         }
 
