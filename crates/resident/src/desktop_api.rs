@@ -11,7 +11,7 @@ use airlock_protocol::desktop::{
     ENGINE_EVENT, EVENTS_PATH, INVOKE_PATH, NAVIGATE_EVENT, QUIT_EVENT, RESYNC_EVENT, SHOW_EVENT,
     WINDOWS_PATH,
 };
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -22,9 +22,16 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
+/// An invoke's arguments may be large: "Approve all" on 10,000 waiting calls sends one decision
+/// each (~2.5 MB of JSON, past axum's default limit of 2 MB).
+const INVOKE_BODY_LIMIT: usize = 64 * 1024 * 1024;
+
 pub fn routes(shell: Arc<Shell>) -> Router {
     Router::new()
-        .route(&format!("{INVOKE_PATH}{{command}}"), post(invoke))
+        .route(
+            &format!("{INVOKE_PATH}{{command}}"),
+            post(invoke).layer(DefaultBodyLimit::max(INVOKE_BODY_LIMIT)),
+        )
         .route(EVENTS_PATH, get(events))
         .route(WINDOWS_PATH, get(windows))
         .with_state(shell)

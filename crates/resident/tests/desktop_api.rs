@@ -108,6 +108,20 @@ async fn a_decision_through_the_windows_invoke_is_the_engines_and_bad_invokes_ru
     )
     .await;
     assert_eq!(malformed["Err"]["code"], "invalid", "{malformed}");
+    // A batch as large as "Approve all" on 20,000 items (~2.7 MB) is read whole (not refused for its
+    // size): each unknown id is refused on its own, and nothing else is decided.
+    let many: Vec<Value> = (0..20_000)
+        .map(|i| json!({"approval_id": format!("apr_unknown_{i:06}"), "approve": true, "args_hash": "0".repeat(64)}))
+        .collect();
+    let large = invoke(
+        api,
+        "decide",
+        json!({"decisions": many, "channel": "inbox"}),
+    )
+    .await;
+    let outcomes = large["Ok"].as_array().expect("an answer per item");
+    assert_eq!(outcomes.len(), 20_000);
+    assert!(outcomes.iter().all(|o| o["error"].is_object()));
     // A stale hash is the engine's refusal, per item.
     let stale = invoke(
         api,
