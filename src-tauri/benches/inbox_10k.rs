@@ -72,6 +72,19 @@ async fn run() {
             .unwrap();
     }
     let total = SESSIONS * CALLS_PER_STEP;
+    // The engine holds them all first (the local API's count), then the window shows them.
+    let mut held = 0;
+    for _ in 0..1200 {
+        held = api.inbox().await.unwrap().len();
+        if held == total {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    println!(
+        "the engine holds {held} pending after {:?}",
+        seeding.elapsed()
+    );
     ui.until(
         "10,000 pending in the window",
         &format!("return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '{total}'"),

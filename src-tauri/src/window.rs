@@ -93,7 +93,18 @@ async fn follow<R: Runtime>(app: AppHandle<R>, client: Arc<ApiClient>) {
     match client.stream(EVENTS_PATH).await {
         Ok(response) => {
             let mut events = eventsource_stream::EventStream::new(response.bytes_stream());
-            while let Some(Ok(event)) = events.next().await {
+            let mut received = 0u64;
+            while let Some(next) = events.next().await {
+                let event = match next {
+                    Ok(event) => event,
+                    Err(error) => {
+                        tracing::error!(
+                            "the engine's event stream broke after {received} events: {error}"
+                        );
+                        break;
+                    }
+                };
+                received += 1;
                 let data: Value = serde_json::from_str(&event.data).unwrap_or(Value::Null);
                 match event.event.as_str() {
                     ENGINE_EVENT | RESYNC_EVENT => {
@@ -104,12 +115,16 @@ async fn follow<R: Runtime>(app: AppHandle<R>, client: Arc<ApiClient>) {
                         let _ = app.emit(NAVIGATE_EVENT, data);
                     }
                     SHOW_EVENT => show(&app),
-                    QUIT_EVENT => break,
+                    QUIT_EVENT => {
+                        tracing::info!("Airlock quits: the window closes");
+                        break;
+                    }
                     _ => {}
                 }
             }
         }
         Err(error) => tracing::error!("cannot follow Airlock's engine: {error}"),
     }
+    tracing::info!("the engine's event stream ended");
     app.exit(0);
 }

@@ -62,7 +62,7 @@ export class AppState {
 
   async reload(): Promise<void> {
     try {
-      const [sessions, inbox, paused] = await Promise.all([api.sessions(), this.fetchInbox(), api.paused()]);
+      const [sessions, inbox, paused] = await Promise.all([api.sessions(), this.refreshInbox(), api.paused()]);
       this.paused = paused === true;
       // Asked on its own: an older shell without the command must not block the rest.
       void api
@@ -70,7 +70,6 @@ export class AppState {
         .then((why) => (this.storageError = typeof why === 'string' ? why : null))
         .catch(() => {});
       this.sessions = sessions;
-      this.inbox = inbox;
       if (this.currentSession === null && sessions.length > 0) this.currentSession = sessions[sessions.length - 1].name;
       else if (this.currentSession === null && inbox.length > 0) this.currentSession = inbox[0].session;
     } catch (e) {
@@ -78,12 +77,17 @@ export class AppState {
     }
   }
 
-  /** The inbox as the engine has it, fetched again when events arrived meanwhile. */
-  private async fetchInbox(): Promise<InboxItem[]> {
+  /** Shows the inbox as the engine has it, fetched again when events arrived meanwhile. It is
+   * shown as soon as it is fetched: events applied while the rest of a reload is still on its
+   * way (the window's commands go over the local API) would otherwise be overwritten by it. */
+  private async refreshInbox(): Promise<InboxItem[]> {
     for (;;) {
       const epoch = this.inboxEpoch;
       const items = await api.inbox();
-      if (epoch === this.inboxEpoch && this.added.length === 0 && this.removed.size === 0) return items;
+      if (epoch === this.inboxEpoch && this.added.length === 0 && this.removed.size === 0) {
+        this.inbox = items;
+        return items;
+      }
       await new Promise((done) => setTimeout(done, 40));
     }
   }

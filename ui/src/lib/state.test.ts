@@ -43,6 +43,29 @@ describe('AppState inbox events', () => {
     clearMocks();
   });
 
+  it('keeps items whose events arrive while the rest of a reload is still on its way', async () => {
+    // The window's commands go over the local API: `sessions` may answer long after `inbox`.
+    const { mockIPC, clearMocks } = await import('@tauri-apps/api/mocks');
+    let answerSessions: (value: unknown) => void = () => {};
+    mockIPC((cmd) => {
+      if (cmd === 'inbox') return [item(1)];
+      if (cmd === 'list_sessions') return new Promise((done) => (answerSessions = done));
+      if (cmd === 'paused') return false;
+      return null;
+    });
+    const state = new AppState();
+    const reloaded = state.reload();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(state.inbox.map((i) => i.approval_id)).toEqual(['apr_1']);
+    // A request made after the inbox was read arrives before the sessions do.
+    state.apply({ type: 'approval_requested', item: item(2) });
+    await vi.advanceTimersByTimeAsync(40);
+    answerSessions([]);
+    await reloaded;
+    expect(state.inbox.map((i) => i.approval_id)).toEqual(['apr_1', 'apr_2']);
+    clearMocks();
+  });
+
   it('shows that decisions can no longer be recorded once the disk refused one', () => {
     const state = new AppState();
     expect(state.storageError).toBeNull();
