@@ -107,8 +107,12 @@ async fn follow<R: Runtime>(app: AppHandle<R>, client: Arc<ApiClient>) {
                 received += 1;
                 let data: Value = serde_json::from_str(&event.data).unwrap_or(Value::Null);
                 match event.event.as_str() {
-                    ENGINE_EVENT | RESYNC_EVENT => {
-                        let _ = app.emit(&event.event, data);
+                    ENGINE_EVENT => {
+                        let _ = app.emit(ENGINE_EVENT, data);
+                    }
+                    RESYNC_EVENT => {
+                        tracing::info!("the window fell behind the engine after {received} events: the UI reloads");
+                        let _ = app.emit(RESYNC_EVENT, data);
                     }
                     NAVIGATE_EVENT => {
                         show(&app);

@@ -41,10 +41,12 @@ export class AppState {
   private flushTimer: ReturnType<typeof setTimeout> | null = null;
 
   async start(): Promise<void> {
-    await this.reload();
+    // Listening first: an event that arrives while the first reload is on its way is applied
+    // (the reload reads the inbox again when one did), never missed.
     await onEngineEvent((event) => this.apply(event));
     await onResync(() => void this.reload());
     await onNavigate((n) => this.navigate(n));
+    await this.reload();
     // A window created to open an item (tray, notification, `airlock open`) missed the event
     // that named it: the shell kept it until now.
     try {

@@ -66,6 +66,33 @@ describe('AppState inbox events', () => {
     clearMocks();
   });
 
+  it('applies an event that arrives while the window is still loading its first inbox', async () => {
+    const { mockIPC, clearMocks } = await import('@tauri-apps/api/mocks');
+    const { emit } = await import('@tauri-apps/api/event');
+    let answerInbox: (value: unknown) => void = () => {};
+    mockIPC(
+      (cmd) => {
+        if (cmd === 'inbox') return new Promise((done) => (answerInbox = done));
+        if (cmd === 'list_sessions') return [];
+        if (cmd === 'paused') return false;
+        return null;
+      },
+      { shouldMockEvents: true },
+    );
+    const state = new AppState();
+    const started = state.start();
+    await vi.advanceTimersByTimeAsync(0);
+    // The engine made a request after it read the inbox, before the answer reached the window.
+    await emit('engine-event', { type: 'approval_requested', item: item(2) });
+    answerInbox([item(1)]);
+    await vi.advanceTimersByTimeAsync(100);
+    answerInbox([item(1), item(2)]);
+    await vi.advanceTimersByTimeAsync(100);
+    await started;
+    expect(state.inbox.map((i) => i.approval_id).sort()).toEqual(['apr_1', 'apr_2']);
+    clearMocks();
+  });
+
   it('shows that decisions can no longer be recorded once the disk refused one', () => {
     const state = new AppState();
     expect(state.storageError).toBeNull();
