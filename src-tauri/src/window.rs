@@ -111,7 +111,9 @@ async fn follow<R: Runtime>(app: AppHandle<R>, client: Arc<ApiClient>) {
                         let _ = app.emit(ENGINE_EVENT, data);
                     }
                     RESYNC_EVENT => {
-                        tracing::info!("the window fell behind the engine after {received} events: the UI reloads");
+                        tracing::info!(
+                            "the window fell behind the engine after {received} events: the UI reloads"
+                        );
                         let _ = app.emit(RESYNC_EVENT, data);
                     }
                     NAVIGATE_EVENT => {
