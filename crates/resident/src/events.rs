@@ -5,31 +5,31 @@
 use crate::notifications;
 use crate::pending::PendingSet;
 use crate::shell::Shell;
-use crate::tray_lines::TrayLines;
+use crate::tray_lines::TrayLine;
 use airlock_engine::{Engine, EngineEvent};
 use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 
-pub fn follow(shell: Arc<Shell>, tray: TrayLines) -> tokio::task::JoinHandle<()> {
+pub fn follow(shell: Arc<Shell>) -> tokio::task::JoinHandle<()> {
     let mut events = shell.engine.subscribe();
     let notify = notifications::start(shell.clone());
     tokio::spawn(async move {
         let engine = shell.engine.clone();
         let mut pending = recount(&engine);
         let mut storage_failed = engine.storage_failure().is_some();
-        tray.show_count(pending.len()).await;
-        tray.show_paused(engine.paused()).await;
-        tray.show_grants(active_grants(&engine)).await;
+        shell.show_in_tray(TrayLine::Pending(pending.len())).await;
+        shell.show_in_tray(TrayLine::Paused(engine.paused())).await;
+        show_grants(&shell).await;
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(30));
         loop {
             let received = tokio::select! {
                 received = events.recv() => received,
                 _ = tick.tick() => {
-                    tray.show_grants(active_grants(&engine)).await;
+                    show_grants(&shell).await;
                     continue;
                 }
                 _ = shell.grants_changed.notified() => {
-                    tray.show_grants(active_grants(&engine)).await;
+                    show_grants(&shell).await;
                     continue;
                 }
             };
@@ -42,24 +42,24 @@ pub fn follow(shell: Arc<Shell>, tray: TrayLines) -> tokio::task::JoinHandle<()>
                         EngineEvent::ApprovalRequested { item } => {
                             let _ = notify.send((**item).clone());
                         }
-                        EngineEvent::Paused { paused } => tray.show_paused(*paused).await,
+                        EngineEvent::Paused { paused } => {
+                            shell.show_in_tray(TrayLine::Paused(*paused)).await
+                        }
                         EngineEvent::StorageFailed { .. } => storage_failed = true,
                         // A grant made with a decision, or a use of one taken by a call.
                         EngineEvent::ApprovalsDecided { .. }
-                        | EngineEvent::SessionStatus { .. } => {
-                            tray.show_grants(active_grants(&engine)).await
-                        }
+                        | EngineEvent::SessionStatus { .. } => show_grants(&shell).await,
                         _ => {}
                     }
                     if storage_failed {
-                        tray.show_storage_failure().await;
+                        shell.show_in_tray(TrayLine::StorageFailure).await;
                     } else if changed {
-                        tray.show_count(pending.len()).await;
+                        shell.show_in_tray(TrayLine::Pending(pending.len())).await;
                     }
                 }
                 Err(RecvError::Lagged(_)) => {
                     pending = recount(&engine);
-                    tray.show_count(pending.len()).await;
+                    shell.show_in_tray(TrayLine::Pending(pending.len())).await;
                 }
                 Err(RecvError::Closed) => break,
             }
@@ -67,14 +67,16 @@ pub fn follow(shell: Arc<Shell>, tray: TrayLines) -> tokio::task::JoinHandle<()>
     })
 }
 
-fn active_grants(engine: &Engine) -> usize {
-    match engine.grants() {
+/// The grants line, read from the engine (a grant also ends by its time).
+async fn show_grants(shell: &Shell) {
+    let active = match shell.engine.grants() {
         Ok(grants) => grants.len(),
         Err(error) => {
             tracing::warn!("cannot read the grants: {error}");
             0
         }
-    }
+    };
+    shell.show_in_tray(TrayLine::Grants(active)).await;
 }
 
 fn recount(engine: &Engine) -> PendingSet {

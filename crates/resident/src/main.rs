@@ -7,7 +7,7 @@ use airlock_api::host::{Host, HostArgs, log_to_stderr, resolve_data_dir};
 use airlock_resident::autostart::LoginEntry;
 use airlock_resident::shell::Shell;
 use airlock_resident::window::{self, WindowFrontend, Windows};
-use airlock_resident::{desktop_api, events, tray_lines::TrayLines};
+use airlock_resident::{desktop_api, events};
 use clap::Parser;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -87,8 +87,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .set_frontend(Arc::new(WindowFrontend(shell.clone())));
 
     let (quit_tx, mut quit_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let tray = tray_lines(&shell, quit_tx).await;
-    let follower = events::follow(shell.clone(), tray);
+    install_tray(&shell, quit_tx).await;
+    let follower = events::follow(shell.clone());
 
     let stopped = tokio::select! {
         served = served => served.map_err(anyhow::Error::from),
@@ -105,20 +105,19 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
 /// The tray where the desktop has one; its clicks act through the shell.
 #[cfg(target_os = "linux")]
-async fn tray_lines(shell: &Arc<Shell>, quit: tokio::sync::mpsc::UnboundedSender<()>) -> TrayLines {
+async fn install_tray(shell: &Arc<Shell>, quit: tokio::sync::mpsc::UnboundedSender<()>) {
     use airlock_resident::tray::{Tray, TrayAction};
     let (actions_tx, mut actions) = tokio::sync::mpsc::unbounded_channel::<TrayAction>();
-    let tray = match Tray::spawn(shell.engine.paused(), move |action| {
+    match Tray::spawn(shell.engine.paused(), move |action| {
         let _ = actions_tx.send(action);
     })
     .await
     {
-        Ok(tray) => Some(tray),
-        Err(error) => {
-            tracing::warn!("no tray icon: {error}");
-            None
+        Ok(tray) => {
+            let _ = shell.tray.set(tray);
         }
-    };
+        Err(error) => tracing::warn!("no tray icon: {error}"),
+    }
     let acting = shell.clone();
     tokio::spawn(async move {
         while let Some(action) = actions.recv().await {
@@ -136,14 +135,12 @@ async fn tray_lines(shell: &Arc<Shell>, quit: tokio::sync::mpsc::UnboundedSender
             }
         }
     });
-    TrayLines::new(shell.clone(), tray)
 }
 
 #[cfg(not(target_os = "linux"))]
-async fn tray_lines(shell: &Arc<Shell>, quit: tokio::sync::mpsc::UnboundedSender<()>) -> TrayLines {
+async fn install_tray(_shell: &Arc<Shell>, quit: tokio::sync::mpsc::UnboundedSender<()>) {
     // Kept for the process's life: Quit comes from the window there.
     std::mem::forget(quit);
-    TrayLines::new(shell.clone())
 }
 
 /// Ctrl-C, or SIGTERM from the session ending.

@@ -7,7 +7,6 @@ use airlock_engine::Engine;
 use serde::Serialize;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use tokio::sync::Notify;
 use ts_rs::TS;
 
@@ -16,8 +15,9 @@ pub struct Shell {
     pub engine: Engine,
     pub api_addr: SocketAddr,
     pub navigation: Navigation,
-    /// The tray menu's changing lines as shown now (kept by whoever draws the tray).
-    pub tray_texts: Mutex<Vec<String>>,
+    /// The tray icon, once it is up (Linux: a StatusNotifierItem; none elsewhere yet).
+    #[cfg(target_os = "linux")]
+    pub tray: std::sync::OnceLock<crate::tray::Tray>,
     /// Told when grants change without an engine event (a revoke), so the tray reads them again.
     pub grants_changed: Notify,
     pub login_entry: LoginEntry,
@@ -46,7 +46,8 @@ impl Shell {
             engine,
             api_addr,
             navigation: Navigation::default(),
-            tray_texts: Mutex::new(Vec::new()),
+            #[cfg(target_os = "linux")]
+            tray: std::sync::OnceLock::new(),
             grants_changed: Notify::new(),
             login_entry,
             windows,
@@ -59,19 +60,6 @@ impl Shell {
             data_dir: self.engine.data_dir().to_path_buf(),
             workspace: self.engine.workspace().to_path_buf(),
             api_addr: format!("http://{}", self.api_addr),
-        }
-    }
-
-    pub fn tray_texts(&self) -> Vec<String> {
-        self.tray_texts
-            .lock()
-            .map(|texts| texts.clone())
-            .unwrap_or_default()
-    }
-
-    pub fn set_tray_texts(&self, texts: Vec<String>) {
-        if let Ok(mut shown) = self.tray_texts.lock() {
-            *shown = texts;
         }
     }
 }

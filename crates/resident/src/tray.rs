@@ -277,6 +277,12 @@ impl Tray {
     }
 }
 
+impl std::fmt::Debug for Tray {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tray").finish_non_exhaustive()
+    }
+}
+
 impl Drop for Tray {
     fn drop(&mut self) {
         // Dropping ksni's handle alone leaves the icon up; the request goes out without waiting.

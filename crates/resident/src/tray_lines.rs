@@ -1,67 +1,42 @@
-//! The tray as the rest of the resident sees it: where there is one (Linux: a
-//! StatusNotifierItem, [`crate::tray`]) its lines change, and the shell keeps their texts for
-//! the `tray_menu` command; where there is none, only the texts are kept.
+//! The tray's changing lines as the rest of the resident sets them: where there is a tray
+//! (Linux: a StatusNotifierItem, [`crate::tray`]) the line changes; where there is none, nothing
+//! does. The `tray_menu` command reads them back from the tray itself.
 
 use crate::shell::Shell;
-use std::sync::Arc;
 
-pub struct TrayLines {
-    shell: Arc<Shell>,
-    #[cfg(target_os = "linux")]
-    tray: Option<crate::tray::Tray>,
+/// A change of one of the tray's lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrayLine {
+    /// How many requests wait (also the tooltip and the icon's badge).
+    Pending(usize),
+    /// The disk refused to record a decision: said instead of the count.
+    StorageFailure,
+    Paused(bool),
+    /// How many timed or counted grants are active.
+    Grants(usize),
 }
 
-impl TrayLines {
-    #[cfg(target_os = "linux")]
-    pub fn new(shell: Arc<Shell>, tray: Option<crate::tray::Tray>) -> Self {
-        Self { shell, tray }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    pub fn new(shell: Arc<Shell>) -> Self {
-        Self { shell }
-    }
-
-    pub async fn show_count(&self, pending: usize) {
+impl Shell {
+    pub async fn show_in_tray(&self, line: TrayLine) {
         #[cfg(target_os = "linux")]
-        if let Some(tray) = &self.tray {
-            tray.show_count(pending).await;
+        if let Some(tray) = self.tray.get() {
+            match line {
+                TrayLine::Pending(count) => tray.show_count(count).await,
+                TrayLine::StorageFailure => tray.show_storage_failure().await,
+                TrayLine::Paused(paused) => tray.show_paused(paused).await,
+                TrayLine::Grants(active) => tray.show_grants(active).await,
+            }
         }
-        let _ = pending;
-        self.remember().await;
+        let _ = line;
     }
 
-    pub async fn show_storage_failure(&self) {
+    /// The menu's changing lines as the tray shows them now (count, pause, grants); empty
+    /// without a tray.
+    pub async fn tray_texts(&self) -> Vec<String> {
         #[cfg(target_os = "linux")]
-        if let Some(tray) = &self.tray {
-            tray.show_storage_failure().await;
+        if let Some(tray) = self.tray.get() {
+            return tray.menu_texts().await;
         }
-        self.remember().await;
-    }
-
-    pub async fn show_paused(&self, paused: bool) {
-        #[cfg(target_os = "linux")]
-        if let Some(tray) = &self.tray {
-            tray.show_paused(paused).await;
-        }
-        let _ = paused;
-        self.remember().await;
-    }
-
-    pub async fn show_grants(&self, active: usize) {
-        #[cfg(target_os = "linux")]
-        if let Some(tray) = &self.tray {
-            tray.show_grants(active).await;
-        }
-        let _ = active;
-        self.remember().await;
-    }
-
-    async fn remember(&self) {
-        #[cfg(target_os = "linux")]
-        if let Some(tray) = &self.tray {
-            self.shell.set_tray_texts(tray.menu_texts().await);
-        }
-        let _ = &self.shell;
+        Vec::new()
     }
 }

@@ -43,7 +43,7 @@ pub async fn storage_failure(shell: &Shell) -> CommandResult<Option<String>> {
 /// The tray menu's changing lines as shown now ("N pending", "Pause all agents"); empty when
 /// the desktop has no tray.
 pub async fn tray_menu(shell: &Shell) -> CommandResult<Vec<String>> {
-    Ok(shell.tray_texts())
+    Ok(shell.tray_texts().await)
 }
 
 /// What the window should show first: called by the page once it listens for `navigate`, so a
