@@ -105,6 +105,9 @@ async fn a_phone_may_do_nothing_else_and_a_revoked_phone_nothing_at_all() {
         "/v1/sessions",
         "/v1/provider",
         "/v1/audit",
+        // The desktop window's way in (every command of the window) is not the phone's.
+        "/v1/desktop/events",
+        "/v1/desktop/windows",
     ] {
         let (status, _) = p.get(path, Some(&token)).await;
         assert_eq!(status, 403, "{path}");
@@ -116,6 +119,18 @@ async fn a_phone_may_do_nothing_else_and_a_revoked_phone_nothing_at_all() {
         .post("/v1/mode", &token, json!({"mode": "never-ask"}))
         .await;
     assert_eq!(status, 403);
+    let (status, _) = p
+        .post(
+            "/v1/desktop/invoke/set_workspace_mode",
+            &token,
+            json!({"mode": "never-ask"}),
+        )
+        .await;
+    assert_eq!(status, 403);
+    assert_ne!(
+        p.engine.workspace_mode().unwrap(),
+        airlock_core::Mode::NeverAsk
+    );
     // No token, a wrong one, a revoked one: 401.
     assert_eq!(p.get("/v1/inbox", None).await.0, 401);
     assert_eq!(p.get("/v1/inbox", Some("guess")).await.0, 401);
