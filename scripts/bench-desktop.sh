@@ -22,7 +22,7 @@ display_file=$(mktemp)
 Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$display_file" 2>/dev/null &
 xvfb=$!
 app=""
-trap 'pkill -f "^$RESIDENT" 2>/dev/null; kill $app $xvfb 2>/dev/null || true; rm -rf "$data" "$display_file"' EXIT
+trap 'pkill -f "^$RESIDENT" 2>/dev/null; pkill -f "^$SNI watch" 2>/dev/null; kill $app $xvfb 2>/dev/null || true; rm -rf "$data" "$display_file"' EXIT
 for _ in $(seq 50); do [ -s "$display_file" ] && break; sleep 0.1; done
 export DISPLAY=":$(head -n1 "$display_file")"
 
@@ -49,20 +49,24 @@ stop_tree() {
   while pgrep -f "^$1" >/dev/null; do sleep 0.1; done
 }
 
+# The screen and the window, through libX11 (a 1x1 read per 5 ms; see the script).
+PROBE="$PWD/scripts/x11-probe.py"
+# First paint: the navigation's colour (#1e293b) appears at a point inside the window.
+painted() { python3 "$PROBE" wait-pixel 20 300 1e293b "$@"; }
+
 # Every process of Airlock: the resident, the window, and (through tree_memory) WebKit's.
 AIRLOCK="$(dirname "$BIN")/airlock-"
 
-# First paint: the navigation's colour (#1e293b) appears at a point inside the window. The
-# session bus (with a tray host, as a desktop panel provides) outlives the window process,
+# The session bus (with a tray host, as a desktop panel provides) outlives the window process,
 # which ends when the window closes: the resident keeps its tray on it.
 start=$(date +%s%N)
 bus_file="$data/bus"
 dbus-run-session -- bash -c 'echo "$DBUS_SESSION_BUS_ADDRESS" >"$3"; "$0" watch & "$1" --data-dir "$2"; wait' \
   "$SNI" "$BIN" "$data/app" "$bus_file" >/dev/null 2>&1 &
 app=$!
-until import -window root -crop 1x1+20+300 txt:- 2>/dev/null | grep -q "srgb(30,41,59)"; do sleep 0.02; done
-painted=$(( ($(date +%s%N) - start) / 1000000 ))
-echo "cold start to first paint: ${painted} ms"
+painted
+first_paint=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "cold start to first paint: ${first_paint} ms"
 
 sleep 5
 echo "idle memory of the app, all processes: $(tree_memory "$AIRLOCK")"
@@ -76,27 +80,7 @@ close_window() {
   local window
   window=$(xdotool search --all --onlyvisible --pid "$1" --name '^Airlock$' | head -n1)
   [ -n "$window" ] || { echo "no window of $1 to close" >&2; exit 1; }
-  python3 - "$window" <<'PY'
-import ctypes, sys
-x = ctypes.CDLL("libX11.so.6")
-x.XOpenDisplay.restype = ctypes.c_void_p
-x.XOpenDisplay.argtypes = [ctypes.c_char_p]
-x.XInternAtom.restype = ctypes.c_ulong
-x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
-x.XSendEvent.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_long, ctypes.c_void_p]
-x.XFlush.argtypes = [ctypes.c_void_p]
-class ClientMessage(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_int), ("serial", ctypes.c_ulong), ("send_event", ctypes.c_int),
-                ("display", ctypes.c_void_p), ("window", ctypes.c_ulong),
-                ("message_type", ctypes.c_ulong), ("format", ctypes.c_int),
-                ("data", ctypes.c_long * 5), ("pad", ctypes.c_long * 12)]
-d = x.XOpenDisplay(None)
-w = int(sys.argv[1])
-event = ClientMessage(type=33, window=w, message_type=x.XInternAtom(d, b"WM_PROTOCOLS", 0), format=32)
-event.data[0] = x.XInternAtom(d, b"WM_DELETE_WINDOW", 0)
-x.XSendEvent(d, w, 0, 0, ctypes.byref(event))
-x.XFlush(d)
-PY
+  python3 "$PROBE" close "$window"
 }
 # The window's process: the one that owns the window titled Airlock.
 window_process() { xdotool getwindowpid "$(xdotool search --all --onlyvisible --name '^Airlock$' | head -n1)"; }
@@ -113,21 +97,25 @@ close_and_wait
 sleep 5
 echo "idle memory with the window closed (in the tray), all processes: $(tree_memory "$AIRLOCK")"
 echo "  processes: $(for p in $(pgrep -f "^$AIRLOCK"); do printf '%s ' "$(cat /proc/"$p"/comm)"; done)"
-for run in 1 2 3; do
+REOPENS=${AIRLOCK_BENCH_REOPENS:-10}
+reopened=()
+for run in $(seq "$REOPENS"); do
   start=$(date +%s%N)
   "$SNI" click "Open inbox" >/dev/null
-  until import -window root -crop 1x1+20+300 txt:- 2>/dev/null | grep -q "srgb(30,41,59)"; do sleep 0.02; done
-  echo "Open inbox (tray) to first paint of the new window, run $run: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  painted
+  reopened+=($(( ($(date +%s%N) - start) / 1000000 )))
+  echo "Open inbox (tray) to first paint of the new window, run $run: ${reopened[-1]} ms"
   sleep 3
   if [ "$run" = 1 ]; then
     echo "idle memory with the window open again, all processes: $(tree_memory "$AIRLOCK")"
   fi
   close_and_wait
-  while import -window root -crop 1x1+20+300 txt:- 2>/dev/null | grep -q "srgb(30,41,59)"; do sleep 0.05; done
+  painted --gone
   sleep 1
 done
+echo "Open inbox to first paint, $REOPENS runs (ms): min/median/max $(printf '%s\n' "${reopened[@]}" | sort -n | awk '{a[NR]=$1} END {print a[1] "/" a[int((NR+1)/2)] "/" a[NR]}')"
 sleep 4
-echo "idle memory with the window closed after 3 reopenings, all processes: $(tree_memory "$AIRLOCK")"
+echo "idle memory with the window closed after $REOPENS reopenings, all processes: $(tree_memory "$AIRLOCK")"
 "$SNI" click "Quit Airlock" >/dev/null || true
 stop_tree "$AIRLOCK"
 
