@@ -5,8 +5,8 @@ use airlock_core::{AgentFallback, Setting};
 use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
 use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
-use airlock_protocol::{AgentAnswer, AgentCall, AgentView};
-use axum::extract::{Path, Query, Request, State};
+use airlock_protocol::{AgentAnswer, AgentCall, AgentView, DECISIONS_BODY_LIMIT};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -124,7 +124,10 @@ fn router_with(engine: Engine, token: String, addr: SocketAddr, extra: Router) -
         .route("/v1/status", get(status))
         .route("/v1/inbox", get(inbox))
         .route("/v1/decisions", post(decide))
-        .route("/v1/decisions/batch", post(decide_batch))
+        .route(
+            "/v1/decisions/batch",
+            post(decide_batch).layer(DefaultBodyLimit::max(DECISIONS_BODY_LIMIT)),
+        )
         .route("/v1/sessions", get(sessions))
         .route("/v1/sessions/{name}/messages", post(send_message))
         .route("/v1/sessions/{name}/turn", get(wait_turn))

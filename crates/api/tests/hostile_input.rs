@@ -165,6 +165,26 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
         .post("/v1/decisions/batch", r#"{"decisions":"all"}"#)
         .await;
     assert!((400..500).contains(&status), "{status}");
+    // "Approve all" on 20,000 waiting calls (~2.7 MB, past axum's default limit of 2 MB) is read
+    // whole rather than refused for its size: each unknown id is refused on its own, and the
+    // request that waits still waits.
+    let many: Vec<Value> = (0..20_000)
+        .map(|i| {
+            serde_json::json!({"approval_id": format!("apr_unknown_{i:06}"), "approve": true, "args_hash": "0".repeat(64)})
+        })
+        .collect();
+    let body = serde_json::json!({ "decisions": many }).to_string();
+    assert!(body.len() > 2 * 1024 * 1024, "{} bytes", body.len());
+    let (status, answer) = api.post("/v1/decisions/batch", &body).await;
+    assert_eq!(status, 200, "{answer}");
+    let outcomes = answer.as_array().expect("an answer per item");
+    assert_eq!(outcomes.len(), 20_000);
+    assert!(
+        outcomes.iter().all(|o| o["status"] == 404),
+        "{}",
+        outcomes[0]
+    );
+    assert_eq!(host.engine.inbox().unwrap().len(), 1);
     // Other endpoints.
     let (status, _) = api.post("/v1/sessions/s/messages", "{text").await;
     assert!((400..500).contains(&status), "{status}");

@@ -4,6 +4,12 @@ use airlock_core::RememberScope;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The largest body that carries decisions (a batch, or the window's invoke of one): "Approve
+/// all" on 10,000 waiting calls sends one decision each with its 64-hex hash, ~2.5 MB of JSON,
+/// past axum's default limit of 2 MB. Refusing it for its size would leave the person unable to
+/// clear a long inbox at once.
+pub const DECISIONS_BODY_LIMIT: usize = 64 * 1024 * 1024;
+
 /// A decision as a channel submits it (the inbox, the chat, a notification, the API, the CLI).
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

@@ -2,8 +2,8 @@
 
 use crate::page;
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, EngineEvent};
-use airlock_protocol::DeviceView;
-use axum::extract::{ConnectInfo, Path, Request, State};
+use airlock_protocol::{DECISIONS_BODY_LIMIT, DeviceView};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -24,7 +24,7 @@ use tokio_stream::wrappers::BroadcastStream;
 /// Wrong pairing codes accepted in a window before every attempt is refused for a while.
 const PAIRING_FAILURES: usize = 5;
 const PAIRING_WINDOW: Duration = Duration::from_secs(60);
-/// The largest body a device may send.
+/// The largest body a device may send, but for a batch of decisions (Approve all).
 const MAX_BODY: usize = 1024 * 1024;
 
 struct Remote {
@@ -52,7 +52,10 @@ pub fn router(engine: Engine) -> Router {
     let device_routes = Router::new()
         .route("/v1/inbox", get(inbox))
         .route("/v1/decisions", post(decide))
-        .route("/v1/decisions/batch", post(decide_batch))
+        .route(
+            "/v1/decisions/batch",
+            post(decide_batch).layer(DefaultBodyLimit::max(DECISIONS_BODY_LIMIT)),
+        )
         .route("/v1/elicitations/{id}/answer", post(answer))
         .route("/v1/events", get(events))
         // Settings, servers, rules, grants, providers, chats: not for a phone.
@@ -67,7 +70,7 @@ pub fn router(engine: Engine) -> Router {
         .route("/icon-512.png", get(page::icon_512))
         .route("/v1/pair", post(pair))
         .merge(device_routes)
-        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn(page::security_headers))
         .with_state(state)
 }

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use airlock_testkit::Reply;
-use serde_json::json;
+use serde_json::{Value, json};
 use std::time::Duration;
 
 mod common;
@@ -131,6 +131,16 @@ async fn a_phone_may_do_nothing_else_and_a_revoked_phone_nothing_at_all() {
         p.engine.workspace_mode().unwrap(),
         airlock_core::Mode::NeverAsk
     );
+    // What it may do, it may do at any size: "Approve all" on 20,000 items (~2.7 MB, past the
+    // 1 MB a device may otherwise send) is read whole and answered per item.
+    let many: Vec<Value> = (0..20_000)
+        .map(|i| json!({"approval_id": format!("apr_unknown_{i:06}"), "approve": true, "args_hash": "0".repeat(64)}))
+        .collect();
+    let (status, outcomes) = p
+        .post("/v1/decisions/batch", &token, json!({ "decisions": many }))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(outcomes.as_array().map(Vec::len), Some(20_000));
     // No token, a wrong one, a revoked one: 401.
     assert_eq!(p.get("/v1/inbox", None).await.0, 401);
     assert_eq!(p.get("/v1/inbox", Some("guess")).await.0, 401);

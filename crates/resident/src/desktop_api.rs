@@ -7,6 +7,7 @@ use crate::commands;
 use crate::shell::Shell;
 use crate::window::{self, Connected, WindowMessage};
 use airlock_engine::EngineEvent;
+use airlock_protocol::DECISIONS_BODY_LIMIT;
 use airlock_protocol::desktop::{
     ENGINE_EVENT, EVENTS_PATH, INVOKE_PATH, NAVIGATE_EVENT, QUIT_EVENT, RESYNC_EVENT, SHOW_EVENT,
     WINDOWS_PATH,
@@ -22,15 +23,11 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
-/// An invoke's arguments may be large: "Approve all" on 10,000 waiting calls sends one decision
-/// each (~2.5 MB of JSON, past axum's default limit of 2 MB).
-const INVOKE_BODY_LIMIT: usize = 64 * 1024 * 1024;
-
 pub fn routes(shell: Arc<Shell>) -> Router {
     Router::new()
         .route(
             &format!("{INVOKE_PATH}{{command}}"),
-            post(invoke).layer(DefaultBodyLimit::max(INVOKE_BODY_LIMIT)),
+            post(invoke).layer(DefaultBodyLimit::max(DECISIONS_BODY_LIMIT)),
         )
         .route(EVENTS_PATH, get(events))
         .route(WINDOWS_PATH, get(windows))
