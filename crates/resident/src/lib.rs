@@ -13,5 +13,8 @@ pub mod pending;
 pub mod shell;
 #[cfg(target_os = "linux")]
 pub mod tray;
+#[cfg(not(target_os = "linux"))]
+#[path = "tray_native.rs"]
+pub mod tray;
 pub mod tray_lines;
 pub mod window;

@@ -24,23 +24,38 @@ struct Args {
     host: HostArgs,
 }
 
+/// How the tray starts: on Linux the resident registers its StatusNotifierItem itself; on macOS
+/// and Windows the main thread runs the platform's event loop and puts the icon up when asked.
+#[cfg(target_os = "linux")]
+type TrayStart = ();
+#[cfg(not(target_os = "linux"))]
+type TrayStart = airlock_resident::tray::TrayStarter;
+
 fn main() -> ExitCode {
     let args = Args::parse();
     log_to_stderr();
+    #[cfg(not(target_os = "linux"))]
+    airlock_resident::tray::run_with_tray(move |tray| serve(args, tray));
+    #[cfg(target_os = "linux")]
+    ExitCode::from(u8::try_from(serve(args, ())).unwrap_or(1))
+}
+
+/// Runs the resident until it quits; its exit code.
+fn serve(args: Args, tray: TrayStart) -> i32 {
     // Two worker threads are plenty for one person's inbox and keep the process small.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build();
     let result = match runtime {
-        Ok(runtime) => runtime.block_on(run(args)),
+        Ok(runtime) => runtime.block_on(run(args, tray)),
         Err(error) => Err(error.into()),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(error) => {
             eprintln!("airlock-resident: {error:#}");
-            ExitCode::from(1)
+            1
         }
     }
 }
@@ -52,7 +67,7 @@ fn desktop_binary() -> anyhow::Result<PathBuf> {
     Ok(exe.with_file_name(name))
 }
 
-async fn run(args: Args) -> anyhow::Result<()> {
+async fn run(args: Args, tray: TrayStart) -> anyhow::Result<()> {
     let listen = args.host.listen();
     let data_dir = resolve_data_dir(args.host.data_dir)?;
     let desktop = desktop_binary()?;
@@ -87,7 +102,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         .set_frontend(Arc::new(WindowFrontend(shell.clone())));
 
     let (quit_tx, mut quit_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-    install_tray(&shell, quit_tx).await;
+    install_tray(&shell, quit_tx, tray).await;
     let follower = events::follow(shell.clone());
 
     let stopped = tokio::select! {
@@ -104,15 +119,24 @@ async fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// The tray where the desktop has one; its clicks act through the shell.
-#[cfg(target_os = "linux")]
-async fn install_tray(shell: &Arc<Shell>, quit: tokio::sync::mpsc::UnboundedSender<()>) {
-    use airlock_resident::tray::{Tray, TrayAction};
+async fn install_tray(
+    shell: &Arc<Shell>,
+    quit: tokio::sync::mpsc::UnboundedSender<()>,
+    start: TrayStart,
+) {
+    use airlock_resident::tray::TrayAction;
     let (actions_tx, mut actions) = tokio::sync::mpsc::unbounded_channel::<TrayAction>();
-    match Tray::spawn(shell.engine.paused(), move |action| {
+    let on_action = move |action| {
         let _ = actions_tx.send(action);
-    })
-    .await
-    {
+    };
+    #[cfg(target_os = "linux")]
+    let spawned = {
+        let () = start;
+        airlock_resident::tray::Tray::spawn(shell.engine.paused(), on_action).await
+    };
+    #[cfg(not(target_os = "linux"))]
+    let spawned = start.spawn(shell.engine.paused(), on_action).await;
+    match spawned {
         Ok(tray) => {
             let _ = shell.tray.set(tray);
         }
@@ -135,12 +159,6 @@ async fn install_tray(shell: &Arc<Shell>, quit: tokio::sync::mpsc::UnboundedSend
             }
         }
     });
-}
-
-#[cfg(not(target_os = "linux"))]
-async fn install_tray(_shell: &Arc<Shell>, quit: tokio::sync::mpsc::UnboundedSender<()>) {
-    // Kept for the process's life: Quit comes from the window there.
-    std::mem::forget(quit);
 }
 
 /// Ctrl-C, or SIGTERM from the session ending.

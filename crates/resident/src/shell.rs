@@ -15,8 +15,7 @@ pub struct Shell {
     pub engine: Engine,
     pub api_addr: SocketAddr,
     pub navigation: Navigation,
-    /// The tray icon, once it is up (Linux: a StatusNotifierItem; none elsewhere yet).
-    #[cfg(target_os = "linux")]
+    /// The tray icon, once it is up (Linux: a StatusNotifierItem; elsewhere the platform's tray).
     pub tray: std::sync::OnceLock<crate::tray::Tray>,
     /// Told when grants change without an engine event (a revoke), so the tray reads them again.
     pub grants_changed: Notify,
@@ -46,7 +45,6 @@ impl Shell {
             engine,
             api_addr,
             navigation: Navigation::default(),
-            #[cfg(target_os = "linux")]
             tray: std::sync::OnceLock::new(),
             grants_changed: Notify::new(),
             login_entry,

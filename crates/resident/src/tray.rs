@@ -6,19 +6,8 @@ use ksni::menu::{MenuItem, StandardItem};
 use ksni::{Category, Handle, Icon, OfflineReason, Status, ToolTip, TrayMethods};
 use std::sync::Arc;
 
-const ICON: &[u8] = include_bytes!("../../../src-tauri/icons/tray.png");
-const ICON_BADGED: &[u8] = include_bytes!("../../../src-tauri/icons/tray-badge.png");
-const STORAGE_FAILURE: &str = "Cannot record decisions — restart Airlock";
-
-/// What a click in the tray asks the app to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrayAction {
-    /// "Open inbox", or a left click on the icon.
-    OpenInbox,
-    /// The pause line: pause all agents, or resume them.
-    TogglePause,
-    Quit,
-}
+use crate::tray_lines::{ICON, ICON_BADGED, STORAGE_FAILURE, decode_png};
+pub use crate::tray_lines::{TrayAction, grants_label, pause_label, pending_label};
 
 #[derive(thiserror::Error, Debug)]
 pub enum TrayError {
@@ -30,66 +19,17 @@ pub enum TrayError {
     Icon(#[from] png::DecodingError),
 }
 
-/// The tray menu's first line.
-pub fn pending_label(count: usize) -> String {
-    match count {
-        0 => "Nothing pending".to_string(),
-        n => format!("{n} pending"),
-    }
-}
-
-/// The grants line: how many timed or counted grants let calls run without asking now.
-pub fn grants_label(active: usize) -> String {
-    match active {
-        0 => "No grants active".into(),
-        1 => "1 grant active".into(),
-        n => format!("{n} grants active"),
-    }
-}
-
-/// The pause line's text: it says what clicking it does.
-pub fn pause_label(paused: bool) -> &'static str {
-    if paused {
-        "Resume agents"
-    } else {
-        "Pause all agents"
-    }
-}
-
 /// A PNG as `IconPixmap` carries it: ARGB32 in network byte order.
 fn pixmap(png_bytes: &[u8]) -> Result<Icon, png::DecodingError> {
-    let mut decoder = png::Decoder::new(png_bytes);
-    decoder.set_transformations(
-        png::Transformations::normalize_to_color8() | png::Transformations::ALPHA,
-    );
-    let mut reader = decoder.read_info()?;
-    let mut buffer = vec![0; reader.output_buffer_size()];
-    let frame = reader.next_frame(&mut buffer)?;
-    let pixels = buffer.get(..frame.buffer_size()).unwrap_or_default();
-    let data = match frame.color_type {
-        png::ColorType::Rgba => pixels
+    let (rgba, width, height) = decode_png(png_bytes)?;
+    Ok(Icon {
+        // PNG caps both sides at 2^31 - 1, so they fit.
+        width: width as i32,
+        height: height as i32,
+        data: rgba
             .chunks_exact(4)
             .flat_map(|p| [p[3], p[0], p[1], p[2]])
             .collect(),
-        png::ColorType::Rgb => pixels
-            .chunks_exact(3)
-            .flat_map(|p| [0xff, p[0], p[1], p[2]])
-            .collect(),
-        png::ColorType::GrayscaleAlpha => pixels
-            .chunks_exact(2)
-            .flat_map(|p| [p[1], p[0], p[0], p[0]])
-            .collect(),
-        // EXPAND turns palettes into RGB(A), so only grey is left.
-        png::ColorType::Grayscale | png::ColorType::Indexed => pixels
-            .iter()
-            .flat_map(|&grey| [0xff, grey, grey, grey])
-            .collect(),
-    };
-    Ok(Icon {
-        // PNG caps both sides at 2^31 - 1, so they fit.
-        width: frame.width as i32,
-        height: frame.height as i32,
-        data,
     })
 }
 
@@ -292,27 +232,7 @@ impl Drop for Tray {
 
 #[cfg(test)]
 mod tests {
-    use super::{ICON, ICON_BADGED, grants_label, pause_label, pending_label, pixmap};
-
-    #[test]
-    fn the_count_line_says_how_many_are_pending() {
-        assert_eq!(pending_label(0), "Nothing pending");
-        assert_eq!(pending_label(1), "1 pending");
-        assert_eq!(pending_label(3), "3 pending");
-    }
-
-    #[test]
-    fn the_grants_line_counts_active_grants() {
-        assert_eq!(grants_label(0), "No grants active");
-        assert_eq!(grants_label(1), "1 grant active");
-        assert_eq!(grants_label(2), "2 grants active");
-    }
-
-    #[test]
-    fn the_pause_line_says_what_a_click_does() {
-        assert_eq!(pause_label(false), "Pause all agents");
-        assert_eq!(pause_label(true), "Resume agents");
-    }
+    use super::{ICON, ICON_BADGED, pixmap};
 
     #[test]
     fn both_icons_decode_to_argb_pixmaps() {

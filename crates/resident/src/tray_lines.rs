@@ -1,8 +1,79 @@
-//! The tray's changing lines as the rest of the resident sets them: where there is a tray
-//! (Linux: a StatusNotifierItem, [`crate::tray`]) the line changes; where there is none, nothing
-//! does. The `tray_menu` command reads them back from the tray itself.
+//! The tray's lines and clicks, the same on every platform: what the rest of the resident sets
+//! ([`TrayLine`]), the texts and icons every tray shows, and what a click asks
+//! ([`TrayAction`]). Where there is a tray ([`crate::tray`]: a StatusNotifierItem on Linux, the
+//! platform's own tray elsewhere) the line changes; where there is none, nothing does. The
+//! `tray_menu` command reads them back from the tray itself.
 
 use crate::shell::Shell;
+
+pub const ICON: &[u8] = include_bytes!("../../../src-tauri/icons/tray.png");
+pub const ICON_BADGED: &[u8] = include_bytes!("../../../src-tauri/icons/tray-badge.png");
+pub const STORAGE_FAILURE: &str = "Cannot record decisions — restart Airlock";
+
+/// What a click in the tray asks the app to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrayAction {
+    /// "Open inbox", or a left click on the icon.
+    OpenInbox,
+    /// The pause line: pause all agents, or resume them.
+    TogglePause,
+    Quit,
+}
+
+/// The tray menu's first line.
+pub fn pending_label(count: usize) -> String {
+    match count {
+        0 => "Nothing pending".to_string(),
+        n => format!("{n} pending"),
+    }
+}
+
+/// The grants line: how many timed or counted grants let calls run without asking now.
+pub fn grants_label(active: usize) -> String {
+    match active {
+        0 => "No grants active".into(),
+        1 => "1 grant active".into(),
+        n => format!("{n} grants active"),
+    }
+}
+
+/// The pause line's text: it says what clicking it does.
+pub fn pause_label(paused: bool) -> &'static str {
+    if paused {
+        "Resume agents"
+    } else {
+        "Pause all agents"
+    }
+}
+
+/// A PNG's pixels as RGBA8 with its width and height, whatever its colour type.
+pub fn decode_png(png_bytes: &[u8]) -> Result<(Vec<u8>, u32, u32), png::DecodingError> {
+    let mut decoder = png::Decoder::new(png_bytes);
+    decoder.set_transformations(
+        png::Transformations::normalize_to_color8() | png::Transformations::ALPHA,
+    );
+    let mut reader = decoder.read_info()?;
+    let mut buffer = vec![0; reader.output_buffer_size()];
+    let frame = reader.next_frame(&mut buffer)?;
+    let pixels = buffer.get(..frame.buffer_size()).unwrap_or_default();
+    let rgba = match frame.color_type {
+        png::ColorType::Rgba => pixels.to_vec(),
+        png::ColorType::Rgb => pixels
+            .chunks_exact(3)
+            .flat_map(|p| [p[0], p[1], p[2], 0xff])
+            .collect(),
+        png::ColorType::GrayscaleAlpha => pixels
+            .chunks_exact(2)
+            .flat_map(|p| [p[0], p[0], p[0], p[1]])
+            .collect(),
+        // EXPAND turns palettes into RGB(A), so only grey is left.
+        png::ColorType::Grayscale | png::ColorType::Indexed => pixels
+            .iter()
+            .flat_map(|&grey| [grey, grey, grey, 0xff])
+            .collect(),
+    };
+    Ok((rgba, frame.width, frame.height))
+}
 
 /// A change of one of the tray's lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +89,6 @@ pub enum TrayLine {
 
 impl Shell {
     pub async fn show_in_tray(&self, line: TrayLine) {
-        #[cfg(target_os = "linux")]
         if let Some(tray) = self.tray.get() {
             match line {
                 TrayLine::Pending(count) => tray.show_count(count).await,
@@ -27,16 +97,39 @@ impl Shell {
                 TrayLine::Grants(active) => tray.show_grants(active).await,
             }
         }
-        let _ = line;
     }
 
     /// The menu's changing lines as the tray shows them now (count, pause, grants); empty
     /// without a tray.
     pub async fn tray_texts(&self) -> Vec<String> {
-        #[cfg(target_os = "linux")]
-        if let Some(tray) = self.tray.get() {
-            return tray.menu_texts().await;
+        match self.tray.get() {
+            Some(tray) => tray.menu_texts().await,
+            None => Vec::new(),
         }
-        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{grants_label, pause_label, pending_label};
+
+    #[test]
+    fn the_count_line_says_how_many_are_pending() {
+        assert_eq!(pending_label(0), "Nothing pending");
+        assert_eq!(pending_label(1), "1 pending");
+        assert_eq!(pending_label(3), "3 pending");
+    }
+
+    #[test]
+    fn the_grants_line_counts_active_grants() {
+        assert_eq!(grants_label(0), "No grants active");
+        assert_eq!(grants_label(1), "1 grant active");
+        assert_eq!(grants_label(2), "2 grants active");
+    }
+
+    #[test]
+    fn the_pause_line_says_what_a_click_does() {
+        assert_eq!(pause_label(false), "Pause all agents");
+        assert_eq!(pause_label(true), "Resume agents");
     }
 }

@@ -8,9 +8,12 @@ use airlock_api::ApiClient;
 use airlock_api::host::Host;
 use airlock_resident::autostart::LoginEntry;
 use airlock_resident::shell::Shell;
-use airlock_resident::window::{self, Windows};
+#[cfg(unix)]
+use airlock_resident::window;
+use airlock_resident::window::Windows;
 use airlock_resident::{commands, desktop_api};
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
+#[cfg(unix)]
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -182,6 +185,7 @@ async fn a_decision_through_the_windows_invoke_is_the_engines_and_bad_invokes_ru
 }
 
 /// Reads the next event's name and data from a window's stream.
+#[cfg(unix)]
 async fn next_event(
     events: &mut (
              impl futures::Stream<
