@@ -59,7 +59,14 @@ pub struct TrayStarter {
 /// Runs `body` (the resident) on a thread of its own while the main thread runs the platform's
 /// event loop for the tray; the process exits with `body`'s code when it returns.
 pub fn run_with_tray(body: impl FnOnce(TrayStarter) -> i32 + Send + 'static) -> ! {
-    let event_loop = EventLoopBuilder::<Message>::with_user_event().build();
+    #[cfg_attr(not(target_os = "macos"), allow(unused_mut))]
+    let mut event_loop = EventLoopBuilder::<Message>::with_user_event().build();
+    // A menu bar item only, no Dock icon: the window's own process has that while it is open.
+    #[cfg(target_os = "macos")]
+    {
+        use tao::platform::macos::{ActivationPolicy, EventLoopExtMacOS};
+        event_loop.set_activation_policy(ActivationPolicy::Accessory);
+    }
     let proxy = event_loop.create_proxy();
     let starter = TrayStarter {
         proxy: proxy.clone(),
