@@ -6,7 +6,7 @@ use ksni::menu::{MenuItem, StandardItem};
 use ksni::{Category, Handle, Icon, OfflineReason, Status, ToolTip, TrayMethods};
 use std::sync::Arc;
 
-use crate::tray_lines::{ICON, ICON_BADGED, STORAGE_FAILURE, decode_png};
+use crate::tray_lines::{ICON, ICON_BADGED, TrayLine, TrayView, decode_png};
 pub use crate::tray_lines::{TrayAction, grants_label, pause_label, pending_label};
 
 #[derive(thiserror::Error, Debug)]
@@ -35,10 +35,7 @@ fn pixmap(png_bytes: &[u8]) -> Result<Icon, png::DecodingError> {
 
 /// What the item shows; `ksni` reads it for every property and menu request.
 struct Item {
-    count_line: String,
-    badged: bool,
-    paused: bool,
-    grants: usize,
+    view: TrayView,
     icon: Icon,
     icon_badged: Icon,
     on_action: Arc<dyn Fn(TrayAction) + Send + Sync>,
@@ -47,14 +44,6 @@ struct Item {
 impl Item {
     fn action(action: TrayAction) -> Box<dyn Fn(&mut Item) + Send> {
         Box::new(move |item: &mut Item| (item.on_action)(action))
-    }
-
-    fn texts(&self) -> Vec<String> {
-        vec![
-            self.count_line.clone(),
-            pause_label(self.paused).to_owned(),
-            grants_label(self.grants),
-        ]
     }
 }
 
@@ -78,7 +67,7 @@ impl ksni::Tray for Item {
     }
 
     fn icon_pixmap(&self) -> Vec<Icon> {
-        vec![if self.badged {
+        vec![if self.view.badged {
             self.icon_badged.clone()
         } else {
             self.icon.clone()
@@ -87,7 +76,7 @@ impl ksni::Tray for Item {
 
     fn tool_tip(&self) -> ToolTip {
         ToolTip {
-            title: format!("Airlock — {}", self.count_line),
+            title: self.view.tooltip(),
             ..Default::default()
         }
     }
@@ -115,11 +104,11 @@ impl ksni::Tray for Item {
             .into()
         };
         vec![
-            info(self.count_line.clone()),
-            info(grants_label(self.grants)),
+            info(self.view.count_line.clone()),
+            info(grants_label(self.view.grants)),
             MenuItem::Separator,
             command("Open inbox", TrayAction::OpenInbox),
-            command(pause_label(self.paused), TrayAction::TogglePause),
+            command(pause_label(self.view.paused), TrayAction::TogglePause),
             command("Quit Airlock", TrayAction::Quit),
         ]
     }
@@ -160,10 +149,7 @@ impl Tray {
         on_action: impl Fn(TrayAction) + Send + Sync + 'static,
     ) -> Result<Tray, TrayError> {
         let item = Item {
-            count_line: pending_label(0),
-            badged: false,
-            paused,
-            grants: 0,
+            view: TrayView::new(paused),
             icon: pixmap(ICON)?,
             icon_badged: pixmap(ICON_BADGED)?,
             on_action: Arc::new(on_action),
@@ -179,31 +165,10 @@ impl Tray {
         Ok(Tray { handle })
     }
 
-    /// Shows the count in the menu, the tooltip and the icon's badge.
-    pub async fn show_count(&self, pending: usize) {
-        self.handle
-            .update(|item| {
-                item.count_line = pending_label(pending);
-                item.badged = pending > 0;
-            })
-            .await;
-    }
-
-    /// The disk refused to record a decision: the menu and the tooltip say so instead of a count.
-    pub async fn show_storage_failure(&self) {
-        self.handle
-            .update(|item| item.count_line = STORAGE_FAILURE.to_owned())
-            .await;
-    }
-
-    /// Shows whether the agents are paused (switched from here, the UI or `airlock pause`).
-    pub async fn show_paused(&self, paused: bool) {
-        self.handle.update(|item| item.paused = paused).await;
-    }
-
-    /// Shows how many grants are active (read from the engine: a grant also ends by its time).
-    pub async fn show_grants(&self, active: usize) {
-        self.handle.update(|item| item.grants = active).await;
+    /// Changes one line: the count (menu, tooltip and the icon's badge), the storage failure,
+    /// the pause or the grants.
+    pub async fn show(&self, line: TrayLine) {
+        self.handle.update(|item| item.view.apply(line)).await;
     }
 
     /// The texts of the menu's changing lines as the tray shows them now (count, pause,
@@ -211,7 +176,7 @@ impl Tray {
     /// tray's service has stopped.
     pub async fn menu_texts(&self) -> Vec<String> {
         self.handle
-            .update(|item| item.texts())
+            .update(|item| item.view.texts())
             .await
             .unwrap_or_default()
     }

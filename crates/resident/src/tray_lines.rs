@@ -8,7 +8,7 @@ use crate::shell::Shell;
 
 pub const ICON: &[u8] = include_bytes!("../../../src-tauri/icons/tray.png");
 pub const ICON_BADGED: &[u8] = include_bytes!("../../../src-tauri/icons/tray-badge.png");
-pub const STORAGE_FAILURE: &str = "Cannot record decisions — restart Airlock";
+const STORAGE_FAILURE: &str = "Cannot record decisions — restart Airlock";
 
 /// What a click in the tray asks the app to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,15 +87,58 @@ pub enum TrayLine {
     Grants(usize),
 }
 
+/// What a tray shows now. Every tray keeps one, changes it by [`TrayLine`]s and draws it its own
+/// way (a StatusNotifierItem's properties, the platform's menu items).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrayView {
+    /// The count, or the storage failure said instead of it.
+    pub count_line: String,
+    /// The icon carries the badge: something waits.
+    pub badged: bool,
+    pub paused: bool,
+    pub grants: usize,
+}
+
+impl TrayView {
+    pub fn new(paused: bool) -> Self {
+        TrayView {
+            count_line: pending_label(0),
+            badged: false,
+            paused,
+            grants: 0,
+        }
+    }
+
+    pub fn apply(&mut self, line: TrayLine) {
+        match line {
+            TrayLine::Pending(count) => {
+                self.count_line = pending_label(count);
+                self.badged = count > 0;
+            }
+            TrayLine::StorageFailure => self.count_line = STORAGE_FAILURE.to_owned(),
+            TrayLine::Paused(paused) => self.paused = paused,
+            TrayLine::Grants(active) => self.grants = active,
+        }
+    }
+
+    /// The menu's changing lines: count, pause, grants.
+    pub fn texts(&self) -> Vec<String> {
+        vec![
+            self.count_line.clone(),
+            pause_label(self.paused).to_owned(),
+            grants_label(self.grants),
+        ]
+    }
+
+    pub fn tooltip(&self) -> String {
+        format!("Airlock — {}", self.count_line)
+    }
+}
+
 impl Shell {
     pub async fn show_in_tray(&self, line: TrayLine) {
         if let Some(tray) = self.tray.get() {
-            match line {
-                TrayLine::Pending(count) => tray.show_count(count).await,
-                TrayLine::StorageFailure => tray.show_storage_failure().await,
-                TrayLine::Paused(paused) => tray.show_paused(paused).await,
-                TrayLine::Grants(active) => tray.show_grants(active).await,
-            }
+            tray.show(line).await;
         }
     }
 
@@ -111,7 +154,32 @@ impl Shell {
 
 #[cfg(test)]
 mod tests {
-    use super::{grants_label, pause_label, pending_label};
+    use super::{TrayLine, TrayView, grants_label, pause_label, pending_label};
+
+    #[test]
+    fn a_view_changes_line_by_line_and_the_badge_follows_the_count() {
+        let mut view = TrayView::new(false);
+        assert_eq!(
+            view.texts(),
+            ["Nothing pending", "Pause all agents", "No grants active"]
+        );
+        view.apply(TrayLine::Pending(2));
+        view.apply(TrayLine::Paused(true));
+        view.apply(TrayLine::Grants(1));
+        assert!(view.badged);
+        assert_eq!(
+            view.texts(),
+            ["2 pending", "Resume agents", "1 grant active"]
+        );
+        view.apply(TrayLine::StorageFailure);
+        assert_eq!(
+            view.tooltip(),
+            "Airlock — Cannot record decisions — restart Airlock"
+        );
+        view.apply(TrayLine::Pending(0));
+        assert!(!view.badged);
+        assert_eq!(view.count_line, "Nothing pending");
+    }
 
     #[test]
     fn the_count_line_says_how_many_are_pending() {

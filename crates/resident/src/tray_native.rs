@@ -5,7 +5,7 @@
 //! through messages to that loop. Compiled and linted for Windows here (`scripts/windows-check.sh`);
 //! never run on either platform by this project's tests.
 
-use crate::tray_lines::{ICON, ICON_BADGED, STORAGE_FAILURE, decode_png};
+use crate::tray_lines::{ICON, ICON_BADGED, TrayLine, TrayView, decode_png};
 pub use crate::tray_lines::{TrayAction, grants_label, pause_label, pending_label};
 use std::sync::{Arc, Mutex};
 use tao::event::Event;
@@ -21,33 +21,19 @@ pub enum TrayError {
     Icon(#[from] png::DecodingError),
 }
 
+/// A decoded icon: RGBA8 pixels, width, height.
+type Rgba = (Vec<u8>, u32, u32);
+
 /// What the main thread is asked to do.
 enum Message {
     Create {
-        lines: Lines,
+        view: TrayView,
+        plain: Rgba,
+        badged: Rgba,
         on_action: Arc<dyn Fn(TrayAction) + Send + Sync>,
     },
-    Show(Lines),
+    Show(TrayView),
     Exit(i32),
-}
-
-/// What the tray shows now.
-#[derive(Debug, Clone, PartialEq)]
-struct Lines {
-    count_line: String,
-    badged: bool,
-    paused: bool,
-    grants: usize,
-}
-
-impl Lines {
-    fn texts(&self) -> Vec<String> {
-        vec![
-            self.count_line.clone(),
-            pause_label(self.paused).to_owned(),
-            grants_label(self.grants),
-        ]
-    }
 }
 
 /// Starts the tray from any thread, once the event loop runs on the main thread.
@@ -81,15 +67,18 @@ pub fn run_with_tray(body: impl FnOnce(TrayStarter) -> i32 + Send + 'static) -> 
         *control_flow = ControlFlow::Wait;
         if let Event::UserEvent(message) = event {
             match message {
-                Message::Create { lines, on_action } => {
-                    match NativeTray::build(&lines, on_action) {
-                        Ok(tray) => shown = Some(tray),
-                        Err(error) => tracing::warn!("no tray icon: {error}"),
-                    }
-                }
-                Message::Show(lines) => {
+                Message::Create {
+                    view,
+                    plain,
+                    badged,
+                    on_action,
+                } => match NativeTray::build(&view, plain, badged, on_action) {
+                    Ok(tray) => shown = Some(tray),
+                    Err(error) => tracing::warn!("no tray icon: {error}"),
+                },
+                Message::Show(view) => {
                     if let Some(tray) = &shown {
-                        tray.show(&lines);
+                        tray.show(&view);
                     }
                 }
                 Message::Exit(code) => {
@@ -105,7 +94,7 @@ pub fn run_with_tray(body: impl FnOnce(TrayStarter) -> i32 + Send + 'static) -> 
 /// change to the main thread.
 pub struct Tray {
     proxy: EventLoopProxy<Message>,
-    lines: Mutex<Lines>,
+    view: Mutex<TrayView>,
 }
 
 impl TrayStarter {
@@ -116,63 +105,39 @@ impl TrayStarter {
         paused: bool,
         on_action: impl Fn(TrayAction) + Send + Sync + 'static,
     ) -> Result<Tray, TrayError> {
-        // The icons are decoded here first so that a broken one is an error the caller sees.
-        decode_png(ICON)?;
-        decode_png(ICON_BADGED)?;
-        let lines = Lines {
-            count_line: pending_label(0),
-            badged: false,
-            paused,
-            grants: 0,
-        };
+        // Decoded here, so that a broken icon is an error the caller sees.
+        let view = TrayView::new(paused);
         self.proxy
             .send_event(Message::Create {
-                lines: lines.clone(),
+                view: view.clone(),
+                plain: decode_png(ICON)?,
+                badged: decode_png(ICON_BADGED)?,
                 on_action: Arc::new(on_action),
             })
             .map_err(|_| TrayError::NoEventLoop)?;
         Ok(Tray {
             proxy: self.proxy.clone(),
-            lines: Mutex::new(lines),
+            view: Mutex::new(view),
         })
     }
 }
 
 impl Tray {
-    fn change(&self, change: impl FnOnce(&mut Lines)) {
-        let Ok(mut lines) = self.lines.lock() else {
+    /// Changes one line: the count (menu, tooltip and the icon's badge), the storage failure,
+    /// the pause or the grants.
+    pub async fn show(&self, line: TrayLine) {
+        let Ok(mut view) = self.view.lock() else {
             return;
         };
-        change(&mut lines);
-        let _ = self.proxy.send_event(Message::Show(lines.clone()));
-    }
-
-    /// Shows the count in the menu, the tooltip and the icon's badge.
-    pub async fn show_count(&self, pending: usize) {
-        self.change(|lines| {
-            lines.count_line = pending_label(pending);
-            lines.badged = pending > 0;
-        });
-    }
-
-    /// The disk refused to record a decision: the menu and the tooltip say so instead of a count.
-    pub async fn show_storage_failure(&self) {
-        self.change(|lines| lines.count_line = STORAGE_FAILURE.to_owned());
-    }
-
-    pub async fn show_paused(&self, paused: bool) {
-        self.change(|lines| lines.paused = paused);
-    }
-
-    pub async fn show_grants(&self, active: usize) {
-        self.change(|lines| lines.grants = active);
+        view.apply(line);
+        let _ = self.proxy.send_event(Message::Show(view.clone()));
     }
 
     /// The texts of the menu's changing lines as last sent to the tray (count, pause, grants).
     pub async fn menu_texts(&self) -> Vec<String> {
-        self.lines
+        self.view
             .lock()
-            .map(|lines| lines.texts())
+            .map(|view| view.texts())
             .unwrap_or_default()
     }
 }
@@ -193,29 +158,26 @@ struct NativeTray {
     badged: Icon,
 }
 
-fn icon(png_bytes: &[u8]) -> Result<Icon, Box<dyn std::error::Error>> {
-    let (rgba, width, height) = decode_png(png_bytes)?;
-    Ok(Icon::from_rgba(rgba, width, height)?)
-}
-
 impl NativeTray {
     fn build(
-        lines: &Lines,
+        view: &TrayView,
+        (plain, plain_width, plain_height): Rgba,
+        (badged, badged_width, badged_height): Rgba,
         on_action: Arc<dyn Fn(TrayAction) + Send + Sync>,
     ) -> Result<NativeTray, Box<dyn std::error::Error>> {
-        let count = MenuItem::new(&lines.count_line, false, None);
+        // The same lines in the same order as Linux's menu (tray.rs).
+        let count = MenuItem::new(&view.count_line, false, None);
+        let grants = MenuItem::new(grants_label(view.grants), false, None);
         let open = MenuItem::new("Open inbox", true, None);
-        let pause = MenuItem::new(pause_label(lines.paused), true, None);
-        let grants = MenuItem::new(grants_label(lines.grants), false, None);
+        let pause = MenuItem::new(pause_label(view.paused), true, None);
         let quit = MenuItem::new("Quit Airlock", true, None);
         let menu = Menu::new();
         menu.append_items(&[
             &count,
-            &open,
-            &PredefinedMenuItem::separator(),
-            &pause,
             &grants,
             &PredefinedMenuItem::separator(),
+            &open,
+            &pause,
             &quit,
         ])?;
         let actions: [(MenuId, TrayAction); 3] = [
@@ -240,13 +202,13 @@ impl NativeTray {
                 on_action(TrayAction::OpenInbox);
             }
         }));
-        let plain = icon(ICON)?;
-        let badged = icon(ICON_BADGED)?;
+        let plain = Icon::from_rgba(plain, plain_width, plain_height)?;
+        let badged = Icon::from_rgba(badged, badged_width, badged_height)?;
         let tray = TrayIconBuilder::new()
             .with_menu(Box::new(menu))
             .with_menu_on_left_click(cfg!(target_os = "macos"))
-            .with_tooltip(format!("Airlock: {}", lines.count_line))
-            .with_icon(if lines.badged { &badged } else { &plain }.clone())
+            .with_tooltip(view.tooltip())
+            .with_icon(if view.badged { &badged } else { &plain }.clone())
             .build()?;
         Ok(NativeTray {
             icon: tray,
@@ -258,14 +220,12 @@ impl NativeTray {
         })
     }
 
-    fn show(&self, lines: &Lines) {
-        self.count.set_text(&lines.count_line);
-        self.pause.set_text(pause_label(lines.paused));
-        self.grants.set_text(grants_label(lines.grants));
-        let _ = self
-            .icon
-            .set_tooltip(Some(format!("Airlock: {}", lines.count_line)));
-        let icon = if lines.badged {
+    fn show(&self, view: &TrayView) {
+        self.count.set_text(&view.count_line);
+        self.pause.set_text(pause_label(view.paused));
+        self.grants.set_text(grants_label(view.grants));
+        let _ = self.icon.set_tooltip(Some(view.tooltip()));
+        let icon = if view.badged {
             &self.badged
         } else {
             &self.plain

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use airlock_resident::tray::{Tray, TrayAction};
+use airlock_resident::tray_lines::TrayLine;
 use airlock_testkit::sni_host::{SniError, SniHost};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -56,7 +57,7 @@ async fn the_tray_waits_for_a_host_then_shows_and_answers_it() {
     assert_eq!((plain_icon[0].width, plain_icon[0].height), (64, 64));
 
     // The count: menu line, tooltip and a badged icon.
-    tray.show_count(2).await;
+    tray.show(TrayLine::Pending(2)).await;
     assert_eq!(label(&host, &item, 0).await, "2 pending");
     assert_eq!(host.tooltip(&item).await.unwrap(), "Airlock — 2 pending");
     let badged_icon = host.icon_pixmap(&item).await.unwrap();
@@ -66,18 +67,18 @@ async fn the_tray_waits_for_a_host_then_shows_and_answers_it() {
         ["2 pending", "Pause all agents", "No grants active"]
     );
 
-    tray.show_paused(true).await;
+    tray.show(TrayLine::Paused(true)).await;
     assert_eq!(label(&host, &item, 4).await, "Resume agents");
-    tray.show_grants(1).await;
+    tray.show(TrayLine::Grants(1)).await;
     assert_eq!(label(&host, &item, 1).await, "1 grant active");
-    tray.show_grants(3).await;
+    tray.show(TrayLine::Grants(3)).await;
     assert_eq!(label(&host, &item, 1).await, "3 grants active");
     assert_eq!(
         tray.menu_texts().await,
         ["2 pending", "Resume agents", "3 grants active"]
     );
 
-    tray.show_storage_failure().await;
+    tray.show(TrayLine::StorageFailure).await;
     assert_eq!(
         label(&host, &item, 0).await,
         "Cannot record decisions — restart Airlock"
@@ -91,7 +92,7 @@ async fn the_tray_waits_for_a_host_then_shows_and_answers_it() {
         "Cannot record decisions — restart Airlock"
     );
 
-    tray.show_count(0).await;
+    tray.show(TrayLine::Pending(0)).await;
     assert_eq!(label(&host, &item, 0).await, "Nothing pending");
     assert_eq!(host.icon_pixmap(&item).await.unwrap(), plain_icon);
 
