@@ -136,6 +136,14 @@ pub fn finish(
     changes: Vec<String>,
 ) -> Result<ConnectReport> {
     let changed = before != after;
+    let mut changes = changes;
+    if changed && let Some(target) = crate::files::link_target(path) {
+        changes.push(format!(
+            "~ {} is a link: the change is written to {}",
+            path.display(),
+            target.display()
+        ));
+    }
     let backup = if changed {
         write_with_backup(path, &pretty(after))?
     } else {
