@@ -135,8 +135,24 @@ impl Engine {
         Ok(self.inner.store.devices()?)
     }
 
+    /// Refuses the device's token from now on and ends its open event streams (the phone
+    /// inbox ends a stream on this event).
     pub fn revoke_device(&self, id: &str) -> Result<bool> {
-        Ok(self.inner.store.revoke_device(id)?)
+        let revoked = self.inner.store.revoke_device(id)?;
+        self.inner.emit(EngineEvent::DeviceRevoked {
+            device_id: id.to_string(),
+        });
+        Ok(revoked)
+    }
+
+    /// Whether this device is paired and not revoked.
+    pub fn device_is_paired(&self, id: &str) -> Result<bool> {
+        Ok(self
+            .inner
+            .store
+            .devices()?
+            .iter()
+            .any(|device| device.id == id && device.revoked_at.is_none()))
     }
 
     /// The push to the person's ntfy topic, with its token, when it is on.

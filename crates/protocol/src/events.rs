@@ -106,6 +106,10 @@ pub enum EngineEvent {
     RemoteChanged {
         listen: Option<String>,
     },
+    /// A paired device was revoked: its open event streams end at once.
+    DeviceRevoked {
+        device_id: String,
+    },
     /// A server was added, changed, enabled, disabled or removed, or its state changed
     /// (starting, ready, failed): whoever shows the servers reads them again.
     ServersChanged {

@@ -2,8 +2,9 @@
 //! interface), with a certificate made on first use. A device pairs with a one-time code and
 //! gets its own token; with it, it can only list what waits, approve, deny with a reason, edit
 //! (schema-checked) and answer forms — every other path answers 403, and a missing, wrong or
-//! revoked token 401. Pairing attempts are rate-limited; every decision is audited with the
-//! device's name.
+//! revoked token 401 (and revoking a device ends its open event streams). Requests must name
+//! the address it serves as their Host. Wrong pairing codes are rate-limited per source; every
+//! decision is audited with the device's name.
 
 mod page;
 pub mod push;
@@ -73,7 +74,7 @@ pub async fn start(
             message: e.to_string(),
         })?
         .handle(handle.clone());
-    let app = routes::router(engine);
+    let app = routes::router(engine, addr);
     tokio::spawn(async move {
         if let Err(error) = server
             .serve(app.into_make_service_with_connect_info::<SocketAddr>())

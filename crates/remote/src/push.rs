@@ -1,7 +1,8 @@
-//! The push to the person's own ntfy topic: when approvals wait, "3 approvals waiting", opening
-//! the paired phone page on the newest item. Requests that arrive together (one model step's
-//! calls) make one push. Only the count leaves the machine; a failed push is logged and changes
-//! nothing about the approvals.
+//! The push to the person's own ntfy topic: when approvals wait, "3 approvals waiting".
+//! Requests that arrive together (one model step's calls) make one push. Only the count leaves
+//! the machine — no tool, argument, approval id or address (the topic's server, and whoever
+//! reads the topic, learn nothing else); a failed push is logged and changes nothing about the
+//! approvals.
 
 use airlock_engine::{Engine, EngineEvent};
 use airlock_protocol::NtfyPush;
@@ -33,7 +34,6 @@ pub async fn publish(
     http: &reqwest::Client,
     push: &NtfyPush,
     waiting: usize,
-    click: Option<&str>,
 ) -> Result<(), PushError> {
     let mut request = http
         .post(format!("{}/{}", push.server, push.topic))
@@ -41,9 +41,6 @@ pub async fn publish(
         .header("Title", "Airlock")
         .header("Tags", "lock")
         .body(message(waiting));
-    if let Some(click) = click {
-        request = request.header("Click", click);
-    }
     if let Some(token) = &push.token {
         request = request.bearer_auth(token);
     }
@@ -79,20 +76,18 @@ pub fn run(engine: Engine) -> impl Future<Output = ()> + Send + 'static {
 async fn pushes(engine: Engine, mut events: tokio::sync::broadcast::Receiver<EngineEvent>) {
     let http = reqwest::Client::new();
     loop {
-        let mut newest = match events.recv().await {
-            Ok(EngineEvent::ApprovalRequested { item }) => item.approval_id,
+        match events.recv().await {
+            Ok(EngineEvent::ApprovalRequested { .. }) => {}
             Ok(_) | Err(RecvError::Lagged(_)) => continue,
             Err(RecvError::Closed) => return,
-        };
+        }
         let burst = tokio::time::sleep(BURST);
         tokio::pin!(burst);
         loop {
             tokio::select! {
                 () = &mut burst => break,
-                event = events.recv() => match event {
-                    Ok(EngineEvent::ApprovalRequested { item }) => newest = item.approval_id,
-                    Ok(_) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => return,
+                event = events.recv() => if let Err(RecvError::Closed) = event {
+                    return;
                 },
             }
         }
@@ -103,13 +98,7 @@ async fn pushes(engine: Engine, mut events: tokio::sync::broadcast::Receiver<Eng
         if waiting == 0 {
             continue;
         }
-        // The phone page opens on the item when the phone inbox is on.
-        let click = engine
-            .remote_listen()
-            .ok()
-            .flatten()
-            .map(|addr| format!("https://{addr}/#item={newest}"));
-        if let Err(error) = publish(&http, &push, waiting, click.as_deref()).await {
+        if let Err(error) = publish(&http, &push, waiting).await {
             tracing::warn!("{error}");
         }
     }

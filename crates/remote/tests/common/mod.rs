@@ -55,6 +55,19 @@ pub async fn phone(replies: Vec<Reply>) -> Phone {
 }
 
 impl Phone {
+    /// Another client of the inbox, trusting its certificate: over HTTP/1.1 (so a `Host`
+    /// header goes out as written) and, when given, from this local address.
+    pub fn client_from(&self, local: Option<std::net::IpAddr>) -> reqwest::Client {
+        let pem = std::fs::read(self.data_dir.join("remote-cert.pem")).unwrap();
+        reqwest::Client::builder()
+            .tls_certs_only([reqwest::Certificate::from_pem(&pem).unwrap()])
+            .http1_only()
+            .local_address(local)
+            .timeout(Duration::from_secs(20))
+            .build()
+            .unwrap()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("https://{}{path}", self.server.addr)
     }
