@@ -374,7 +374,11 @@ async fn recording_ntfy() -> (String, Published) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn approvals_waiting_make_one_ntfy_push_that_carries_only_the_count() {
-    let p = phone(vec![three_writes(), Reply::Text("done".into())]).await;
+    let p = phone(vec![
+        three_writes(),
+        Reply::ToolCalls(vec![common::write("c4", "d.txt")]),
+    ])
+    .await;
     let (ntfy, published) = recording_ntfy().await;
     p.engine
         .set_push_ntfy(Some(airlock_protocol::NtfyPush {
@@ -384,36 +388,52 @@ async fn approvals_waiting_make_one_ntfy_push_that_carries_only_the_count() {
         }))
         .unwrap();
     tokio::spawn(airlock_remote::push::run(p.engine.clone()));
+    let pushes_reach = |count: usize| {
+        let published = published.clone();
+        async move {
+            let started = std::time::Instant::now();
+            while published.lock().unwrap().len() < count {
+                assert!(started.elapsed() < Duration::from_secs(30), "no push");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
     p.engine.send_message("s", "write three").unwrap();
-    let started = std::time::Instant::now();
-    while published.lock().unwrap().is_empty() {
-        assert!(started.elapsed() < Duration::from_secs(30), "no push");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    pushes_reach(1).await;
     let inbox = p.engine.inbox().unwrap();
     assert_eq!(inbox.len(), 3);
-    // The three calls of one step: one push (the burst is waited for; a second would have come
-    // by now if each request pushed).
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The three calls of one step make one push, not three. A later request (another session's)
+    // makes the next one: the pushes go out in order, so any further push for the first three
+    // would have come before it.
+    p.engine.send_message("t", "write one more").unwrap();
+    pushes_reach(2).await;
     let published = published.lock().unwrap().clone();
-    assert_eq!(published.len(), 1, "{published:?}");
-    let (topic, headers, body) = &published[0];
-    assert_eq!(topic, "airlock-test");
-    assert_eq!(body, "3 approvals waiting");
-    assert_eq!(headers["authorization"], "Bearer tk_secret");
-    assert_eq!(headers["title"], "Airlock");
-    // Security finding: the push carried the inbox's address and an approval id (a `Click`
-    // link) although only the count was to leave the machine. Nothing else does now: no
-    // tool, argument, approval id or the inbox's address, in the body or any header (the
-    // stand-in ntfy server is on 127.0.0.1 too: its own Host header names it).
-    let sent = format!("{topic}\n{headers:?}\n{body}");
-    assert!(headers.get("click").is_none(), "{sent}");
-    let addr = p.server.addr;
-    for secret in [addr.to_string(), "write_file".into(), "a.txt".into()]
+    let bodies: Vec<&str> = published.iter().map(|(_, _, body)| body.as_str()).collect();
+    assert_eq!(bodies, ["3 approvals waiting", "4 approvals waiting"]);
+    let inbox = p.engine.inbox().unwrap();
+    assert_eq!(inbox.len(), 4);
+    for (topic, headers, body) in &published {
+        assert_eq!(topic, "airlock-test");
+        assert_eq!(headers["authorization"], "Bearer tk_secret");
+        assert_eq!(headers["title"], "Airlock");
+        // Security finding: the push carried the inbox's address and an approval id (a
+        // `Click` link) although only the count was to leave the machine. Nothing else does
+        // now: no tool, argument, approval id or the inbox's address, in the body or any
+        // header (the stand-in ntfy server is on 127.0.0.1 too: its own Host header names it).
+        let sent = format!("{topic}\n{headers:?}\n{body}");
+        assert!(headers.get("click").is_none(), "{sent}");
+        let addr = p.server.addr;
+        for secret in [
+            addr.to_string(),
+            "write_file".into(),
+            "a.txt".into(),
+            "d.txt".into(),
+        ]
         .into_iter()
         .chain(inbox.iter().map(|i| i.approval_id.clone()))
-    {
-        assert!(!sent.contains(&secret), "{secret} left the machine: {sent}");
+        {
+            assert!(!sent.contains(&secret), "{secret} left the machine: {sent}");
+        }
     }
 }
 
