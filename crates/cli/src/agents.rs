@@ -68,9 +68,14 @@ pub fn connect(
     let target = Target::parse(agent, project)?;
     let report = airlock_connect::connect(&target, &options(data_dir, timeout_secs, codex)?)?;
     print_report(&report, json, true)?;
-    if !json && matches!(target, Target::ClaudeCode { .. } | Target::Codex) {
+    if !json && matches!(target, Target::ClaudeCode { .. }) {
         println!(
-            "  Its tool calls now wait in Airlock's inbox. When Airlock is not running the agent asks as usual (`airlock agents set {agent} --fallback deny` to deny instead); undo with `airlock disconnect {agent}`."
+            "  Its tool calls now wait in Airlock's inbox. When Airlock is not running or nobody decides in time, Claude Code asks as usual (`airlock agents set claude-code --fallback deny` to deny instead); undo with `airlock disconnect claude-code`."
+        );
+    }
+    if !json && matches!(target, Target::Codex) {
+        println!(
+            "  Its tool calls now wait in Airlock's inbox. When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set codex --fallback ask` gives it to Codex's own approval instead, which may run it); undo with `airlock disconnect codex`."
         );
     }
     if !json && matches!(target, Target::ClaudeDesktop) && report.changed {

@@ -31,7 +31,7 @@ impl Gate for ApiGate {
             // same request finds the same item.
             ask_engine(&self.data_dir, &mut call, Instant::now() + LONGEST_WAIT)
                 .await
-                .map_err(|NoEngine(why)| format!("Airlock is not running: {why}"))
+                .map_err(|NoEngine(why)| why)
         })
     }
 

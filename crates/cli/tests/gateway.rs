@@ -43,13 +43,22 @@ impl Agent {
 
     /// The model's reply that runs `command` in a shell.
     fn shell_call(self, command: &str) -> Reply {
+        self.shell_call_with_id(command, "01")
+    }
+
+    /// The same with the tool-use id ending in `id` (a model backend may repeat one).
+    fn shell_call_with_id(self, command: &str, id: &str) -> Reply {
         Reply::ToolCalls(vec![match self {
             Agent::ClaudeCode => ScriptedCall::new(
-                "toolu_01",
+                format!("toolu_{id}"),
                 "Bash",
                 json!({"command": command, "description": "Run it"}),
             ),
-            Agent::Codex => ScriptedCall::new("call_01", "exec_command", json!({"cmd": command})),
+            Agent::Codex => ScriptedCall::new(
+                format!("call_{id}"),
+                "exec_command",
+                json!({"cmd": command}),
+            ),
         }])
     }
 }
@@ -68,11 +77,17 @@ struct World {
 impl World {
     /// `None` when the agent is not installed (outside CI).
     async fn new(agent: Agent, command: &str) -> Option<Self> {
+        Self::scripted(
+            agent,
+            vec![agent.shell_call(command), Reply::Text("Done.".into())],
+        )
+        .await
+    }
+
+    /// The same with the model's whole script.
+    async fn scripted(agent: Agent, replies: Vec<Reply>) -> Option<Self> {
         let bin = agent.bin()?;
-        let model =
-            ScriptedModel::start(vec![agent.shell_call(command), Reply::Text("Done.".into())])
-                .await
-                .unwrap();
+        let model = ScriptedModel::start(replies).await.unwrap();
         let world = Self {
             agent,
             bin,
@@ -448,6 +463,59 @@ async fn an_engine_restart_keeps_the_item(agent: Agent) {
     );
 }
 
+/// A model backend that repeats tool-use ids: the approval of the first command is not the
+/// answer to the second one with the same id. It is asked; denied, it never runs.
+async fn a_reused_tool_use_id_is_asked_again(agent: Agent) {
+    let Some(world) = World::scripted(
+        agent,
+        vec![
+            agent.shell_call_with_id("touch FIRST", "07"),
+            agent.shell_call_with_id("touch PWNED", "07"),
+            Reply::Text("Done.".into()),
+        ],
+    )
+    .await
+    else {
+        return;
+    };
+    let _engine = world.engine();
+    let mut child = world.start();
+    let first = world.waiting_item();
+    assert_eq!(first["args"]["command"], "touch FIRST", "{first}");
+    ok(
+        world.data.path(),
+        &["approve", first["approval_id"].as_str().unwrap()],
+    );
+    let second = eventually(
+        "the second command asked, or the agent done unasked",
+        || {
+            let items: Vec<Value> =
+                serde_json::from_str(&ok(world.data.path(), &["inbox", "--json"])).unwrap();
+            if let Some(item) = items.into_iter().next() {
+                return Some(item);
+            }
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the agent finished without the second command asked (PWNED ran: {})",
+                world.ran("PWNED")
+            );
+            None
+        },
+    );
+    assert_eq!(second["args"]["command"], "touch PWNED", "{second}");
+    assert_ne!(second["approval_id"], first["approval_id"]);
+    ok(
+        world.data.path(),
+        &["deny", second["approval_id"].as_str().unwrap()],
+    );
+    let out = world.finish(child);
+    assert!(
+        world.ran("FIRST"),
+        "the approved command did not run: {out}"
+    );
+    assert!(!world.ran("PWNED"), "the denied command ran: {out}");
+}
+
 macro_rules! for_both_agents {
     ($($scenario:ident),+ $(,)?) => {
         mod claude_code {
@@ -471,4 +539,5 @@ for_both_agents!(
     no_engine_means_the_fallback,
     killing_the_agent_withdraws_its_item,
     an_engine_restart_keeps_the_item,
+    a_reused_tool_use_id_is_asked_again,
 );

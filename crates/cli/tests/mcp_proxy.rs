@@ -1,10 +1,11 @@
 //! `airlock mcp-proxy` with a real MCP client (rmcp's, as any MCP client would be) and the
 //! pinned `@modelcontextprotocol/server-everything` behind it: the tools are listed through the
 //! proxy; an approved call returns the server's real result; a denied one is a tool error with
-//! the person's reason and never reaches the server; an edit runs instead; a rule lets a call
-//! through unasked; with no engine nothing runs; a client that goes away withdraws its item; a
-//! form the client cannot show is answered in the inbox; a tool whose definition changed is
-//! asked again whatever rule allowed it (rug-pull guard).
+//! the person's reason and never reaches the server (the server's own record says what ran); an
+//! edit runs instead; a rule lets a call through unasked; with no engine nothing runs; a client
+//! that goes away withdraws its item; a form the client cannot show is answered in the inbox; a
+//! tool whose definition changed is asked again whatever rule allowed it (rug-pull guard); a
+//! JSON-RPC id used again is a new call, asked again, never the earlier call's approval.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 // Unix only (docs/PLATFORMS.md): the pinned Node is reached through npm's POSIX shim
 // (node_modules/.bin/node).
@@ -25,6 +26,7 @@ use std::path::Path;
 
 const TEST_SERVER: &str = env!("CARGO_BIN_EXE_airlock-test-mcp-server");
 const DESCRIPTION_VAR: &str = airlock_testkit::mcp_server::DESCRIPTION_VAR;
+const EVENTS_FILE_VAR: &str = airlock_testkit::mcp_server::EVENTS_FILE_VAR;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
@@ -63,15 +65,30 @@ async fn client(data_dir: &Path) -> Client {
     .await
 }
 
-/// The project's test server (`note`, `confirm`) through the proxy, as server `notes`.
+/// The project's test server (`note`, `confirm`) through the proxy, as server `notes`; it
+/// records each note it took in `events` (in the data directory).
 async fn notes(data_dir: &Path, description: &str) -> Client {
+    let events = data_dir.join("events.txt");
     proxied(
         data_dir,
         "notes",
         &[TEST_SERVER.into()],
-        &[(DESCRIPTION_VAR, description)],
+        &[
+            (DESCRIPTION_VAR, description),
+            (EVENTS_FILE_VAR, events.to_str().unwrap()),
+        ],
     )
     .await
+}
+
+/// The notes the test server took (`noted: TEXT` lines).
+fn notes_taken(data_dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(data_dir.join("events.txt"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.starts_with("noted: "))
+        .map(str::to_string)
+        .collect()
 }
 
 fn call(tool: &str, args: Value) -> CallToolRequestParams {
@@ -258,7 +275,167 @@ async fn a_changed_tool_definition_is_asked_again_despite_a_rule() {
     let denied = pending.await.unwrap().unwrap();
     assert_eq!(denied.is_error, Some(true));
     assert!(!text(&denied).contains("noted"));
+    // The server took the first note only: the denied one never reached it.
+    assert_eq!(notes_taken(d), ["noted: one"]);
     client.cancel().await.unwrap();
+}
+
+/// An MCP client that writes JSON-RPC lines itself, so it can use one id twice (the proxy's
+/// client library never would).
+struct RawClient {
+    _proxy: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl RawClient {
+    /// `airlock mcp-proxy --name notes -- airlock-test-mcp-server`, initialized.
+    async fn notes(data_dir: &Path) -> Self {
+        use tokio::io::AsyncBufReadExt;
+        let mut proxy = tokio::process::Command::new(BIN)
+            .arg("--data-dir")
+            .arg(data_dir)
+            .args(["mcp-proxy", "--name", "notes", "--", TEST_SERVER])
+            .env(EVENTS_FILE_VAR, data_dir.join("events.txt"))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let mut client = Self {
+            stdin: proxy.stdin.take().unwrap(),
+            lines: tokio::io::BufReader::new(proxy.stdout.take().unwrap()).lines(),
+            _proxy: proxy,
+        };
+        client
+            .send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "raw-client", "version": "1"},
+                }}),
+            )
+            .await;
+        client.next_response().await;
+        client
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        client
+    }
+
+    async fn send(&mut self, message: Value) {
+        use tokio::io::AsyncWriteExt;
+        let line = format!("{message}\n");
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// `tools/call note {text}` with JSON-RPC id `id`.
+    async fn note(&mut self, id: u64, text: &str) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "note", "arguments": {"text": text}}}))
+            .await;
+    }
+
+    /// The next response (notifications and the server's requests skipped), or `None` when
+    /// none came within `wait`.
+    async fn response_within(&mut self, wait: std::time::Duration) -> Option<Value> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            // Lines::next_line is cancel-safe: a line cut by the timeout is read next time.
+            let line = tokio::time::timeout_at(deadline, self.lines.next_line())
+                .await
+                .ok()?
+                .unwrap()
+                .expect("the proxy closed its output");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message.get("method").is_none() {
+                return Some(message);
+            }
+        }
+    }
+
+    async fn next_response(&mut self) -> Value {
+        self.response_within(std::time::Duration::from_secs(60))
+            .await
+            .expect("no response from the proxy")
+    }
+
+    /// The call the proxy must ask about: its inbox item, failing at once if the proxy
+    /// answered the call without asking.
+    async fn asked(&mut self, data_dir: &Path) -> Value {
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(item) =
+                serde_json::from_str::<Vec<Value>>(&ok(data_dir, &["inbox", "--json"]))
+                    .unwrap()
+                    .into_iter()
+                    .next()
+            {
+                return item;
+            }
+            if let Some(answered) = self
+                .response_within(std::time::Duration::from_millis(50))
+                .await
+            {
+                panic!("answered without asking: {answered}");
+            }
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "the call never reached the inbox"
+            );
+        }
+    }
+}
+
+/// The result's text of a `tools/call` response.
+fn raw_text(response: &Value) -> &str {
+    response["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_json_rpc_id_used_again_is_a_new_call_and_a_denied_one_never_runs() {
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path();
+    let _engine = Engine::start(d);
+    let mut client = RawClient::notes(d).await;
+
+    client.note(7, "one").await;
+    let first = client.asked(d).await;
+    ok(d, &["approve", first["approval_id"].as_str().unwrap()]);
+    let response = client.next_response().await;
+    assert_eq!(response["id"], 7);
+    assert_eq!(raw_text(&response), "noted: one", "{response}");
+
+    // The same id for other arguments: asked, not the earlier approval.
+    client.note(7, "two").await;
+    let second = client.asked(d).await;
+    assert_ne!(second["approval_id"], first["approval_id"]);
+    assert_eq!(second["args"], json!({"text": "two"}));
+    ok(
+        d,
+        &[
+            "deny",
+            second["approval_id"].as_str().unwrap(),
+            "--reason",
+            "not that one",
+        ],
+    );
+    let response = client.next_response().await;
+    assert_eq!(response["result"]["isError"], true, "{response}");
+    assert!(raw_text(&response).contains("not that one"), "{response}");
+
+    // The same id and the same arguments once more: a new call too, asked again.
+    client.note(7, "one").await;
+    let third = client.asked(d).await;
+    assert_ne!(third["approval_id"], first["approval_id"]);
+    ok(d, &["deny", third["approval_id"].as_str().unwrap()]);
+    let response = client.next_response().await;
+    assert_eq!(response["result"]["isError"], true, "{response}");
+
+    // What ran on the server: the one approved call, nothing denied.
+    assert_eq!(notes_taken(d), ["noted: one"]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

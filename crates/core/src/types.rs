@@ -164,6 +164,18 @@ string_enum!(
     AgentFallback, "fallback" { Ask => "ask", Deny => "deny" }
 );
 
+impl AgentFallback {
+    /// The fallback of an agent nobody chose one for: whatever fails closed. Claude Code's own
+    /// prompt asks the person; Codex's own approval may simply run the call, so it is denied.
+    /// Any other agent (an MCP client through the proxy) has no prompt to give a call back to.
+    pub fn default_for(agent: &str) -> Self {
+        match agent.parse::<HookAgent>() {
+            Ok(HookAgent::ClaudeCode) => AgentFallback::Ask,
+            Ok(HookAgent::Codex) | Err(_) => AgentFallback::Deny,
+        }
+    }
+}
+
 /// The agent kind of a call through `airlock mcp-proxy` (any MCP client).
 pub const MCP_CLIENT: &str = "mcp-client";
 

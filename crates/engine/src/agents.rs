@@ -4,9 +4,14 @@
 //! items of kind `agent_tool_call`, decided on the one decision path ([`Inner::settle`]).
 //!
 //! An item lives while someone waits on it: when the last waiter goes (the hook was killed, the
-//! agent gave up, the deadline passed) it is withdrawn. Asking again with the same request key
-//! (after an engine restart, say) finds the same item; a restarted engine withdraws the items
-//! nobody came back for.
+//! agent gave up, the deadline passed) it is withdrawn. Once decided, its answer is kept for
+//! [`ANSWER_KEPT`] for the agent to collect (a connection lost, an engine restarted; Codex asks
+//! at PreToolUse and again at PermissionRequest). Only the same call finds it again: the same
+//! request key (agent, session, tool-use id) AND the same tool and arguments (`args_hash`); an
+//! id reused for another call is a new request, said so in its reason and the audit trail, and
+//! a call without an id never follows a decided answer (only Codex's PermissionRequest does,
+//! for the call it just decided). Every reuse is audited. A restarted engine withdraws the
+//! items nobody came back for, and none of them can be approved while nobody waits on it.
 
 use crate::decision::{Resolution, Settlement};
 use crate::{Engine, EngineError, Inner, Result};
@@ -18,22 +23,23 @@ use airlock_core::{
 use airlock_protocol::{
     AgentAnswer, AgentCall, AgentEvent, AgentVerdict, AgentView, ApprovalRow, EngineEvent,
 };
-use airlock_store::{AgentActivity, NewAgentRequest, NewApproval, StoreError};
+use airlock_store::{AgentActivity, EarlierAgentRequest, NewAgentRequest, NewApproval, StoreError};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The largest input an agent may submit (as the model's own calls).
-const MAX_INPUT_BYTES: usize = 1024 * 1024;
+/// The largest input an agent may submit (as the model's own calls). The hook refuses a larger
+/// one itself, at once.
+pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
 /// How long a caller may wait at most, whatever it asks.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
 /// How long a restarted engine keeps a waiting agent item for its hook to come back.
 pub(crate) const REATTACH_GRACE: Duration = Duration::from_secs(10);
-/// An agent asking again about the same arguments within this time gets the same item (Codex
-/// asks at PreToolUse and again at PermissionRequest).
-const SAME_CALL_WINDOW: Duration = Duration::from_secs(10 * 60);
+/// How long a decided item's answer stays for the same call asking again (a lost connection,
+/// an engine restart, Codex's PermissionRequest after its PreToolUse): the end of its life.
+const ANSWER_KEPT: Duration = Duration::from_secs(60);
 /// The file the hooks read their fallback from when no engine answers.
 pub const FALLBACKS_FILE: &str = "agents.json";
 
@@ -67,7 +73,7 @@ impl AgentWaiters {
         }
     }
 
-    fn waited_on(&self, approval_id: &str) -> bool {
+    pub(crate) fn waited_on(&self, approval_id: &str) -> bool {
         self.lock().contains_key(approval_id)
     }
 }
@@ -95,6 +101,14 @@ impl Drop for Attachment {
                 .withdraw(&self.approval_id, "withdrawn: the agent stopped waiting");
         }
     }
+}
+
+/// What an agent's call finds of its earlier requests.
+enum Earlier {
+    /// The same call asked before, whose item still answers it.
+    Same(Box<ApprovalRow>),
+    /// A new request; `note` says why when the agent reused the id of another call.
+    New { note: Option<String> },
 }
 
 /// The Airlock session of an agent's session: `claude-code:<its id>`.
@@ -234,42 +248,46 @@ impl Engine {
                 _ => format!("args:{}:{hash}", call.tool),
             }
         );
-        let since = airlock_store::time_before(SAME_CALL_WINDOW);
-        let asked_before = match inner.store.agent_request_by_key(&key)? {
-            Some(row) => Some(row),
-            None if call.event == AgentEvent::PermissionRequest => {
-                inner.store.recent_agent_request(
-                    &call.agent,
-                    &call.agent_session,
-                    &call.tool,
-                    &hash,
-                    &since,
-                )?
+        let (row, attachment) = match self.earlier_request(&call, &key, &hash, &session.id)? {
+            Earlier::Same(row) => {
+                let attachment = (row.status == ApprovalStatus::Pending)
+                    .then(|| Attachment::new(inner, &row.approval_id));
+                (*row, attachment)
             }
-            None => None,
-        }
-        .filter(|row| {
-            matches!(
-                row.status,
-                ApprovalStatus::Pending | ApprovalStatus::Approved | ApprovalStatus::Denied
-            ) && (call.tool_use_id.is_some() || row.created_at >= since)
-        });
-        let row = match asked_before {
-            Some(row) => row,
-            None => match self.agent_policy_now(&call, &source, &hash, &session.id)? {
-                Ok(answer) => return Ok(answer),
-                Err(why) => self.ask_person(&call, &source, &hash, &key, &session.id, why)?,
-            },
+            Earlier::New { note } => {
+                match self.agent_policy_now(&call, &source, &hash, &session.id)? {
+                    Ok(answer) => return Ok(answer),
+                    Err(why) => {
+                        let why = match note {
+                            Some(note) => format!("{note}; {why}"),
+                            None => why,
+                        };
+                        // Waited on from the start: an item nobody waits on cannot be approved.
+                        let approval_id = ids::new_approval_id();
+                        let attachment = Attachment::new(inner, &approval_id);
+                        let row = self.ask_person(
+                            &call,
+                            &source,
+                            &hash,
+                            &key,
+                            &session.id,
+                            why,
+                            approval_id,
+                        )?;
+                        (row, Some(attachment))
+                    }
+                }
+            }
         };
-        if row.status != ApprovalStatus::Pending {
+        let Some(attachment) = attachment else {
             return answer_of(inner, &row);
-        }
+        };
         let wait = call
             .wait_ms
             .map(Duration::from_millis)
             .unwrap_or(MAX_WAIT)
             .min(MAX_WAIT);
-        let answer = self.wait_for_person(&row.approval_id, wait).await?;
+        let answer = self.wait_for_person(attachment, wait).await?;
         let outcome = match answer.verdict {
             AgentVerdict::Allow => "allow",
             AgentVerdict::Deny => "deny",
@@ -277,6 +295,85 @@ impl Engine {
         };
         inner.store.note_agent_outcome(&call.agent, outcome)?;
         Ok(answer)
+    }
+
+    /// The earlier request this call is (see the module's doc), audited when it is reused; or
+    /// none, with a note when the agent reused an id of another call.
+    fn earlier_request(
+        &self,
+        call: &AgentCall,
+        key: &str,
+        hash: &str,
+        session_id: &str,
+    ) -> Result<Earlier> {
+        let store = &self.inner.store;
+        let by_key = store.agent_requests_by_key(key)?;
+        let same_call = |earlier: &EarlierAgentRequest| {
+            earlier.row.tool == call.tool && earlier.row.args_hash == hash
+        };
+        let mut note = None;
+        let found = match by_key.iter().find(|e| same_call(e)) {
+            Some(same) => Some(same.clone()),
+            None => {
+                if let (Some(id), Some(other)) = (&call.tool_use_id, by_key.first()) {
+                    store.audit_agent_request(
+                        "agent_id_reused",
+                        session_id,
+                        Some(&other.row.approval_id),
+                        &json!({
+                            "agent": call.agent, "tool_use_id": id, "earlier_tool": other.row.tool,
+                            "tool": call.tool, "args": call.input,
+                        }),
+                    )?;
+                    note = Some(format!(
+                        "the agent reused the id of an earlier call ({} with other arguments): this is a new request",
+                        other.row.tool
+                    ));
+                }
+                match call.event {
+                    AgentEvent::PermissionRequest => store.recent_agent_request(
+                        &call.agent,
+                        &call.agent_session,
+                        &call.tool,
+                        hash,
+                    )?,
+                    _ => None,
+                }
+            }
+        };
+        let Some(earlier) = found.filter(|earlier| self.still_answers(call, earlier)) else {
+            return Ok(Earlier::New { note });
+        };
+        store.audit_agent_request(
+            "agent_answer_reused",
+            session_id,
+            Some(&earlier.row.approval_id),
+            &json!({
+                "agent": call.agent, "tool": call.tool, "tool_use_id": call.tool_use_id,
+                "event": call.event, "status": earlier.row.status,
+            }),
+        )?;
+        Ok(Earlier::Same(Box::new(earlier.row)))
+    }
+
+    /// Whether an earlier request of the same call still answers it: pending (a call without
+    /// an id only joins an item nobody waits on: its hook coming back after a restart), or
+    /// decided within [`ANSWER_KEPT`] (a call without an id only for Codex's PermissionRequest).
+    fn still_answers(&self, call: &AgentCall, earlier: &EarlierAgentRequest) -> bool {
+        let has_id = call.tool_use_id.as_deref().is_some_and(|id| !id.is_empty());
+        match earlier.row.status {
+            ApprovalStatus::Pending => {
+                has_id || !self.inner.agent_waiters.waited_on(&earlier.row.approval_id)
+            }
+            ApprovalStatus::Approved | ApprovalStatus::Denied => {
+                (has_id || call.event == AgentEvent::PermissionRequest)
+                    && earlier
+                        .decided_at
+                        .as_deref()
+                        .is_some_and(|at| at >= airlock_store::time_before(ANSWER_KEPT).as_str())
+            }
+            _ => false,
+        }
     }
 
     /// The rug-pull guard for a proxied server's tool: its definition as listed now against its
@@ -393,6 +490,7 @@ impl Engine {
     }
 
     /// Puts the call in the inbox.
+    #[allow(clippy::too_many_arguments)]
     fn ask_person(
         &self,
         call: &AgentCall,
@@ -401,9 +499,9 @@ impl Engine {
         key: &str,
         session_id: &str,
         why: String,
+        approval_id: String,
     ) -> Result<ApprovalRow> {
         let inner = &self.inner;
-        let approval_id = ids::new_approval_id();
         inner.store.insert_agent_request(
             &NewApproval {
                 approval_id: approval_id.clone(),
@@ -438,9 +536,9 @@ impl Engine {
 
     /// Waits until the item leaves the inbox or `wait` passes; leaving early withdraws it when
     /// nobody else waits on it.
-    async fn wait_for_person(&self, approval_id: &str, wait: Duration) -> Result<AgentAnswer> {
+    async fn wait_for_person(&self, attachment: Attachment, wait: Duration) -> Result<AgentAnswer> {
         let inner = &self.inner;
-        let _attachment = Attachment::new(inner, approval_id);
+        let approval_id = attachment.approval_id.as_str();
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let mut woken = inner.router.wait_for(approval_id);
@@ -473,7 +571,7 @@ impl Engine {
             if !known.iter().any(|a| a.name == agent.as_str()) {
                 known.push(AgentView {
                     name: agent.as_str().into(),
-                    fallback: AgentFallback::Ask,
+                    fallback: AgentFallback::default_for(agent.as_str()),
                     last_request_at: None,
                     last_tool: None,
                     last_cwd: None,
@@ -570,14 +668,14 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&temporary, path)
 }
 
-/// The fallback an agent's hook answers when no engine decides, as `agents.json` says (`ask`
-/// when it says nothing).
+/// The fallback an agent's hook answers when no engine decides, as `agents.json` says (the
+/// agent's default, which fails closed, when it says nothing or cannot be read).
 pub fn fallback_of(data_dir: &Path, agent: HookAgent) -> AgentFallback {
     std::fs::read(data_dir.join(FALLBACKS_FILE))
         .ok()
         .and_then(|bytes| serde_json::from_slice::<HashMap<String, AgentFallback>>(&bytes).ok())
         .and_then(|all| all.get(agent.as_str()).copied())
-        .unwrap_or(AgentFallback::Ask)
+        .unwrap_or_else(|| AgentFallback::default_for(agent.as_str()))
 }
 
 #[cfg(test)]
@@ -640,6 +738,212 @@ mod tests {
             pattern: RulePattern::Glob(pattern.into()),
             effect: RuleEffect::Deny,
         }
+    }
+
+    /// Claude Code's call `tool` with `input` and the tool-use id `id`.
+    fn claude(tool: &str, input: Value, id: Option<&str>) -> AgentCall {
+        AgentCall {
+            agent: "claude-code".into(),
+            tool: tool.into(),
+            input,
+            ..bash("", id, AgentEvent::PreToolUse)
+        }
+    }
+
+    fn audited(engine: &Engine, action: &str) -> Vec<airlock_protocol::AuditRow> {
+        engine
+            .audit(1000)
+            .unwrap()
+            .into_iter()
+            .filter(|row| row.action == action)
+            .collect()
+    }
+
+    /// A model backend that repeats tool-use ids: the answer given to a `Read` with id X is not
+    /// the answer to a `Bash` with id X. That one is a new inbox item, said so, and nothing
+    /// runs until a person decides it.
+    #[tokio::test]
+    async fn an_approved_id_reused_for_another_call_is_asked_anew() {
+        let (_dir, engine) = engine();
+        let read = claude(
+            "Read",
+            json!({"file_path": "/work/README.md"}),
+            Some("toolu_X"),
+        );
+        let first = asking(&engine, read.clone());
+        let item = waiting(&engine).await;
+        engine
+            .decide(approve(&item.approval_id, None), DecidedBy::Inbox)
+            .unwrap();
+        assert_eq!(first.await.unwrap().unwrap().verdict, AgentVerdict::Allow);
+
+        let pwned = asking(
+            &engine,
+            claude("Bash", json!({"command": "touch PWNED"}), Some("toolu_X")),
+        );
+        let asked = waiting(&engine).await;
+        assert_ne!(asked.approval_id, item.approval_id);
+        assert_eq!(asked.args, json!({"command": "touch PWNED"}));
+        assert!(asked.why.contains("reused the id"), "{}", asked.why);
+        assert!(!pwned.is_finished(), "the reused id was answered unasked");
+        assert_eq!(audited(&engine, "agent_id_reused").len(), 1);
+        engine
+            .decide(
+                DecisionRequest {
+                    approve: false,
+                    ..approve(&asked.approval_id, None)
+                },
+                DecidedBy::Inbox,
+            )
+            .unwrap();
+        assert_eq!(pwned.await.unwrap().unwrap().verdict, AgentVerdict::Deny);
+
+        // The same Read with its id again (its hook coming back for the answer it missed):
+        // the kept answer, audited.
+        let again = engine.agent_call(read).await.unwrap();
+        assert_eq!(again.verdict, AgentVerdict::Allow);
+        assert_eq!(
+            again.approval_id.as_deref(),
+            Some(item.approval_id.as_str())
+        );
+        let reused = audited(&engine, "agent_answer_reused");
+        assert_eq!(reused.len(), 1, "{reused:?}");
+        assert_eq!(
+            reused[0].approval_id.as_deref(),
+            Some(item.approval_id.as_str())
+        );
+    }
+
+    /// Without an id the engine cannot tell a retry from the next identical call: a decided
+    /// answer is never reused for it (only Codex's PermissionRequest about the call it just
+    /// decided follows it), and no answer outlives its item's life.
+    #[tokio::test]
+    async fn an_identical_call_without_an_id_is_asked_again() {
+        let (_dir, engine) = engine();
+        let first = asking(&engine, bash("make", None, AgentEvent::PreToolUse));
+        let item = waiting(&engine).await;
+        engine
+            .decide(approve(&item.approval_id, None), DecidedBy::Inbox)
+            .unwrap();
+        assert_eq!(first.await.unwrap().unwrap().verdict, AgentVerdict::Allow);
+        let second = asking(&engine, bash("make", None, AgentEvent::PreToolUse));
+        let asked = waiting(&engine).await;
+        assert_ne!(
+            asked.approval_id, item.approval_id,
+            "the approval was reused"
+        );
+        assert!(!second.is_finished());
+        second.abort();
+
+        // Past its life, a decided answer answers nobody, with an id or without.
+        let row = engine.approval(&item.approval_id).unwrap().unwrap();
+        let long_ago = EarlierAgentRequest {
+            row,
+            decided_at: Some(airlock_store::time_before(
+                ANSWER_KEPT + Duration::from_secs(5),
+            )),
+        };
+        for call in [
+            bash("make", Some("c9"), AgentEvent::PreToolUse),
+            bash("make", None, AgentEvent::PermissionRequest),
+        ] {
+            assert!(!engine.still_answers(&call, &long_ago), "{call:?}");
+        }
+        let just_now = EarlierAgentRequest {
+            decided_at: Some(airlock_store::time_before(Duration::ZERO)),
+            ..long_ago
+        };
+        assert!(engine.still_answers(
+            &bash("make", None, AgentEvent::PermissionRequest),
+            &just_now
+        ));
+        assert!(!engine.still_answers(&bash("make", None, AgentEvent::PreToolUse), &just_now));
+    }
+
+    /// After a restart the item waits for its hook for a while; until the hook is back, nobody
+    /// can approve it (it would run nothing, yet say approved). Once back, it can.
+    #[tokio::test]
+    async fn an_item_whose_hook_is_gone_cannot_be_approved_until_it_comes_back() {
+        let (dir, before) = engine();
+        let call = bash("cargo publish", Some("c1"), AgentEvent::PreToolUse);
+        let waiter = asking(&before, call.clone());
+        let item = waiting(&before).await;
+        // The restarted engine: the same data, nobody waiting on its item.
+        let after = Engine::open(crate::EngineConfig {
+            data_dir: dir.path().to_path_buf(),
+            workspace: Some(dir.path().join("workspace")),
+        })
+        .unwrap();
+        assert_eq!(after.inbox().unwrap().len(), 1);
+        let refused = after.decide(approve(&item.approval_id, None), DecidedBy::Inbox);
+        assert!(
+            matches!(refused, Err(EngineError::NotAllowed(_))),
+            "an item nobody waits on was approved: {refused:?}"
+        );
+        assert_eq!(
+            after.approval(&item.approval_id).unwrap().unwrap().status,
+            ApprovalStatus::Pending
+        );
+        // The hook comes back to its item: now the approval reaches it.
+        let back = asking(&after, call);
+        for _ in 0..200 {
+            if after.inner.agent_waiters.waited_on(&item.approval_id) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        after
+            .decide(approve(&item.approval_id, None), DecidedBy::Inbox)
+            .unwrap();
+        assert_eq!(back.await.unwrap().unwrap().verdict, AgentVerdict::Allow);
+        waiter.abort();
+    }
+
+    #[test]
+    fn codex_fails_closed_unless_the_person_chose_otherwise() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(
+            fallback_of(dir.path(), HookAgent::Codex),
+            AgentFallback::Deny
+        );
+        assert_eq!(
+            fallback_of(dir.path(), HookAgent::ClaudeCode),
+            AgentFallback::Ask
+        );
+        std::fs::write(dir.path().join(FALLBACKS_FILE), "not json").unwrap();
+        assert_eq!(
+            fallback_of(dir.path(), HookAgent::Codex),
+            AgentFallback::Deny
+        );
+        std::fs::write(dir.path().join(FALLBACKS_FILE), r#"{"codex":"ask"}"#).unwrap();
+        assert_eq!(
+            fallback_of(dir.path(), HookAgent::Codex),
+            AgentFallback::Ask
+        );
+    }
+
+    /// Codex's first request records it with its own default: deny, in Settings and in the
+    /// file its hook reads.
+    #[tokio::test]
+    async fn a_codex_that_asked_keeps_its_default_fallback() {
+        let (dir, engine) = engine();
+        let mut call = bash("ls", Some("c1"), AgentEvent::PreToolUse);
+        call.wait_ms = Some(10);
+        engine.agent_call(call).await.unwrap();
+        let codex = engine
+            .agents()
+            .unwrap()
+            .into_iter()
+            .find(|a| a.name == "codex")
+            .unwrap();
+        assert_eq!(codex.fallback, AgentFallback::Deny);
+        engine
+            .set_agent_fallback("claude-code", AgentFallback::Deny)
+            .unwrap();
+        assert_eq!(
+            fallback_of(dir.path(), HookAgent::Codex),
+            AgentFallback::Deny
+        );
     }
 
     #[tokio::test]

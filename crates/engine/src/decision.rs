@@ -410,6 +410,14 @@ impl Inner {
                 },
             }
         }
+        // An agent's call runs only in its waiting hook: after a restart, until the hook comes
+        // back, approving it would run nothing yet tell the person it was approved.
+        if row.kind == ItemKind::AgentToolCall && !self.agent_waiters.waited_on(&row.approval_id) {
+            return Err((
+                Refusal::Forbidden,
+                "the agent is not waiting for this call (Airlock restarted and its hook has not come back); nothing was approved".into(),
+            ));
+        }
         let runs = edit.unwrap_or(&row.args);
         // Nothing a person approves gets past a blocked tool or a deny rule: the arguments
         // may be an edit, and the settings may have changed while the call waited.

@@ -8,12 +8,15 @@
 //! Both agents FAIL OPEN when a hook crashes, prints something that is not JSON, or outlives
 //! its timeout (the call then goes on to the agent's own permission flow, where it may simply
 //! run). So the hook never fails: whatever happens it prints valid JSON, exits 0, and answers
-//! before its deadline — the decision, or the agent's fallback (`ask`: back to the agent's own
-//! prompt; `deny`). Any error on the approval path that is not "no engine" means deny.
+//! before its deadline — the decision, or, when no engine answers or nobody decided in time,
+//! the agent's fallback (`deny`, Codex's default; `ask`: back to the agent's own prompt,
+//! Claude Code's default), with the cause in its reason. Anything else that is not a decision
+//! (input it cannot read or that is too large, an unknown agent or event, an engine answer it
+//! cannot read) is a denial at once that names the cause, never retried.
 
 use airlock_api::{ClientError, one_shot};
 use airlock_core::{AgentFallback, DEFAULT_HOOK_TIMEOUT_SECS, HookAgent};
-use airlock_engine::agents::fallback_of;
+use airlock_engine::agents::{MAX_INPUT_BYTES, fallback_of};
 use airlock_protocol::{AgentAnswer, AgentCall, AgentEvent, AgentVerdict};
 use serde_json::{Value, json};
 use std::ffi::OsString;
@@ -80,9 +83,14 @@ pub fn parse_command_line(args: impl IntoIterator<Item = OsString>) -> Result<Co
     })
 }
 
+/// The denial every agent reads: Claude Code's and Codex's PreToolUse answers are the same
+/// words, so it also answers an agent the hook does not know.
+fn denied_to_any(why: &str) -> String {
+    render(HookAgent::ClaudeCode, HookEvent::PreToolUse, &denial(why))
+}
+
 /// `airlock-hook ARGS…`: the answer for the agent on stdout, always one JSON object. With a
-/// command line it cannot read, a known agent gets a denial that says why; for an unknown
-/// agent there is no format to deny in, so it gets no decision (`{}`: its own prompt).
+/// command line it cannot read, the agent gets a denial that says why.
 pub fn main_with_args(args: impl IntoIterator<Item = OsString>) {
     let args: Vec<OsString> = args.into_iter().collect();
     match parse_command_line(args.clone()) {
@@ -91,22 +99,24 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) {
             eprintln!(
                 "airlock-hook: {why}\nusage: airlock-hook [--data-dir DIR] claude-code|codex [--timeout SECS]"
             );
-            let agent = args
-                .iter()
-                .find_map(|arg| arg.to_str()?.parse::<HookAgent>().ok());
-            match agent {
-                Some(agent) => println!("{}", HookOutput::denied(agent, &why).stdout),
-                None => println!("{{}}"),
-            }
+            println!(
+                "{}",
+                denied_to_any(&format!("the hook's command line: {why}"))
+            );
         }
     }
 }
 
-/// Runs the hook on a single-threaded runtime and prints its answer (`{}` for an agent it
-/// does not know: no decision).
+/// Runs the hook on a single-threaded runtime and prints its answer (a denial for an agent it
+/// does not know: it cannot tell what that agent would do with no decision).
 pub fn run_and_print(data_dir: Option<PathBuf>, agent: &str, timeout_secs: u64) {
     let Ok(agent) = agent.parse::<HookAgent>() else {
-        println!("{{}}");
+        println!(
+            "{}",
+            denied_to_any(&format!(
+                "the hook does not know the agent '{agent}' (claude-code or codex)"
+            ))
+        );
         return;
     };
     let timeout = Duration::from_secs(timeout_secs.max(1));
@@ -139,10 +149,13 @@ pub async fn run(data_dir: &Path, agent: HookAgent, timeout: Duration) -> HookOu
     let hook_event = match event.get("hook_event_name").and_then(Value::as_str) {
         Some("PreToolUse") => HookEvent::PreToolUse,
         Some("PermissionRequest") => HookEvent::PermissionRequest,
-        // Another event (a misconfigured hook): no decision to give.
-        _ => {
+        // Another event (a misconfigured hook): not a call the hook can let through.
+        other => {
             return HookOutput {
-                stdout: "{}".into(),
+                stdout: denied_to_any(&format!(
+                    "the hook decides PreToolUse and PermissionRequest, not {}",
+                    other.unwrap_or("an event without a hook_event_name")
+                )),
             };
         }
     };
@@ -187,7 +200,8 @@ enum HookEvent {
     PermissionRequest,
 }
 
-/// The engine could not be reached (not running, restarting past the deadline).
+/// The engine could not be reached (not running, stopped and not back by the deadline): the
+/// cause, as the agent's model reads it.
 pub struct NoEngine(pub String);
 
 fn denial(why: &str) -> AgentAnswer {
@@ -203,6 +217,7 @@ fn denial(why: &str) -> AgentAnswer {
 fn fallback_answer(fallback: AgentFallback, why: &str) -> AgentAnswer {
     match fallback {
         AgentFallback::Deny => denial(&format!("{why}; denied (this agent's fallback is deny)")),
+        // The person chose the agent's own prompt (Claude Code's default).
         AgentFallback::Ask => AgentAnswer {
             verdict: AgentVerdict::Undecided,
             reason: Some(format!("Airlock: {why}")),
@@ -219,8 +234,9 @@ fn read_event(deadline: Instant) -> Result<Value, String> {
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut bytes = Vec::new();
+        // One byte more than allowed tells a too large input from one that fits exactly.
         let read = std::io::stdin()
-            .take(MAX_EVENT_BYTES)
+            .take(MAX_EVENT_BYTES + 1)
             .read_to_end(&mut bytes);
         let _ = sender.send(read.map(|_| bytes));
     });
@@ -229,6 +245,11 @@ fn read_event(deadline: Instant) -> Result<Value, String> {
         Ok(Err(error)) => return Err(format!("cannot read the hook's input: {error}")),
         Err(_) => return Err("the hook's input did not arrive in time".into()),
     };
+    if bytes.len() as u64 > MAX_EVENT_BYTES {
+        return Err(format!(
+            "the hook's input is too large (more than {MAX_EVENT_BYTES} bytes)"
+        ));
+    }
     serde_json::from_slice(&bytes).map_err(|e| format!("the hook's input is not JSON: {e}"))
 }
 
@@ -240,6 +261,13 @@ fn agent_call(agent: HookAgent, event: HookEvent, input: &Value) -> Result<Agent
         .get("tool_input")
         .cloned()
         .unwrap_or_else(|| json!({}));
+    // Refused here at once: the engine would refuse it too, or not even read it.
+    let size = tool_input.to_string().len();
+    if size > MAX_INPUT_BYTES {
+        return Err(format!(
+            "the tool's input is too large for Airlock ({size} bytes; the limit is {MAX_INPUT_BYTES})"
+        ));
+    }
     Ok(AgentCall {
         agent: agent.as_str().into(),
         source: None,
@@ -261,7 +289,8 @@ fn agent_call(agent: HookAgent, event: HookEvent, input: &Value) -> Result<Agent
 }
 
 /// Asks the engine, coming back after a restart (the same request finds the same item) until
-/// the deadline.
+/// the deadline. An answer it cannot read or a refusal is a denial at once; only an engine that
+/// is not there (yet) is waited for.
 pub async fn ask_engine(
     data_dir: &Path,
     call: &mut AgentCall,
@@ -275,9 +304,11 @@ pub async fn ask_engine(
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(NoEngine(if last_error.is_empty() {
-                "no decision in time".into()
+                "nobody decided in Airlock in time".into()
             } else {
-                last_error
+                format!(
+                    "Airlock stopped while the call waited and was not back in time ({last_error})"
+                )
             }));
         }
         call.wait_ms = Some(left.as_millis() as u64);
@@ -286,15 +317,22 @@ pub async fn ask_engine(
         match tokio::time::timeout(left, request).await {
             Ok(Ok(answer)) => return Ok(answer),
             Ok(Err(ClientError::Refused { message, .. })) => return Ok(denial(&message)),
+            Ok(Err(ClientError::Decode(error))) => {
+                return Ok(denial(&format!(
+                    "the engine's answer was garbled ({error}); the call was not run"
+                )));
+            }
             // No engine (no discovery file, or nothing listening) before it ever answered.
             Ok(Err(ClientError::Discovery(error))) if !reached => {
-                return Err(NoEngine(error.to_string()));
+                return Err(NoEngine(format!("Airlock is not running ({error})")));
             }
             Ok(Err(ClientError::Unreachable {
                 message,
                 refused: true,
                 ..
-            })) if !reached => return Err(NoEngine(message)),
+            })) if !reached => {
+                return Err(NoEngine(format!("Airlock is not running ({message})")));
+            }
             Ok(Err(error)) => {
                 if !matches!(
                     error,
@@ -304,7 +342,7 @@ pub async fn ask_engine(
                 }
                 last_error = error.to_string();
             }
-            Err(_) => return Err(NoEngine("no decision in time".into())),
+            Err(_) => return Err(NoEngine("nobody decided in Airlock in time".into())),
         }
         tokio::time::sleep(Duration::from_millis(200).min(left)).await;
     }

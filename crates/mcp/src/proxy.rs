@@ -35,6 +35,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Where the proxy asks: the engine, through its local API.
@@ -106,6 +107,7 @@ pub async fn run(options: ProxyOptions, gate: Arc<dyn Gate>) -> Result<(), Proxy
                 .map(|d| d.as_millis())
                 .unwrap_or_default()
         ),
+        calls: AtomicU64::new(0),
         cwd: std::env::current_dir()
             .ok()
             .map(|d| d.display().to_string()),
@@ -178,6 +180,8 @@ struct Proxy {
     definitions: Definitions,
     /// This connection's id: one agent session (grants "for this session" last as long).
     session: String,
+    /// How many `tools/call`s this connection made: each one's own request key.
+    calls: AtomicU64,
     cwd: Option<String>,
 }
 
@@ -228,8 +232,15 @@ impl Proxy {
             cwd: self.cwd.clone(),
             tool: request.name.to_string(),
             input: Value::Object(request.arguments.clone().unwrap_or_default()),
-            // Each call its own item: the same arguments again are asked again.
-            tool_use_id: Some(format!("{}:{}", self.session, context.id)),
+            // Each `tools/call` its own item, whatever its JSON-RPC id (a client may use one
+            // again): the same arguments again are asked again. Only this call's own retries
+            // (the engine restarting while it waits) find its item again.
+            tool_use_id: Some(format!(
+                "{}:{}:{}",
+                self.session,
+                self.calls.fetch_add(1, Ordering::Relaxed),
+                context.id
+            )),
             event: AgentEvent::McpCall,
             editable: true,
             wait_ms: None,

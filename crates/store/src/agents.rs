@@ -31,9 +31,10 @@ pub struct AgentActivity<'a> {
 }
 
 fn touch_agent(tx: &rusqlite::Connection, activity: &AgentActivity<'_>, at: &str) -> Result<()> {
+    // A new agent starts with its own default fallback (the one that fails closed).
     tx.run(
-        "INSERT INTO agents (name, last_request_at, last_tool, last_cwd, last_outcome)
-         VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO agents (name, last_request_at, last_tool, last_cwd, last_outcome, fallback)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT(name) DO UPDATE SET last_request_at = ?2, last_tool = ?3, last_cwd = ?4,
             last_outcome = ?5",
         params![
@@ -41,10 +42,32 @@ fn touch_agent(tx: &rusqlite::Connection, activity: &AgentActivity<'_>, at: &str
             at,
             activity.tool,
             activity.cwd,
-            activity.outcome
+            activity.outcome,
+            AgentFallback::default_for(activity.agent).as_str()
         ],
     )?;
     Ok(())
+}
+
+/// An agent's earlier request: its item, and when it was decided (once it was).
+#[derive(Debug, Clone)]
+pub struct EarlierAgentRequest {
+    pub row: ApprovalRow,
+    pub decided_at: Option<String>,
+}
+
+/// The requests of `approval_id, decided_at` rows, in their order.
+fn earlier_requests(
+    conn: &Connection,
+    found: Vec<(String, Option<String>)>,
+) -> Result<Vec<EarlierAgentRequest>> {
+    let mut earlier = Vec::with_capacity(found.len());
+    for (id, decided_at) in found {
+        if let Some(row) = query(conn, "a.approval_id = ?1", &id)?.into_iter().next() {
+            earlier.push(EarlierAgentRequest { row, decided_at });
+        }
+    }
+    Ok(earlier)
 }
 
 impl Store {
@@ -92,49 +115,69 @@ impl Store {
         })
     }
 
-    /// The newest request asked with this key, whatever its status.
-    pub fn agent_request_by_key(&self, request_key: &str) -> Result<Option<ApprovalRow>> {
+    /// The newest requests asked with this key (the last few), whatever their status: one
+    /// call asked again, or an id the agent used for other calls too.
+    pub fn agent_requests_by_key(&self, request_key: &str) -> Result<Vec<EarlierAgentRequest>> {
         self.read(|conn| {
-            let id: Option<String> = conn
-                .query_row(
-                    "SELECT approval_id FROM agent_requests WHERE request_key = ?1 ORDER BY rowid DESC LIMIT 1",
-                    [request_key],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            match id {
-                Some(id) => Ok(query(conn, "a.approval_id = ?1", &id)?.into_iter().next()),
-                None => Ok(None),
-            }
+            let mut stmt = conn.prepare_cached(
+                "SELECT g.approval_id, d.decided_at FROM agent_requests g
+                 LEFT JOIN decisions d ON d.approval_id = g.approval_id
+                 WHERE g.request_key = ?1 ORDER BY g.rowid DESC LIMIT 16",
+            )?;
+            let found = stmt
+                .query_map([request_key], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            earlier_requests(conn, found)
         })
     }
 
-    /// The newest request of this agent session for these exact arguments of this tool, asked
-    /// at or after `since` (an RFC 3339 time): the agent asking again about a call it already
-    /// asked about (Codex's PermissionRequest after its PreToolUse).
+    /// The newest request of this agent session for these exact arguments of this tool: the
+    /// agent asking again about a call it already asked about (Codex's PermissionRequest after
+    /// its PreToolUse).
     pub fn recent_agent_request(
         &self,
         agent: &str,
         agent_session: &str,
         tool: &str,
         args_hash: &str,
-        since: &str,
-    ) -> Result<Option<ApprovalRow>> {
+    ) -> Result<Option<EarlierAgentRequest>> {
         self.read(|conn| {
-            let id: Option<String> = conn
+            let found: Option<(String, Option<String>)> = conn
                 .query_row(
-                    "SELECT g.approval_id FROM agent_requests g JOIN approval_requests a ON a.approval_id = g.approval_id
+                    "SELECT g.approval_id, d.decided_at FROM agent_requests g
+                     JOIN approval_requests a ON a.approval_id = g.approval_id
+                     LEFT JOIN decisions d ON d.approval_id = g.approval_id
                      WHERE g.agent = ?1 AND g.agent_session = ?2 AND a.tool = ?3 AND a.args_hash = ?4
-                        AND a.created_at >= ?5
                      ORDER BY g.rowid DESC LIMIT 1",
-                    params![agent, agent_session, tool, args_hash, since],
-                    |r| r.get(0),
+                    params![agent, agent_session, tool, args_hash],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
                 )
                 .optional()?;
-            match id {
-                Some(id) => Ok(query(conn, "a.approval_id = ?1", &id)?.into_iter().next()),
-                None => Ok(None),
-            }
+            Ok(earlier_requests(conn, found.into_iter().collect())?
+                .into_iter()
+                .next())
+        })
+    }
+
+    /// Audits what the gateway did with an agent's earlier request (an answer reused, an id
+    /// reused for another call), durably: it is written before the agent is answered.
+    pub fn audit_agent_request(
+        &self,
+        action: &str,
+        session_id: &str,
+        approval_id: Option<&str>,
+        detail: &Value,
+    ) -> Result<()> {
+        self.write(|tx| {
+            insert_audit(
+                tx,
+                "engine",
+                action,
+                Some(session_id),
+                None,
+                approval_id,
+                detail,
+            )
         })
     }
 

@@ -20,7 +20,7 @@ mod sessions;
 mod settings;
 mod tool_settings;
 
-pub use agents::{AgentActivity, NewAgentRequest};
+pub use agents::{AgentActivity, EarlierAgentRequest, NewAgentRequest};
 pub use airlock_protocol::{
     ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
 };
@@ -95,7 +95,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 8] = [
+const MIGRATIONS: [&str; 9] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -104,6 +104,7 @@ const MIGRATIONS: [&str; 8] = [
     include_str!("migration_6_grants.sql"),
     include_str!("migration_7_same_call.sql"),
     include_str!("migration_8_devices.sql"),
+    include_str!("migration_9_codex_fails_closed.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

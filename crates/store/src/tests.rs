@@ -423,3 +423,64 @@ fn remembering_exact_arguments_remembers_what_runs_not_the_proposal() {
     assert_eq!(hash, Some(airlock_core::args_hash(&edited)));
     assert_ne!(hash, Some(proposed.args_hash));
 }
+
+/// Codex fails closed: a database from before version 9 whose Codex fallback nobody set moves
+/// to `deny`; one the person set stays; a new agent starts with its own default.
+#[test]
+fn codex_fails_closed_unless_the_person_chose_ask() {
+    for chosen in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("airlock.db");
+        {
+            let mut conn = Connection::open(&path).unwrap();
+            migrations().to_version(&mut conn, 8).unwrap();
+            conn.execute(
+                "INSERT INTO agents (name, fallback) VALUES ('codex', 'ask'), ('claude-code', 'ask')",
+                [],
+            )
+            .unwrap();
+            if chosen {
+                conn.execute(
+                    "INSERT INTO audit (at, actor, action, detail) VALUES ('t', 'user', 'agent_fallback_set', '{\"agent\":\"codex\",\"fallback\":\"ask\"}')",
+                    [],
+                )
+                .unwrap();
+            }
+        }
+        let store = Store::open(&path).unwrap();
+        let fallback = |name: &str| {
+            store
+                .agents()
+                .unwrap()
+                .into_iter()
+                .find(|a| a.name == name)
+                .unwrap()
+                .fallback
+        };
+        let expected = if chosen {
+            airlock_core::AgentFallback::Ask
+        } else {
+            airlock_core::AgentFallback::Deny
+        };
+        assert_eq!(fallback("codex"), expected, "chosen: {chosen}");
+        assert_eq!(fallback("claude-code"), airlock_core::AgentFallback::Ask);
+    }
+    let (_dir, store) = open();
+    store
+        .record_agent_call(
+            &AgentActivity {
+                agent: "codex",
+                tool: "Bash",
+                cwd: None,
+                outcome: "allowed",
+            },
+            "s1",
+            &json!({}),
+            None,
+        )
+        .unwrap();
+    assert_eq!(
+        store.agents().unwrap()[0].fallback,
+        airlock_core::AgentFallback::Deny
+    );
+}

@@ -1,7 +1,8 @@
 //! A tiny MCP server (stdio, on rmcp's server side) for tests: `note`, whose description comes
 //! from `AIRLOCK_TEST_TOOL_DESCRIPTION` so a test can change it between two runs (rug-pull
-//! guard), and `wait`, which runs until the client cancels it and then appends `cancelled` to
-//! the file named by `AIRLOCK_TEST_EVENTS_FILE` (proof that `notifications/cancelled` arrived),
+//! guard) and which appends `noted: TEXT` to the file named by `AIRLOCK_TEST_EVENTS_FILE` (proof
+//! of what ran on the server, and what did not), and `wait`, which runs until the client
+//! cancels it and then appends `cancelled` to that file (proof that `notifications/cancelled` arrived),
 //! and `confirm`, which asks the client through an elicitation marked
 //! `elicitationType: "tool_approval"` and returns the answer's action.
 //!
@@ -85,16 +86,7 @@ impl ServerHandler for NoteServer {
     ) -> Result<CallToolResponse, ErrorData> {
         if request.name == "wait" {
             context.ct.cancelled().await;
-            if let Ok(path) = std::env::var(EVENTS_FILE_VAR) {
-                use std::io::Write;
-                let file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path);
-                if let Ok(mut file) = file {
-                    let _ = writeln!(file, "cancelled");
-                }
-            }
+            record_event("cancelled");
             return Err(ErrorData::internal_error("cancelled", None));
         }
         if request.name == "rug" {
@@ -146,9 +138,24 @@ impl ServerHandler for NoteServer {
             .and_then(|a| a.get("text"))
             .and_then(|t| t.as_str())
             .unwrap_or_default();
+        record_event(&format!("noted: {text}"));
         Ok(CallToolResponse::Complete(CallToolResult::success(vec![
             ContentBlock::text(format!("noted: {text}")),
         ])))
+    }
+}
+
+/// Appends one line to the events file, when the test named one.
+fn record_event(line: &str) {
+    if let Ok(path) = std::env::var(EVENTS_FILE_VAR) {
+        use std::io::Write;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path);
+        if let Ok(mut file) = file {
+            let _ = writeln!(file, "{line}");
+        }
     }
 }
 
