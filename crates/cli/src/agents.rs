@@ -70,7 +70,7 @@ pub fn connect(
     print_report(&report, json, true)?;
     if !json && matches!(target, Target::ClaudeCode { .. }) {
         println!(
-            "  Its tool calls now wait in Airlock's inbox. When Airlock is not running or nobody decides in time, Claude Code asks as usual (`airlock agents set claude-code --fallback deny` to deny instead); undo with `airlock disconnect claude-code`."
+            "  Its tool calls now wait in Airlock's inbox. When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set claude-code --fallback ask` gives it to Claude Code's own permission flow instead, which runs it under its allow rules or bypassPermissions); undo with `airlock disconnect claude-code`."
         );
     }
     if !json && matches!(target, Target::Codex) {

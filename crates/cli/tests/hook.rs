@@ -198,8 +198,13 @@ fn no_engine_gives_the_fallback_with_its_cause() {
     let out = run_hook(d, "codex", 30, bash("touch X", "call_1"));
     assert_denied(&out, "Airlock is not running");
     assert_denied(&out, "fallback is deny");
-    // Claude Code's default gives the call to its own prompt (a person), saying why.
+    // So does Claude Code: its `ask` would pass the call on to its own permission flow.
     let out = run_hook(d, "claude-code", 30, bash("touch X", "toolu_1"));
+    assert_denied(&out, "Airlock is not running");
+    assert_denied(&out, "fallback is deny");
+    // Chosen: ask (the file the engine writes when the person sets it), saying why.
+    std::fs::write(d.join("agents.json"), r#"{"claude-code":"ask"}"#).unwrap();
+    let out = run_hook(d, "claude-code", 30, bash("touch X", "toolu_2"));
     let answer = answer_of(&out);
     assert_eq!(answer["permissionDecision"], "ask", "{answer}");
     assert!(
@@ -209,10 +214,6 @@ fn no_engine_gives_the_fallback_with_its_cause() {
             .contains("Airlock is not running"),
         "{answer}"
     );
-    // Chosen: deny (the file the engine writes when the person sets it).
-    std::fs::write(d.join("agents.json"), r#"{"claude-code":"deny"}"#).unwrap();
-    let out = run_hook(d, "claude-code", 30, bash("touch X", "toolu_2"));
-    assert_denied(&out, "Airlock is not running");
 }
 
 /// An engine that holds the data directory's lock and answers every request with `response`

@@ -165,14 +165,12 @@ string_enum!(
 );
 
 impl AgentFallback {
-    /// The fallback of an agent nobody chose one for: whatever fails closed. Claude Code's own
-    /// prompt asks the person; Codex's own approval may simply run the call, so it is denied.
-    /// Any other agent (an MCP client through the proxy) has no prompt to give a call back to.
-    pub fn default_for(agent: &str) -> Self {
-        match agent.parse::<HookAgent>() {
-            Ok(HookAgent::ClaudeCode) => AgentFallback::Ask,
-            Ok(HookAgent::Codex) | Err(_) => AgentFallback::Deny,
-        }
+    /// The fallback of an agent nobody chose one for: deny, for every agent. Giving the call
+    /// back is not a person's decision: Codex's own approval may simply run it, and Claude
+    /// Code's `ask` passes it on to its permission flow, which runs it under allow rules or
+    /// `bypassPermissions`. An MCP client through the proxy has no prompt to give it back to.
+    pub fn default_for(_agent: &str) -> Self {
+        AgentFallback::Deny
     }
 }
 

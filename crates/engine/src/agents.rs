@@ -900,7 +900,7 @@ mod tests {
     }
 
     #[test]
-    fn codex_fails_closed_unless_the_person_chose_otherwise() {
+    fn every_agent_fails_closed_unless_the_person_chose_otherwise() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(
             fallback_of(dir.path(), HookAgent::Codex),
@@ -908,7 +908,7 @@ mod tests {
         );
         assert_eq!(
             fallback_of(dir.path(), HookAgent::ClaudeCode),
-            AgentFallback::Ask
+            AgentFallback::Deny
         );
         std::fs::write(dir.path().join(FALLBACKS_FILE), "not json").unwrap();
         assert_eq!(

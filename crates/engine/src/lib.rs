@@ -218,6 +218,9 @@ impl Engine {
         )?;
         // The agents' hooks come back to their items (the same request key), or they go.
         self.inner.withdraw_abandoned_later()?;
+        // The hooks read their fallback from agents.json: as the store has it now (a migration
+        // may have changed it), not as a previous version wrote it.
+        self.inner.write_fallbacks()?;
         for call in self.inner.store.calls_in_state(CallState::Running)? {
             let result = json!({
                 "type": "error",

@@ -104,7 +104,7 @@ const MIGRATIONS: [&str; 9] = [
     include_str!("migration_6_grants.sql"),
     include_str!("migration_7_same_call.sql"),
     include_str!("migration_8_devices.sql"),
-    include_str!("migration_9_codex_fails_closed.sql"),
+    include_str!("migration_9_agents_fail_closed.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -424,10 +424,10 @@ fn remembering_exact_arguments_remembers_what_runs_not_the_proposal() {
     assert_ne!(hash, Some(proposed.args_hash));
 }
 
-/// Codex fails closed: a database from before version 9 whose Codex fallback nobody set moves
-/// to `deny`; one the person set stays; a new agent starts with its own default.
+/// Every agent fails closed: a database from before version 9 whose fallbacks nobody set moves
+/// them to `deny`; one the person set stays; a new agent starts with the default, deny.
 #[test]
-fn codex_fails_closed_unless_the_person_chose_ask() {
+fn agents_fail_closed_unless_the_person_chose_ask() {
     for chosen in [false, true] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("airlock.db");
@@ -463,7 +463,8 @@ fn codex_fails_closed_unless_the_person_chose_ask() {
             airlock_core::AgentFallback::Deny
         };
         assert_eq!(fallback("codex"), expected, "chosen: {chosen}");
-        assert_eq!(fallback("claude-code"), airlock_core::AgentFallback::Ask);
+        // Nobody chose Claude Code's: it fails closed too.
+        assert_eq!(fallback("claude-code"), airlock_core::AgentFallback::Deny);
     }
     let (_dir, store) = open();
     store
