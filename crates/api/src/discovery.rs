@@ -91,7 +91,13 @@ impl EngineLock {
         let started = Instant::now();
         loop {
             match file.try_lock() {
-                Ok(()) => return Ok(Self { _file: file }),
+                Ok(()) => {
+                    // What a killed engine of this directory left behind (`api.json`, the
+                    // socket) goes now: from here until [`publish`], clients find "not
+                    // running" rather than an address that may be anyone's by now.
+                    remove_endpoint(data_dir);
+                    return Ok(Self { _file: file });
+                }
                 Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_PATIENCE => {
                     std::thread::sleep(Duration::from_millis(5));
                 }
@@ -101,12 +107,6 @@ impl EngineLock {
                 Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
             }
         }
-    }
-
-    /// Clears what a previous engine of this directory left behind when it was killed
-    /// (`api.json`, the socket): from here until [`publish`], clients find "not running".
-    pub fn clear_stale(&self, data_dir: &Path) {
-        remove_endpoint(data_dir);
     }
 }
 
@@ -214,7 +214,24 @@ mod tests {
             Err(DiscoveryError::NotRunning(_))
         ));
         let _lock = EngineLock::acquire(dir.path()).unwrap();
+        publish(dir.path(), &endpoint(std::process::id())).unwrap();
         assert!(find(dir.path()).is_ok());
+    }
+
+    /// An engine starting on a killed one's directory: until it publishes, no client finds
+    /// the dead one's address (on Windows, where the pid is not checked, this is the check).
+    #[test]
+    fn taking_the_lock_clears_what_a_killed_engine_left() {
+        let dir = tempfile::tempdir().unwrap();
+        publish(dir.path(), &endpoint(std::process::id())).unwrap();
+        std::fs::write(socket_path(dir.path()), "").unwrap();
+        let _lock = EngineLock::acquire(dir.path()).unwrap();
+        assert!(!endpoint_path(dir.path()).exists());
+        assert!(!socket_path(dir.path()).exists());
+        assert!(matches!(
+            find(dir.path()),
+            Err(DiscoveryError::NotRunning(_))
+        ));
     }
 
     #[cfg(unix)]

@@ -181,17 +181,16 @@ pub struct LocalApi {
 }
 
 impl LocalApi {
-    /// Clears what a killed engine left behind (clients find "not running" until
-    /// [`LocalApi::publish`]), makes a new token and binds.
+    /// Makes a new token and binds; clients find nothing until [`LocalApi::publish`]. Only for
+    /// the holder of the data directory's lock (`_lock`), which cleared a killed engine's files.
     pub async fn bind(
         data_dir: &Path,
-        lock: &EngineLock,
+        _lock: &EngineLock,
         listen: SocketAddr,
     ) -> Result<Self, HostError> {
         if !listen.ip().is_loopback() {
             return Err(HostError::NotLoopback(listen));
         }
-        lock.clear_stale(data_dir);
         let token = discovery::create_token(data_dir)?;
         let listen_error = |e: std::io::Error| HostError::Listen {
             addr: listen,
