@@ -185,6 +185,31 @@ fn a_listener_on_a_killed_engines_port_gets_nothing_and_clients_say_it_is_not_ru
     let stderr = String::from_utf8_lossy(&inbox.stderr);
     assert!(!inbox.status.success());
     assert!(stderr.contains("no Airlock engine is running"), "{stderr}");
+
+    // A token read before (by the impostor, had it got one) is worth nothing to the engine
+    // started next: the person's mode cannot be changed with it.
+    let engine = Engine::start(data_dir);
+    let set_mode = |token: &str| {
+        let body = r#"{"mode":"never-ask"}"#;
+        let mut stream = TcpStream::connect(engine.addr()).unwrap();
+        write!(
+            stream,
+            "PUT /v1/mode HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            engine.addr(),
+            token.trim(),
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response
+    };
+    let refused = set_mode(&token);
+    assert!(refused.starts_with("HTTP/1.1 401"), "{refused}");
+    let new_token = std::fs::read_to_string(data_dir.join("token")).unwrap();
+    let accepted = set_mode(&new_token);
+    assert!(accepted.starts_with("HTTP/1.1 200"), "{accepted}");
+    ok(data_dir, &["inbox"]);
 }
 
 /// On Unix the clients use the socket in the data directory: a port named in `api.json` is
