@@ -57,6 +57,31 @@ impl WebChecks {
             allowed_origins,
         }
     }
+
+    fn check(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        if !self.allowed_hosts.iter().any(|allowed| allowed == host) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "bad_host",
+                format!("refused: Host '{host}' is not this engine"),
+            ));
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or("");
+            if !self.allowed_origins.iter().any(|allowed| allowed == origin) {
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "bad_origin",
+                    format!("refused: Origin '{origin}' may not use the local API"),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A refusal or failure, as JSON `{"error": message, "code": code}`.
@@ -223,33 +248,6 @@ async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next)
         .into_response();
     }
     next.run(request).await
-}
-
-impl WebChecks {
-    fn check(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or("");
-        if !self.allowed_hosts.iter().any(|allowed| allowed == host) {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "bad_host",
-                format!("refused: Host '{host}' is not this engine"),
-            ));
-        }
-        if let Some(origin) = headers.get(header::ORIGIN) {
-            let origin = origin.to_str().unwrap_or("");
-            if !self.allowed_origins.iter().any(|allowed| allowed == origin) {
-                return Err(ApiError::new(
-                    StatusCode::FORBIDDEN,
-                    "bad_origin",
-                    format!("refused: Origin '{origin}' may not use the local API"),
-                ));
-            }
-        }
-        Ok(())
-    }
 }
 
 fn token_matches(headers: &HeaderMap, token: &str) -> bool {

@@ -246,6 +246,24 @@ fn on_unix_clients_reach_the_engine_over_its_socket_not_its_port() {
     published["addr"] = json!(impostor.addr.to_string());
     std::fs::write(data_dir.join("api.json"), published.to_string()).unwrap();
 
+    // The socket checks the token too; Host is not checked there (no web page reaches it).
+    let over_socket = |headers: &str| {
+        let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        write!(
+            stream,
+            "GET /v1/inbox HTTP/1.1\r\nHost: anything\r\n{headers}Connection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response
+    };
+    let token = std::fs::read_to_string(data_dir.join("token")).unwrap();
+    let without = over_socket("");
+    assert!(without.starts_with("HTTP/1.1 401"), "{without}");
+    let with = over_socket(&format!("Authorization: Bearer {}\r\n", token.trim()));
+    assert!(with.starts_with("HTTP/1.1 200"), "{with}");
+
     let answer = hook(data_dir, "echo hello");
     ok(data_dir, &["inbox"]);
     let received = impostor.received();
