@@ -60,21 +60,32 @@ impl ApiClient {
     pub fn discover(data_dir: &Path) -> Result<Self, ClientError> {
         let (endpoint, token) = discovery::find(data_dir)?;
         let builder = reqwest::Client::builder().tcp_nodelay(true).no_proxy();
-        let (builder, base) = match &endpoint.socket {
-            #[cfg(unix)]
-            Some(socket) => (
-                builder.unix_socket(socket.as_path()),
-                "http://localhost".to_string(),
-            ),
-            _ => (builder, format!("http://{}", endpoint.addr)),
-        };
-        // No fallback to a default client: it would send the token somewhere else.
+        #[cfg(unix)]
+        if let Some(socket) = &endpoint.socket {
+            let builder = builder.unix_socket(socket.as_path());
+            return Self::built(builder, "http://localhost", &token, data_dir);
+        }
+        Self::built(
+            builder,
+            &format!("http://{}", endpoint.addr),
+            &token,
+            data_dir,
+        )
+    }
+
+    /// No fallback to a default client when building fails: it would send the token elsewhere.
+    fn built(
+        builder: reqwest::ClientBuilder,
+        base: &str,
+        token: &str,
+        data_dir: &Path,
+    ) -> Result<Self, ClientError> {
         let http = builder.build().map_err(|e| ClientError::Unreachable {
             data_dir: data_dir.to_path_buf(),
             message: e.to_string(),
             refused: false,
         })?;
-        Ok(Self::with(http, &base, &token, data_dir))
+        Ok(Self::with(http, base, token, data_dir))
     }
 
     /// A client of the API at `base` (loopback TCP).

@@ -34,26 +34,30 @@ pub async fn post<T: DeserializeOwned>(
             .body(Full::new(Bytes::from(body.to_string())))
             .map_err(|e| ClientError::Decode(e.to_string()))
     };
-    let (status, bytes) = match endpoint.socket.as_deref() {
-        #[cfg(unix)]
-        Some(socket) => {
-            let stream = tokio::net::UnixStream::connect(socket)
-                .await
-                .map_err(|e| unreachable(e.to_string(), true))?;
-            exchange(stream, request("localhost".into())?)
-                .await
-                .map_err(|e| unreachable(e.to_string(), false))?
-        }
-        _ => {
-            let stream = tokio::net::TcpStream::connect(endpoint.addr)
-                .await
-                .map_err(|e| unreachable(e.to_string(), true))?;
-            let _ = stream.set_nodelay(true);
-            exchange(stream, request(endpoint.addr.to_string())?)
-                .await
-                .map_err(|e| unreachable(e.to_string(), false))?
-        }
-    };
+    #[cfg(unix)]
+    if let Some(socket) = endpoint.socket.as_deref() {
+        let stream = tokio::net::UnixStream::connect(socket)
+            .await
+            .map_err(|e| unreachable(e.to_string(), true))?;
+        let answer = exchange(stream, request("localhost".into())?)
+            .await
+            .map_err(|e| unreachable(e.to_string(), false))?;
+        return decode(answer);
+    }
+    let stream = tokio::net::TcpStream::connect(endpoint.addr)
+        .await
+        .map_err(|e| unreachable(e.to_string(), true))?;
+    let _ = stream.set_nodelay(true);
+    let answer = exchange(stream, request(endpoint.addr.to_string())?)
+        .await
+        .map_err(|e| unreachable(e.to_string(), false))?;
+    decode(answer)
+}
+
+/// The engine's JSON answer: its value, or its refusal.
+fn decode<T: DeserializeOwned>(
+    (status, bytes): (hyper::StatusCode, Bytes),
+) -> Result<T, ClientError> {
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|e| ClientError::Decode(e.to_string()))?;
     crate::client::answer(status.as_u16(), value)
