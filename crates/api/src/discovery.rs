@@ -43,8 +43,9 @@ pub struct Endpoint {
     /// The loopback TCP address (the window, Windows, and other HTTP clients).
     pub addr: SocketAddr,
     pub pid: u32,
-    /// The Unix socket clients on Unix use; none where it could not be bound (Windows, a data
-    /// directory whose path is too long for a socket).
+    /// The Unix socket clients on Unix use (`api.sock` in the data directory, written as an
+    /// absolute path); none where it could not be bound (Windows, a data directory whose path
+    /// is too long for a socket).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub socket: Option<PathBuf>,
 }
@@ -182,10 +183,13 @@ pub fn remove_endpoint(data_dir: &Path) {
 pub fn find(data_dir: &Path) -> Result<(Endpoint, String), DiscoveryError> {
     let not_running = || DiscoveryError::NotRunning(data_dir.to_path_buf());
     let text = std::fs::read_to_string(endpoint_path(data_dir)).map_err(|_| not_running())?;
-    let endpoint: Endpoint = serde_json::from_str(&text).map_err(|_| not_running())?;
+    let mut endpoint: Endpoint = serde_json::from_str(&text).map_err(|_| not_running())?;
     if !engine_lock_held(data_dir) || !process_alive(endpoint.pid) {
         return Err(not_running());
     }
+    // The socket as this client names the data directory (the engine's relative path would
+    // be relative to the engine's working directory).
+    endpoint.socket = endpoint.socket.map(|_| socket_path(data_dir));
     let token = std::fs::read_to_string(token_path(data_dir)).map_err(|_| not_running())?;
     Ok((endpoint, token.trim().to_string()))
 }
@@ -232,6 +236,22 @@ mod tests {
             find(dir.path()),
             Err(DiscoveryError::NotRunning(_))
         ));
+    }
+
+    /// An engine started with a relative `--data-dir` names its socket from its own working
+    /// directory: a client connects to the one in the data directory it was given.
+    #[test]
+    fn the_socket_is_the_one_in_the_clients_data_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let _lock = EngineLock::acquire(dir.path()).unwrap();
+        let elsewhere = Endpoint {
+            socket: Some(PathBuf::from("relative/to/the/engine/api.sock")),
+            ..endpoint(std::process::id())
+        };
+        publish(dir.path(), &elsewhere).unwrap();
+        create_token(dir.path()).unwrap();
+        let (found, _) = find(dir.path()).unwrap();
+        assert_eq!(found.socket, Some(socket_path(dir.path())));
     }
 
     #[cfg(unix)]

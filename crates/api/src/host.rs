@@ -93,6 +93,8 @@ pub type ExtraRoutes<'a> = Box<dyn FnOnce(&Engine, SocketAddr) -> axum::Router +
 pub struct Host {
     pub engine: Engine,
     pub addr: SocketAddr,
+    /// The Unix socket the CLI, the hook and mcp-proxy use (none on Windows).
+    pub socket: Option<PathBuf>,
     data_dir: PathBuf,
     _lock: EngineLock,
     mcp: std::sync::Arc<airlock_mcp::McpManager>,
@@ -134,6 +136,7 @@ impl Host {
         })?;
         let api = LocalApi::bind(data_dir, &lock, listen).await?;
         let addr = api.endpoint.addr;
+        let socket = api.endpoint.socket.clone();
         let routes = extra(&engine, addr);
         api.publish(data_dir)?;
         let served = api.serve_with(engine.clone(), routes);
@@ -144,6 +147,7 @@ impl Host {
             Self {
                 engine,
                 addr,
+                socket,
                 data_dir: data_dir.to_path_buf(),
                 mcp,
                 _lock: lock,
@@ -207,7 +211,10 @@ impl LocalApi {
                 addr,
                 pid: std::process::id(),
                 #[cfg(unix)]
-                socket: socket.as_ref().map(|_| discovery::socket_path(data_dir)),
+                socket: socket.as_ref().map(|_| {
+                    let path = discovery::socket_path(data_dir);
+                    std::path::absolute(&path).unwrap_or(path)
+                }),
                 #[cfg(not(unix))]
                 socket: None,
             },
