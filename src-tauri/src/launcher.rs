@@ -3,7 +3,7 @@
 //! asks the running resident to show its window.
 
 use airlock_api::ApiClient;
-use airlock_api::discovery::{self, DiscoveryError, EngineLock};
+use airlock_api::discovery;
 use airlock_api::host::HostArgs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -30,15 +30,7 @@ pub struct ResidentOptions<'a> {
 /// Makes sure the data directory's resident runs; when it already did and a window is wanted,
 /// asks it to show its window.
 pub fn ensure_resident(options: &ResidentOptions<'_>) -> anyhow::Result<Resident> {
-    let free = match EngineLock::acquire(options.data_dir) {
-        Ok(lock) => {
-            drop(lock);
-            true
-        }
-        Err(DiscoveryError::Locked(_)) => false,
-        Err(error) => return Err(error.into()),
-    };
-    if !free {
+    if discovery::engine_lock_held(options.data_dir) {
         if options.show_window {
             show_running_app(options.data_dir)?;
         }
@@ -95,6 +87,8 @@ fn wait_until_answering(data_dir: &Path, child: &mut Child) -> anyhow::Result<()
         if let Some(status) = child.try_wait()? {
             anyhow::bail!("Airlock's engine stopped as it started ({status}); see the lines above");
         }
+        // Found only once its lock is held and its pid alive: this child, not a dead one's
+        // leftover api.json.
         if let Ok((endpoint, _)) = discovery::find(data_dir)
             && endpoint.pid == child.id()
         {

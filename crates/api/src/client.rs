@@ -55,22 +55,50 @@ pub struct ApiClient {
 }
 
 impl ApiClient {
-    /// Finds the engine that owns `data_dir`.
+    /// Finds the engine that owns `data_dir` (once its lock is held and its pid alive) and
+    /// reaches it over its Unix socket where it has one, else its loopback port.
     pub fn discover(data_dir: &Path) -> Result<Self, ClientError> {
         let (endpoint, token) = discovery::find(data_dir)?;
-        Ok(Self::new(
+        let builder = reqwest::Client::builder().tcp_nodelay(true).no_proxy();
+        #[cfg(unix)]
+        if let Some(socket) = &endpoint.socket {
+            let builder = builder.unix_socket(socket.as_path());
+            return Self::built(builder, "http://localhost", &token, data_dir);
+        }
+        Self::built(
+            builder,
             &format!("http://{}", endpoint.addr),
             &token,
             data_dir,
-        ))
+        )
     }
 
+    /// No fallback to a default client when building fails: it would send the token elsewhere.
+    fn built(
+        builder: reqwest::ClientBuilder,
+        base: &str,
+        token: &str,
+        data_dir: &Path,
+    ) -> Result<Self, ClientError> {
+        let http = builder.build().map_err(|e| ClientError::Unreachable {
+            data_dir: data_dir.to_path_buf(),
+            message: e.to_string(),
+            refused: false,
+        })?;
+        Ok(Self::with(http, base, token, data_dir))
+    }
+
+    /// A client of the API at `base` (loopback TCP).
     pub fn new(base: &str, token: &str, data_dir: &Path) -> Self {
         let http = reqwest::Client::builder()
             .tcp_nodelay(true)
             .no_proxy()
             .build()
             .unwrap_or_default();
+        Self::with(http, base, token, data_dir)
+    }
+
+    fn with(http: reqwest::Client, base: &str, token: &str, data_dir: &Path) -> Self {
         Self {
             http,
             base: base.trim_end_matches('/').to_string(),

@@ -93,6 +93,8 @@ pub type ExtraRoutes<'a> = Box<dyn FnOnce(&Engine, SocketAddr) -> axum::Router +
 pub struct Host {
     pub engine: Engine,
     pub addr: SocketAddr,
+    /// The Unix socket the CLI, the hook and mcp-proxy use (none on Windows).
+    pub socket: Option<PathBuf>,
     data_dir: PathBuf,
     _lock: EngineLock,
     mcp: std::sync::Arc<airlock_mcp::McpManager>,
@@ -127,32 +129,17 @@ impl Host {
         listen: SocketAddr,
         extra: ExtraRoutes<'_>,
     ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
-        if !listen.ip().is_loopback() {
-            return Err(HostError::NotLoopback(listen));
-        }
         let lock = EngineLock::acquire(data_dir)?;
         let engine = Engine::open(EngineConfig {
             data_dir: data_dir.to_path_buf(),
             workspace,
         })?;
-        let token = discovery::load_or_create_token(data_dir)?;
-        let listen_error = |e: std::io::Error| HostError::Listen {
-            addr: listen,
-            message: e.to_string(),
-        };
-        let listener = tokio::net::TcpListener::bind(listen)
-            .await
-            .map_err(listen_error)?;
-        let addr = listener.local_addr().map_err(listen_error)?;
-        discovery::write_endpoint(
-            data_dir,
-            &Endpoint {
-                addr,
-                pid: std::process::id(),
-            },
-        )?;
+        let api = LocalApi::bind(data_dir, &lock, listen).await?;
+        let addr = api.endpoint.addr;
+        let socket = api.endpoint.socket.clone();
         let routes = extra(&engine, addr);
-        let served = crate::serve_with(engine.clone(), listener, token, routes);
+        api.publish(data_dir)?;
+        let served = api.serve_with(engine.clone(), routes);
         let mcp = airlock_mcp::McpManager::start(&engine);
         let remote = tokio::spawn(run_remote(engine.clone(), data_dir.to_path_buf()));
         let push = tokio::spawn(airlock_remote::push::run(engine.clone()));
@@ -160,6 +147,7 @@ impl Host {
             Self {
                 engine,
                 addr,
+                socket,
                 data_dir: data_dir.to_path_buf(),
                 mcp,
                 _lock: lock,
@@ -182,6 +170,116 @@ impl Drop for Host {
         self.mcp.stop_all();
         self.remote.abort();
         self.push.abort();
+    }
+}
+
+/// The local API of an engine whose data directory's lock this process holds: a token new to
+/// this start, the loopback port and (on Unix) the socket `api.sock` in the data directory.
+#[derive(Debug)]
+pub struct LocalApi {
+    tcp: tokio::net::TcpListener,
+    #[cfg(unix)]
+    socket: Option<tokio::net::UnixListener>,
+    token: String,
+    pub endpoint: Endpoint,
+}
+
+impl LocalApi {
+    /// Makes a new token and binds; clients find nothing until [`LocalApi::publish`]. Only for
+    /// the holder of the data directory's lock (`_lock`), which cleared a killed engine's files.
+    pub async fn bind(
+        data_dir: &Path,
+        _lock: &EngineLock,
+        listen: SocketAddr,
+    ) -> Result<Self, HostError> {
+        if !listen.ip().is_loopback() {
+            return Err(HostError::NotLoopback(listen));
+        }
+        let token = discovery::create_token(data_dir)?;
+        let listen_error = |e: std::io::Error| HostError::Listen {
+            addr: listen,
+            message: e.to_string(),
+        };
+        let tcp = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(listen_error)?;
+        let addr = tcp.local_addr().map_err(listen_error)?;
+        #[cfg(unix)]
+        let socket = bind_socket(data_dir);
+        Ok(Self {
+            endpoint: Endpoint {
+                addr,
+                pid: std::process::id(),
+                #[cfg(unix)]
+                socket: socket.as_ref().map(|_| {
+                    let path = discovery::socket_path(data_dir);
+                    std::path::absolute(&path).unwrap_or(path)
+                }),
+                #[cfg(not(unix))]
+                socket: None,
+            },
+            tcp,
+            #[cfg(unix)]
+            socket,
+            token,
+        })
+    }
+
+    /// Writes `api.json`: clients find this engine from now on.
+    pub fn publish(&self, data_dir: &Path) -> Result<(), DiscoveryError> {
+        discovery::publish(data_dir, &self.endpoint)
+    }
+
+    /// Serves the API on every listener until the future is dropped.
+    pub fn serve(self, engine: Engine) -> impl Future<Output = std::io::Result<()>> + use<> {
+        self.serve_with(engine, axum::Router::new())
+    }
+
+    /// [`LocalApi::serve`] with more routes behind the same checks.
+    pub fn serve_with(
+        self,
+        engine: Engine,
+        extra: axum::Router,
+    ) -> impl Future<Output = std::io::Result<()>> + use<> {
+        let tcp = crate::serve_with(engine.clone(), self.tcp, self.token.clone(), extra.clone());
+        #[cfg(unix)]
+        let socket = self
+            .socket
+            .map(|socket| crate::server::serve_socket(engine, socket, self.token, extra));
+        #[cfg(not(unix))]
+        let socket: Option<std::future::Ready<std::io::Result<()>>> = {
+            let _ = (engine, self.token);
+            None
+        };
+        async move {
+            match socket {
+                Some(socket) => tokio::try_join!(tcp, socket).map(|_| ()),
+                None => tcp.await,
+            }
+        }
+    }
+}
+
+/// The socket in the data directory (0700), itself owner-only. Where it cannot be bound (a
+/// path longer than a socket's address allows, a file system without sockets) clients use the
+/// loopback port, after the same checks.
+#[cfg(unix)]
+fn bind_socket(data_dir: &Path) -> Option<tokio::net::UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = discovery::socket_path(data_dir);
+    let bound = tokio::net::UnixListener::bind(&path).and_then(|socket| {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+        Ok(socket)
+    });
+    match bound {
+        Ok(socket) => Some(socket),
+        Err(error) => {
+            tracing::warn!(
+                "cannot listen on {}: {error}; clients use the loopback port",
+                path.display()
+            );
+            None
+        }
     }
 }
 
@@ -234,6 +332,26 @@ mod tests {
     fn an_explicit_data_dir_wins() {
         let dir = resolve_data_dir(Some(PathBuf::from("/tmp/x"))).unwrap();
         assert_eq!(dir, PathBuf::from("/tmp/x"));
+    }
+
+    /// Every start has a new token, and `api.json` points at the socket in the data directory.
+    #[tokio::test]
+    async fn each_start_rotates_the_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let workspace = Some(dir.path().join("workspace"));
+        let (host, _served) = Host::start(dir.path(), workspace.clone(), loopback)
+            .await
+            .unwrap();
+        let (endpoint, first) = discovery::find(dir.path()).unwrap();
+        #[cfg(unix)]
+        assert_eq!(endpoint.socket, Some(discovery::socket_path(dir.path())));
+        #[cfg(not(unix))]
+        let _ = endpoint;
+        drop(host);
+        let (_host, _served) = Host::start(dir.path(), workspace, loopback).await.unwrap();
+        let (_, second) = discovery::find(dir.path()).unwrap();
+        assert_ne!(first, second);
     }
 
     #[tokio::test]

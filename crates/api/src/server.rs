@@ -1,5 +1,7 @@
-//! The local HTTP API: 127.0.0.1 only, a bearer token, Host and Origin checked so that a web
-//! page cannot reach it (DNS rebinding, cross-site requests), and server-sent events.
+//! The local HTTP API: on 127.0.0.1 (Host and Origin checked so that a web page cannot reach
+//! it: DNS rebinding, cross-site requests) and, on Unix, on a socket inside the private data
+//! directory (what the CLI, the hook and mcp-proxy use); a bearer token on both, and
+//! server-sent events.
 
 use airlock_core::{AgentFallback, Setting};
 use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
@@ -25,8 +27,61 @@ use tokio_stream::wrappers::BroadcastStream;
 struct AppState {
     engine: Engine,
     token: String,
+    /// On TCP only: a browser reaches loopback ports, never the data directory's socket.
+    web: Option<WebChecks>,
+}
+
+/// The Host and Origin a request on the loopback port may carry.
+struct WebChecks {
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
+}
+
+impl WebChecks {
+    fn for_port(port: u16) -> Self {
+        let allowed_hosts: Vec<String> = vec![
+            format!("127.0.0.1:{port}"),
+            format!("localhost:{port}"),
+            format!("[::1]:{port}"),
+        ];
+        let allowed_origins = allowed_hosts
+            .iter()
+            .map(|h| format!("http://{h}"))
+            .chain([
+                "tauri://localhost".to_string(),
+                "http://tauri.localhost".to_string(),
+            ])
+            .collect();
+        Self {
+            allowed_hosts,
+            allowed_origins,
+        }
+    }
+
+    fn check(&self, headers: &HeaderMap) -> Result<(), ApiError> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        if !self.allowed_hosts.iter().any(|allowed| allowed == host) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "bad_host",
+                format!("refused: Host '{host}' is not this engine"),
+            ));
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or("");
+            if !self.allowed_origins.iter().any(|allowed| allowed == origin) {
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "bad_origin",
+                    format!("refused: Origin '{origin}' may not use the local API"),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A refusal or failure, as JSON `{"error": message, "code": code}`.
@@ -92,34 +147,29 @@ pub async fn serve_with(
             format!("the local API only listens on loopback, not {addr}"),
         ));
     }
-    axum::serve(listener, router_with(engine, token, addr, extra)).await
+    let web = WebChecks::for_port(addr.port());
+    axum::serve(listener, router_with(engine, token, Some(web), extra)).await
+}
+
+/// [`serve_with`] on the Unix socket in the data directory: the token is checked, Host and
+/// Origin are not (only the data directory's owner can connect, and no web page can).
+#[cfg(unix)]
+pub async fn serve_socket(
+    engine: Engine,
+    listener: tokio::net::UnixListener,
+    token: String,
+    extra: Router,
+) -> std::io::Result<()> {
+    axum::serve(listener, router_with(engine, token, None, extra)).await
 }
 
 pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
-    router_with(engine, token, addr, Router::new())
+    let web = WebChecks::for_port(addr.port());
+    router_with(engine, token, Some(web), Router::new())
 }
 
-fn router_with(engine: Engine, token: String, addr: SocketAddr, extra: Router) -> Router {
-    let port = addr.port();
-    let allowed_hosts = vec![
-        format!("127.0.0.1:{port}"),
-        format!("localhost:{port}"),
-        format!("[::1]:{port}"),
-    ];
-    let allowed_origins = allowed_hosts
-        .iter()
-        .map(|h| format!("http://{h}"))
-        .chain([
-            "tauri://localhost".to_string(),
-            "http://tauri.localhost".to_string(),
-        ])
-        .collect();
-    let state = Arc::new(AppState {
-        engine,
-        token,
-        allowed_hosts,
-        allowed_origins,
-    });
+fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Router) -> Router {
+    let state = Arc::new(AppState { engine, token, web });
     Router::new()
         .route("/v1/status", get(status))
         .route("/v1/inbox", get(inbox))
@@ -181,35 +231,13 @@ fn router_with(engine: Engine, token: String, addr: SocketAddr, extra: Router) -
         .layer(middleware::from_fn_with_state(state, guard))
 }
 
-/// Host, Origin and token, in that order; each refusal says which check failed.
+/// Host, Origin (on TCP) and token, in that order; each refusal says which check failed.
 async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
     let headers = request.headers();
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("");
-    if !state.allowed_hosts.iter().any(|allowed| allowed == host) {
-        return ApiError::new(
-            StatusCode::FORBIDDEN,
-            "bad_host",
-            format!("refused: Host '{host}' is not this engine"),
-        )
-        .into_response();
-    }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("");
-        if !state
-            .allowed_origins
-            .iter()
-            .any(|allowed| allowed == origin)
-        {
-            return ApiError::new(
-                StatusCode::FORBIDDEN,
-                "bad_origin",
-                format!("refused: Origin '{origin}' may not use the local API"),
-            )
-            .into_response();
-        }
+    if let Some(web) = &state.web
+        && let Err(refused) = web.check(headers)
+    {
+        return refused.into_response();
     }
     if !token_matches(headers, &state.token) {
         return ApiError::new(

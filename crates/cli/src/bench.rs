@@ -2,6 +2,7 @@
 
 use airlock_api::ApiClient;
 use airlock_api::discovery;
+use airlock_api::host::LocalApi;
 use airlock_core::policy::{
     ArgRule, CallFacts, PolicyConfig, PolicyInputs, Remembered, RuleEffect, RulePattern,
     ServerPolicy, SessionPolicy, decide,
@@ -145,6 +146,8 @@ fn report(label: &str, mut samples: Vec<Duration>, unit: &str) {
 
 async fn hook(runs: usize, warmup: usize, subcommand: bool) -> anyhow::Result<ExitCode> {
     let dir = tempfile::tempdir().context("cannot make a temporary data directory")?;
+    // The hook asks only an engine that holds its data directory's lock.
+    let lock = discovery::EngineLock::acquire(dir.path())?;
     let engine = Engine::open(EngineConfig {
         data_dir: dir.path().to_path_buf(),
         workspace: Some(dir.path().join("workspace")),
@@ -157,17 +160,9 @@ async fn hook(runs: usize, warmup: usize, subcommand: bool) -> anyhow::Result<Ex
         pattern: RulePattern::Glob("git status*".into()),
         effect: RuleEffect::Allow,
     })?;
-    let token = discovery::load_or_create_token(dir.path())?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    discovery::write_endpoint(
-        dir.path(),
-        &discovery::Endpoint {
-            addr,
-            pid: std::process::id(),
-        },
-    )?;
-    tokio::spawn(airlock_api::serve(engine.clone(), listener, token));
+    let api = LocalApi::bind(dir.path(), &lock, loopback()).await?;
+    api.publish(dir.path())?;
+    tokio::spawn(api.serve(engine.clone()));
     let airlock = std::env::current_exe()?;
     // The hook's command line as `connect` installs it.
     let (program, words): (_, &[&str]) = if subcommand {
@@ -224,6 +219,10 @@ async fn hook(runs: usize, warmup: usize, subcommand: bool) -> anyhow::Result<Ex
     Ok(ExitCode::SUCCESS)
 }
 
+fn loopback() -> std::net::SocketAddr {
+    std::net::SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, 0))
+}
+
 async fn roundtrip(
     rounds: usize,
     base_url: Option<String>,
@@ -260,11 +259,12 @@ async fn roundtrip(
         stream,
         ..ProviderSettings::default()
     })?;
-    let token = discovery::load_or_create_token(dir.path())?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    tokio::spawn(airlock_api::serve(engine.clone(), listener, token.clone()));
-    let client = ApiClient::new(&format!("http://{addr}"), &token, dir.path());
+    let lock = discovery::EngineLock::acquire(dir.path())?;
+    let api = LocalApi::bind(dir.path(), &lock, loopback()).await?;
+    api.publish(dir.path())?;
+    tokio::spawn(api.serve(engine.clone()));
+    // As the CLI reaches it.
+    let client = ApiClient::discover(dir.path())?;
     let mut events = engine.subscribe();
     let mut samples = Vec::with_capacity(rounds);
     for round in 0..warmup + rounds {

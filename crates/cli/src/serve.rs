@@ -20,6 +20,12 @@ pub async fn run(
         data_dir.display(),
         host.addr
     );
+    if let Some(socket) = &host.socket {
+        println!(
+            "and on {} (for the airlock commands, the hook and mcp-proxy)",
+            socket.display()
+        );
+    }
     println!("Workspace: {}", host.engine.workspace().display());
     let result = tokio::select! {
         result = served => result.context("the local API stopped"),
