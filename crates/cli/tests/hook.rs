@@ -228,11 +228,13 @@ impl FakeEngine {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         std::fs::write(data_dir.join("token"), "t".repeat(64)).unwrap();
-        airlock_api::discovery::write_endpoint(
+        // Over TCP (no socket named): the hook reaches it as it reaches an engine on Windows.
+        airlock_api::discovery::publish(
             data_dir,
             &airlock_api::discovery::Endpoint {
                 addr,
                 pid: std::process::id(),
+                socket: None,
             },
         )
         .unwrap();
