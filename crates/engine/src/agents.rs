@@ -338,18 +338,27 @@ impl Engine {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
         };
-        let decision = airlock_core::policy::decide(
-            &policy,
-            &SessionPolicy::new(mode, grants),
-            CallFacts {
-                session_id,
-                server: source,
-                tool: &call.tool,
-                args: &call.input,
-                args_hash: hash,
-                read_only_hint,
+        let session_policy = SessionPolicy::new(mode, grants);
+        // Path arguments are judged where their links lead too (`src/**` is not `src/link/…`).
+        let decision = crate::links::decide_where_paths_lead(
+            &call.tool,
+            &call.input,
+            call.cwd.as_deref(),
+            |args| {
+                airlock_core::policy::decide(
+                    &policy,
+                    &session_policy,
+                    CallFacts {
+                        session_id,
+                        server: source,
+                        tool: &call.tool,
+                        args,
+                        args_hash: hash,
+                        read_only_hint,
+                    },
+                    None,
+                )
             },
-            None,
         );
         // Paused: nothing runs without a person.
         if decision.verdict == Verdict::Run && self.paused() {

@@ -11,6 +11,7 @@ pub mod elicitation;
 pub mod error;
 pub mod frontend;
 mod insights;
+mod links;
 pub mod pause;
 mod provider;
 pub mod remote;
