@@ -225,11 +225,41 @@ async fn approvals_waiting_make_one_ntfy_push_that_opens_the_phone_page_on_the_n
     }
     let inbox = p.engine.inbox().unwrap();
     assert_eq!(inbox.len(), 3);
-    // The three calls of one step: one push (the burst is waited for; a second would have come
-    // by now if each request pushed).
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The three calls of one step: one push. A fourth request then makes the next push; the
+    // pusher handles requests in order, so a push of any of the first three would be out
+    // before that one.
+    let fourth = {
+        let engine = p.engine.clone();
+        tokio::spawn(async move {
+            engine
+                .agent_call(airlock_protocol::AgentCall {
+                    agent: "codex".into(),
+                    source: None,
+                    client: None,
+                    agent_session: "s4".into(),
+                    cwd: None,
+                    tool: "Bash".into(),
+                    input: json!({"command": "make"}),
+                    tool_use_id: Some("fourth".into()),
+                    event: airlock_protocol::AgentEvent::PreToolUse,
+                    editable: false,
+                    wait_ms: Some(60_000),
+                    definition: None,
+                })
+                .await
+        })
+    };
+    while published.lock().unwrap().len() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no second push"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    fourth.abort();
     let published = published.lock().unwrap().clone();
-    assert_eq!(published.len(), 1, "{published:?}");
+    assert_eq!(published.len(), 2, "{published:?}");
+    assert_eq!(published[1].2, "4 approvals waiting", "{published:?}");
     let (topic, headers, body) = &published[0];
     assert_eq!(topic, "airlock-test");
     assert_eq!(body, "3 approvals waiting");
