@@ -24,26 +24,15 @@ const NOT_IN_A_WORD: &str = ";&|`$<>(){}\\*?[\n\r";
 /// Quotes: the shell removes them, so they may stand anywhere in a word (`-""c` is `-c`).
 const QUOTES: &str = "'\"";
 /// Words after a command prefix that make the program run something the person did not see:
-/// git's `-c`, `--config-env` and `config` (an alias, a pager, an ssh command), `--exec-path`,
-/// `--upload-pack`/`-u`, `--receive-pack`, `--exec`; cargo's `--config`; find's `-exec`,
-/// `-execdir`, `-ok`, `-okdir`; `alias`. Refused as they stand, as `WORD=…`, with quotes
-/// anywhere in them, and — long options — abbreviated (git takes any unambiguous prefix).
-const EXECUTING_WORDS: &[&str] = &[
-    "-c",
-    "-u",
-    "--config",
-    "--config-env",
-    "--exec",
-    "--exec-path",
-    "--upload-pack",
-    "--receive-pack",
-    "-exec",
-    "-execdir",
-    "-ok",
-    "-okdir",
-    "config",
-    "alias",
-];
+/// git's `-c` and `config` (an alias, a pager, an ssh command), git clone's `-u`; `alias`.
+/// Refused as they stand and as `WORD=…`, with quotes anywhere in them (`-""c` is `-c`).
+const EXECUTING_WORDS: &[&str] = &["-c", "-u", "config", "alias"];
+/// Beginnings of options that run something: `--conf…` (cargo's `--config`, git's
+/// `--config-env`), `--exe…` (git's `--exec`, `--exec-path`), `--upl…` (`--upload-pack`),
+/// `--rece…` (`--receive-pack`), find's `-exe…` (`-exec`, `-execdir`) and `-ok…`. Every word
+/// starting so is refused, and so — git takes any unambiguous prefix of a long option — are
+/// their shorter beginnings from `--` and one letter on (`--c`, `--co`, `--con`, `--u`, …).
+const EXECUTING_BEGINNINGS: &[&str] = &["--conf", "--exe", "--upl", "--rece", "-exe", "-ok"];
 /// Programs that run a command given in their arguments (shells, `env`, `sudo`, `xargs`…): a
 /// prefix that starts with one allows any command, so none is offered.
 const RUNNERS: &[&str] = &[
@@ -321,45 +310,57 @@ fn names_a_command(name: &str) -> bool {
 /// [`EXECUTING_WORDS`] and hold nothing of [`NOT_IN_A_WORD`].
 fn command_prefix_pattern(words: &[&str]) -> String {
     let words: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
-    format!("{}(?:[ \t]+{})*", words.join("[ \t]+"), tail_word())
+    format!(r"{}(?:[ \t]+{})*", words.join(r"[ \t]+"), tail_word())
 }
 
-/// One word after a command prefix, as a regex: any word but an [`EXECUTING_WORDS`] one, however
-/// quoted. Built from a trie of those words (the regex crate has no look-ahead): at each node
-/// the word may end (unless the node is a refused word), go on along the trie, or leave it with
-/// any other character — and from there hold anything allowed.
+/// One word after a command prefix, as a regex: any word but an [`EXECUTING_WORDS`] or
+/// [`EXECUTING_BEGINNINGS`] one, however quoted. Built from a trie of those (the regex crate has
+/// no look-ahead): at each node the word may end (unless the node is refused), go on along the
+/// trie, or leave it with any other character — and from there hold anything allowed. A
+/// beginning's last node is a dead end: nothing goes on from it.
 fn tail_word() -> String {
     #[derive(Default)]
     struct Node {
         refused: bool,
+        dead_end: bool,
         next: BTreeMap<char, Node>,
     }
     let mut root = Node::default();
-    for word in EXECUTING_WORDS {
+    let words = EXECUTING_WORDS.iter().map(|w| (w, false));
+    for (word, beginning) in words.chain(EXECUTING_BEGINNINGS.iter().map(|w| (w, true))) {
         let mut node = &mut root;
         for (depth, c) in word.chars().enumerate() {
             node = node.next.entry(c).or_default();
-            // `--upl` is `--upload-pack` to git.
-            node.refused |= word.starts_with("--") && depth >= 2;
+            node.refused |= beginning && word.starts_with("--") && depth >= 2;
         }
         node.refused = true;
+        node.dead_end |= beginning;
     }
-    let class_without = |extra: &str| {
-        let escaped: String = NOT_IN_A_WORD
+    // Inside a class only these need a backslash (`&&`, `--`, `~~` are set operations).
+    let in_class = |c: char| match c {
+        '\n' => "\\n".to_string(),
+        '\r' => "\\r".to_string(),
+        '\\' | '[' | ']' | '^' | '-' | '&' | '~' => format!("\\{c}"),
+        c => c.to_string(),
+    };
+    let class_without = |extra: &str| -> String {
+        NOT_IN_A_WORD
             .chars()
             .chain(extra.chars())
-            .map(|c| regex::escape(&c.to_string()))
-            .collect();
-        format!("[^ \\t{escaped}]")
+            .map(in_class)
+            .collect()
     };
-    let anything = class_without("");
-    let quotes = format!("[{}]*", regex::escape(QUOTES));
+    let anything = format!("[^ \\t{}]*", class_without(""));
+    let quotes = format!("[{QUOTES}]*");
     fn node_regex(
         node: &Node,
         class_without: &dyn Fn(&str) -> String,
         anything: &str,
         quotes: &str,
-    ) -> String {
+    ) -> Option<String> {
+        if node.dead_end {
+            return None;
+        }
         let mut ways = Vec::new();
         if !node.refused {
             ways.push(String::new());
@@ -367,19 +368,17 @@ fn tail_word() -> String {
         let mut leaving: String = QUOTES.to_string();
         for (c, child) in &node.next {
             leaving.push(*c);
-            ways.push(format!(
-                "{}{}",
-                regex::escape(&c.to_string()),
-                node_regex(child, class_without, anything, quotes)
-            ));
+            if let Some(rest) = node_regex(child, class_without, anything, quotes) {
+                ways.push(format!("{}{rest}", regex::escape(&c.to_string())));
+            }
         }
         if node.refused {
             leaving.push('=');
         }
-        ways.push(format!("{}{anything}*", class_without(&leaving)));
-        format!("{quotes}(?:{})", ways.join("|"))
+        ways.push(format!("[^ \\t{}]{anything}", class_without(&leaving)));
+        Some(format!("{quotes}(?:{})", ways.join("|")))
     }
-    node_regex(&root, &class_without, &anything, &quotes)
+    node_regex(&root, &class_without, &anything, &quotes).unwrap_or_default()
 }
 
 /// The file itself, then every file below its folder.
