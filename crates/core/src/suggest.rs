@@ -510,7 +510,10 @@ mod tests {
             "git commit -m \"fix: the bug\"",
             "git -C sub status",
             "git log --color=always",
-            "git diff --cached",
+            "git diff --cached --exit-code",
+            "git rebase --continue",
+            "git submodule update --recursive --remote",
+            "git log --reverse -e",
             "git push origin main",
         ] {
             assert!(git.matches(&json!({ "command": allowed })), "{allowed}");
