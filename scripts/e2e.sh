@@ -35,7 +35,18 @@ dbus-run-session -- bash -c '
   dunst -config "$AIRLOCK_E2E_OUT/dunstrc" >/dev/null 2>&1 &
   "$AIRLOCK_SNI_HOST" watch >/dev/null 2>&1 &
   dbus-monitor --session "interface=org.freedesktop.Notifications" >"$AIRLOCK_DBUS_LOG" 2>&1 &
-  sleep 0.5
+  # Nothing is tested before each helper is ready: dunst and the tray host once they own their
+  # names on the bus, the monitor once it wrote its first line (its own NameAcquired).
+  owned() {
+    dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+      org.freedesktop.DBus.NameHasOwner "string:$1" 2>/dev/null | grep -q "boolean true"
+  }
+  ready() {
+    owned org.freedesktop.Notifications && owned org.kde.StatusNotifierWatcher \
+      && [ -s "$AIRLOCK_DBUS_LOG" ]
+  }
+  for _ in $(seq 300); do ready && break; sleep 0.1; done
+  ready || { echo "dunst, the tray host or dbus-monitor never started on the bus" >&2; exit 1; }
   cargo test --workspace --locked --features airlock-cli/test-doubles -- --ignored --nocapture --test-threads 1
 '
 echo "Screenshots: $AIRLOCK_E2E_OUT"

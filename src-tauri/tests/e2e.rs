@@ -270,40 +270,34 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
         .unwrap();
     assert_eq!(refused.status().as_u16(), 401);
     ui.click("[data-testid=phone-disable]").await;
-    // 6a'. Start at login writes the desktop's login entry (XDG autostart: tauri-plugin-autostart
-    // writes ~/.config/autostart whatever XDG_CONFIG_HOME says), which starts this binary
-    // hidden in the tray; switched off, the entry is gone. Skipped where this machine already
-    // starts an Airlock at login (the test would replace that person's entry).
-    let entry_path = std::path::Path::new(&std::env::var_os("HOME").unwrap())
-        .join(".config/autostart/Airlock.desktop");
-    if entry_path.exists() {
-        eprintln!("skipped: {} exists already", entry_path.display());
-    } else {
-        /// Removes the entry if the test stops half-way.
-        struct Cleanup<'a>(&'a std::path::Path);
-        impl Drop for Cleanup<'_> {
-            fn drop(&mut self) {
-                let _ = std::fs::remove_file(self.0);
-            }
-        }
-        let _cleanup = Cleanup(&entry_path);
-        ui.run("document.querySelector('[data-testid=start-at-login]').scrollIntoView()")
-            .await;
-        ui.click("[data-testid=start-at-login]").await;
-        until_true("the login entry", || entry_path.exists()).await;
-        let written = std::fs::read_to_string(&entry_path).unwrap();
-        let exec = written
-            .lines()
-            .find_map(|l| l.strip_prefix("Exec="))
-            .unwrap_or_default()
-            .to_string();
-        assert!(
-            exec.contains(env!("CARGO_BIN_EXE_airlock-desktop")) && exec.contains("--hidden"),
-            "{written}"
-        );
-        ui.click("[data-testid=start-at-login]").await;
-        until_true("the login entry removed", || !entry_path.exists()).await;
-    }
+    // 6a'. Start at login writes the desktop's login entry (XDG autostart) into the app's own
+    // config home — a temporary one (support::App), never the real ~/.config/autostart — which
+    // starts this binary hidden in the tray; switched off, the entry is gone.
+    let entry_path = app.config_home().join("autostart/Airlock.desktop");
+    let real_entry = std::env::var_os("HOME")
+        .map(|home| std::path::Path::new(&home).join(".config/autostart/Airlock.desktop"));
+    let real_entry_was_there = real_entry.as_ref().is_some_and(|p| p.exists());
+    ui.run("document.querySelector('[data-testid=start-at-login]').scrollIntoView()")
+        .await;
+    ui.click("[data-testid=start-at-login]").await;
+    until_true("the login entry", || entry_path.exists()).await;
+    let written = std::fs::read_to_string(&entry_path).unwrap();
+    let exec = written
+        .lines()
+        .find_map(|l| l.strip_prefix("Exec="))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        exec.contains(env!("CARGO_BIN_EXE_airlock-desktop")) && exec.contains("--hidden"),
+        "{written}"
+    );
+    ui.click("[data-testid=start-at-login]").await;
+    until_true("the login entry removed", || !entry_path.exists()).await;
+    assert_eq!(
+        real_entry.as_ref().is_some_and(|p| p.exists()),
+        real_entry_was_there,
+        "the test touched the real login entry"
+    );
     // 6b. Another agent's call — Claude Code's hook, the real `airlock hook` process — waits in
     // the same inbox with the agent and its folder, is approved there, and the hook tells the
     // agent to run it.

@@ -62,9 +62,7 @@ fn text_of(requests: &[Value]) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn claude_code_sends_its_pre_tool_use_hook_the_call_and_obeys_its_denial() {
-    let Some(claude) = common::installed_agent("claude") else {
-        return;
-    };
+    let claude = common::installed_agent("claude");
     let model = ScriptedModel::start(vec![
         Reply::ToolCalls(vec![ScriptedCall::new(
             "toolu_01",
@@ -134,9 +132,7 @@ async fn claude_code_sends_its_pre_tool_use_hook_the_call_and_obeys_its_denial()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn codex_sends_its_pre_tool_use_hook_the_call_and_obeys_its_denial() {
-    let Some(codex) = common::installed_agent("codex") else {
-        return;
-    };
+    let codex = common::installed_agent("codex");
     let model = ScriptedModel::start(vec![
         Reply::ToolCalls(vec![ScriptedCall::new(
             "call_01",

@@ -336,10 +336,13 @@ async fn pause_holds_every_agent_until_resume() {
     assert!(ok(d, &["pause"]).contains("agents paused"));
     assert!(ok(d, &["pause"]).contains("(already)"));
     ok(d, &["chat", "--session", "p", "--no-wait", "hello"]);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Watched, not slept on: a request reaching the model within the bound fails at once.
+    let asked = model
+        .wait_for_requests(1, std::time::Duration::from_millis(500))
+        .await;
     assert!(
-        model.requests().is_empty(),
-        "the model is not asked while paused"
+        asked.is_err(),
+        "the model was asked while paused: {asked:?}"
     );
     ok(d, &["resume"]);
     assert_eq!(ok(d, &["wait", "--session", "p"]).trim(), "after the pause");

@@ -33,7 +33,7 @@ impl Agent {
         }
     }
 
-    fn bin(self) -> Option<PathBuf> {
+    fn bin(self) -> PathBuf {
         let bin = match self {
             Agent::ClaudeCode => "claude",
             Agent::Codex => "codex",
@@ -75,8 +75,7 @@ struct World {
 }
 
 impl World {
-    /// `None` when the agent is not installed (outside CI).
-    async fn new(agent: Agent, command: &str) -> Option<Self> {
+    async fn new(agent: Agent, command: &str) -> Self {
         Self::scripted(
             agent,
             vec![agent.shell_call(command), Reply::Text("Done.".into())],
@@ -85,8 +84,8 @@ impl World {
     }
 
     /// The same with the model's whole script.
-    async fn scripted(agent: Agent, replies: Vec<Reply>) -> Option<Self> {
-        let bin = agent.bin()?;
+    async fn scripted(agent: Agent, replies: Vec<Reply>) -> Self {
+        let bin = agent.bin();
         let model = ScriptedModel::start(replies).await.unwrap();
         let world = Self {
             agent,
@@ -126,7 +125,7 @@ impl World {
                 && shown.contains(&format!(" {} --timeout 60", agent.name())),
             "{shown}"
         );
-        Some(world)
+        world
     }
 
     /// `airlock --data-dir D ARGS` with this world's HOME.
@@ -237,6 +236,30 @@ impl World {
         self.project.path().join(file).exists()
     }
 
+    /// Claude Code's hook (`airlock hook claude-code`) asking about `command` for another
+    /// session, as its own process.
+    fn hook_asking(&self, command: &str) -> Child {
+        let mut hook = Command::new(BIN)
+            .arg("--data-dir")
+            .arg(self.data.path())
+            .args(["hook", "claude-code", "--timeout", "120"])
+            .env("HOME", self.home.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let event = json!({
+            "session_id": "another-session", "cwd": self.project.path(),
+            "hook_event_name": "PreToolUse", "tool_name": "Bash",
+            "tool_input": {"command": command}, "tool_use_id": "toolu_other",
+        });
+        let mut stdin = hook.stdin.take().unwrap();
+        std::io::Write::write_all(&mut stdin, event.to_string().as_bytes()).unwrap();
+        drop(stdin);
+        hook
+    }
+
     /// The one agent item in the inbox, once it is there.
     fn waiting_item(&self) -> Value {
         let items = eventually("the agent's call in the inbox", || {
@@ -281,9 +304,7 @@ fn check_item(world: &World, item: &Value, command: &str) {
 }
 
 async fn approve_runs_the_call(agent: Agent) {
-    let Some(world) = World::new(agent, "touch APPROVED").await else {
-        return;
-    };
+    let world = World::new(agent, "touch APPROVED").await;
     let _engine = world.engine();
     let child = world.start();
     let item = world.waiting_item();
@@ -301,9 +322,7 @@ async fn approve_runs_the_call(agent: Agent) {
 }
 
 async fn deny_reason_reaches_the_model(agent: Agent) {
-    let Some(world) = World::new(agent, "touch DENIED").await else {
-        return;
-    };
+    let world = World::new(agent, "touch DENIED").await;
     let _engine = world.engine();
     let child = world.start();
     let item = world.waiting_item();
@@ -325,9 +344,7 @@ async fn deny_reason_reaches_the_model(agent: Agent) {
 }
 
 async fn edit_runs_the_edited_command(agent: Agent) {
-    let Some(world) = World::new(agent, "touch PROPOSED").await else {
-        return;
-    };
+    let world = World::new(agent, "touch PROPOSED").await;
     let _engine = world.engine();
     let child = world.start();
     let item = world.waiting_item();
@@ -352,9 +369,7 @@ async fn edit_runs_the_edited_command(agent: Agent) {
 }
 
 async fn a_rule_allows_without_asking(agent: Agent) {
-    let Some(world) = World::new(agent, "touch RULED").await else {
-        return;
-    };
+    let world = World::new(agent, "touch RULED").await;
     let _engine = world.engine();
     let target = format!("{}/Bash", agent.name());
     ok(
@@ -381,9 +396,7 @@ async fn a_rule_allows_without_asking(agent: Agent) {
 }
 
 async fn no_engine_means_the_fallback(agent: Agent) {
-    let Some(world) = World::new(agent, "touch FALLBACK").await else {
-        return;
-    };
+    let world = World::new(agent, "touch FALLBACK").await;
     {
         let _engine = world.engine();
         ok(
@@ -408,12 +421,11 @@ async fn no_engine_means_the_fallback(agent: Agent) {
 }
 
 async fn killing_the_agent_withdraws_its_item(agent: Agent) {
-    let Some(world) = World::new(agent, "touch KILLED").await else {
-        return;
-    };
+    let world = World::new(agent, "touch KILLED").await;
     let _engine = world.engine();
     let child = world.start();
     let item = world.waiting_item();
+    let group = child.id();
     world.kill(child);
     eventually("the item withdrawn", || {
         let items: Vec<Value> =
@@ -430,28 +442,46 @@ async fn killing_the_agent_withdraws_its_item(agent: Agent) {
         !refused.status.success(),
         "a withdrawn item could still be approved"
     );
-    std::thread::sleep(Duration::from_millis(300));
+    // Once nothing of the agent is left (its hook noticed too), nothing can run the command.
+    eventually("the agent's processes gone", || {
+        let alive = Command::new("kill")
+            .args(["-0", "--", &format!("-{group}")])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        (!alive).then_some(())
+    });
     assert!(!world.ran("KILLED"));
 }
 
 async fn an_engine_restart_keeps_the_item(agent: Agent) {
-    let Some(world) = World::new(agent, "touch RESTARTED").await else {
-        return;
-    };
+    let world = World::new(agent, "touch RESTARTED").await;
     let engine = world.engine();
     let child = world.start();
     let before = world.waiting_item();
+    // A second call whose hook will not come back after the restart: its item's withdrawal
+    // marks the end of the grace a restarted engine gives abandoned items.
+    let mut abandoned = world.hook_asking("touch ABANDONED");
+    eventually("the second call in the inbox", || {
+        let items: Vec<Value> =
+            serde_json::from_str(&ok(world.data.path(), &["inbox", "--json"])).unwrap();
+        (items.len() == 2).then_some(())
+    });
     engine.kill9();
+    abandoned.kill().unwrap();
+    abandoned.wait().unwrap();
     let _engine = world.engine();
-    let after = world.waiting_item();
+    // Past the grace: the abandoned item is withdrawn; the agent's hook came back, its stays.
+    let after = eventually("the abandoned item withdrawn", || {
+        let items: Vec<Value> =
+            serde_json::from_str(&ok(world.data.path(), &["inbox", "--json"])).unwrap();
+        (items.len() == 1).then(|| items[0].clone())
+    });
     assert_eq!(
         after["approval_id"], before["approval_id"],
         "the hook did not come back to its item"
     );
-    // Past the grace a restarted engine gives abandoned items: the hook is attached, it stays.
-    std::thread::sleep(Duration::from_secs(11));
-    let still = world.waiting_item();
-    assert_eq!(still["approval_id"], before["approval_id"]);
     ok(
         world.data.path(),
         &["approve", after["approval_id"].as_str().unwrap()],
@@ -466,7 +496,7 @@ async fn an_engine_restart_keeps_the_item(agent: Agent) {
 /// A model backend that repeats tool-use ids: the approval of the first command is not the
 /// answer to the second one with the same id. It is asked; denied, it never runs.
 async fn a_reused_tool_use_id_is_asked_again(agent: Agent) {
-    let Some(world) = World::scripted(
+    let world = World::scripted(
         agent,
         vec![
             agent.shell_call_with_id("touch FIRST", "07"),
@@ -474,10 +504,7 @@ async fn a_reused_tool_use_id_is_asked_again(agent: Agent) {
             Reply::Text("Done.".into()),
         ],
     )
-    .await
-    else {
-        return;
-    };
+    .await;
     let _engine = world.engine();
     let mut child = world.start();
     let first = world.waiting_item();

@@ -10,7 +10,7 @@
 
 mod common;
 
-use airlock_testkit::faults::{DISK_FULL, Fault, SYNC_FAILS, inject, strace_available};
+use airlock_testkit::faults::{DISK_FULL, Fault, SYNC_FAILS, inject, require_strace};
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use common::{Engine, airlock, eventually, inbox, ok, setup};
 use serde_json::{Value, json};
@@ -26,14 +26,7 @@ async fn a_decision_on_a_full_disk_never_runs_and_stops_the_engine_deciding() {
 }
 
 async fn a_refused_decision_never_runs(fault: Fault) {
-    if !strace_available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "strace is missing (scripts/setup.sh installs it)"
-        );
-        eprintln!("skipped: strace is not installed (scripts/setup.sh installs it)");
-        return;
-    }
+    require_strace();
     let write = |id: &str, path: &str| {
         Reply::ToolCalls(vec![ScriptedCall::new(
             id,

@@ -435,18 +435,27 @@ impl Engine {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
         };
-        let decision = airlock_core::policy::decide(
-            &policy,
-            &SessionPolicy::new(mode, grants),
-            CallFacts {
-                session_id,
-                server: source,
-                tool: &call.tool,
-                args: &call.input,
-                args_hash: hash,
-                read_only_hint,
+        let session_policy = SessionPolicy::new(mode, grants);
+        // Path arguments are judged where their links lead too (`src/**` is not `src/link/…`).
+        let decision = crate::links::decide_where_paths_lead(
+            &call.tool,
+            &call.input,
+            call.cwd.as_deref(),
+            |args| {
+                airlock_core::policy::decide(
+                    &policy,
+                    &session_policy,
+                    CallFacts {
+                        session_id,
+                        server: source,
+                        tool: &call.tool,
+                        args,
+                        args_hash: hash,
+                        read_only_hint,
+                    },
+                    None,
+                )
             },
-            None,
         );
         // Paused: nothing runs without a person.
         if decision.verdict == Verdict::Run && self.paused() {
@@ -720,6 +729,18 @@ mod tests {
         panic!("nothing reached the inbox");
     }
 
+    /// Waits until `n` callers wait on the item.
+    async fn waiters(engine: &Engine, approval_id: &str, n: usize) {
+        for _ in 0..500 {
+            let now = engine.inner.agent_waiters.lock().get(approval_id).copied();
+            if now == Some(n) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{approval_id} never had {n} waiters");
+    }
+
     fn approve(id: &str, args: Option<Value>) -> DecisionRequest {
         DecisionRequest {
             approval_id: id.into(),
@@ -958,27 +979,24 @@ mod tests {
             &engine,
             bash("make", Some("call_1"), AgentEvent::PreToolUse),
         );
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // The second asker waits on the first's item (it would never, had it made its own).
+        waiters(&engine, &item.approval_id, 2).await;
         assert_eq!(
             engine.inbox().unwrap().len(),
             1,
             "asking twice made two items"
         );
-        // One waiter gone: the other still waits, the item stays.
+        // One waiter gone (its task dropped, so its leaving is done): the other still waits,
+        // the item stays.
         first.abort();
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(first.await.unwrap_err().is_cancelled());
         assert_eq!(
             engine.inbox().unwrap().len(),
             1,
             "one waiter leaving withdrew the item"
         );
         second.abort();
-        for _ in 0..100 {
-            if engine.inbox().unwrap().is_empty() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        assert!(second.await.unwrap_err().is_cancelled());
         assert!(
             engine.inbox().unwrap().is_empty(),
             "the last waiter left; the item stayed"

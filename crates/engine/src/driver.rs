@@ -466,6 +466,10 @@ fn try_record_step(
         calls.push(call);
         approvals.extend(approval);
     }
+    #[cfg(test)]
+    inner
+        .step_gate
+        .pass(calls.iter().any(|call| call.grant_use.is_some()));
     let message_id =
         inner
             .store
@@ -482,6 +486,54 @@ fn try_record_step(
         }
     }
     Ok(())
+}
+
+/// Holds the next steps between deciding their calls and recording them until all of them got
+/// there (or 30 s passed): tests force steps to race with it — both decide on the same grants,
+/// then both record.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct StepGate {
+    /// How many steps are still to be held.
+    left: std::sync::Mutex<usize>,
+    all_there: std::sync::Condvar,
+    /// Whether each step held relied on a counted grant, in the order they came.
+    relied_on_grant: std::sync::Mutex<Vec<bool>>,
+}
+
+#[cfg(test)]
+impl StepGate {
+    /// The next `steps` steps wait for one another before recording.
+    pub(crate) fn hold(&self, steps: usize) {
+        *self.left.lock().unwrap_or_else(|p| p.into_inner()) = steps;
+    }
+
+    fn pass(&self, relies_on_grant: bool) {
+        let mut left = self.left.lock().unwrap_or_else(|p| p.into_inner());
+        if *left == 0 {
+            return;
+        }
+        *left -= 1;
+        self.relied_on_grant
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(relies_on_grant);
+        self.all_there.notify_all();
+        // Off the runtime's worker: a task it was about to run must not wait behind this one.
+        tokio::task::block_in_place(|| {
+            let _held = self
+                .all_there
+                .wait_timeout_while(left, std::time::Duration::from_secs(30), |left| *left > 0)
+                .unwrap_or_else(|p| p.into_inner());
+        });
+    }
+
+    pub(crate) fn relied_on_grant(&self) -> Vec<bool> {
+        self.relied_on_grant
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
 }
 
 /// One function call of the model: checked (its id, size, tool, JSON and schema; a call that

@@ -11,6 +11,7 @@ pub mod elicitation;
 pub mod error;
 pub mod frontend;
 mod insights;
+mod links;
 pub mod pause;
 mod provider;
 pub mod remote;
@@ -103,6 +104,9 @@ pub(crate) struct Inner {
     pub agent_waiters: agents::AgentWaiters,
     /// One-time codes for pairing a phone (kept in memory: a restart forgets them).
     pub pairing: remote::PairingCodes,
+    /// Where tests hold steps between deciding and recording, to force them to race.
+    #[cfg(test)]
+    pub step_gate: driver::StepGate,
 }
 
 /// Cheap to clone; every clone is the same engine.
@@ -175,6 +179,8 @@ impl Engine {
                 frontend: RwLock::new(None),
                 agent_waiters: agents::AgentWaiters::default(),
                 pairing: remote::PairingCodes::default(),
+                #[cfg(test)]
+                step_gate: driver::StepGate::default(),
             }),
         };
         engine.recover()?;

@@ -657,12 +657,20 @@ mod tests {
             .collect();
         assert_eq!(by_notification.len(), 2, "{audit:?}");
         assert!(by_notification.contains(&"approved") && by_notification.contains(&"denied"));
-        if let Some(log) = std::env::var_os("AIRLOCK_DBUS_LOG") {
-            let seen = std::fs::read_to_string(log).unwrap();
-            assert!(
-                seen.contains("Allow tool call from builtin?") && seen.contains("ActionInvoked"),
-                "{seen}"
-            );
+        // What crossed the bus, as dbus-monitor recorded it (it writes as it sees).
+        let log = std::env::var_os("AIRLOCK_DBUS_LOG")
+            .expect("AIRLOCK_DBUS_LOG is unset: run through scripts/e2e.sh");
+        let mut seen = String::new();
+        for _ in 0..200 {
+            seen = std::fs::read_to_string(&log).unwrap_or_default();
+            if seen.contains("Allow tool call from builtin?") && seen.contains("ActionInvoked") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        assert!(
+            seen.contains("Allow tool call from builtin?") && seen.contains("ActionInvoked"),
+            "{seen}"
+        );
     }
 }

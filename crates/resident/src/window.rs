@@ -8,7 +8,7 @@ use crate::shell::Shell;
 use airlock_engine::Frontend;
 use serde::Serialize;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
@@ -71,10 +71,12 @@ impl Navigation {
 }
 
 /// The window as the resident knows it (`GET /v1/desktop/windows`): whether one is open, how
-/// many pages have started, and where the last navigation took it.
+/// many window processes it started and how many pages have started, and where the last
+/// navigation took it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WindowsView {
     pub open: usize,
+    pub windows_started: u64,
     pub pages_started: u64,
     pub page_ready: bool,
     pub landed: Option<Navigate>,
@@ -89,6 +91,7 @@ pub fn view(shell: &Shell) -> WindowsView {
         .unwrap_or_default();
     WindowsView {
         open: shell.windows.open_count(),
+        windows_started: shell.windows.started.load(Ordering::SeqCst),
         pages_started,
         page_ready,
         landed,
@@ -113,6 +116,8 @@ const START_GRACE: Duration = Duration::from_secs(20);
 pub struct Windows {
     messages: broadcast::Sender<WindowMessage>,
     connected: AtomicUsize,
+    /// How many window processes were started.
+    started: AtomicU64,
     started_at: Mutex<Option<Instant>>,
     /// `airlock-desktop` and its arguments for a window of this data directory; none where no
     /// window can be started (tests of the resident alone).
@@ -124,6 +129,7 @@ impl Windows {
         Self {
             messages: broadcast::channel(16).0,
             connected: AtomicUsize::new(0),
+            started: AtomicU64::new(0),
             started_at: Mutex::new(None),
             command,
         }
@@ -170,6 +176,7 @@ impl Windows {
         match command.spawn() {
             Ok(mut child) => {
                 *started = Some(Instant::now());
+                self.started.fetch_add(1, Ordering::SeqCst);
                 // Reaps the window process when it exits (closed), so it leaves no zombie.
                 tokio::spawn(async move {
                     let _ = child.wait().await;

@@ -266,11 +266,12 @@ async fn a_window_is_open_while_it_listens_and_a_new_one_lands_where_it_was_aske
     let (name, data_) = next_event(&mut events).await;
     assert_eq!(name, "engine-event");
     assert_eq!(data_["type"], "paused", "{data_}");
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Starting a window happens within `open_inbox`, which has returned: counted, not waited for.
+    let windows: Value = api.get("/v1/desktop/windows").await.unwrap();
     assert_eq!(
-        std::fs::read_to_string(&started).unwrap().lines().count(),
-        1,
-        "a second window was started while one was open"
+        windows["windows_started"],
+        json!(1),
+        "a second window was started while one was open: {windows}"
     );
 
     // Closed (its stream ends): no window is open, and Quit tells open windows to close.

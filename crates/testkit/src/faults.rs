@@ -23,13 +23,18 @@ pub const DISK_FULL: Fault = Fault {
     errno: "ENOSPC",
 };
 
-/// Whether strace is installed (scripts/setup.sh installs it).
-pub fn strace_available() -> bool {
-    Command::new("strace")
+/// Fails the test when strace is missing, with the command that installs it: a storage test
+/// never passes without injecting its fault.
+pub fn require_strace() {
+    let installed = Command::new("strace")
         .arg("-V")
         .stdout(Stdio::null())
         .status()
-        .is_ok_and(|s| s.success())
+        .is_ok_and(|s| s.success());
+    assert!(
+        installed,
+        "strace is missing: run `bash scripts/setup.sh --deps-only` (or `apt-get install strace`)"
+    );
 }
 
 /// The tracer injecting a fault; the fault ends when it is dropped.
@@ -45,6 +50,7 @@ impl Drop for Injected {
 /// Traces every thread of `pid` with each of the fault's calls failing, and returns once the
 /// tracer is attached. Panics (this is a test harness) when strace cannot start or attach.
 pub fn inject(pid: u32, fault: Fault) -> Injected {
+    require_strace();
     let mut strace = Command::new("strace");
     strace.args(["-f", "-qq", "-o", "/dev/null", "-e"]);
     strace.arg(format!("trace={}", fault.calls));
@@ -59,26 +65,31 @@ pub fn inject(pid: u32, fault: Fault) -> Injected {
         strace
             .stdin(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start strace (scripts/setup.sh installs it): {e}")),
+            .unwrap_or_else(|e| panic!("cannot start strace: {e}")),
     );
-    // Attached once the main thread reports its tracer.
+    // Attached once every thread reports its tracer.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !traced(pid) {
+    while !every_thread_traced(pid) {
         assert!(Instant::now() < deadline, "strace never attached to {pid}");
         std::thread::sleep(Duration::from_millis(20));
     }
-    std::thread::sleep(Duration::from_millis(300)); // the other threads, attached in turn
     tracer
 }
 
-fn traced(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|l| l.starts_with("TracerPid:"))
-                .map(|l| l.split_whitespace().nth(1) != Some("0"))
-        })
-        .unwrap_or(false)
+/// Whether each thread of `pid` has a tracer.
+fn every_thread_traced(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().all(|task| {
+        std::fs::read_to_string(task.path().join("status"))
+            .ok()
+            .and_then(|status| {
+                status
+                    .lines()
+                    .find(|l| l.starts_with("TracerPid:"))
+                    .map(|l| l.split_whitespace().nth(1) != Some("0"))
+            })
+            .unwrap_or(false)
+    })
 }

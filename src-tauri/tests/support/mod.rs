@@ -173,6 +173,9 @@ pub struct App {
     /// The resident process (engine, API, tray): `/v1/status`'s pid.
     pub resident_pid: u32,
     data_dir: PathBuf,
+    /// The app's own HOME and XDG_CONFIG_HOME: what it writes there (the login entry) never
+    /// reaches the real ones.
+    home: tempfile::TempDir,
     _tauri_driver: Process,
 }
 
@@ -189,7 +192,8 @@ impl App {
     pub async fn launch(data_dir: &Path, out: &Path) -> App {
         let workspace = data_dir.join("workspace");
         let args = json!(["--data-dir", data_dir, "--workspace", workspace]);
-        let session = start_session(args, out).await;
+        let home = tempfile::tempdir().unwrap();
+        let session = start_session(args, out, home.path()).await;
         // The app serves the local API, as the CLI would find it.
         let mut api = None;
         for _ in 0..100 {
@@ -208,8 +212,14 @@ impl App {
             session_url: session.session_url,
             resident_pid,
             data_dir: data_dir.to_path_buf(),
+            home,
             _tauri_driver: session.tauri_driver,
         }
+    }
+
+    /// The app's XDG_CONFIG_HOME (`HOME/.config`: the login entry's crate reads HOME).
+    pub fn config_home(&self) -> PathBuf {
+        self.home.path().join(".config")
     }
 
     /// Ends the current WebDriver session and opens a new window on the running resident
@@ -218,7 +228,7 @@ impl App {
     pub async fn attach_new_window(&mut self, out: &Path) {
         let _ = self.ui.http.delete(&self.session_url).send().await;
         let args = json!(["--window", "--data-dir", self.data_dir]);
-        let session = start_session(args, out).await;
+        let session = start_session(args, out, self.home.path()).await;
         self.ui = session.ui;
         self.session_url = session.session_url;
         self._tauri_driver = session.tauri_driver;
@@ -248,7 +258,9 @@ impl Drop for App {
     }
 }
 
-async fn start_session(args: Value, out: &Path) -> Session {
+/// A WebDriver session on the app started with `args`, HOME at `home` and XDG_CONFIG_HOME at
+/// `home/.config` (tauri-driver's environment reaches the app through WebKitWebDriver).
+async fn start_session(args: Value, out: &Path, home: &Path) -> Session {
     let driver_bin = std::env::var("TAURI_DRIVER").unwrap_or_else(|_| "tauri-driver".into());
     let port = free_port();
     // Two calls can return the same free port; tauri-driver then cannot listen on both.
@@ -264,6 +276,8 @@ async fn start_session(args: Value, out: &Path) -> Session {
                 &native_port.to_string(),
             ])
             .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
             .stdout(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {driver_bin}: {e}")),

@@ -193,22 +193,18 @@ pub fn inbox(data_dir: &Path, n: usize) -> Vec<Value> {
     })
 }
 
-/// An installed coding agent from `tests/agents` (pinned; scripts/setup.sh installs it), or
-/// `None` (the test is skipped) outside CI when setup has not run.
-pub fn installed_agent(bin: &str) -> Option<PathBuf> {
+/// An installed coding agent from `tests/agents` (pinned; scripts/setup.sh installs it). A test
+/// whose agent is missing fails with the command that installs it: it never passes untested.
+pub fn installed_agent(bin: &str) -> PathBuf {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../tests/agents/node_modules/.bin")
         .join(bin);
-    if path.exists() {
-        return Some(path);
-    }
     assert!(
-        std::env::var_os("CI").is_none(),
-        "{} is missing (scripts/setup.sh installs tests/agents)",
+        path.exists(),
+        "{} is missing: run `bash scripts/setup.sh --deps-only` (or `cd tests/agents && npm ci`)",
         path.display()
     );
-    eprintln!("skipped: {bin} is not installed (scripts/setup.sh installs tests/agents)");
-    None
+    path
 }
 
 /// The pinned npm MCP servers of `tests/mcp-servers` (scripts/setup.sh installs them).

@@ -123,7 +123,8 @@ async fn a_counted_grant_keeps_its_exact_count_across_a_restart() {
     assert!(!engine.workspace().join("c.txt").exists());
 }
 
-/// Two chats race for a grant's last use: one runs, the other asks — never both.
+/// Two chats race for a grant's last use: one runs, the other asks — never both. The race is
+/// forced: both steps decide on the one use left, then both record.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_chats_racing_for_the_last_use_run_one_call_not_two() {
     let f = fixture(
@@ -139,6 +140,7 @@ async fn two_chats_racing_for_the_last_use_run_one_call_not_two() {
     )
     .await;
     grant_first(&f.engine, "s", "grant", |id| approve_times(id, 2)).await;
+    f.engine.inner.step_gate.hold(2);
     f.engine.send_message("x", "go").unwrap();
     f.engine.send_message("y", "go").unwrap();
     let asked = inbox_of(&f.engine, 1).await;
@@ -151,6 +153,11 @@ async fn two_chats_racing_for_the_last_use_run_one_call_not_two() {
     assert!(exists(&f, written));
     assert!(!exists(&f, &waiting), "{waiting} ran without a use left");
     assert!(f.engine.grants().unwrap().is_empty());
+    assert_eq!(
+        f.engine.inner.step_gate.relied_on_grant(),
+        vec![true, true],
+        "the steps did not race: both should have counted on the last use before either recorded"
+    );
 }
 
 #[tokio::test]

@@ -11,6 +11,30 @@ fn write(id: &str, path: &str, content: &str) -> ScriptedCall {
     )
 }
 
+/// Waits until `session` waits for a person (its step is recorded, its items asked).
+async fn waits_for_a_person(
+    events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
+    session: &str,
+) {
+    let waiting = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            match events.recv().await {
+                Ok(EngineEvent::SessionStatus {
+                    session: name,
+                    status: airlock_core::SessionStatus::AwaitingApproval,
+                }) if name == session => return,
+                Ok(_) => {}
+                Err(error) => panic!("the engine's events ended: {error}"),
+            }
+        }
+    })
+    .await;
+    assert!(
+        waiting.is_ok(),
+        "session {session} never waited for a person"
+    );
+}
+
 #[tokio::test]
 async fn identical_calls_of_one_step_ask_once_and_follow_its_decision() {
     let f = fixture(
@@ -26,15 +50,13 @@ async fn identical_calls_of_one_step_ask_once_and_follow_its_decision() {
         false,
     )
     .await;
+    let mut events = f.engine.subscribe();
     f.engine.send_message("s", "write").unwrap();
-    let items = inbox_of(&f.engine, 2).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let items_now = f.engine.inbox().unwrap();
-    assert_eq!(
-        items_now.len(),
-        2,
-        "asked once per distinct call: {items_now:?}"
-    );
+    // The step is recorded whole before its session waits for a person: every item it asks
+    // is in the inbox by then.
+    waits_for_a_person(&mut events, "s").await;
+    let items = f.engine.inbox().unwrap();
+    assert_eq!(items.len(), 2, "asked once per distinct call: {items:?}");
     let a = items.iter().find(|i| i.args["path"] == "a.txt").unwrap();
     let b = items.iter().find(|i| i.args["path"] == "b.txt").unwrap();
     // An edit of the one request is what all three identical calls run.
