@@ -407,16 +407,25 @@ mod tests {
         );
     }
 
-    #[test]
-    fn unknown_actions_and_open_decide_nothing() {
+    /// An engine on a fresh data directory, with the runtime it runs on.
+    fn test_engine() -> (tempfile::TempDir, tokio::runtime::Runtime, Engine) {
         let data = tempfile::tempdir().unwrap();
         let runtime = tokio::runtime::Runtime::new().unwrap();
+        let engine = {
+            let _guard = runtime.enter();
+            Engine::open(airlock_engine::EngineConfig {
+                data_dir: data.path().to_path_buf(),
+                workspace: Some(data.path().join("workspace")),
+            })
+            .unwrap()
+        };
+        (data, runtime, engine)
+    }
+
+    #[test]
+    fn unknown_actions_and_open_decide_nothing() {
+        let (_data, runtime, engine) = test_engine();
         let _guard = runtime.enter();
-        let engine = Engine::open(airlock_engine::EngineConfig {
-            data_dir: data.path().to_path_buf(),
-            workspace: Some(data.path().join("workspace")),
-        })
-        .unwrap();
         assert_eq!(
             handle_action(&engine, "apr_x", "h", ACTION_OPEN),
             ActionOutcome::Open
@@ -499,14 +508,8 @@ mod tests {
     fn a_calls_text_reaches_the_notification_daemon_escaped() {
         let log = std::env::var_os("AIRLOCK_DBUS_LOG")
             .expect("AIRLOCK_DBUS_LOG is unset: run through scripts/e2e.sh");
-        let data = tempfile::tempdir().unwrap();
-        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let (_data, runtime, engine) = test_engine();
         let _guard = runtime.enter();
-        let engine = Engine::open(airlock_engine::EngineConfig {
-            data_dir: data.path().to_path_buf(),
-            workspace: Some(data.path().join("workspace")),
-        })
-        .unwrap();
         let announcement = announce(&[hiding()], |_| true).unwrap();
         let (id, waiter) = shown(&engine, announcement);
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
