@@ -509,6 +509,22 @@ fn data_dir(given: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     Ok(airlock_api::host::resolve_data_dir(given)?)
 }
 
+/// `airlock inbox | head -1`: when whoever reads the output goes away, Rust's print macros
+/// panic ("failed printing to stdout: Broken pipe"). A reader that stopped early is no error, so
+/// the command ends there quietly, as other Unix tools do — no panic message, no backtrace.
+/// (Not for the hook, which always answers, nor by resetting SIGPIPE, which would also end the
+/// process on a broken connection to the engine instead of reporting it.)
+fn quiet_on_a_closed_pipe() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload_as_str().unwrap_or_default();
+        if message.starts_with("failed printing to std") && message.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        report(info);
+    }));
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Hook { agent, timeout } = &cli.command {
@@ -516,6 +532,7 @@ fn main() -> ExitCode {
         airlock_hook::run_and_print(cli.data_dir.clone(), agent, *timeout);
         return ExitCode::SUCCESS;
     }
+    quiet_on_a_closed_pipe();
     airlock_api::host::log_to_stderr();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

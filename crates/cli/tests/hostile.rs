@@ -261,3 +261,37 @@ async fn generated_command_lines_are_refused_clearly_and_run_nothing() {
         );
     }
 }
+
+/// `airlock inbox | head -1`: a reader that stops early ends each command quietly — no panic,
+/// no backtrace, exit 0. The pipe's reading end is closed before the command starts, so its
+/// first line already meets the closed pipe.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_closed_pipe_ends_each_command_quietly() {
+    let (_model, dir, _engine, _id) = one_waiting_write().await;
+    let d = dir.path();
+    for args in [
+        &["inbox"][..],
+        &["inbox", "--json"],
+        &["sessions"],
+        &["transcript", "--session", "s"],
+        &["agents"],
+        &["tools"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(common::BIN)
+            .arg("--data-dir")
+            .arg(d)
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !stderr.contains("panicked"),
+            "airlock {args:?} on a closed pipe: {:?}\n{stderr}",
+            out.status
+        );
+    }
+}
