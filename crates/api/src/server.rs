@@ -216,6 +216,7 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         )
         .route("/v1/rules", get(rules).post(add_rule))
         .route("/v1/rules/preview", post(preview_rule))
+        .route("/v1/rules/{id}", delete(remove_rule))
         .route("/v1/approvals/{id}/rule-suggestions", get(suggest_rules))
         .route("/v1/insights", get(insights))
         .route("/v1/remembered", get(remembered))
@@ -821,9 +822,16 @@ async fn insights(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
     Ok(Json(serde_json::to_value(insights).unwrap_or_default()))
 }
 
+/// The rule added, or the identical one already there with `already_existed: true`.
 async fn add_rule(State(s): State<Arc<AppState>>, Json(body): Json<RuleBody>) -> ApiResult<Value> {
-    let rule = s.engine.add_rule(body.rule()?)?;
-    Ok(Json(serde_json::to_value(rule).unwrap_or_default()))
+    let added = s.engine.add_rule(body.rule()?)?;
+    Ok(Json(serde_json::to_value(added).unwrap_or_default()))
+}
+
+/// Removes a rule; 404 `unknown_rule` when there is none with this id.
+async fn remove_rule(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
+    s.engine.remove_rule(&id)?;
+    Ok(Json(json!({ "removed": id })))
 }
 
 async fn remembered(State(s): State<Arc<AppState>>) -> ApiResult<Value> {

@@ -56,6 +56,7 @@ const ENDPOINTS: &[(&str, &str, BodyKind)] = &[
     ("POST", "/v1/servers/import", BodyKind::NotAnObject),
     ("PUT", "/v1/mode", BodyKind::NotAnObject),
     ("POST", "/v1/rules", BodyKind::NotAnObject),
+    ("DELETE", "/v1/rules/{x}", BodyKind::None),
     ("PUT", "/v1/paused", BodyKind::NotAnObject),
     ("GET", "/v1/audit?limit={x}", BodyKind::None),
     ("GET", "/v1/inbox?{x}", BodyKind::None),

@@ -666,7 +666,20 @@ async fn rules(client: &ApiClient, action: RulesAction) -> anyhow::Result<ExitCo
                 return Ok(ExitCode::SUCCESS);
             }
             let rule: Value = client.post("/v1/rules", &body).await?;
-            println!("added rule {}", text(&rule["id"]));
+            if rule["already_existed"] == json!(true) {
+                println!(
+                    "rule {} is already there, identical; nothing changed",
+                    text(&rule["id"])
+                );
+            } else {
+                println!("added rule {}", text(&rule["id"]));
+            }
+        }
+        RulesAction::Remove { id } => {
+            client
+                .delete::<Value>(&format!("/v1/rules/{}", encode(&id)))
+                .await?;
+            println!("removed rule {id}");
         }
         RulesAction::Suggest { id, json } => {
             let found: Value = client

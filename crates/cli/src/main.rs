@@ -447,6 +447,8 @@ enum RulesAction {
         #[arg(long)]
         json: bool,
     },
+    /// Remove a rule by its id (from `rules list`); it stops applying at once.
+    Remove { id: String },
 }
 
 #[derive(Subcommand, Debug)]

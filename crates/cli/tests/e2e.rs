@@ -254,6 +254,44 @@ async fn kill_nine_while_pending_then_restart_and_approve() {
     );
 }
 
+/// `rules add` of a rule already there changes nothing and says so; `rules remove ID` removes
+/// it (an unknown id fails with a clear message).
+#[tokio::test(flavor = "multi_thread")]
+async fn rules_are_added_once_and_removed_by_id() {
+    let model = ScriptedModel::start(vec![]).await.unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    let add = [
+        "rules",
+        "add",
+        "builtin/read_file",
+        "/path",
+        "secrets/**",
+        "deny",
+    ];
+    let first = ok(d, &add);
+    assert!(first.starts_with("added rule "), "{first}");
+    let again = ok(d, &add);
+    assert!(
+        again.contains("already there") && again.contains("nothing changed"),
+        "{again}"
+    );
+    let rows: Vec<Value> = serde_json::from_str(&ok(d, &["rules", "list", "--json"])).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let id = rows[0]["rule"]["id"].as_str().unwrap().to_string();
+    assert!(
+        first.contains(&id) && again.contains(&id),
+        "{first} / {again}"
+    );
+
+    assert!(ok(d, &["rules", "remove", &id]).contains(&id));
+    assert_eq!(ok(d, &["rules", "list", "--json"]).trim(), "[]");
+    let out = airlock(d, &["rules", "remove", &id]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no rule with id"), "{stderr}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn settings_commands() {
     let model = ScriptedModel::start(vec![]).await.unwrap();

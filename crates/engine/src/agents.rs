@@ -1044,6 +1044,70 @@ mod tests {
         third.abort();
     }
 
+    /// A removed rule stops applying to the very next call (the cached policy is dropped),
+    /// and its removal is audited; an unknown id is an error, not a silent success.
+    #[tokio::test]
+    async fn a_removed_rule_stops_applying_at_once() {
+        let (_dir, engine) = engine();
+        let rule = engine
+            .add_rule(ArgRule {
+                effect: RuleEffect::Allow,
+                ..deny_rule("ls *")
+            })
+            .unwrap()
+            .rule;
+        let allowed = engine
+            .agent_call(bash("ls src", Some("c0"), AgentEvent::PreToolUse))
+            .await
+            .unwrap();
+        assert_eq!(allowed.verdict, AgentVerdict::Allow);
+
+        engine.remove_rule(&rule.id).unwrap();
+        assert!(engine.rules().unwrap().is_empty());
+        let audited = engine.audit(100).unwrap();
+        assert!(
+            audited
+                .iter()
+                .any(|row| row.action == "rule_removed" && row.detail["id"] == rule.id.as_str()),
+            "{audited:?}"
+        );
+        let call = asking(&engine, bash("ls src", Some("c1"), AgentEvent::PreToolUse));
+        let asked = waiting(&engine).await;
+        assert_eq!(asked.args["command"], "ls src");
+        call.abort();
+
+        let unknown = engine.remove_rule(&rule.id).unwrap_err();
+        assert!(matches!(unknown, EngineError::UnknownRule(_)), "{unknown}");
+        assert_eq!(unknown.code(), crate::ErrorCode::UnknownRule);
+    }
+
+    /// Adding a rule identical to one already there adds nothing, audits nothing, and answers
+    /// with the rule already there.
+    #[tokio::test]
+    async fn adding_an_identical_rule_changes_nothing_and_says_so() {
+        let (_dir, engine) = engine();
+        let first = engine.add_rule(deny_rule("rm -rf*")).unwrap();
+        assert!(!first.already_existed);
+        let audits = engine.audit(1000).unwrap().len();
+        let again = engine.add_rule(deny_rule("rm -rf*")).unwrap();
+        assert!(again.already_existed);
+        assert_eq!(
+            again.rule, first.rule,
+            "the answer is the rule already there"
+        );
+        assert_eq!(engine.rules().unwrap().len(), 1);
+        assert_eq!(engine.audit(1000).unwrap().len(), audits, "nothing audited");
+        // Another effect or pattern is another rule.
+        let other = engine
+            .add_rule(ArgRule {
+                effect: RuleEffect::Ask,
+                ..deny_rule("rm -rf*")
+            })
+            .unwrap();
+        assert!(!other.already_existed);
+        assert_eq!(engine.rules().unwrap().len(), 2);
+    }
+
     #[tokio::test]
     async fn an_edit_is_checked_against_deny_rules_and_what_the_agent_can_take() {
         let (_dir, engine) = engine();

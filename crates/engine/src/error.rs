@@ -24,6 +24,8 @@ pub enum EngineError {
     UnknownSession(String),
     #[error("no server named '{0}'")]
     UnknownServer(String),
+    #[error("no rule with id '{0}' (`airlock rules list` shows them)")]
+    UnknownRule(String),
     #[error("cannot read the log {path}: {message}")]
     ServerLog { path: PathBuf, message: String },
     #[error("no tool {server}/{tool}")]
@@ -57,6 +59,7 @@ impl EngineError {
             EngineError::UnknownSession(_) => ErrorCode::UnknownSession,
             EngineError::UnknownTool { .. } => ErrorCode::UnknownTool,
             EngineError::UnknownServer(_) => ErrorCode::UnknownServer,
+            EngineError::UnknownRule(_) => ErrorCode::UnknownRule,
             EngineError::Busy { .. } => ErrorCode::Busy,
             EngineError::NoProvider => ErrorCode::NoProvider,
             EngineError::Invalid(_) | EngineError::Policy(_) | EngineError::Provider(_) => {

@@ -24,7 +24,7 @@ pub mod tools;
 mod views;
 
 pub use airlock_protocol::{
-    ApprovalRow, AuditRow, CallRow, DecidedItem, DecisionRequest, ElicitationAction,
+    AddedRule, ApprovalRow, AuditRow, CallRow, DecidedItem, DecisionRequest, ElicitationAction,
     ElicitationAnswer, EngineEvent, ErrorCode, InboxItem, MessageRow, RememberedRow, RuleRow,
     ServerRow, ServerStatus, ServerView, SessionRow, ToolChange, ToolView, TurnOutcome,
 };

@@ -169,15 +169,28 @@ impl Engine {
         }
     }
 
-    /// Adds an argument rule after checking that it compiles.
-    pub fn add_rule(&self, rule: ArgRule) -> Result<ArgRule> {
+    /// Adds an argument rule after checking that it compiles; a rule identical to one already
+    /// there changes nothing and says so (`already_existed`, with that rule).
+    pub fn add_rule(&self, rule: ArgRule) -> Result<AddedRule> {
         PolicyConfig::compile(airlock_core::policy::PolicyInputs {
             rules: vec![rule.clone()],
             ..Default::default()
         })?;
-        self.inner.store.add_rule(&rule)?;
+        let added = self.inner.store.add_rule(&rule)?;
         self.inner.invalidate_policy();
-        Ok(rule)
+        Ok(added)
+    }
+
+    /// Removes the argument rule `id` (audited as `rule_removed`); it stops applying at once,
+    /// to the next decision. An unknown id is [`EngineError::UnknownRule`].
+    pub fn remove_rule(&self, id: &str) -> Result<()> {
+        let removed = self.inner.store.remove_rule(id)?;
+        self.inner.invalidate_policy();
+        if removed {
+            Ok(())
+        } else {
+            Err(EngineError::UnknownRule(id.into()))
+        }
     }
 
     pub fn revoke_remembered(&self, id: &str) -> Result<bool> {

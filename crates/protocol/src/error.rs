@@ -20,6 +20,7 @@ pub enum ErrorCode {
     UnknownSession,
     UnknownTool,
     UnknownServer,
+    UnknownRule,
     Busy,
     NoProvider,
     Invalid,
@@ -40,6 +41,7 @@ impl ErrorCode {
             ErrorCode::UnknownSession => "unknown_session",
             ErrorCode::UnknownTool => "unknown_tool",
             ErrorCode::UnknownServer => "unknown_server",
+            ErrorCode::UnknownRule => "unknown_rule",
             ErrorCode::Busy => "busy",
             ErrorCode::NoProvider => "no_provider",
             ErrorCode::Invalid => "invalid",
@@ -60,7 +62,8 @@ impl ErrorCode {
             ErrorCode::UnknownApproval
             | ErrorCode::UnknownSession
             | ErrorCode::UnknownTool
-            | ErrorCode::UnknownServer => 404,
+            | ErrorCode::UnknownServer
+            | ErrorCode::UnknownRule => 404,
             ErrorCode::ForeignSession | ErrorCode::NotAllowed => 403,
             ErrorCode::AlreadyDecided
             | ErrorCode::StaleArguments

@@ -26,7 +26,7 @@ pub use provider::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSett
 pub use remote::{DeviceView, NtfyPush, NtfyPushView, Pairing};
 pub use requests::{DECISIONS_BODY_LIMIT, DecisionRequest, ElicitationAction, ElicitationAnswer};
 pub use rows::{
-    AgentOrigin, ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow,
-    SessionRow,
+    AddedRule, AgentOrigin, ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow,
+    ServerRow, SessionRow,
 };
 pub use views::{ServerStatus, ServerView, ToolChange, ToolView};

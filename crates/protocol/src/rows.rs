@@ -85,6 +85,17 @@ pub struct RuleRow {
     pub created_at: String,
 }
 
+/// What adding a rule did: the rule now in force, and whether an identical one (same tool,
+/// pointer, pattern and effect) was there already, in which case nothing changed and `rule` is
+/// that one.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AddedRule {
+    #[serde(flatten)]
+    pub rule: ArgRule,
+    pub already_existed: bool,
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RememberedRow {

@@ -184,6 +184,32 @@ async fn a_decision_through_the_windows_invoke_is_the_engines_and_bad_invokes_ru
     }
 }
 
+/// The window adds a rule once (an identical one says it was there) and removes it by id; an
+/// unknown id is `unknown_rule`.
+#[tokio::test]
+async fn the_window_adds_a_rule_once_and_removes_it() {
+    let data = tempfile::tempdir().unwrap();
+    let resident = resident(data.path(), None).await;
+    let api = &resident.api;
+    let rule = json!({
+        "server": "builtin", "tool": "read_file", "pointer": "/path",
+        "pattern": {"kind": "glob", "pattern": "secrets/**"}, "effect": "deny",
+    });
+    let first = invoke(api, "add_rule", rule.clone()).await;
+    assert_eq!(first["Ok"]["already_existed"], false, "{first}");
+    let again = invoke(api, "add_rule", rule).await;
+    assert_eq!(again["Ok"]["already_existed"], true, "{again}");
+    let id = first["Ok"]["id"].clone();
+    assert_eq!(again["Ok"]["id"], id);
+    assert_eq!(resident.shell.engine.rules().unwrap().len(), 1);
+
+    let removed = invoke(api, "remove_rule", json!({"id": id})).await;
+    assert_eq!(removed, json!({"Ok": null}));
+    assert!(resident.shell.engine.rules().unwrap().is_empty());
+    let unknown = invoke(api, "remove_rule", json!({"id": id})).await;
+    assert_eq!(unknown["Err"]["code"], "unknown_rule", "{unknown}");
+}
+
 /// Reads the next event's name and data from a window's stream.
 #[cfg(unix)]
 async fn next_event(

@@ -3,17 +3,30 @@
 use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError, now};
 use airlock_core::{ArgRule, RuleEffect, RulePattern, ids};
-use airlock_protocol::RuleRow;
-use rusqlite::params;
+use airlock_protocol::{AddedRule, RuleRow};
+use rusqlite::{OptionalExtension, params};
 
 impl Store {
-    /// Adds an argument rule; the caller has compiled it once to check the pattern.
-    pub fn add_rule(&self, rule: &ArgRule) -> Result<()> {
+    /// Adds an argument rule; the caller has compiled it once to check the pattern. A rule
+    /// identical to one already there (same tool, pointer, pattern and effect) adds nothing and
+    /// is not audited: the answer is that rule, `already_existed`.
+    pub fn add_rule(&self, rule: &ArgRule) -> Result<AddedRule> {
         let (kind, pattern) = match &rule.pattern {
             RulePattern::Glob(p) => ("glob", p),
             RulePattern::Regex(p) => ("regex", p),
         };
         self.write(|tx| {
+            let existing: Option<String> = tx
+                .row(
+                    "SELECT id FROM rules WHERE server = ?1 AND tool = ?2 AND pointer = ?3
+                     AND kind = ?4 AND pattern = ?5 AND effect = ?6 ORDER BY created_at, id LIMIT 1",
+                    params![rule.server, rule.tool, rule.pointer, kind, pattern, rule.effect.as_str()],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(id) = existing {
+                return Ok(AddedRule { rule: ArgRule { id, ..rule.clone() }, already_existed: true });
+            }
             tx.run(
                 "INSERT INTO rules (id, server, tool, pointer, kind, pattern, effect, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -36,10 +49,12 @@ impl Store {
                 None,
                 None,
                 &serde_json::to_value(rule).unwrap_or_default(),
-            )
+            )?;
+            Ok(AddedRule { rule: rule.clone(), already_existed: false })
         })
     }
 
+    /// Removes the rule `id`, audited as `rule_removed`; false when there was none.
     pub fn remove_rule(&self, id: &str) -> Result<bool> {
         self.delete_audited("rules", id, "rule_removed")
     }

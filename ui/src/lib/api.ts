@@ -1,6 +1,7 @@
 // Typed calls into the shell's commands (crates/resident/src/commands, run in the resident process: the window forwards every invoke) and its events.
 import { invoke } from '@tauri-apps/api/core';
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
+import type { AddedRule } from './bindings/AddedRule';
 import type { AgentFallback } from './bindings/AgentFallback';
 import type { AgentStatus } from './bindings/AgentStatus';
 import type { AuditRow } from './bindings/AuditRow';
@@ -62,7 +63,9 @@ export const api = {
   setFromNotification: (server: string, tool: string | null, allow: boolean | null) =>
     invoke<void>('set_from_notification', { server, tool, allow }),
   addRule: (server: string, tool: string, pointer: string, pattern: RulePattern, effect: RuleEffect) =>
-    invoke('add_rule', { server, tool, pointer, pattern, effect }),
+    invoke<AddedRule>('add_rule', { server, tool, pointer, pattern, effect }),
+  /** Removes a rule (audited); it stops applying at once. */
+  removeRule: (id: string) => invoke<void>('remove_rule', { id }),
   revokeRemembered: (id: string) => invoke<boolean>('revoke_remembered', { id }),
   setOption: (option: ShellOption) => invoke<void>('set_option', { option }),
   /** Starts Airlock at login, hidden in the tray (or no longer); returns whether it now does. */

@@ -79,6 +79,7 @@ commands! {
     "set_tool_setting" => settings::set_tool_setting(server, tool, setting),
     "set_from_notification" => settings::set_from_notification(server, tool, allow),
     "add_rule" => settings::add_rule(server, tool, pointer, pattern, effect),
+    "remove_rule" => settings::remove_rule(id),
     "revoke_remembered" => settings::revoke_remembered(id),
     "set_option" => settings::set_option(option),
     "set_start_at_login" => settings::set_start_at_login(enabled),

@@ -6,7 +6,7 @@ use crate::shell::{AppInfo, Shell};
 use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, Setting, ToolSetting};
 use airlock_engine::Engine;
 use airlock_engine::{ProviderKindInfo, ProviderSettings, ToolView};
-use airlock_protocol::{RememberedRow, RuleRow, ServerRow};
+use airlock_protocol::{AddedRule, RememberedRow, RuleRow, ServerRow};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use ts_rs::TS;
@@ -102,7 +102,7 @@ pub async fn add_rule(
     pointer: String,
     pattern: RulePattern,
     effect: RuleEffect,
-) -> CommandResult<ArgRule> {
+) -> CommandResult<AddedRule> {
     let rule = ArgRule {
         id: Engine::new_rule_id(),
         server,
@@ -112,6 +112,10 @@ pub async fn add_rule(
         effect,
     };
     Ok(shell.engine.add_rule(rule)?)
+}
+
+pub async fn remove_rule(shell: &Shell, id: String) -> CommandResult<()> {
+    Ok(shell.engine.remove_rule(&id)?)
 }
 
 pub async fn revoke_remembered(shell: &Shell, id: String) -> CommandResult<bool> {
