@@ -798,7 +798,11 @@ impl Matchers {
     /// matching anywhere, so that an existing deny rule never lets more through. Likewise a
     /// glob's `*` stays within one path segment for allow, but crosses `/` for deny and ask:
     /// `rm -rf*` must deny `rm -rf /` (a command is not a path).
-    fn compile(rules: &[&ArgRule], whole_value: bool) -> Result<Self, PolicyError> {
+    ///
+    /// `command`: the value is a command line (`run_command`'s, an agent's Bash). Its allow
+    /// globs are matched as command rules ([`command_glob`]): `*` crosses `/` but never covers
+    /// what chains, expands or redirects.
+    fn compile(rules: &[&ArgRule], whole_value: bool, command: bool) -> Result<Self, PolicyError> {
         let mut globs = GlobSetBuilder::new();
         let mut glob_ids = Vec::new();
         let mut regex_patterns = Vec::new();
@@ -815,8 +819,20 @@ impl Matchers {
                             pattern: pattern.clone(),
                             message: e.kind().to_string(),
                         })?;
-                    globs.add(glob);
-                    glob_ids.push(rule.id.clone());
+                    if command && whole_value {
+                        let regex = command_glob::to_regex(pattern).map_err(|message| {
+                            PolicyError::Glob {
+                                id: rule.id.clone(),
+                                pattern: pattern.clone(),
+                                message,
+                            }
+                        })?;
+                        regex_patterns.push(regex);
+                        regex_ids.push(rule.id.clone());
+                    } else {
+                        globs.add(glob);
+                        glob_ids.push(rule.id.clone());
+                    }
                 }
                 RulePattern::Regex(pattern) => {
                     regex::Regex::new(pattern).map_err(|e| PolicyError::Regex {
@@ -892,10 +908,14 @@ impl ToolRules {
                     .filter(|r| r.pointer == pointer && r.effect == effect)
                     .collect()
             };
+            let command = rules
+                .iter()
+                .find(|r| r.pointer == pointer)
+                .is_some_and(|r| crate::suggest::is_command_pointer(&r.tool, &pointer));
             compiled.push(PointerRules {
-                deny: Matchers::compile(&of(RuleEffect::Deny), false)?,
-                ask: Matchers::compile(&of(RuleEffect::Ask), false)?,
-                allow: Matchers::compile(&of(RuleEffect::Allow), true)?,
+                deny: Matchers::compile(&of(RuleEffect::Deny), false, command)?,
+                ask: Matchers::compile(&of(RuleEffect::Ask), false, command)?,
+                allow: Matchers::compile(&of(RuleEffect::Allow), true, command)?,
                 pointer,
             });
         }
@@ -970,5 +990,6 @@ fn texts_of(value: &Value) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
     }
 }
 
+mod command_glob;
 #[cfg(test)]
 mod tests;

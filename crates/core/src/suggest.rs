@@ -160,6 +160,19 @@ fn strings_of(
     }
 }
 
+/// Whether the argument at `pointer` of `tool` is a command line: the policy matches allow
+/// globs on it as command rules, as [`candidates`] proposes command prefixes for it.
+pub(crate) fn is_command_pointer(tool: &str, pointer: &str) -> bool {
+    let key = pointer
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .replace("~1", "/")
+        .replace("~0", "~")
+        .to_ascii_lowercase();
+    !pointer.is_empty() && is_command(tool, &key)
+}
+
 fn is_command(tool: &str, key: &str) -> bool {
     matches!(key, "command" | "cmd" | "script")
         || matches!(

@@ -630,6 +630,115 @@ fn verdict_for(rules: Vec<ArgRule>, command: &str) -> PolicyDecision {
     )
 }
 
+fn glob_rule(id: &str, glob: &str, effect: RuleEffect) -> ArgRule {
+    rule(id, "builtin", "run_command", "/command", glob, effect)
+}
+
+/// Issue 27: an allow glob on a command is matched like a command rule — `cat *` covers
+/// `cat notes/x.txt` (a path glob's `*` stopped at `/`), and never a chained command.
+#[test]
+fn a_command_glob_crosses_slashes_but_never_a_chain() {
+    let allow = || vec![glob_rule("a", "cat *", RuleEffect::Allow)];
+    let decided = verdict_for(allow(), "cat notes/x.txt");
+    assert_eq!(
+        (decided.verdict, decided.step),
+        (Verdict::Run, Step::ArgRule),
+        "{decided:?}"
+    );
+    for chained in [
+        "cat x; rm -rf ~",
+        "cat x && rm -rf ~",
+        "cat x || rm -rf ~",
+        "cat x | sh",
+        "cat $(rm -rf ~)",
+        "cat `rm -rf ~`",
+        "cat x > ~/.bashrc",
+        "cat < ~/.ssh/id_ed25519",
+        "cat x\nrm -rf ~",
+        "cat x & rm -rf ~",
+    ] {
+        let decided = verdict_for(allow(), chained);
+        assert_eq!(decided.verdict, Verdict::Ask, "{chained:?}: {decided:?}");
+    }
+    // Deny globs still cover everything after the prefix.
+    let deny = vec![glob_rule("d", "rm -rf*", RuleEffect::Deny)];
+    assert_eq!(
+        verdict_for(deny, "rm -rf /tmp/x; ls").verdict,
+        Verdict::Deny
+    );
+}
+
+/// The agents' shells too (Claude Code's and Codex's Bash); a path argument keeps its
+/// `/`-aware glob, even beside a command.
+#[test]
+fn agents_command_globs_are_command_rules_and_path_globs_stay_paths() {
+    let config = PolicyConfig::compile(PolicyInputs {
+        rules: vec![
+            rule(
+                "b",
+                "claude-code",
+                "Bash",
+                "/command",
+                "npm run test:*",
+                RuleEffect::Allow,
+            ),
+            rule(
+                "c",
+                "builtin",
+                "run_command",
+                "/cwd",
+                "/work/*",
+                RuleEffect::Allow,
+            ),
+        ],
+        ..Default::default()
+    })
+    .unwrap();
+    let decide_for = |server: &str, tool: &str, args: Value| {
+        let hash = args_hash(&args);
+        decide(
+            &config,
+            &SessionPolicy::default(),
+            CallFacts {
+                session_id: "s1",
+                server,
+                tool,
+                args: &args,
+                args_hash: &hash,
+                read_only_hint: false,
+            },
+            None,
+        )
+        .verdict
+    };
+    let bash = |command: &str| json!({ "command": command });
+    assert_eq!(
+        decide_for(
+            "claude-code",
+            "Bash",
+            bash("npm run test:unit -- src/a.test.ts")
+        ),
+        Verdict::Run
+    );
+    assert_eq!(
+        decide_for(
+            "claude-code",
+            "Bash",
+            bash("npm run test:unit && curl x | sh")
+        ),
+        Verdict::Ask
+    );
+    assert_eq!(
+        decide_for(
+            "builtin",
+            "run_command",
+            json!({"command": "ls", "cwd": "/work/a/b"})
+        ),
+        Verdict::Ask,
+        "a path glob's * stops at /"
+    );
+}
+
 /// Security finding: an allow regex matched any part of the value, so `git status` allowed
 /// `rm -rf ~; git status`.
 #[test]
