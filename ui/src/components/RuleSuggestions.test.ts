@@ -52,4 +52,15 @@ describe('RuleSuggestions', () => {
     expect(addRule).toHaveBeenCalledWith('builtin', 'write_file', '/path', { kind: 'glob', pattern: 'notes/**' }, 'allow');
     expect((await screen.findByTestId('rule-saved')).textContent).toContain('/path notes/**');
   });
+
+  it('says so when the rule was there already', async () => {
+    addRule.mockResolvedValueOnce({ already_existed: true });
+    render(RuleSuggestions, { item: item(4) });
+    await userEvent.click(screen.getByTestId('make-rule'));
+    await screen.findByTestId('rule-suggestions');
+    await userEvent.click(screen.getAllByRole('button', { name: 'Save rule' })[0]);
+    const said = (await screen.findByTestId('rule-saved')).textContent;
+    expect(said).toContain('already there');
+    expect(said).toContain('nothing changed');
+  });
 });

@@ -20,6 +20,7 @@ import type { Pairing } from './bindings/Pairing';
 import type { ProviderSettings } from './bindings/ProviderSettings';
 import type { RemoteView } from './bindings/RemoteView';
 import type { RuleEffect } from './bindings/RuleEffect';
+import type { RuleRow } from './bindings/RuleRow';
 import type { RulePattern } from './bindings/RulePattern';
 import type { SessionRow } from './bindings/SessionRow';
 import type { SettingsView } from './bindings/SettingsView';
@@ -64,6 +65,7 @@ export const api = {
     invoke<void>('set_from_notification', { server, tool, allow }),
   addRule: (server: string, tool: string, pointer: string, pattern: RulePattern, effect: RuleEffect) =>
     invoke<AddedRule>('add_rule', { server, tool, pointer, pattern, effect }),
+  rules: () => invoke<RuleRow[]>('list_rules'),
   /** Removes a rule (audited); it stops applying at once. */
   removeRule: (id: string) => invoke<void>('remove_rule', { id }),
   revokeRemembered: (id: string) => invoke<boolean>('revoke_remembered', { id }),

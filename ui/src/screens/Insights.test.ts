@@ -1,7 +1,8 @@
-import { render, screen, within } from '@testing-library/svelte';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import type { Insights as InsightsView } from '../lib/bindings/Insights';
+import type { RuleRow } from '../lib/bindings/RuleRow';
 import { dailySeries } from '../lib/insightsChart';
 import Insights from './Insights.svelte';
 
@@ -46,7 +47,15 @@ const view: InsightsView = {
   ],
 };
 
-const addRule = vi.fn(async (..._args: unknown[]) => ({}));
+const addRule = vi.fn(async (..._args: unknown[]): Promise<unknown> => ({ already_existed: false }));
+const gitRule: RuleRow = {
+  rule: { id: 'rule_git', server: 'builtin', tool: 'run_command', pointer: '/command', pattern: { kind: 'glob', pattern: 'git status*' }, effect: 'allow' },
+  created_at: '2026-11-24T10:00:00Z',
+};
+let rules: RuleRow[] = [];
+const removeRule = vi.fn(async (id: string) => {
+  rules = rules.filter((row) => row.rule.id !== id);
+});
 const setToolSetting = vi.fn(async (..._args: unknown[]) => undefined);
 
 vi.mock('../lib/api', async (original) => {
@@ -57,6 +66,8 @@ vi.mock('../lib/api', async (original) => {
       ...actual.api,
       insights: async () => view,
       addRule: (...a: unknown[]) => addRule(...a),
+      rules: async () => rules,
+      removeRule: (id: string) => removeRule(id),
       setToolSetting: (...a: unknown[]) => setToolSetting(...a),
     },
   };
@@ -83,6 +94,26 @@ describe('Insights', () => {
     expect(stop.textContent).toBe('Stop asking');
     await userEvent.click(stop);
     expect(setToolSetting).toHaveBeenCalledWith('builtin', 'read_file', 'not-required');
+  });
+
+  it('shows each rule beside its tool and removes it with one click', async () => {
+    rules = [gitRule];
+    render(Insights);
+    const row = await screen.findByTestId('insight-rule');
+    expect(row.textContent).toContain('/command glob git status*');
+    expect(row.textContent).toContain('allow');
+    await userEvent.click(within(row).getByTestId('insight-rule-remove'));
+    expect(removeRule).toHaveBeenCalledWith('rule_git');
+    await waitFor(() => expect(screen.queryByTestId('insight-rule')).toBeNull());
+    expect((await screen.findByTestId('insight-done')).textContent).toContain('Rule removed');
+  });
+
+  it('says so when a suggested rule was there already', async () => {
+    addRule.mockResolvedValueOnce({ already_existed: true });
+    render(Insights);
+    const [rule] = await screen.findAllByTestId('insight-apply');
+    await userEvent.click(rule);
+    expect((await screen.findByTestId('insight-done')).textContent).toContain('already there');
   });
 
   it('charts every day, the quiet ones as zeros, split by outcome', () => {

@@ -5,6 +5,7 @@ import type { SettingsView } from '../lib/bindings/SettingsView';
 import Settings from './Settings.svelte';
 
 let startAtLogin = false;
+let rules: SettingsView['rules'] = [];
 
 function view(): SettingsView {
   return {
@@ -16,7 +17,7 @@ function view(): SettingsView {
     start_at_login: startAtLogin,
     servers: [],
     tools: [],
-    rules: [],
+    rules,
     remembered: [],
     provider_kinds: [],
   };
@@ -27,6 +28,11 @@ const setStartAtLogin = vi.fn(async (enabled: boolean) => {
   return enabled;
 });
 
+const removeRule = vi.fn(async (id: string) => {
+  rules = rules.filter((row) => row.rule.id !== id);
+});
+const addRule = vi.fn(async (..._args: unknown[]) => ({ ...rules[0].rule, already_existed: true }));
+
 vi.mock('../lib/api', async (original) => {
   const actual = await original<typeof import('../lib/api')>();
   return {
@@ -35,6 +41,8 @@ vi.mock('../lib/api', async (original) => {
       ...actual.api,
       settings: async () => view(),
       setStartAtLogin: (enabled: boolean) => setStartAtLogin(enabled),
+      removeRule: (id: string) => removeRule(id),
+      addRule: (...a: unknown[]) => addRule(...a),
       servers: async () => [],
       serverChanges: async () => [],
       agents: async () => [],
@@ -68,5 +76,35 @@ describe('Settings: start at login', () => {
     render(Settings);
     await userEvent.click(await screen.findByTestId('start-at-login'));
     await screen.findByText(/could not change the login entry: denied/);
+  });
+});
+
+describe('Settings: argument rules', () => {
+  const secrets: SettingsView['rules'][number] = {
+    rule: { id: 'rule_1', server: 'builtin', tool: 'read_file', pointer: '/path', pattern: { kind: 'glob', pattern: 'secrets/**' }, effect: 'deny' },
+    created_at: '2026-11-24T10:00:00Z',
+  };
+
+  beforeEach(() => {
+    rules = [secrets];
+  });
+
+  it('removes a rule with its Remove button', async () => {
+    render(Settings);
+    const [remove] = await screen.findAllByTestId('rule-remove');
+    await userEvent.click(remove);
+    expect(removeRule).toHaveBeenCalledWith('rule_1');
+    await screen.findByText('Rule removed.');
+    await waitFor(() => expect(screen.queryAllByTestId('rule-remove')).toHaveLength(0));
+  });
+
+  it('says so when an added rule was there already', async () => {
+    render(Settings);
+    await screen.findAllByTestId('rule-remove');
+    await userEvent.type(screen.getByLabelText('Rule tool'), 'builtin/read_file');
+    await userEvent.type(screen.getByLabelText('Pattern'), 'secrets/**');
+    await userEvent.click(screen.getByRole('button', { name: 'Add rule' }));
+    await screen.findByText('That rule is already there; nothing changed.');
+    expect(screen.getAllByTestId('rule-remove')).toHaveLength(1);
   });
 });

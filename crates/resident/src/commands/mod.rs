@@ -80,6 +80,7 @@ commands! {
     "set_from_notification" => settings::set_from_notification(server, tool, allow),
     "add_rule" => settings::add_rule(server, tool, pointer, pattern, effect),
     "remove_rule" => settings::remove_rule(id),
+    "list_rules" => settings::rules(),
     "revoke_remembered" => settings::revoke_remembered(id),
     "set_option" => settings::set_option(option),
     "set_start_at_login" => settings::set_start_at_login(enabled),

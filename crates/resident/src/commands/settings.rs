@@ -114,6 +114,11 @@ pub async fn add_rule(
     Ok(shell.engine.add_rule(rule)?)
 }
 
+/// Every argument rule, oldest first (Insights shows each beside its tool).
+pub async fn rules(shell: &Shell) -> CommandResult<Vec<RuleRow>> {
+    Ok(shell.engine.rules()?)
+}
+
 pub async fn remove_rule(shell: &Shell, id: String) -> CommandResult<()> {
     Ok(shell.engine.remove_rule(&id)?)
 }
