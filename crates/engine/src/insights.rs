@@ -176,7 +176,7 @@ fn suggestions(
         })
         .collect();
     let mut seen: HashSet<String> = HashSet::new();
-    let mut best: Option<RuleSuggestion> = None;
+    let mut best: Option<(RuleSuggestion, Outcomes)> = None;
     for row in rows
         .iter()
         .rev()
@@ -192,23 +192,26 @@ fn suggestions(
                 continue;
             }
             let rule = candidate.rule(&insight.server, &insight.tool);
-            let Ok(previewed) = preview(&rule, candidate.label.clone(), &past) else {
+            let (Ok(previewed), Ok(outcomes)) = (
+                preview(&rule, candidate.label.clone(), &past),
+                Outcomes::of(&rule, rows),
+            ) else {
                 continue;
             };
-            if previewed.denied_matches == 0
-                && previewed.matches >= MIN_REQUESTS_TO_SUGGEST
-                && best.as_ref().is_none_or(|b| previewed.matches > b.matches)
+            // Only decided calls count for the rule: a call still waiting was approved by nobody.
+            if outcomes.denied == 0
+                && outcomes.approved >= MIN_REQUESTS_TO_SUGGEST
+                && best
+                    .as_ref()
+                    .is_none_or(|(_, b)| outcomes.approved > b.approved)
             {
-                best = Some(previewed);
+                best = Some((previewed, outcomes));
             }
         }
     }
-    if let Some(rule) = best {
+    if let Some((rule, outcomes)) = best {
         out.push(InsightSuggestion {
-            text: format!(
-                "{name} {}: {} of {} approved — make a rule?",
-                rule.label, rule.matches, rule.matches
-            ),
+            text: format!("{name} {}: {} — make a rule?", rule.label, outcomes.text()),
             action: SuggestedAction::AddRule { rule },
         });
     }
@@ -230,6 +233,44 @@ fn suggestions(
         });
     }
     out
+}
+
+/// How the asked calls a rule matches ended: only approvals and denials are decisions; the
+/// calls still waiting are named apart, never counted as approved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Outcomes {
+    approved: u32,
+    denied: u32,
+    waiting: u32,
+}
+
+impl Outcomes {
+    fn of(rule: &ArgRule, rows: &[&AskedRow]) -> Result<Self> {
+        let probe = RuleProbe::new(rule)?;
+        let mut outcomes = Self::default();
+        for row in rows.iter().filter(|row| probe.matches(&row.args)) {
+            match row.status.as_str() {
+                "approved" => outcomes.approved += 1,
+                "denied" => outcomes.denied += 1,
+                "pending" => outcomes.waiting += 1,
+                _ => {}
+            }
+        }
+        Ok(outcomes)
+    }
+
+    /// "4 of 5 decided calls approved, 1 denied; 6 waiting not counted".
+    fn text(self) -> String {
+        let decided = self.approved + self.denied;
+        let mut text = format!(
+            "{} of {decided} decided calls approved, {} denied",
+            self.approved, self.denied
+        );
+        if self.waiting > 0 {
+            text.push_str(&format!("; {} waiting not counted", self.waiting));
+        }
+        text
+    }
 }
 
 /// A candidate that covers more than the one value it came from.
@@ -272,4 +313,72 @@ fn fill_days(days: BTreeMap<String, DayCount>) -> Vec<DayCount> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn asked(command: &str, status: &str) -> AskedRow {
+        AskedRow {
+            server: "builtin".into(),
+            tool: "run_command".into(),
+            created_at: "2026-11-24T10:00:00Z".into(),
+            decided_at: (status != "pending").then(|| "2026-11-24T10:00:05Z".into()),
+            status: status.into(),
+            args: json!({ "command": command }),
+        }
+    }
+
+    /// Issue 27: a suggestion counted calls still waiting as approved ("11 of 11 approved");
+    /// only decided calls count, and the waiting ones are named apart.
+    #[test]
+    fn a_suggestion_counts_decided_calls_only_and_names_the_waiting_ones() {
+        let mut rows: Vec<AskedRow> = (0..5)
+            .map(|i| asked(&format!("git status -s{i}"), "approved"))
+            .collect();
+        rows.extend((0..6).map(|i| asked(&format!("git status -w{i}"), "pending")));
+        let rows: Vec<&AskedRow> = rows.iter().collect();
+        let insight = tool_insight("builtin".into(), "run_command".into(), &rows);
+        let policy = airlock_core::PolicyConfig::compile(Default::default()).unwrap();
+        let found = suggestions(&insight, &rows, &policy);
+        let texts: Vec<&str> = found.iter().map(|s| s.text.as_str()).collect();
+        assert!(
+            texts
+                .iter()
+                .any(|t| t
+                    .contains("5 of 5 decided calls approved, 0 denied; 6 waiting not counted")),
+            "{texts:?}"
+        );
+
+        // Four approved are too few to suggest a rule, however many wait.
+        let mut rows: Vec<AskedRow> = (0..4)
+            .map(|i| asked(&format!("git status -s{i}"), "approved"))
+            .collect();
+        rows.extend((0..6).map(|i| asked(&format!("git status -w{i}"), "pending")));
+        let rows: Vec<&AskedRow> = rows.iter().collect();
+        let insight = tool_insight("builtin".into(), "run_command".into(), &rows);
+        let found = suggestions(&insight, &rows, &policy);
+        assert!(
+            found
+                .iter()
+                .all(|s| !matches!(s.action, SuggestedAction::AddRule { .. })),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn outcomes_read_as_decided_calls() {
+        let outcomes = Outcomes {
+            approved: 4,
+            denied: 1,
+            waiting: 6,
+        };
+        assert_eq!(
+            outcomes.text(),
+            "4 of 5 decided calls approved, 1 denied; 6 waiting not counted"
+        );
+    }
 }
