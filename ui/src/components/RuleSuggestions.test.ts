@@ -20,13 +20,19 @@ const folder: RuleSuggestion = {
 const file: RuleSuggestion = { ...folder, pattern: 'notes/d.txt', label: 'the file notes/d.txt', matches: 1, denied_matches: 0 };
 
 const ruleSuggestions = vi.fn(async (_id: string) => [file, folder]);
-const addRule = vi.fn(async (..._args: unknown[]) => ({}));
+const addRule = vi.fn(async (..._args: unknown[]): Promise<unknown> => ({ already_existed: false }));
+const decide = vi.fn(async (decisions: { approval_id: string }[], _channel: string) => decisions.map((d) => ({ approval_id: d.approval_id, error: null })));
 
 vi.mock('../lib/api', async (original) => {
   const actual = await original<typeof import('../lib/api')>();
   return {
     ...actual,
-    api: { ...actual.api, ruleSuggestions: (id: string) => ruleSuggestions(id), addRule: (...a: unknown[]) => addRule(...a) },
+    api: {
+      ...actual.api,
+      ruleSuggestions: (id: string) => ruleSuggestions(id),
+      addRule: (...a: unknown[]) => addRule(...a),
+      decide: (d: { approval_id: string }[], channel: string) => decide(d, channel),
+    },
   };
 });
 
@@ -51,6 +57,20 @@ describe('RuleSuggestions', () => {
     await userEvent.click(screen.getAllByRole('button', { name: 'Save rule' })[1]);
     expect(addRule).toHaveBeenCalledWith('builtin', 'write_file', '/path', { kind: 'glob', pattern: 'notes/**' }, 'allow');
     expect((await screen.findByTestId('rule-saved')).textContent).toContain('/path notes/**');
+  });
+
+  it('saves the rule and approves the call it came from in one click', async () => {
+    addRule.mockClear();
+    decide.mockClear();
+    render(RuleSuggestions, { item: item(4) });
+    await userEvent.click(screen.getByTestId('make-rule'));
+    await screen.findByTestId('rule-suggestions');
+    await userEvent.click(screen.getAllByTestId('rule-save-approve')[1]);
+    expect(addRule).toHaveBeenCalledWith('builtin', 'write_file', '/path', { kind: 'glob', pattern: 'notes/**' }, 'allow');
+    expect(decide).toHaveBeenCalledTimes(1);
+    const [decisions, channel] = decide.mock.calls[0];
+    expect(channel).toBe('inbox');
+    expect(decisions).toEqual([expect.objectContaining({ approval_id: 'apr_4', approve: true, args_hash: 'hash_4' })]);
   });
 
   it('says so when the rule was there already', async () => {
