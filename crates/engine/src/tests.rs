@@ -1350,3 +1350,4 @@ async fn a_cancelled_turn_announces_its_cancelled_requests() {
 
 mod grants;
 mod same_step;
+mod step_order;

@@ -92,6 +92,8 @@ impl RawCall {
             result,
             created_at,
             updated_at,
+            // Known from the whole step only: the engine's views fill it.
+            runs_after: 0,
         })
     }
 }
@@ -304,6 +306,11 @@ impl Store {
                 [call_id],
                 |r| r.get(0),
             )?;
+            let mut detail = json!({ "result": result });
+            // A command's exit code, beside the result, where History shows it.
+            if let Some(code) = result.get("exit_code") {
+                detail["exit_code"] = code.clone();
+            }
             insert_audit(
                 tx,
                 "engine",
@@ -311,7 +318,7 @@ impl Store {
                 Some(&session),
                 Some(call_id),
                 None,
-                &json!({ "result": result }),
+                &detail,
             )?;
             Ok(())
         })
