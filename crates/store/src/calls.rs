@@ -307,9 +307,15 @@ impl Store {
                 |r| r.get(0),
             )?;
             let mut detail = json!({ "result": result });
-            // A command's exit code, beside the result, where History shows it.
+            // A command's exit code and a failure's message, beside the result, where History
+            // shows them.
             if let Some(code) = result.get("exit_code") {
                 detail["exit_code"] = code.clone();
+            }
+            if state == CallState::Failed
+                && let Some(message) = result.get("message")
+            {
+                detail["error"] = message.clone();
             }
             insert_audit(
                 tx,
