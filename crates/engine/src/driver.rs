@@ -845,53 +845,52 @@ async fn wait_for_decisions(
     message_id: i64,
     cancel: &mut watch::Receiver<bool>,
 ) -> Result<bool, EngineError> {
-    loop {
-        let approvals = inner.store.approvals_of_message(message_id)?;
-        let ids: Vec<&str> = approvals
-            .iter()
-            .filter(|a| a.status == ApprovalStatus::Pending)
-            .map(|a| a.approval_id.as_str())
-            .collect();
-        // Register before reading again, so that a decision landing in between still wakes us.
-        let receivers: Vec<_> = ids.iter().map(|id| inner.router.wait_for(id)).collect();
-        let still_pending: Vec<_> = inner
-            .store
-            .approvals_of_message(message_id)?
-            .into_iter()
-            .filter(|a| a.status == ApprovalStatus::Pending)
-            .collect();
-        if still_pending.is_empty() {
-            ids.iter().for_each(|id| inner.router.forget(id));
-            return Ok(false);
-        }
-        let earliest = still_pending
-            .iter()
-            .filter_map(|a| a.expires_at.as_deref().and_then(parse_time))
-            .min();
-        let sleep = async {
-            match earliest {
-                Some(at) => {
-                    let wait = (at - time::OffsetDateTime::now_utc()).max(time::Duration::ZERO);
-                    tokio::time::sleep(std::time::Duration::from_millis(
-                        wait.whole_milliseconds() as u64
-                    ))
-                    .await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            _ = futures::future::select_all(receivers) => return Ok(false),
-            _ = sleep => {
-                expire_due(inner, &still_pending);
-                return Ok(false);
-            }
-            _ = cancel.changed() => {
-                ids.iter().for_each(|id| inner.router.forget(id));
-                return Ok(true);
-            }
-        }
+    let approvals = inner.store.approvals_of_message(message_id)?;
+    let ids: Vec<&str> = approvals
+        .iter()
+        .filter(|a| a.status == ApprovalStatus::Pending)
+        .map(|a| a.approval_id.as_str())
+        .collect();
+    // Register before reading again, so that a decision landing in between still wakes us.
+    let receivers: Vec<_> = ids.iter().map(|id| inner.router.wait_for(id)).collect();
+    let still_pending: Vec<_> = inner
+        .store
+        .approvals_of_message(message_id)?
+        .into_iter()
+        .filter(|a| a.status == ApprovalStatus::Pending)
+        .collect();
+    if still_pending.is_empty() || receivers.is_empty() {
+        ids.iter().for_each(|id| inner.router.forget(id));
+        return Ok(false);
     }
+    let earliest = still_pending
+        .iter()
+        .filter_map(|a| a.expires_at.as_deref().and_then(parse_time))
+        .min();
+    let sleep = async {
+        match earliest {
+            Some(at) => {
+                let wait = (at - time::OffsetDateTime::now_utc()).max(time::Duration::ZERO);
+                tokio::time::sleep(std::time::Duration::from_millis(
+                    wait.whole_milliseconds() as u64
+                ))
+                .await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    let cancelled = tokio::select! {
+        _ = futures::future::select_all(receivers) => false,
+        _ = sleep => {
+            expire_due(inner, &still_pending);
+            false
+        }
+        _ = cancel.changed() => {
+            ids.iter().for_each(|id| inner.router.forget(id));
+            true
+        }
+    };
+    Ok(cancelled)
 }
 
 fn expire_due(inner: &Inner, pending: &[airlock_store::ApprovalRow]) {
