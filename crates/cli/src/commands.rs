@@ -509,7 +509,7 @@ async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Re
             };
             println!(
                 "  [{}] {}/{} {}",
-                text(&call["state"]),
+                call_status(call),
                 visible_line(&text(&call["server"])),
                 visible_line(&text(&call["tool"])),
                 json_shown(args, 100, "airlock transcript --session NAME --json")
@@ -527,6 +527,21 @@ async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Re
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A transcript call's status: its state, "approved — runs after N earlier calls" while it waits
+/// for the earlier calls of its step, and a failed command's exit code.
+fn call_status(call: &Value) -> String {
+    let state = text(&call["state"]);
+    let waits = call["runs_after"].as_u64().unwrap_or(0);
+    if waits > 0 && matches!(state.as_str(), "approved" | "auto_allowed" | "running") {
+        let plural = if waits == 1 { "" } else { "s" };
+        return format!("approved — runs after {waits} earlier call{plural}");
+    }
+    match call["result"]["exit_code"].as_i64() {
+        Some(code) if state == "failed" => format!("failed, exit {code}"),
+        _ => state,
+    }
 }
 
 async fn provider(client: &ApiClient, action: ProviderAction) -> anyhow::Result<ExitCode> {

@@ -479,3 +479,44 @@ fn the_api_refuses_missing_tokens_and_foreign_hosts_and_origins() {
         "foreign Origin"
     );
 }
+
+/// A command that exits non-zero is a failed call in the transcript, with its exit code (it
+/// was shown as "succeeded").
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_command_that_exits_non_zero_is_failed_in_the_transcript() {
+    let model = ScriptedModel::start(vec![
+        Reply::ToolCalls(vec![ScriptedCall::new(
+            "c1",
+            "builtin__run_command",
+            json!({"command": "echo partial; exit 3"}),
+        )]),
+        Reply::Text("it failed".into()),
+    ])
+    .await
+    .unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path().to_path_buf();
+    let waiter = std::thread::spawn({
+        let d = d.clone();
+        move || airlock(&d, &["chat", "--session", "work", "run it"])
+    });
+    let items = inbox(&d, 1);
+    ok(&d, &["approve", items[0]["approval_id"].as_str().unwrap()]);
+    let out = waiter.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let transcript = ok(&d, &["transcript", "--session", "work"]);
+    assert!(
+        transcript.contains("[failed, exit 3] builtin/run_command"),
+        "{transcript}"
+    );
+    let json: Value =
+        serde_json::from_str(&ok(&d, &["transcript", "--session", "work", "--json"])).unwrap();
+    let call = &json[1]["calls"][0];
+    assert_eq!(call["state"], "failed", "{call}");
+    assert_eq!(call["result"]["exit_code"], 3, "{call}");
+}

@@ -676,8 +676,10 @@ async fn import_a_claude_desktop_config() {
     assert_eq!(bad.status.code(), Some(1));
 }
 
+/// A step's calls run in the model's order: the allowed call that asks the person a question
+/// (elicitation) waits for the earlier call of its step, and asks once that one has run.
 #[tokio::test(flavor = "multi_thread")]
-async fn elicitation_while_another_call_of_the_step_is_pending() {
+async fn elicitation_of_a_call_that_runs_after_an_earlier_call_of_its_step() {
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
@@ -699,9 +701,20 @@ async fn elicitation_while_another_call_of_the_step_is_pending() {
     ]));
     model.push(Reply::Text("both done".into()));
     let waiter = chat_in_background(d, "both", "do both");
-    let items = inbox(d, 2);
+    let items = inbox(d, 1);
     let kinds: Vec<&str> = items.iter().map(|i| i["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["tool_call", "elicitation"], "{items:?}");
+    assert_eq!(kinds, ["tool_call"], "{items:?}");
+    // The allowed call waits for the one before it (the transcript says so) instead of running.
+    let transcript = ok(d, &["transcript", "--session", "both"]);
+    assert!(
+        transcript
+            .contains("[approved — runs after 1 earlier call] every/trigger-elicitation-request"),
+        "{transcript}"
+    );
+    ok(d, &["approve", items[0]["approval_id"].as_str().unwrap()]);
+    let items = inbox(d, 1);
+    let kinds: Vec<&str> = items.iter().map(|i| i["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["elicitation"], "{items:?}");
     let text = ok(d, &["inbox"]);
     assert!(
         text.contains("every asks: Please provide inputs") && text.contains("[form: "),
@@ -711,11 +724,10 @@ async fn elicitation_while_another_call_of_the_step_is_pending() {
         d,
         &[
             "answer",
-            items[1]["approval_id"].as_str().unwrap(),
+            items[0]["approval_id"].as_str().unwrap(),
             "--decline",
         ],
     );
-    ok(d, &["approve", items[0]["approval_id"].as_str().unwrap()]);
     let out = waiter.join().unwrap();
     assert!(
         out.status.success(),

@@ -6,7 +6,7 @@
 
 use crate::clock::{expiry_after, parse_time};
 use crate::decision::{Resolution, Settlement};
-use crate::tools::{CallContext, RegisteredTool};
+use crate::tools::{CallContext, RegisteredTool, ToolError};
 use crate::{EngineError, Inner, Turn, TurnWatch};
 use airlock_core::policy::{
     CallFacts, NeedsApproval, PolicyDecision, SessionPolicy, Step, Verdict, decide,
@@ -175,48 +175,16 @@ async fn run(
             }
             continue;
         }
-        // Airlock never runs a provider-executed call, whatever its state.
-        let in_state = |state| {
-            calls
-                .iter()
-                .filter(|c| c.state == state && !is_provider(c))
-                .collect::<Vec<&CallRow>>()
-        };
-        let (auto, approved) = (
-            in_state(CallState::AutoAllowed),
-            in_state(CallState::Approved),
-        );
-        let pending: Vec<&CallRow> = calls
-            .iter()
-            .filter(|c| c.state == CallState::Pending)
-            .collect();
-        // `running` calls were started by the step's last decision (see the store's
-        // `decide_many`): each is claimed in the store before it is invoked, and one claimed
-        // already is left over from a failure — reported as interrupted, never run twice.
-        let running = in_state(CallState::Running);
-        let cancelled = if !auto.is_empty() {
-            run_calls(inner, session, &auto, &mut cancel).await?
-        } else if !pending.is_empty() {
+        // The step's calls run in the model's order, one after another: a call that may run
+        // (allowed by the policy, or approved) waits for every earlier call of its step to be
+        // decided and run, or denied. Airlock never runs a provider-executed call.
+        let step_waits = calls.iter().any(|c| c.state == CallState::Pending);
+        let ready = ready_in_order(calls, step_waits);
+        let cancelled = if !ready.is_empty() {
+            run_calls(inner, session, &ready, &mut cancel).await?
+        } else if step_waits {
             set_status(inner, session, SessionStatus::AwaitingApproval);
             wait_for_decisions(inner, last.id, &mut cancel).await?
-        } else if !approved.is_empty() || !running.is_empty() {
-            let ids: Vec<&str> = running.iter().map(|c| c.id.as_str()).collect();
-            let claimed = inner.store.claim_invocation(&ids)?;
-            let (mine, stale): (Vec<&CallRow>, Vec<&CallRow>) =
-                running.into_iter().partition(|c| claimed.contains(&c.id));
-            for call in stale {
-                let result =
-                    json!({"type": "error", "message": "interrupted; the call was not run again"});
-                inner
-                    .store
-                    .finish_call(&call.id, CallState::Failed, &result)?;
-            }
-            let ready: Vec<&CallRow> = approved.into_iter().chain(mine).collect();
-            if ready.is_empty() {
-                false
-            } else {
-                run_calls(inner, session, &ready, &mut cancel).await?
-            }
         } else {
             // No state this loop can move on from; stop rather than spin.
             return Err(EngineError::Invalid(
@@ -227,6 +195,46 @@ async fn run(
             return cancel_turn(inner, session);
         }
     }
+}
+
+/// The calls that run next, in the model's order: of the step's calls not yet settled, those
+/// that may run now, up to the first that may not — it waits for a person, or it is approved
+/// while another call of its step still waits (the step's last decision starts its approved
+/// calls, so nothing a person approved runs before the whole step is decided).
+fn ready_in_order(calls: &[CallRow], step_waits: bool) -> Vec<&CallRow> {
+    calls
+        .iter()
+        .filter(|c| !is_provider(c) && !c.state.is_final())
+        .take_while(|c| match c.state {
+            CallState::AutoAllowed | CallState::Running => true,
+            CallState::Approved => !step_waits,
+            _ => false,
+        })
+        .collect()
+}
+
+/// For each call of a step, how many earlier calls of the step it still waits for before it
+/// runs (they are not yet decided and run, or denied) — for a call that may run (allowed,
+/// approved, started); 0 for every other.
+pub(crate) fn runs_after(calls: &[CallRow]) -> Vec<u32> {
+    let mut unsettled_before = 0;
+    calls
+        .iter()
+        .map(|call| {
+            let waiting = match call.state {
+                CallState::AutoAllowed | CallState::Approved | CallState::Running
+                    if !is_provider(call) =>
+                {
+                    unsettled_before
+                }
+                _ => 0,
+            };
+            if !is_provider(call) && !call.state.is_final() {
+                unsettled_before += 1;
+            }
+            waiting
+        })
+        .collect()
 }
 
 /// Model steps since the last user message.
@@ -830,57 +838,59 @@ fn record_provider_outcomes(
     Ok(())
 }
 
-/// Waits until every pending request of the step is decided (or expires). Returns true when the
-/// turn was cancelled meanwhile.
+/// Waits until a pending request of the step is decided (or expires), so that the step's
+/// calls can move on in their order. Returns true when the turn was cancelled meanwhile.
 async fn wait_for_decisions(
     inner: &Arc<Inner>,
     message_id: i64,
     cancel: &mut watch::Receiver<bool>,
 ) -> Result<bool, EngineError> {
-    loop {
-        let approvals = inner.store.approvals_of_message(message_id)?;
-        let ids: Vec<&str> = approvals
-            .iter()
-            .filter(|a| a.status == ApprovalStatus::Pending)
-            .map(|a| a.approval_id.as_str())
-            .collect();
-        // Register before reading again, so that a decision landing in between still wakes us.
-        let receivers: Vec<_> = ids.iter().map(|id| inner.router.wait_for(id)).collect();
-        let still_pending: Vec<_> = inner
-            .store
-            .approvals_of_message(message_id)?
-            .into_iter()
-            .filter(|a| a.status == ApprovalStatus::Pending)
-            .collect();
-        if still_pending.is_empty() {
-            ids.iter().for_each(|id| inner.router.forget(id));
-            return Ok(false);
-        }
-        let earliest = still_pending
-            .iter()
-            .filter_map(|a| a.expires_at.as_deref().and_then(parse_time))
-            .min();
-        let sleep = async {
-            match earliest {
-                Some(at) => {
-                    let wait = (at - time::OffsetDateTime::now_utc()).max(time::Duration::ZERO);
-                    tokio::time::sleep(std::time::Duration::from_millis(
-                        wait.whole_milliseconds() as u64
-                    ))
-                    .await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            _ = futures::future::join_all(receivers) => {}
-            _ = sleep => expire_due(inner, &still_pending),
-            _ = cancel.changed() => {
-                ids.iter().for_each(|id| inner.router.forget(id));
-                return Ok(true);
-            }
-        }
+    let approvals = inner.store.approvals_of_message(message_id)?;
+    let ids: Vec<&str> = approvals
+        .iter()
+        .filter(|a| a.status == ApprovalStatus::Pending)
+        .map(|a| a.approval_id.as_str())
+        .collect();
+    // Register before reading again, so that a decision landing in between still wakes us.
+    let receivers: Vec<_> = ids.iter().map(|id| inner.router.wait_for(id)).collect();
+    let still_pending: Vec<_> = inner
+        .store
+        .approvals_of_message(message_id)?
+        .into_iter()
+        .filter(|a| a.status == ApprovalStatus::Pending)
+        .collect();
+    if still_pending.is_empty() || receivers.is_empty() {
+        ids.iter().for_each(|id| inner.router.forget(id));
+        return Ok(false);
     }
+    let earliest = still_pending
+        .iter()
+        .filter_map(|a| a.expires_at.as_deref().and_then(parse_time))
+        .min();
+    let sleep = async {
+        match earliest {
+            Some(at) => {
+                let wait = (at - time::OffsetDateTime::now_utc()).max(time::Duration::ZERO);
+                tokio::time::sleep(std::time::Duration::from_millis(
+                    wait.whole_milliseconds() as u64
+                ))
+                .await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    let cancelled = tokio::select! {
+        _ = futures::future::select_all(receivers) => false,
+        _ = sleep => {
+            expire_due(inner, &still_pending);
+            false
+        }
+        _ = cancel.changed() => {
+            ids.iter().for_each(|id| inner.router.forget(id));
+            true
+        }
+    };
+    Ok(cancelled)
 }
 
 fn expire_due(inner: &Inner, pending: &[airlock_store::ApprovalRow]) {
@@ -909,8 +919,11 @@ fn expire_due(inner: &Inner, pending: &[airlock_store::ApprovalRow]) {
     }
 }
 
-/// Runs calls concurrently. `running` is written (durably) before any is invoked. Returns true
-/// when the turn was cancelled while they ran.
+/// Runs calls one after another, in the order given (the model's). Each is claimed before it
+/// is invoked — `running` written durably, or a `running` call started by a decision claimed —
+/// so no call runs twice; one claimed already is left over from a failure and is reported as
+/// interrupted. Stops between calls while the agents are paused. Returns true when the turn was
+/// cancelled while a call ran.
 async fn run_calls(
     inner: &Arc<Inner>,
     session: &SessionRow,
@@ -918,61 +931,59 @@ async fn run_calls(
     cancel: &mut watch::Receiver<bool>,
 ) -> Result<bool, EngineError> {
     set_status(inner, session, SessionStatus::RunningTools);
-    let planned: Vec<(String, Value)> = calls
-        .iter()
-        .map(|c| {
-            (
-                c.id.clone(),
-                c.run_args
-                    .clone()
-                    .or_else(|| c.args.clone())
-                    .unwrap_or_else(|| json!({})),
-            )
-        })
-        .collect();
-    let to_mark: Vec<(String, Value)> = calls
-        .iter()
-        .zip(&planned)
-        .filter(|(call, _)| call.state != CallState::Running)
-        .map(|(_, plan)| plan.clone())
-        .collect();
-    if !to_mark.is_empty() {
-        inner.store.mark_running(&to_mark)?;
-    }
-    let runs = calls.iter().zip(&planned).map(|(call, (_, args))| {
+    for call in calls {
+        if *inner.paused.borrow() {
+            return Ok(false);
+        }
+        let args = call
+            .run_args
+            .clone()
+            .or_else(|| call.args.clone())
+            .unwrap_or_else(|| json!({}));
+        if call.state == CallState::Running {
+            if inner
+                .store
+                .claim_invocation(&[call.id.as_str()])?
+                .is_empty()
+            {
+                let result =
+                    json!({"type": "error", "message": "interrupted; the call was not run again"});
+                inner
+                    .store
+                    .finish_call(&call.id, CallState::Failed, &result)?;
+                continue;
+            }
+        } else {
+            inner
+                .store
+                .mark_running(&[(call.id.clone(), args.clone())])?;
+        }
         let source = inner.tools.source(&call.server);
         let context = CallContext {
             session_id: session.id.clone(),
             session: session.name.clone(),
             tool_call_id: call.id.clone(),
         };
-        async move {
+        let run = async {
             match source {
-                Some(source) => source
-                    .call_in(&context, &call.tool, args)
-                    .await
-                    .map_err(|e| e.0),
-                None => Err(format!("the server '{}' is not available", call.server)),
+                Some(source) => source.call_in(&context, &call.tool, &args).await,
+                None => Err(ToolError::new(format!(
+                    "the server '{}' is not available",
+                    call.server
+                ))),
             }
-        }
-    });
-    let results = tokio::select! {
-        results = futures::future::join_all(runs) => results,
-        _ = cancel.changed() => {
-            for call in calls {
+        };
+        let result = tokio::select! {
+            result = run => result,
+            _ = cancel.changed() => {
                 let result = json!({"type": "error", "message": "cancelled by the user while running"});
                 inner.store.finish_call(&call.id, CallState::Failed, &result)?;
+                return Ok(true);
             }
-            return Ok(true);
-        }
-    };
-    for (call, result) in calls.iter().zip(results) {
+        };
         let (state, value) = match result {
             Ok(value) => (CallState::Succeeded, value),
-            Err(message) => (
-                CallState::Failed,
-                json!({"type": "error", "message": message}),
-            ),
+            Err(error) => (CallState::Failed, error.into_result()),
         };
         inner.store.finish_call(&call.id, state, &value)?;
         inner.emit(EngineEvent::ToolFinished {

@@ -103,6 +103,13 @@ impl Engine {
 
     pub fn transcript(&self, session: &str) -> Result<Vec<MessageRow>> {
         let row = self.session(session)?;
-        Ok(self.inner.store.messages(&row.id)?)
+        let mut messages = self.inner.store.messages(&row.id)?;
+        for message in &mut messages {
+            let waits = crate::driver::runs_after(&message.calls);
+            for (call, waits) in message.calls.iter_mut().zip(waits) {
+                call.runs_after = waits;
+            }
+        }
+        Ok(messages)
     }
 }

@@ -260,7 +260,7 @@ async fn three_pending_calls_decided_in_reverse_order() {
     .await;
     f.engine.send_message("s", "write three").unwrap();
     let items = inbox_of(&f.engine, 3).await;
-    // Nothing runs while any call of the step waits.
+    // Nothing a person approved runs while any call of the step waits.
     let mut events = f.engine.subscribe();
     f.engine
         .decide(approve(&items[2].approval_id), DecidedBy::Api)
@@ -1350,3 +1350,4 @@ async fn a_cancelled_turn_announces_its_cancelled_requests() {
 
 mod grants;
 mod same_step;
+mod step_order;

@@ -55,7 +55,7 @@ impl McpTools {
         args: &Value,
     ) -> Result<Value, ToolError> {
         let Value::Object(arguments) = args.clone() else {
-            return Err(ToolError("arguments must be a JSON object".into()));
+            return Err(ToolError::new("arguments must be a JSON object"));
         };
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = Some(arguments);
@@ -70,22 +70,22 @@ impl McpTools {
         let timeout = self.timeout();
         // `call_tool` cancels the request on the server when its future is dropped.
         match tokio::time::timeout(timeout, self.peer.call_tool(params)).await {
-            Err(_) => Err(ToolError(format!(
+            Err(_) => Err(ToolError::new(format!(
                 "the server '{}' did not answer within {} s; the call was cancelled",
                 self.server,
                 timeout.as_secs()
             ))),
             Ok(Err(ServiceError::TransportClosed)) | Ok(Err(ServiceError::TransportSend(_))) => {
-                Err(ToolError(format!(
+                Err(ToolError::new(format!(
                     "the server '{}' stopped during the call (it is being restarted); the call was not retried",
                     self.server
                 )))
             }
-            Ok(Err(ServiceError::McpError(error))) => Err(ToolError(format!(
+            Ok(Err(ServiceError::McpError(error))) => Err(ToolError::new(format!(
                 "the server '{}' refused the call: {}",
                 self.server, error.message
             ))),
-            Ok(Err(error)) => Err(ToolError(format!(
+            Ok(Err(error)) => Err(ToolError::new(format!(
                 "the call to '{}' failed: {error}",
                 self.server
             ))),
@@ -115,7 +115,7 @@ fn result_value(result: CallToolResult) -> Result<Value, ToolError> {
             Value::String(text) => text.clone(),
             other => other.to_string(),
         };
-        return Err(ToolError(message));
+        return Err(ToolError::new(message));
     }
     Ok(value)
 }
@@ -161,6 +161,6 @@ mod tests {
         structured.structured_content = Some(json!({"sum": 3}));
         assert_eq!(result_value(structured).unwrap(), json!({"sum": 3}));
         let error = CallToolResult::error(vec![ContentBlock::text("no such file")]);
-        assert_eq!(result_value(error).unwrap_err().0, "no such file");
+        assert_eq!(result_value(error).unwrap_err().message, "no such file");
     }
 }

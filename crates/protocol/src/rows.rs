@@ -53,6 +53,10 @@ pub struct CallRow {
     pub result: Option<Value>,
     pub created_at: String,
     pub updated_at: String,
+    /// A call that may run (allowed, approved, started) runs after the earlier calls of its
+    /// step: how many of those are not yet decided and run, or denied ("approved — runs after
+    /// 2 earlier calls"); 0 for every other call.
+    pub runs_after: u32,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

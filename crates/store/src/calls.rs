@@ -92,6 +92,8 @@ impl RawCall {
             result,
             created_at,
             updated_at,
+            // Known from the whole step only: the engine's views fill it.
+            runs_after: 0,
         })
     }
 }
@@ -304,6 +306,17 @@ impl Store {
                 [call_id],
                 |r| r.get(0),
             )?;
+            let mut detail = json!({ "result": result });
+            // A command's exit code and a failure's message, beside the result, where History
+            // shows them.
+            if let Some(code) = result.get("exit_code") {
+                detail["exit_code"] = code.clone();
+            }
+            if state == CallState::Failed
+                && let Some(message) = result.get("message")
+            {
+                detail["error"] = message.clone();
+            }
             insert_audit(
                 tx,
                 "engine",
@@ -311,7 +324,7 @@ impl Store {
                 Some(&session),
                 Some(call_id),
                 None,
-                &json!({ "result": result }),
+                &detail,
             )?;
             Ok(())
         })

@@ -25,6 +25,7 @@ function call(overrides: Partial<CallRow> = {}): CallRow {
     result: { output: `ok${RLO}` },
     created_at: '2026-11-23T10:00:00Z',
     updated_at: '2026-11-23T10:00:01Z',
+    runs_after: 0,
     ...overrides,
   };
 }
@@ -37,5 +38,19 @@ describe('ToolCallCard', () => {
     expect(args.textContent).toContain('"command": "rm -rf ~ #\\u{202E}txt.cod"');
     expect(screen.getByTestId('tool-result').textContent).toContain('"output": "ok\\u{202E}"');
     expect(document.body.textContent).not.toContain(RLO);
+  });
+
+  it('says an approved call waits for the earlier calls of its step', () => {
+    render(ToolCallCard, { call: call({ state: 'auto_allowed', runs_after: 2, result: null }), pending: undefined, ondecide: vi.fn() });
+    expect(screen.getByTestId('call-status').textContent).toBe('approved — runs after 2 earlier calls');
+  });
+
+  it('shows a command that exited non-zero as failed with its exit code', () => {
+    render(ToolCallCard, {
+      call: call({ state: 'failed', result: { type: 'error', message: 'the command exited with code 3', exit_code: 3, stdout: '', stderr: '' } }),
+      pending: undefined,
+      ondecide: vi.fn(),
+    });
+    expect(screen.getByTestId('call-status').textContent).toBe('failed · exit 3');
   });
 });

@@ -23,6 +23,7 @@ function call(id: string, message_id: number): CallRow {
     result: 'ok',
     created_at: '',
     updated_at: '',
+    runs_after: 0,
   } as CallRow;
 }
 

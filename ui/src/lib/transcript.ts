@@ -28,3 +28,20 @@ export function groupTurns(messages: readonly MessageRow[]): Group[] {
   if (last && last.role === 'assistant') last.last = true;
   return groups;
 }
+
+/**
+ * What a call's status badge says: its state, "approved — runs after N earlier calls" while a
+ * call that may run waits for the earlier calls of its step (they run in the model's order),
+ * and a failed command's exit code.
+ */
+export function callStatus(call: CallRow): string {
+  const state = call.state.replace('_', ' ');
+  if (call.runs_after > 0 && ['approved', 'auto_allowed', 'running'].includes(call.state)) {
+    return `approved — runs after ${call.runs_after} earlier call${call.runs_after === 1 ? '' : 's'}`;
+  }
+  const result = call.result as Record<string, unknown> | null;
+  if (call.state === 'failed' && result && typeof result === 'object' && typeof result.exit_code === 'number') {
+    return `failed · exit ${result.exit_code}`;
+  }
+  return state;
+}

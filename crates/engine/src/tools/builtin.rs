@@ -72,7 +72,7 @@ impl BuiltinTools {
     /// The workspace as a directory handle every file operation is resolved beneath.
     fn root(&self) -> Result<Dir, ToolError> {
         Dir::open_ambient_dir(&self.workspace, cap_std::ambient_authority()).map_err(|e| {
-            ToolError(format!(
+            ToolError::new(format!(
                 "the workspace {} is not available: {e}",
                 self.workspace.display()
             ))
@@ -82,7 +82,7 @@ impl BuiltinTools {
     /// A workspace-relative path, refused with a clear message when it climbs out lexically.
     fn relative(relative: &str) -> Result<&Path, ToolError> {
         if !stays_inside(relative) {
-            return Err(ToolError(format!(
+            return Err(ToolError::new(format!(
                 "'{relative}' is outside the workspace; use a path relative to it"
             )));
         }
@@ -95,7 +95,7 @@ impl BuiltinTools {
     fn command_folder(&self, relative: &str) -> Result<PathBuf, ToolError> {
         let path = Self::relative(relative)?;
         let root = self.workspace.canonicalize().map_err(|e| {
-            ToolError(format!(
+            ToolError::new(format!(
                 "the workspace {} is not available: {e}",
                 self.workspace.display()
             ))
@@ -105,15 +105,15 @@ impl BuiltinTools {
             .canonicalize()
             .map_err(|e| fs_error("open the folder", relative, &e))?;
         if !real.starts_with(&root) {
-            return Err(ToolError(format!(
+            return Err(ToolError::new(format!(
                 "'{relative}' leads outside the workspace through a link"
             )));
         }
         if !real.is_dir() {
-            return Err(ToolError(format!("'{relative}' is not a folder")));
+            return Err(ToolError::new(format!("'{relative}' is not a folder")));
         }
         folder_for_shell(Os::NATIVE, &real).ok_or_else(|| {
-            ToolError(format!(
+            ToolError::new(format!(
                 "'{relative}' ({}) cannot be a command's folder on this system",
                 real.display()
             ))
@@ -129,7 +129,7 @@ impl BuiltinTools {
         let this = self.clone();
         tokio::task::spawn_blocking(move || work(&this))
             .await
-            .map_err(|e| ToolError(format!("the file operation did not complete: {e}")))?
+            .map_err(|e| ToolError::new(format!("the file operation did not complete: {e}")))?
     }
 
     async fn read_file(&self, args: &Value) -> Result<Value, ToolError> {
@@ -212,35 +212,48 @@ impl BuiltinTools {
         let output = tokio::time::timeout(COMMAND_TIMEOUT, child)
             .await
             .map_err(|_| {
-                ToolError(format!(
+                ToolError::new(format!(
                     "the command did not finish within {} s",
                     COMMAND_TIMEOUT.as_secs()
                 ))
             })?
-            .map_err(|e| ToolError(format!("cannot start the command: {e}")))?;
-        Ok(json!({
+            .map_err(|e| ToolError::new(format!("cannot start the command: {e}")))?;
+        let result = json!({
             "exit_code": output.status.code(),
             "stdout": truncate(String::from_utf8_lossy(&output.stdout).into_owned()),
             "stderr": truncate(String::from_utf8_lossy(&output.stderr).into_owned()),
-        }))
+        });
+        // A command that exits non-zero (or is ended by a signal) failed: the call is failed
+        // everywhere it is shown, with its exit code and output.
+        match output.status.code() {
+            Some(0) => Ok(result),
+            Some(code) => Err(ToolError::failed_with(
+                format!("the command exited with code {code}"),
+                result,
+            )),
+            None => Err(ToolError::failed_with(
+                "the command was ended by a signal",
+                result,
+            )),
+        }
     }
 }
 
 fn str_arg<'a>(args: &'a Value, name: &str) -> Result<&'a str, ToolError> {
     args.get(name)
         .and_then(Value::as_str)
-        .ok_or_else(|| ToolError(format!("missing string argument '{name}'")))
+        .ok_or_else(|| ToolError::new(format!("missing string argument '{name}'")))
 }
 
 fn fs_error(what: &str, relative: &str, error: &std::io::Error) -> ToolError {
     // cap-std's refusal of a path that resolves outside the handle.
     if error.kind() == std::io::ErrorKind::PermissionDenied && error.to_string().contains("outside")
     {
-        return ToolError(format!(
+        return ToolError::new(format!(
             "cannot {what} '{relative}': it leads outside the workspace through a link"
         ));
     }
-    ToolError(format!("cannot {what} '{relative}': {error}"))
+    ToolError::new(format!("cannot {what} '{relative}': {error}"))
 }
 
 fn truncate(mut text: String) -> String {
@@ -329,7 +342,7 @@ impl ToolSource for BuiltinTools {
                 "list_dir" => self.list_dir(args).await,
                 "write_file" => self.write_file(args).await,
                 "run_command" => self.run_command(args).await,
-                other => Err(ToolError(format!(
+                other => Err(ToolError::new(format!(
                     "the built-in server has no tool '{other}'"
                 ))),
             }
@@ -374,7 +387,10 @@ mod tests {
                 .call("read_file", &json!({"path": path}))
                 .await
                 .unwrap_err();
-            assert!(err.0.contains("outside the workspace"), "{path}: {err}");
+            assert!(
+                err.message.contains("outside the workspace"),
+                "{path}: {err}"
+            );
             assert!(matches!(
                 tools.needs_approval("read_file", &json!({"path": path})),
                 Some(NeedsApproval::Deny(_))
@@ -387,7 +403,7 @@ mod tests {
                 .call("read_file", &json!({"path": "escape/secret.txt"}))
                 .await
                 .unwrap_err();
-            assert!(err.0.contains("link"), "{err}");
+            assert!(err.message.contains("link"), "{err}");
             let err = tools
                 .call(
                     "write_file",
@@ -395,7 +411,7 @@ mod tests {
                 )
                 .await
                 .unwrap_err();
-            assert!(err.0.contains("link"), "{err}");
+            assert!(err.message.contains("link"), "{err}");
             assert!(!dir.path().join("new.txt").exists());
         }
     }
@@ -406,12 +422,33 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let tools = BuiltinTools::new(dir.path().to_path_buf());
         let out = tools
-            .call("run_command", &json!({"command": "echo hi; pwd; exit 3"}))
+            .call("run_command", &json!({"command": "echo hi; pwd"}))
             .await
             .unwrap();
-        assert_eq!(out["exit_code"], json!(3));
+        assert_eq!(out["exit_code"], json!(0));
         let stdout = out["stdout"].as_str().unwrap();
         assert!(stdout.starts_with("hi\n"), "{stdout}");
+    }
+
+    /// A command that exits non-zero is a failed call, with its exit code and its output.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_command_that_exits_non_zero_fails_with_its_exit_code_and_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = BuiltinTools::new(dir.path().to_path_buf());
+        let err = tools
+            .call(
+                "run_command",
+                &json!({"command": "echo hi; echo oops >&2; exit 3"}),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.message, "the command exited with code 3");
+        let result = err.into_result();
+        assert_eq!(result["type"], "error");
+        assert_eq!(result["exit_code"], json!(3));
+        assert_eq!(result["stdout"], "hi\n");
+        assert_eq!(result["stderr"], "oops\n");
     }
 
     /// Security finding: `ln -s /tmp/outside WORKSPACE/evil` then an approved
@@ -447,14 +484,20 @@ mod tests {
                 .call("write_file", &json!({"path": path, "content": "pwned"}))
                 .await
                 .unwrap_err();
-            assert!(err.0.contains("outside the workspace"), "{path}: {err}");
+            assert!(
+                err.message.contains("outside the workspace"),
+                "{path}: {err}"
+            );
         }
         for path in ["secret", "out/secret.txt"] {
             let err = tools
                 .call("read_file", &json!({"path": path}))
                 .await
                 .unwrap_err();
-            assert!(err.0.contains("outside the workspace"), "{path}: {err}");
+            assert!(
+                err.message.contains("outside the workspace"),
+                "{path}: {err}"
+            );
         }
         assert!(
             tools
@@ -527,7 +570,8 @@ mod tests {
                 &json!({"command": r#"echo "a b"& cd& echo home=%USERPROFILE%& exit 3"#, "cwd": "sub"}),
             )
             .await
-            .unwrap();
+            .unwrap_err()
+            .into_result();
         assert_eq!(out["exit_code"], json!(3), "{out}");
         let stdout = out["stdout"].as_str().unwrap();
         let real = dir.path().join("sub").canonicalize().unwrap();

@@ -11,10 +11,48 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-/// A tool call failed; the message goes to the model as an error result.
+/// A tool call failed; the message goes to the model as an error result, with what the tool
+/// gave back although it failed (a command's exit code and output), when it gave anything.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct ToolError(pub String);
+#[error("{message}")]
+pub struct ToolError {
+    pub message: String,
+    /// The failed call's own result, shown instead of the bare message.
+    pub result: Option<Value>,
+}
+
+impl ToolError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            result: None,
+        }
+    }
+
+    /// A call that ran and failed, with what it gave back.
+    pub fn failed_with(message: impl Into<String>, result: Value) -> Self {
+        Self {
+            message: message.into(),
+            result: Some(result),
+        }
+    }
+
+    /// The result the model and the transcript see: the tool's own (with `type: error` and the
+    /// message added when it is an object), else the message alone.
+    pub fn into_result(self) -> Value {
+        match self.result {
+            Some(Value::Object(mut fields)) => {
+                fields.insert("type".into(), Value::String("error".into()));
+                fields.insert("message".into(), Value::String(self.message));
+                Value::Object(fields)
+            }
+            Some(other) => {
+                serde_json::json!({"type": "error", "message": self.message, "result": other})
+            }
+            None => serde_json::json!({"type": "error", "message": self.message}),
+        }
+    }
+}
 
 /// Which call a tool runs for: lets a server's requests during the call (elicitation) land in
 /// the right session.

@@ -3,4 +3,10 @@ import type { CallState } from "./CallState";
 import type { Step } from "./Step";
 import type { JsonValue } from "./serde_json/JsonValue";
 
-export type CallRow = { id: string, session_id: string, message_id: number, position: number, provider_call_id: string, model_name: string, server: string, tool: string, raw_args: string, args: JsonValue | null, args_hash: string | null, state: CallState, policy_step: Step | null, policy_why: string | null, run_args: JsonValue | null, result: JsonValue | null, created_at: string, updated_at: string, };
+export type CallRow = { id: string, session_id: string, message_id: number, position: number, provider_call_id: string, model_name: string, server: string, tool: string, raw_args: string, args: JsonValue | null, args_hash: string | null, state: CallState, policy_step: Step | null, policy_why: string | null, run_args: JsonValue | null, result: JsonValue | null, created_at: string, updated_at: string, 
+/**
+ * A call that may run (allowed, approved, started) runs after the earlier calls of its
+ * step: how many of those are not yet decided and run, or denied ("approved — runs after
+ * 2 earlier calls"); 0 for every other call.
+ */
+runs_after: number, };
