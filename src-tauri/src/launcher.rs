@@ -130,3 +130,28 @@ fn show_running_app(dir: &Path) -> anyhow::Result<()> {
         ),
     }
 }
+
+#[cfg(all(test, unix))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Two launches at once: the resident that lost the race showed the winner's window and
+    /// exited with [`ALREADY_RUNNING_EXIT`]; this launch is done, with no error and no window of
+    /// its own. Any other early exit is still an error.
+    #[test]
+    fn a_resident_that_found_another_running_means_already_running() {
+        let data = tempfile::tempdir().unwrap();
+        let exited = |code: u8| {
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!("exit {code}"))
+                .spawn()
+                .unwrap()
+        };
+        let stepped_back = wait_until_answering(data.path(), &mut exited(ALREADY_RUNNING_EXIT));
+        assert!(matches!(stepped_back, Ok(Resident::AlreadyRunning)));
+        let failed = wait_until_answering(data.path(), &mut exited(1));
+        assert!(failed.is_err());
+    }
+}
