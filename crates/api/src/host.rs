@@ -377,6 +377,33 @@ mod tests {
         assert_ne!(first, second);
     }
 
+    /// Quit stops what the engine runs and tells clients it is gone, but keeps the directory:
+    /// no second engine starts on it until the host (the process) is gone.
+    #[tokio::test]
+    async fn a_stopped_host_is_not_running_and_still_holds_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let workspace = Some(dir.path().join("workspace"));
+        let (host, _served) = Host::start(dir.path(), workspace.clone(), loopback)
+            .await
+            .unwrap();
+        host.stop(std::time::Duration::from_secs(1)).await;
+        assert!(matches!(
+            discovery::find(dir.path()),
+            Err(DiscoveryError::NotRunning(_))
+        ));
+        assert!(discovery::engine_lock_held(dir.path()));
+        let second = Host::start(dir.path(), workspace, loopback)
+            .await
+            .map(|_| ());
+        assert!(
+            matches!(second, Err(HostError::Discovery(DiscoveryError::Locked(_)))),
+            "{second:?}"
+        );
+        drop(host);
+        assert!(!discovery::engine_lock_held(dir.path()));
+    }
+
     #[tokio::test]
     async fn a_second_host_for_the_same_directory_is_refused_and_the_first_is_found() {
         let dir = tempfile::tempdir().unwrap();
