@@ -4,7 +4,7 @@
 
 use airlock_api::ApiClient;
 use airlock_api::discovery;
-use airlock_api::host::HostArgs;
+use airlock_api::host::{ALREADY_RUNNING_EXIT, HostArgs};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -37,8 +37,7 @@ pub fn ensure_resident(options: &ResidentOptions<'_>) -> anyhow::Result<Resident
         return Ok(Resident::AlreadyRunning);
     }
     let mut child = spawn(options)?;
-    wait_until_answering(options.data_dir, &mut child)?;
-    Ok(Resident::Started)
+    wait_until_answering(options.data_dir, &mut child)
 }
 
 /// `airlock-resident`, next to this binary.
@@ -81,10 +80,15 @@ fn spawn(options: &ResidentOptions<'_>) -> anyhow::Result<Child> {
     })
 }
 
-fn wait_until_answering(data_dir: &Path, child: &mut Child) -> anyhow::Result<()> {
+/// Waits for the resident just started to answer. When another one took the data directory
+/// first (two launches at once), the new one showed that one's window and stepped back.
+fn wait_until_answering(data_dir: &Path, child: &mut Child) -> anyhow::Result<Resident> {
     let started = Instant::now();
     while started.elapsed() < START_TIMEOUT {
         if let Some(status) = child.try_wait()? {
+            if status.code() == Some(i32::from(ALREADY_RUNNING_EXIT)) {
+                return Ok(Resident::AlreadyRunning);
+            }
             anyhow::bail!("Airlock's engine stopped as it started ({status}); see the lines above");
         }
         // Found only once its lock is held and its pid alive: this child, not a dead one's
@@ -92,7 +96,7 @@ fn wait_until_answering(data_dir: &Path, child: &mut Child) -> anyhow::Result<()
         if let Ok((endpoint, _)) = discovery::find(data_dir)
             && endpoint.pid == child.id()
         {
-            return Ok(());
+            return Ok(Resident::Started);
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -124,5 +128,30 @@ fn show_running_app(dir: &Path) -> anyhow::Result<()> {
             "Airlock is already running for {} but does not answer: {error}",
             dir.display()
         ),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// Two launches at once: the resident that lost the race showed the winner's window and
+    /// exited with [`ALREADY_RUNNING_EXIT`]; this launch is done, with no error and no window of
+    /// its own. Any other early exit is still an error.
+    #[test]
+    fn a_resident_that_found_another_running_means_already_running() {
+        let data = tempfile::tempdir().unwrap();
+        let exited = |code: u8| {
+            Command::new("sh")
+                .arg("-c")
+                .arg(format!("exit {code}"))
+                .spawn()
+                .unwrap()
+        };
+        let stepped_back = wait_until_answering(data.path(), &mut exited(ALREADY_RUNNING_EXIT));
+        assert!(matches!(stepped_back, Ok(Resident::AlreadyRunning)));
+        let failed = wait_until_answering(data.path(), &mut exited(1));
+        assert!(failed.is_err());
     }
 }

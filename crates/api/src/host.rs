@@ -10,6 +10,10 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+/// The exit code of a desktop resident that did not start because another process owns its data
+/// directory (it asked that one to show its window): the launcher then knows Airlock runs.
+pub const ALREADY_RUNNING_EXIT: u8 = 3;
+
 /// The variable that names the data directory when `--data-dir` is not given.
 pub const DATA_DIR_ENV: &str = "AIRLOCK_DATA_DIR";
 
@@ -160,6 +164,25 @@ impl Host {
 
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
+    }
+
+    /// Stops what the engine runs, keeping the data directory's lock: clients are told first
+    /// that no engine runs, then the phone inbox, the push and the MCP servers stop, and this
+    /// waits up to `within` for the servers' processes to be gone. A process that quits calls
+    /// this and then keeps the host until it exits, so no second engine can start on the
+    /// directory while this one still ends.
+    pub async fn stop(&self, within: std::time::Duration) {
+        discovery::remove_endpoint(&self.data_dir);
+        self.remote.abort();
+        self.push.abort();
+        let children = self.mcp.pids();
+        self.mcp.stop_all();
+        let deadline = tokio::time::Instant::now() + within;
+        while children.iter().any(|pid| discovery::process_alive(*pid))
+            && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
     }
 }
 
@@ -352,6 +375,33 @@ mod tests {
         let (_host, _served) = Host::start(dir.path(), workspace, loopback).await.unwrap();
         let (_, second) = discovery::find(dir.path()).unwrap();
         assert_ne!(first, second);
+    }
+
+    /// Quit stops what the engine runs and tells clients it is gone, but keeps the directory:
+    /// no second engine starts on it until the host (the process) is gone.
+    #[tokio::test]
+    async fn a_stopped_host_is_not_running_and_still_holds_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let workspace = Some(dir.path().join("workspace"));
+        let (host, _served) = Host::start(dir.path(), workspace.clone(), loopback)
+            .await
+            .unwrap();
+        host.stop(std::time::Duration::from_secs(1)).await;
+        assert!(matches!(
+            discovery::find(dir.path()),
+            Err(DiscoveryError::NotRunning(_))
+        ));
+        assert!(discovery::engine_lock_held(dir.path()));
+        let second = Host::start(dir.path(), workspace, loopback)
+            .await
+            .map(|_| ());
+        assert!(
+            matches!(second, Err(HostError::Discovery(DiscoveryError::Locked(_)))),
+            "{second:?}"
+        );
+        drop(host);
+        assert!(!discovery::engine_lock_held(dir.path()));
     }
 
     #[tokio::test]

@@ -28,7 +28,9 @@ pub(crate) async fn connect<C: ClientHandler>(
             cwd,
         } => {
             let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args).envs(env);
+            // Whatever drops the server's process without waiting for it (a runtime shut down
+            // as Airlock quits) kills it rather than leaving it running.
+            cmd.args(args).envs(env).kill_on_drop(true);
             if let Some(cwd) = cwd {
                 cmd.current_dir(cwd);
             }

@@ -77,6 +77,14 @@ impl McpManager {
         self.slots.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The processes of the servers that run now (stdio servers that are ready).
+    pub fn pids(&self) -> Vec<u32> {
+        self.slots()
+            .values()
+            .filter_map(|slot| slot.status.lock().unwrap_or_else(|p| p.into_inner()).pid)
+            .collect()
+    }
+
     /// Stops every server (their processes are killed).
     pub fn stop_all(&self) {
         for (_, slot) in self.slots().drain() {

@@ -3,15 +3,20 @@
 //! tray and the notifications — without GTK or WebKit, so that it stays small. The desktop app
 //! (`airlock-desktop`) starts it, then opens its window as a separate process.
 
-use airlock_api::host::{Host, HostArgs, log_to_stderr, resolve_data_dir};
+use airlock_api::ApiClient;
+use airlock_api::discovery::{self, DiscoveryError};
+use airlock_api::host::{
+    ALREADY_RUNNING_EXIT, Host, HostArgs, HostError, log_to_stderr, resolve_data_dir,
+};
 use airlock_resident::autostart::LoginEntry;
 use airlock_resident::shell::Shell;
 use airlock_resident::window::{self, WindowFrontend, Windows};
 use airlock_resident::{desktop_api, events};
 use clap::Parser;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -40,6 +45,13 @@ fn main() -> ExitCode {
     ExitCode::from(u8::try_from(serve(args, ())).unwrap_or(1))
 }
 
+/// How long Quit waits for the MCP servers' processes to end before the runtime shuts down
+/// (which kills what is left): Quit ends the whole resident within 2 s.
+const SERVERS_STOP_WITHIN: Duration = Duration::from_millis(1200);
+/// How long tasks get to end once the runtime shuts down. A thread blocked outside the runtime
+/// (a notification waiting for its action) is left behind, never waited for.
+const RUNTIME_STOP_WITHIN: Duration = Duration::from_millis(300);
+
 /// Runs the resident until it quits; its exit code.
 fn serve(args: Args, tray: TrayStart) -> i32 {
     // Two worker threads are plenty for one person's inbox and keep the process small.
@@ -47,30 +59,114 @@ fn serve(args: Args, tray: TrayStart) -> i32 {
         .worker_threads(2)
         .enable_all()
         .build();
-    let result = match runtime {
-        Ok(runtime) => runtime.block_on(run(args, tray)),
-        Err(error) => Err(error.into()),
-    };
-    match result {
-        Ok(()) => 0,
+    let runtime = match runtime {
+        Ok(runtime) => runtime,
         Err(error) => {
+            eprintln!("airlock-resident: {error}");
+            return 1;
+        }
+    };
+    let result = runtime.block_on(run(args, tray));
+    // Not a plain drop: that would wait for every blocking task, and a notification's wait for
+    // its action never ends by itself.
+    runtime.shutdown_timeout(RUNTIME_STOP_WITHIN);
+    match result {
+        Ok(host) => {
+            // Never dropped: the data directory's lock goes with the process (the OS releases
+            // it), so a launch while this one still ends finds it running, not a free directory.
+            std::mem::forget(host);
+            0
+        }
+        Err(Refused::AlreadyRunning(message)) => {
+            eprintln!("airlock-resident: {message}");
+            i32::from(ALREADY_RUNNING_EXIT)
+        }
+        Err(Refused::Failed(error)) => {
             eprintln!("airlock-resident: {error:#}");
             1
         }
     }
 }
 
-/// The desktop app's own binary, next to this one: it opens the window.
+/// Why the resident did not run (or ended with an error).
+enum Refused {
+    /// Another process owns the data directory; the message says which.
+    AlreadyRunning(String),
+    Failed(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Refused {
+    fn from(error: anyhow::Error) -> Self {
+        Refused::Failed(error)
+    }
+}
+
+impl From<HostError> for Refused {
+    fn from(error: HostError) -> Self {
+        Refused::Failed(error.into())
+    }
+}
+
+impl From<std::io::Error> for Refused {
+    fn from(error: std::io::Error) -> Self {
+        Refused::Failed(error.into())
+    }
+}
+
+/// The desktop app's own binary next to this one, by this one's real path (links resolved): it
+/// opens the window, and the login entry starts it.
 fn desktop_binary() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe()?;
+    let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
     let name = format!("airlock-desktop{}", std::env::consts::EXE_SUFFIX);
     Ok(exe.with_file_name(name))
 }
 
-async fn run(args: Args, tray: TrayStart) -> anyhow::Result<()> {
+/// The data directory's engine is another process's: asks it to show its window (a second
+/// launch means the person wants to see Airlock) and says which process it is.
+async fn defer_to_the_running_one(data_dir: &Path) -> String {
+    // It may hold the lock and not have published its address yet (both started at once).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let found = loop {
+        match discovery::find(data_dir) {
+            Ok((endpoint, _)) => break Ok(endpoint),
+            Err(error) if tokio::time::Instant::now() >= deadline => break Err(error),
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    };
+    let dir = data_dir.display();
+    let pid = match found {
+        Ok(endpoint) => endpoint.pid,
+        Err(error) => {
+            return format!(
+                "another Airlock already owns {dir} (its lock is held) but does not answer: {error}"
+            );
+        }
+    };
+    let shown = match ApiClient::discover(data_dir) {
+        Ok(client) => client.show_window(None).await,
+        Err(error) => Err(error),
+    };
+    match shown {
+        Ok(true) => format!(
+            "Airlock is already running for {dir} (process {pid}); showed its window instead"
+        ),
+        Ok(false) => format!(
+            "`airlock serve` is already running for {dir} (process {pid}); stop it first, or use the CLI"
+        ),
+        Err(error) => format!(
+            "Airlock is already running for {dir} (process {pid}) but did not show its window: {error}"
+        ),
+    }
+}
+
+/// Runs the resident until it quits; the host, whose lock is to be kept until the process ends.
+async fn run(args: Args, tray: TrayStart) -> Result<Host, Refused> {
     let listen = args.host.listen();
-    let data_dir = resolve_data_dir(args.host.data_dir)?;
+    // Absolute: the window and the login entry start from other folders.
+    let data_dir = std::path::absolute(resolve_data_dir(args.host.data_dir)?)?;
     let desktop = desktop_binary()?;
+    let login_entry = LoginEntry::new(&desktop, &data_dir);
     let window_args = vec![
         "--window".to_string(),
         "--data-dir".to_string(),
@@ -78,7 +174,7 @@ async fn run(args: Args, tray: TrayStart) -> anyhow::Result<()> {
     ];
     let made: Arc<OnceLock<Arc<Shell>>> = Arc::default();
     let slot = made.clone();
-    let (host, served) = Host::start_with(
+    let started = Host::start_with(
         &data_dir,
         args.host.workspace,
         listen,
@@ -86,14 +182,22 @@ async fn run(args: Args, tray: TrayStart) -> anyhow::Result<()> {
             let shell = Arc::new(Shell::new(
                 engine.clone(),
                 addr,
-                LoginEntry::new(&desktop),
+                login_entry,
                 Windows::new(Some((desktop.clone(), window_args))),
             ));
             let _ = slot.set(shell.clone());
             desktop_api::routes(shell)
         }),
     )
-    .await?;
+    .await;
+    let (host, served) = match started {
+        Err(HostError::Discovery(DiscoveryError::Locked(_))) => {
+            return Err(Refused::AlreadyRunning(
+                defer_to_the_running_one(&data_dir).await,
+            ));
+        }
+        started => started?,
+    };
     let shell = made
         .get()
         .cloned()
@@ -107,15 +211,18 @@ async fn run(args: Args, tray: TrayStart) -> anyhow::Result<()> {
 
     let stopped = tokio::select! {
         served = served => served.map_err(anyhow::Error::from),
-        _ = quit_rx.recv() => Ok(()),
+        // Only a Quit: without a tray (no session bus) nobody can send one, and the channel's
+        // end is no reason to stop.
+        Some(()) = quit_rx.recv() => Ok(()),
         _ = terminated() => Ok(()),
     };
     // Open windows close with Airlock; they are told before the API stops.
     shell.windows.close_all();
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
     follower.abort();
-    drop(host);
-    stopped
+    host.stop(SERVERS_STOP_WITHIN).await;
+    stopped?;
+    Ok(host)
 }
 
 /// The tray where the desktop has one; its clicks act through the shell.
