@@ -320,7 +320,10 @@ describe('Inbox', () => {
     expect(within(claude).getByTestId('inbox-item-cwd').getAttribute('title')).toBe('/home/dev/projects/airlock');
     expect(within(codex).getByTestId('inbox-item-agent').textContent).toBe('Codex');
     await user.click(claude);
-    expect(screen.getByTestId('inbox-detail-agent').textContent).toContain('Claude Code');
+    // Words stay apart: "Asked by Claude Code in /home/…", not "Claude Codein".
+    expect(screen.getByTestId('inbox-detail-agent').textContent?.replace(/\s+/g, ' ').trim()).toBe(
+      'Asked by Claude Code in /home/dev/projects/airlock',
+    );
     expect(screen.queryByTestId('edit-args')).not.toBeNull();
     await user.click(codex);
     expect(screen.queryByTestId('edit-args')).toBeNull();
