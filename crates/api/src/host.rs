@@ -357,22 +357,27 @@ mod tests {
         assert_eq!(dir, PathBuf::from("/tmp/x"));
     }
 
+    /// A host for `dir` on a loopback port; its API is not served (these tests look at the
+    /// data directory's files and lock).
+    async fn start_in(dir: &Path) -> Result<Host, HostError> {
+        let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        Host::start(dir, Some(dir.join("workspace")), loopback)
+            .await
+            .map(|(host, _served)| host)
+    }
+
     /// Every start has a new token, and `api.json` points at the socket in the data directory.
     #[tokio::test]
     async fn each_start_rotates_the_token() {
         let dir = tempfile::tempdir().unwrap();
-        let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let workspace = Some(dir.path().join("workspace"));
-        let (host, _served) = Host::start(dir.path(), workspace.clone(), loopback)
-            .await
-            .unwrap();
+        let host = start_in(dir.path()).await.unwrap();
         let (endpoint, first) = discovery::find(dir.path()).unwrap();
         #[cfg(unix)]
         assert_eq!(endpoint.socket, Some(discovery::socket_path(dir.path())));
         #[cfg(not(unix))]
         let _ = endpoint;
         drop(host);
-        let (_host, _served) = Host::start(dir.path(), workspace, loopback).await.unwrap();
+        let _host = start_in(dir.path()).await.unwrap();
         let (_, second) = discovery::find(dir.path()).unwrap();
         assert_ne!(first, second);
     }
@@ -382,20 +387,14 @@ mod tests {
     #[tokio::test]
     async fn a_stopped_host_is_not_running_and_still_holds_the_directory() {
         let dir = tempfile::tempdir().unwrap();
-        let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let workspace = Some(dir.path().join("workspace"));
-        let (host, _served) = Host::start(dir.path(), workspace.clone(), loopback)
-            .await
-            .unwrap();
+        let host = start_in(dir.path()).await.unwrap();
         host.stop(std::time::Duration::from_secs(1)).await;
         assert!(matches!(
             discovery::find(dir.path()),
             Err(DiscoveryError::NotRunning(_))
         ));
         assert!(discovery::engine_lock_held(dir.path()));
-        let second = Host::start(dir.path(), workspace, loopback)
-            .await
-            .map(|_| ());
+        let second = start_in(dir.path()).await.map(|_| ());
         assert!(
             matches!(second, Err(HostError::Discovery(DiscoveryError::Locked(_)))),
             "{second:?}"
@@ -407,14 +406,8 @@ mod tests {
     #[tokio::test]
     async fn a_second_host_for_the_same_directory_is_refused_and_the_first_is_found() {
         let dir = tempfile::tempdir().unwrap();
-        let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let workspace = Some(dir.path().join("workspace"));
-        let (host, _served) = Host::start(dir.path(), workspace.clone(), loopback)
-            .await
-            .unwrap();
-        let second = Host::start(dir.path(), workspace, loopback)
-            .await
-            .map(|_| ());
+        let host = start_in(dir.path()).await.unwrap();
+        let second = start_in(dir.path()).await.map(|_| ());
         assert!(
             matches!(second, Err(HostError::Discovery(DiscoveryError::Locked(_)))),
             "{second:?}"
