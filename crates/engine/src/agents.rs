@@ -316,9 +316,11 @@ impl Engine {
             Some(same) => Some(same.clone()),
             None => {
                 if let (Some(id), Some(other)) = (&call.tool_use_id, by_key.first()) {
-                    store.audit_agent_request(
+                    // Durably, before the agent is answered.
+                    store.audit(
+                        "engine",
                         "agent_id_reused",
-                        session_id,
+                        Some(session_id),
                         Some(&other.row.approval_id),
                         &json!({
                             "agent": call.agent, "tool_use_id": id, "earlier_tool": other.row.tool,
@@ -344,9 +346,10 @@ impl Engine {
         let Some(earlier) = found.filter(|earlier| self.still_answers(call, earlier)) else {
             return Ok(Earlier::New { note });
         };
-        store.audit_agent_request(
+        store.audit(
+            "engine",
             "agent_answer_reused",
-            session_id,
+            Some(session_id),
             Some(&earlier.row.approval_id),
             &json!({
                 "agent": call.agent, "tool": call.tool, "tool_use_id": call.tool_use_id,

@@ -819,6 +819,7 @@ fn record_provider_outcomes(
         inner.store.audit(
             "provider",
             "provider_tool_outcome",
+            None,
             approval_id.as_deref(),
             &json!({
                 "session": session.name, "server_label": outcome.server_label, "tool": outcome.name,

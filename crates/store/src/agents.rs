@@ -159,28 +159,6 @@ impl Store {
         })
     }
 
-    /// Audits what the gateway did with an agent's earlier request (an answer reused, an id
-    /// reused for another call), durably: it is written before the agent is answered.
-    pub fn audit_agent_request(
-        &self,
-        action: &str,
-        session_id: &str,
-        approval_id: Option<&str>,
-        detail: &Value,
-    ) -> Result<()> {
-        self.write(|tx| {
-            insert_audit(
-                tx,
-                "engine",
-                action,
-                Some(session_id),
-                None,
-                approval_id,
-                detail,
-            )
-        })
-    }
-
     /// Records an agent's call the policy decided without asking (History shows it) and the
     /// agent's last request. Not synced on its own: nothing waits on it.
     /// Records an agent's call the policy decided at once. `grant_use`: the counted grant

@@ -58,15 +58,16 @@ pub(crate) fn insert_audit(
 }
 
 impl Store {
-    /// Adds one row on its own (for events outside a decision transaction).
+    /// Adds one row on its own, durably (for events outside a decision transaction).
     pub fn audit(
         &self,
         actor: &str,
         action: &str,
+        session_id: Option<&str>,
         approval_id: Option<&str>,
         detail: &Value,
     ) -> Result<()> {
-        self.write(|tx| insert_audit(tx, actor, action, None, None, approval_id, detail))
+        self.write(|tx| insert_audit(tx, actor, action, session_id, None, approval_id, detail))
     }
 
     /// The newest `limit` rows, oldest first.
