@@ -135,6 +135,7 @@ pub fn pretty(value: &Value) -> String {
 #[cfg(all(test, unix))]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use super::is_link;
     use crate::{Options, Target};
     use std::os::unix::fs::symlink;
     use std::path::{Path, PathBuf};
@@ -156,10 +157,6 @@ mod tests {
             },
             &options(),
         )
-    }
-
-    fn is_link(path: &Path) -> bool {
-        std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
     }
 
     /// Security finding: a repository with `settings.json.airlock-backup` and

@@ -910,12 +910,7 @@ mod tests {
         );
         // The hook comes back to its item: now the approval reaches it.
         let back = asking(&after, call);
-        for _ in 0..200 {
-            if after.inner.agent_waiters.waited_on(&item.approval_id) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        waiters(&after, &item.approval_id, 1).await;
         after
             .decide(approve(&item.approval_id, None), DecidedBy::Inbox)
             .unwrap();
