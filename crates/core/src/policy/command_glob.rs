@@ -24,8 +24,12 @@ pub(super) fn to_regex(glob: &str) -> Result<String, String> {
 
 /// One character that is not chaining.
 fn wildcard_char() -> String {
-    let excluded: String = CHAINING.iter().map(|c| hex(*c)).collect();
-    format!("[^{excluded}]")
+    format!("[^{}]", chaining_members())
+}
+
+/// [`CHAINING`] as the members of a regex class.
+fn chaining_members() -> String {
+    CHAINING.iter().map(|c| hex(*c)).collect()
 }
 
 fn hex(c: char) -> String {
@@ -107,8 +111,7 @@ fn class(chars: &[char], position: &mut usize) -> Result<String, String> {
         first = false;
     }
     Ok(if negated {
-        let excluded: String = CHAINING.iter().map(|c| hex(*c)).collect();
-        format!("[^{members}{excluded}]")
+        format!("[^{members}{}]", chaining_members())
     } else {
         format!("[{members}]")
     })
