@@ -9,8 +9,8 @@
 //! its timeout (the call then goes on to the agent's own permission flow, where it may simply
 //! run). So the hook never fails: whatever happens it prints valid JSON, exits 0, and answers
 //! before its deadline — the decision, or, when no engine answers or nobody decided in time,
-//! the agent's fallback (`deny`, Codex's default; `ask`: back to the agent's own prompt,
-//! Claude Code's default), with the cause in its reason. Anything else that is not a decision
+//! the agent's fallback (`deny`, every agent's default; `ask`, where the person chose it: back
+//! to the agent's own permission flow), with the cause in its reason. Anything else that is not a decision
 //! (input it cannot read or that is too large, an unknown agent or event, an engine answer it
 //! cannot read) is a denial at once that names the cause, never retried.
 
@@ -169,7 +169,7 @@ pub async fn run(data_dir: &Path, agent: HookAgent, timeout: Duration) -> HookOu
     };
     let answer = match answer {
         Ok(answer) if answer.verdict != AgentVerdict::Undecided => answer,
-        Ok(_) => fallback_answer(fallback, "nobody decided in Airlock in time"),
+        Ok(_) => fallback_answer(fallback, NOBODY_DECIDED),
         Err(NoEngine(why)) => fallback_answer(fallback, &why),
     };
     HookOutput {
@@ -200,6 +200,9 @@ enum HookEvent {
     PermissionRequest,
 }
 
+/// Why the fallback answers when the engine was there but nobody decided before the deadline.
+const NOBODY_DECIDED: &str = "nobody decided in Airlock in time";
+
 /// The engine could not be reached (not running, stopped and not back by the deadline): the
 /// cause, as the agent's model reads it.
 pub struct NoEngine(pub String);
@@ -217,7 +220,7 @@ fn denial(why: &str) -> AgentAnswer {
 fn fallback_answer(fallback: AgentFallback, why: &str) -> AgentAnswer {
     match fallback {
         AgentFallback::Deny => denial(&format!("{why}; denied (this agent's fallback is deny)")),
-        // The person chose the agent's own prompt (Claude Code's default).
+        // The person chose the agent's own permission flow.
         AgentFallback::Ask => AgentAnswer {
             verdict: AgentVerdict::Undecided,
             reason: Some(format!("Airlock: {why}")),
@@ -304,7 +307,7 @@ pub async fn ask_engine(
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return Err(NoEngine(if last_error.is_empty() {
-                "nobody decided in Airlock in time".into()
+                NOBODY_DECIDED.into()
             } else {
                 format!(
                     "Airlock stopped while the call waited and was not back in time ({last_error})"
@@ -342,7 +345,7 @@ pub async fn ask_engine(
                 }
                 last_error = error.to_string();
             }
-            Err(_) => return Err(NoEngine("nobody decided in Airlock in time".into())),
+            Err(_) => return Err(NoEngine(NOBODY_DECIDED.into())),
         }
         tokio::time::sleep(Duration::from_millis(200).min(left)).await;
     }
