@@ -941,6 +941,41 @@ mod tests {
         );
     }
 
+    /// An upgrade: `agents.json` as an older Airlock wrote it (every fallback `ask`, nobody
+    /// chose it) would keep answering `ask` for Claude Code after the store moved it to deny, as
+    /// long as nobody changed a fallback. The engine writes the file again when it opens.
+    #[tokio::test]
+    async fn an_older_agents_file_is_rewritten_as_the_store_has_it_when_the_engine_opens() {
+        let (dir, engine) = engine();
+        // Both agents known to the store with the default, deny; the file from before says ask.
+        for mut call in [
+            claude("Bash", json!({"command": "ls"}), Some("t1")),
+            bash("ls", Some("c1"), AgentEvent::PreToolUse),
+        ] {
+            call.wait_ms = Some(10);
+            engine.agent_call(call).await.unwrap();
+        }
+        drop(engine);
+        std::fs::write(
+            dir.path().join(FALLBACKS_FILE),
+            r#"{"claude-code":"ask","codex":"ask"}"#,
+        )
+        .unwrap();
+        let _reopened = Engine::open(crate::EngineConfig {
+            data_dir: dir.path().to_path_buf(),
+            workspace: Some(dir.path().join("workspace")),
+        })
+        .unwrap();
+        assert_eq!(
+            fallback_of(dir.path(), HookAgent::ClaudeCode),
+            AgentFallback::Deny
+        );
+        assert_eq!(
+            fallback_of(dir.path(), HookAgent::Codex),
+            AgentFallback::Deny
+        );
+    }
+
     /// Codex's first request records it with its own default: deny, in Settings and in the
     /// file its hook reads.
     #[tokio::test]
