@@ -442,6 +442,114 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     app.end().await;
 }
 
+fn run_command(id: &str, command: &str) -> ScriptedCall {
+    ScriptedCall::new(id, "builtin__run_command", json!({"command": command}))
+}
+
+/// Issue 27, item 3, in the real window: a step's calls run in the model's order although the
+/// person approves the later one first (its card says it waits), and a command that exits
+/// non-zero shows as failed with its exit code.
+#[tokio::test]
+#[ignore = "needs a display and tauri-driver; run through scripts/e2e.sh"]
+async fn a_step_runs_in_the_models_order_and_a_failing_command_shows_failed() {
+    let out = PathBuf::from(
+        std::env::var("AIRLOCK_E2E_OUT").unwrap_or_else(|_| "test-output/e2e".into()),
+    );
+    std::fs::create_dir_all(&out).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(vec![
+        Reply::ToolCalls(vec![
+            write_file("w", "deploy/app.txt", "v1"),
+            run_command("l", "ls deploy"),
+        ]),
+        Reply::Text("Listed the deploy folder.".into()),
+        Reply::ToolCalls(vec![run_command("f", "echo broken >&2; exit 3")]),
+        Reply::Text("The command failed.".into()),
+    ])
+    .await
+    .unwrap();
+    let app = App::launch(data.path(), &out).await;
+    let ui = &app.ui;
+    app.use_model(&model, true).await;
+
+    ui.click("[data-testid=nav-chat]").await;
+    ui.click("button.new").await;
+    ui.type_into("input[aria-label='New chat name']", "order\u{E007}")
+        .await;
+    ui.type_into("textarea[aria-label=Message]", "Deploy and list")
+        .await;
+    ui.click("form.composer button[type=submit]").await;
+    ui.until(
+        "two calls waiting",
+        "return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '2'",
+    )
+    .await;
+
+    // 1. Approve the later call (ls) first, in the inbox.
+    ui.click("[data-testid=nav-inbox]").await;
+    ui.until(
+        "the ls in the inbox",
+        "const row = [...document.querySelectorAll('[data-testid=inbox-item]')].find((r) => r.textContent.includes('ls deploy'));
+         if (row) row.click();
+         return !!row && document.querySelector('[data-testid=inbox-detail]')?.textContent.includes('ls deploy') === true;",
+    )
+    .await;
+    ui.click("[data-testid=approve]").await;
+
+    // 2. Its card says it waits for the write before it; nothing ran.
+    ui.click("[data-testid=nav-chat]").await;
+    ui.until(
+        "the ls waiting for the write",
+        "return [...document.querySelectorAll('[data-testid=call-status]')]
+             .some((s) => s.textContent === 'approved — runs after 1 earlier call');",
+    )
+    .await;
+    ui.screenshot(&out, "chat-runs-after").await;
+    assert!(
+        !data.path().join("workspace/deploy").exists(),
+        "a call ran before the earlier call of its step was decided"
+    );
+
+    // 3. Approving the write runs both, in the model's order: the ls sees the file.
+    ui.click("section[aria-label='Permission request'] button.primary")
+        .await;
+    ui.until(
+        "the step done",
+        "return document.body.textContent.includes('Listed the deploy folder.')",
+    )
+    .await;
+    let requests = model.wait_for_requests(2, WAIT).await.unwrap();
+    let results: Vec<String> = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(
+        results.len() == 2 && results[1].contains("app.txt"),
+        "the ls did not run after the write: {results:?}"
+    );
+
+    // 4. A command that exits 3 is failed, with its exit code, on its card.
+    ui.type_into("textarea[aria-label=Message]", "Run the broken one")
+        .await;
+    ui.click("form.composer button[type=submit]").await;
+    ui.find("section[aria-label='Permission request'] button.primary")
+        .await;
+    ui.click("section[aria-label='Permission request'] button.primary")
+        .await;
+    ui.until(
+        "the failed command",
+        "return document.body.textContent.includes('The command failed.')
+             && [...document.querySelectorAll('[data-testid=tool-call][data-state=failed] [data-testid=call-status]')]
+                 .some((s) => s.textContent === 'failed · exit 3');",
+    )
+    .await;
+    ui.screenshot(&out, "chat-failed-command").await;
+    app.end().await;
+}
+
 #[cfg(target_os = "linux")]
 #[tokio::test]
 #[ignore = "needs a display, tauri-driver and a notification daemon; run through scripts/e2e.sh"]
@@ -454,6 +562,7 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     let model = ScriptedModel::start(vec![
         Reply::ToolCalls(vec![write_file("n1", "from-click.txt", "x")]),
         Reply::Text("done".into()),
+        Reply::ToolCalls(vec![write_file("n2", "on-screen.txt", "x")]),
     ])
     .await
     .unwrap();
@@ -603,11 +712,28 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     let paused: Value = app.api.get("/v1/paused").await.unwrap();
     assert_eq!(paused["paused"], json!(false));
 
-    // 7. Quit from the tray: the window closes and the resident exits.
+    // 7. Quit from the tray with a notification on screen: the window closes and the resident
+    // exits within 2 s (issue 27, item 9: a shown notification once kept it alive).
     let (_, window_pid) = shown_window(&display).await;
+    app.api.send_message("on-screen", "write it").await.unwrap();
+    until_true("a notification on screen", || {
+        Command::new("dunstctl")
+            .args(["count", "displayed"])
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<u32>().ok())
+            .is_some_and(|shown| shown > 0)
+    })
+    .await;
     tray::click(&sni, &item, "Quit Airlock").await;
-    until_true("the window process gone", || !support::alive(window_pid)).await;
-    until_true("the resident gone", || !support::alive(resident)).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+    while support::alive(resident) || support::alive(window_pid) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "Quit left the app running for more than 2 s with a notification on screen"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert!(
         !data.path().join("api.json").exists(),
         "the resident left its api.json"
