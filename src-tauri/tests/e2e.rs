@@ -721,7 +721,12 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
             .args(["count", "displayed"])
             .output()
             .ok()
-            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<u32>().ok())
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+            })
             .is_some_and(|shown| shown > 0)
     })
     .await;
