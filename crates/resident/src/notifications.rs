@@ -1328,15 +1328,15 @@ mod tests {
 
         engine.send_message("a", "read it").unwrap();
         let a = pending_of(&engine, "a").await;
-        let a_shown = recorder.notified("A's notification", |n| {
-            n.text.contains("closed-on-decision.txt")
-        });
+        // The recorder's waits block: off the runtime's workers, which the engine needs.
+        let seen = |what: &str, needle: &str| {
+            tokio::task::block_in_place(|| recorder.notified(what, |n| n.text.contains(needle)))
+        };
+        let a_shown = seen("A's notification", "closed-on-decision.txt");
         assert!(a_shown.text.contains(ACTION_ALLOW), "{}", a_shown.text);
         engine.send_message("b", "write it").unwrap();
         let b = pending_of(&engine, "b").await;
-        let b_shown = recorder.notified("B's notification", |n| {
-            n.text.contains("denied-from-the-daemon.txt")
-        });
+        let b_shown = seen("B's notification", "denied-from-the-daemon.txt");
 
         // A decided in the inbox: its notification goes.
         engine
@@ -1350,7 +1350,7 @@ mod tests {
                 DecidedBy::Inbox,
             )
             .unwrap();
-        recorder.closed(a_shown.id);
+        tokio::task::block_in_place(|| recorder.closed(a_shown.id));
         // A late "Allow once" and "Deny" for A, as a daemon would send them.
         for action in [ACTION_DENY, ACTION_ALLOW] {
             let status = std::process::Command::new("dbus-send")
