@@ -3,7 +3,7 @@
 # 512 px or more, transparent background), with the Tauri CLI's `tauri icon`: the PNG sizes the
 # Linux packages use, icon.icns (macOS) and icon.ico (Windows; tauri-build also embeds it in
 # the .exe). The mobile and Windows Store images it also makes are left out: Airlock builds
-# none of those. The tray's own images (tray.png, tray-badge.png) are drawn separately.
+# none of those. The tray's own images (tray.png, tray-badge.png, tray-paused.png) are drawn separately.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 icons=src-tauri/icons

@@ -79,6 +79,48 @@ pub fn fits_notification(args: &Value) -> bool {
     !args_summary(args, NOTIFICATION_ARGS_MAX).1
 }
 
+/// The arguments that say what a call does, most telling first: a command, then a path, a URL…
+const KEY_ARGUMENTS: &[&str] = &[
+    "command",
+    "cmd",
+    "file_path",
+    "path",
+    "notebook_path",
+    "url",
+    "query",
+    "pattern",
+];
+
+/// The one argument that says what a call does (`git status`, `notes/a.txt`), made visible on
+/// one line; the whole arguments line when none of the usual ones is there. Never cut: cut it
+/// with [`cut_middle`] where room is short.
+pub fn key_argument(args: &Value) -> String {
+    let key = args
+        .as_object()
+        .and_then(|map| KEY_ARGUMENTS.iter().find_map(|key| map.get(*key)));
+    match key {
+        Some(Value::String(text)) => visible_line(text).into_owned(),
+        Some(other) => visible_line(&other.to_string()).into_owned(),
+        None => args_line(args),
+    }
+}
+
+/// `text` in at most `max` characters, cut in the middle (`git status && curl … | sh`): the
+/// end of a command or path is where a dangerous tail hides, so it is never the part cut.
+pub fn cut_middle(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    const MARK: &str = " … ";
+    let room = max.saturating_sub(MARK.chars().count());
+    let tail = room / 2;
+    let head = room - tail;
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(count - tail).collect();
+    format!("{}{MARK}{}", start.trim_end(), end.trim_start())
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -118,5 +160,28 @@ mod tests {
         assert_eq!(summary.chars().count(), NOTIFICATION_ARGS_MAX);
         assert!(!fits_notification(&long));
         assert!(fits_notification(&json!({"path": "a.txt"})));
+    }
+
+    #[test]
+    fn the_key_argument_is_the_command_or_path_and_is_cut_in_the_middle() {
+        assert_eq!(
+            key_argument(&json!({"path": "a.txt", "content": "x"})),
+            "a.txt"
+        );
+        assert_eq!(
+            key_argument(&json!({"description": "d", "command": "ls\n-la"})),
+            "ls\\n-la"
+        );
+        assert_eq!(key_argument(&json!({"n": 1})), "n: 1");
+        let command = format!("git status && {} | sh", "curl https://x.example/".repeat(5));
+        let cut = cut_middle(&command, 40);
+        assert!(cut.chars().count() <= 40, "{cut}");
+        assert!(
+            cut.starts_with("git status && ") && cut.ends_with("| sh"),
+            "{cut}"
+        );
+        assert!(cut.contains(" … "), "{cut}");
+        assert_eq!(cut_middle("short", 40), "short");
+        assert_eq!(cut_middle(&"é".repeat(50), 21).chars().count(), 21);
     }
 }

@@ -1,19 +1,27 @@
 //! Keeps the tray and the notifications in step with the engine: the pending count from events
 //! (never a re-read per event), the pause line, the grants line (also re-read now and then: a
-//! grant ends by its time), a notification for each new request.
+//! grant ends by its time), and the notifications, which follow the same events themselves.
 
 use crate::notifications;
 use crate::pending::PendingSet;
 use crate::shell::Shell;
 use crate::tray_lines::TrayLine;
+use crate::window;
 use airlock_engine::{Engine, EngineEvent};
 use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 
 pub fn follow(shell: Arc<Shell>) -> tokio::task::JoinHandle<()> {
     let mut events = shell.engine.subscribe();
-    let notify = notifications::start(shell.clone());
+    let opening = shell.clone();
+    let notifying = notifications::follow(
+        shell.engine.clone(),
+        shell.engine.subscribe(),
+        move |approval_id| window::open_inbox(&opening, approval_id),
+    );
     tokio::spawn(async move {
+        // The notifications (and their tasks) end with this task.
+        let _notifying = AbortOnDrop(notifying);
         let engine = shell.engine.clone();
         let mut pending = recount(&engine);
         let mut storage_failed = engine.storage_failure().is_some();
@@ -39,9 +47,6 @@ pub fn follow(shell: Arc<Shell>) -> tokio::task::JoinHandle<()> {
                     // ApprovalsDecided event.
                     let changed = pending.apply(&event);
                     match &event {
-                        EngineEvent::ApprovalRequested { item } => {
-                            let _ = notify.send((**item).clone());
-                        }
                         EngineEvent::Paused { paused } => {
                             shell.show_in_tray(TrayLine::Paused(*paused)).await
                         }
@@ -65,6 +70,15 @@ pub fn follow(shell: Arc<Shell>) -> tokio::task::JoinHandle<()> {
             }
         }
     })
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// The grants line, read from the engine (a grant also ends by its time).

@@ -6,7 +6,9 @@ use ksni::menu::{MenuItem, StandardItem};
 use ksni::{Category, Handle, Icon, OfflineReason, Status, ToolTip, TrayMethods};
 use std::sync::Arc;
 
-use crate::tray_lines::{ICON, ICON_BADGED, TrayLine, TrayView, decode_png};
+use crate::tray_lines::{
+    ICON, ICON_BADGED, ICON_PAUSED, TrayIconKind, TrayLine, TrayView, decode_png,
+};
 pub use crate::tray_lines::{TrayAction, grants_label, pause_label, pending_label};
 
 #[derive(thiserror::Error, Debug)]
@@ -38,6 +40,7 @@ struct Item {
     view: TrayView,
     icon: Icon,
     icon_badged: Icon,
+    icon_paused: Icon,
     on_action: Arc<dyn Fn(TrayAction) + Send + Sync>,
 }
 
@@ -67,10 +70,10 @@ impl ksni::Tray for Item {
     }
 
     fn icon_pixmap(&self) -> Vec<Icon> {
-        vec![if self.view.badged {
-            self.icon_badged.clone()
-        } else {
-            self.icon.clone()
+        vec![match self.view.icon() {
+            TrayIconKind::Plain => self.icon.clone(),
+            TrayIconKind::Badged => self.icon_badged.clone(),
+            TrayIconKind::Paused => self.icon_paused.clone(),
         }]
     }
 
@@ -152,6 +155,7 @@ impl Tray {
             view: TrayView::new(paused),
             icon: pixmap(ICON)?,
             icon_badged: pixmap(ICON_BADGED)?,
+            icon_paused: pixmap(ICON_PAUSED)?,
             on_action: Arc::new(on_action),
         };
         let handle =
@@ -166,7 +170,7 @@ impl Tray {
     }
 
     /// Changes one line: the count (menu, tooltip and the icon's badge), the storage failure,
-    /// the pause or the grants.
+    /// the pause (and the paused icon) or the grants.
     pub async fn show(&self, line: TrayLine) {
         self.handle.update(|item| item.view.apply(line)).await;
     }
@@ -197,17 +201,20 @@ impl Drop for Tray {
 
 #[cfg(test)]
 mod tests {
-    use super::{ICON, ICON_BADGED, pixmap};
+    use super::{ICON, ICON_BADGED, ICON_PAUSED, pixmap};
 
     #[test]
-    fn both_icons_decode_to_argb_pixmaps() {
+    fn every_icon_decodes_to_an_argb_pixmap_of_its_own() {
         let plain = pixmap(ICON).unwrap();
         let badged = pixmap(ICON_BADGED).unwrap();
-        for icon in [&plain, &badged] {
+        let paused = pixmap(ICON_PAUSED).unwrap();
+        for icon in [&plain, &badged, &paused] {
             assert_eq!((icon.width, icon.height), (64, 64));
             assert_eq!(icon.data.len(), 64 * 64 * 4);
         }
         assert_ne!(plain.data, badged.data);
+        assert_ne!(paused.data, plain.data);
+        assert_ne!(paused.data, badged.data);
         // ARGB: some pixel is transparent and some opaque (alpha first, not last).
         let alphas: Vec<u8> = plain.data.chunks_exact(4).map(|p| p[0]).collect();
         assert!(alphas.contains(&0) && alphas.contains(&0xff));

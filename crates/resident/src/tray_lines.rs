@@ -8,6 +8,8 @@ use crate::shell::Shell;
 
 pub const ICON: &[u8] = include_bytes!("../../../src-tauri/icons/tray.png");
 pub const ICON_BADGED: &[u8] = include_bytes!("../../../src-tauri/icons/tray-badge.png");
+/// Shown while agents are paused, whatever waits: a grey lock with a pause badge.
+pub const ICON_PAUSED: &[u8] = include_bytes!("../../../src-tauri/icons/tray-paused.png");
 const STORAGE_FAILURE: &str = "Cannot record decisions — restart Airlock";
 
 /// What a click in the tray asks the app to do.
@@ -75,6 +77,16 @@ pub fn decode_png(png_bytes: &[u8]) -> Result<(Vec<u8>, u32, u32), png::Decoding
     Ok((rgba, frame.width, frame.height))
 }
 
+/// Which of the tray's images it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrayIconKind {
+    Plain,
+    /// Something waits.
+    Badged,
+    /// Agents are paused: said first, since nothing runs until they are resumed.
+    Paused,
+}
+
 /// A change of one of the tray's lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrayLine {
@@ -130,6 +142,17 @@ impl TrayView {
         ]
     }
 
+    /// The image for this view: paused before pending.
+    pub fn icon(&self) -> TrayIconKind {
+        if self.paused {
+            TrayIconKind::Paused
+        } else if self.badged {
+            TrayIconKind::Badged
+        } else {
+            TrayIconKind::Plain
+        }
+    }
+
     pub fn tooltip(&self) -> String {
         format!("Airlock — {}", self.count_line)
     }
@@ -154,7 +177,23 @@ impl Shell {
 
 #[cfg(test)]
 mod tests {
-    use super::{TrayLine, TrayView, grants_label, pause_label, pending_label};
+    use super::{TrayIconKind, TrayLine, TrayView, grants_label, pause_label, pending_label};
+
+    /// Finding (issue 27): a paused Airlock looked the same in the tray as a running one.
+    #[test]
+    fn the_icon_says_paused_before_pending() {
+        let mut view = TrayView::new(false);
+        assert_eq!(view.icon(), TrayIconKind::Plain);
+        view.apply(TrayLine::Pending(1));
+        assert_eq!(view.icon(), TrayIconKind::Badged);
+        view.apply(TrayLine::Paused(true));
+        assert_eq!(view.icon(), TrayIconKind::Paused);
+        view.apply(TrayLine::Pending(0));
+        assert_eq!(view.icon(), TrayIconKind::Paused);
+        view.apply(TrayLine::Paused(false));
+        assert_eq!(view.icon(), TrayIconKind::Plain);
+        assert_eq!(TrayView::new(true).icon(), TrayIconKind::Paused);
+    }
 
     #[test]
     fn a_view_changes_line_by_line_and_the_badge_follows_the_count() {

@@ -5,7 +5,9 @@
 //! through messages to that loop. Compiled and linted for Windows here (`scripts/windows-check.sh`);
 //! never run on either platform by this project's tests.
 
-use crate::tray_lines::{ICON, ICON_BADGED, TrayLine, TrayView, decode_png};
+use crate::tray_lines::{
+    ICON, ICON_BADGED, ICON_PAUSED, TrayIconKind, TrayLine, TrayView, decode_png,
+};
 pub use crate::tray_lines::{TrayAction, grants_label, pause_label, pending_label};
 use std::sync::{Arc, Mutex};
 use tao::event::Event;
@@ -30,6 +32,7 @@ enum Message {
         view: TrayView,
         plain: Rgba,
         badged: Rgba,
+        paused: Rgba,
         on_action: Arc<dyn Fn(TrayAction) + Send + Sync>,
     },
     Show(TrayView),
@@ -71,8 +74,9 @@ pub fn run_with_tray(body: impl FnOnce(TrayStarter) -> i32 + Send + 'static) -> 
                     view,
                     plain,
                     badged,
+                    paused,
                     on_action,
-                } => match NativeTray::build(&view, plain, badged, on_action) {
+                } => match NativeTray::build(&view, [plain, badged, paused], on_action) {
                     Ok(tray) => shown = Some(tray),
                     Err(error) => tracing::warn!("no tray icon: {error}"),
                 },
@@ -112,6 +116,7 @@ impl TrayStarter {
                 view: view.clone(),
                 plain: decode_png(ICON)?,
                 badged: decode_png(ICON_BADGED)?,
+                paused: decode_png(ICON_PAUSED)?,
                 on_action: Arc::new(on_action),
             })
             .map_err(|_| TrayError::NoEventLoop)?;
@@ -156,13 +161,13 @@ struct NativeTray {
     grants: MenuItem,
     plain: Icon,
     badged: Icon,
+    paused: Icon,
 }
 
 impl NativeTray {
     fn build(
         view: &TrayView,
-        (plain, plain_width, plain_height): Rgba,
-        (badged, badged_width, badged_height): Rgba,
+        images: [Rgba; 3],
         on_action: Arc<dyn Fn(TrayAction) + Send + Sync>,
     ) -> Result<NativeTray, Box<dyn std::error::Error>> {
         // The same lines in the same order as Linux's menu (tray.rs).
@@ -202,22 +207,32 @@ impl NativeTray {
                 on_action(TrayAction::OpenInbox);
             }
         }));
-        let plain = Icon::from_rgba(plain, plain_width, plain_height)?;
-        let badged = Icon::from_rgba(badged, badged_width, badged_height)?;
-        let tray = TrayIconBuilder::new()
-            .with_menu(Box::new(menu))
-            .with_menu_on_left_click(cfg!(target_os = "macos"))
-            .with_tooltip(view.tooltip())
-            .with_icon(if view.badged { &badged } else { &plain }.clone())
-            .build()?;
-        Ok(NativeTray {
-            icon: tray,
+        let [plain, badged, paused] =
+            images.map(|(rgba, width, height)| Icon::from_rgba(rgba, width, height));
+        let tray = NativeTray {
+            icon: TrayIconBuilder::new()
+                .with_menu(Box::new(menu))
+                .with_menu_on_left_click(cfg!(target_os = "macos"))
+                .with_tooltip(view.tooltip())
+                .build()?,
             count,
             pause,
             grants,
-            plain,
-            badged,
-        })
+            plain: plain?,
+            badged: badged?,
+            paused: paused?,
+        };
+        tray.show(view);
+        Ok(tray)
+    }
+
+    /// The image for what the view says.
+    fn image(&self, view: &TrayView) -> &Icon {
+        match view.icon() {
+            TrayIconKind::Plain => &self.plain,
+            TrayIconKind::Badged => &self.badged,
+            TrayIconKind::Paused => &self.paused,
+        }
     }
 
     fn show(&self, view: &TrayView) {
@@ -225,11 +240,6 @@ impl NativeTray {
         self.pause.set_text(pause_label(view.paused));
         self.grants.set_text(grants_label(view.grants));
         let _ = self.icon.set_tooltip(Some(view.tooltip()));
-        let icon = if view.badged {
-            &self.badged
-        } else {
-            &self.plain
-        };
-        let _ = self.icon.set_icon(Some(icon.clone()));
+        let _ = self.icon.set_icon(Some(self.image(view).clone()));
     }
 }

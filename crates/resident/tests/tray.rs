@@ -69,6 +69,10 @@ async fn the_tray_waits_for_a_host_then_shows_and_answers_it() {
 
     tray.show(TrayLine::Paused(true)).await;
     assert_eq!(label(&host, &item, 4).await, "Resume agents");
+    // Finding (issue 27): paused looked like running. The icon says paused, pending or not.
+    let paused_icon = host.icon_pixmap(&item).await.unwrap();
+    assert_ne!(paused_icon, plain_icon, "paused shows the plain icon");
+    assert_ne!(paused_icon, badged_icon, "paused shows the pending icon");
     tray.show(TrayLine::Grants(1)).await;
     assert_eq!(label(&host, &item, 1).await, "1 grant active");
     tray.show(TrayLine::Grants(3)).await;
@@ -94,7 +98,7 @@ async fn the_tray_waits_for_a_host_then_shows_and_answers_it() {
 
     tray.show(TrayLine::Pending(0)).await;
     assert_eq!(label(&host, &item, 0).await, "Nothing pending");
-    assert_eq!(host.icon_pixmap(&item).await.unwrap(), plain_icon);
+    assert_eq!(host.icon_pixmap(&item).await.unwrap(), paused_icon);
 
     // Clicks and a left click on the icon reach `on_action`, each once.
     host.click(&item, "Open inbox").await.unwrap();
@@ -111,6 +115,11 @@ async fn the_tray_waits_for_a_host_then_shows_and_answers_it() {
         Err(SniError::Disabled(_))
     ));
     assert!(taken().is_empty());
+
+    // Resumed with nothing pending: the plain icon again.
+    tray.show(TrayLine::Paused(false)).await;
+    assert_eq!(label(&host, &item, 4).await, "Pause all agents");
+    assert_eq!(host.icon_pixmap(&item).await.unwrap(), plain_icon);
 
     // Dropping the tray takes the icon away.
     drop(tray);
