@@ -48,8 +48,8 @@ fn main() -> ExitCode {
 /// How long Quit waits for the MCP servers' processes to end before the runtime shuts down
 /// (which kills what is left): Quit ends the whole resident within 2 s.
 const SERVERS_STOP_WITHIN: Duration = Duration::from_millis(1200);
-/// How long tasks get to end once the runtime shuts down. A thread blocked outside the runtime
-/// (a notification waiting for its action) is left behind, never waited for.
+/// How long tasks get to end once the runtime shuts down. Notifications hold no thread (each is
+/// a task on the runtime); the bound is a safeguard against any other blocking task.
 const RUNTIME_STOP_WITHIN: Duration = Duration::from_millis(300);
 
 /// Runs the resident until it quits; its exit code.
@@ -67,8 +67,8 @@ fn serve(args: Args, tray: TrayStart) -> i32 {
         }
     };
     let result = runtime.block_on(run(args, tray));
-    // Not a plain drop: that would wait for every blocking task, and a notification's wait for
-    // its action never ends by itself.
+    // Not a plain drop: that would wait for every blocking task without bound; Quit ends the
+    // resident within 2 s whatever is still running.
     runtime.shutdown_timeout(RUNTIME_STOP_WITHIN);
     match result {
         Ok(host) => {
