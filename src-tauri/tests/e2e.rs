@@ -442,6 +442,22 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     app.end().await;
 }
 
+/// How many notifications dunst shows now.
+fn notifications_displayed() -> Option<u32> {
+    let out = Command::new("dunstctl")
+        .args(["count", "displayed"])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// What the session bus's monitor recorded of the notification calls (scripts/e2e.sh).
+fn notification_calls() -> String {
+    let log = std::env::var_os("AIRLOCK_DBUS_LOG")
+        .expect("AIRLOCK_DBUS_LOG is unset: run through scripts/e2e.sh");
+    std::fs::read_to_string(log).unwrap_or_default()
+}
+
 fn run_command(id: &str, command: &str) -> ScriptedCall {
     ScriptedCall::new(id, "builtin__run_command", json!({"command": command}))
 }
@@ -484,6 +500,17 @@ async fn a_step_runs_in_the_models_order_and_a_failing_command_shows_failed() {
         "return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '2'",
     )
     .await;
+    // Item 4: one notification names what waits, each tool with its key argument.
+    until_true("a notification naming both calls", || {
+        let calls = notification_calls();
+        calls.contains("2 tool calls waiting")
+            && calls.contains("write_file: deploy/app.txt")
+            && calls.contains("run_command: ls deploy")
+    })
+    .await;
+    let calls_before = notification_calls();
+    let closes_before = calls_before.matches("CloseNotification").count();
+    let replaced_before = calls_before.matches("1 tool call waiting").count();
 
     // 1. Approve the later call (ls) first, in the inbox.
     ui.click("[data-testid=nav-inbox]").await;
@@ -505,6 +532,11 @@ async fn a_step_runs_in_the_models_order_and_a_failing_command_shows_failed() {
     )
     .await;
     ui.screenshot(&out, "chat-runs-after").await;
+    // The notification is replaced: one call waits now.
+    until_true("the notification replaced with one call", || {
+        notification_calls().matches("1 tool call waiting").count() > replaced_before
+    })
+    .await;
     assert!(
         !data.path().join("workspace/deploy").exists(),
         "a call ran before the earlier call of its step was decided"
@@ -530,6 +562,12 @@ async fn a_step_runs_in_the_models_order_and_a_failing_command_shows_failed() {
         results.len() == 2 && results[1].contains("app.txt"),
         "the ls did not run after the write: {results:?}"
     );
+    // Both decided: the notification is closed, none is left with live buttons.
+    until_true("the notification closed", || {
+        notification_calls().matches("CloseNotification").count() > closes_before
+            && notifications_displayed() == Some(0)
+    })
+    .await;
 
     // 4. A command that exits 3 is failed, with its exit code, on its card.
     ui.type_into("textarea[aria-label=Message]", "Run the broken one")
@@ -717,17 +755,7 @@ async fn the_window_closes_to_the_tray_and_comes_back_on_relaunch_tray_and_notif
     let (_, window_pid) = shown_window(&display).await;
     app.api.send_message("on-screen", "write it").await.unwrap();
     until_true("a notification on screen", || {
-        Command::new("dunstctl")
-            .args(["count", "displayed"])
-            .output()
-            .ok()
-            .and_then(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .trim()
-                    .parse::<u32>()
-                    .ok()
-            })
-            .is_some_and(|shown| shown > 0)
+        notifications_displayed().is_some_and(|shown| shown > 0)
     })
     .await;
     tray::click(&sni, &item, "Quit Airlock").await;
