@@ -181,3 +181,12 @@ export function elicitationOf(item: InboxItem): { message: string | null; schema
   const order = Array.isArray(args.property_order) ? args.property_order.map(String) : null;
   return { message: item.message ?? (typeof args.message === 'string' ? args.message : null), schema: item.schema ?? args.schema ?? null, order };
 }
+
+/** The tool call an item waits in: its own (an approval), or for a server's question, the call
+ * that was running on that server when it asked. */
+export function waitingCallOf(item: InboxItem): string | null {
+  if (item.tool_call_id !== null) return item.tool_call_id;
+  if (item.kind !== 'elicitation') return null;
+  const args = item.args as { tool_call_id?: unknown } | null;
+  return typeof args?.tool_call_id === 'string' ? args.tool_call_id : null;
+}
