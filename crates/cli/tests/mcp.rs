@@ -479,7 +479,9 @@ async fn elicitation_is_answered_through_the_cli() {
 
 /// The answer the window's form sends for server-everything's form when the person types a
 /// name and leaves every other field as the server filled it in (ui/src/lib/elicitation.ts;
-/// ui/src/components/ElicitationForm.test.ts checks the form computes exactly this).
+/// ui/src/components/ElicitationForm.test.ts checks the form computes exactly this). 3.14 is the
+/// server's default, not an approximation of pi.
+#[allow(clippy::approx_constant)]
 fn everything_form_defaults(name: &str) -> Value {
     json!({
         "name": name,

@@ -244,7 +244,9 @@ mod tests {
         );
     }
 
-    /// server-everything's `trigger-elicitation-request` form (tests/mcp-servers).
+    /// server-everything's `trigger-elicitation-request` form (tests/mcp-servers); 3.14 is its
+    /// default, not an approximation of pi.
+    #[allow(clippy::approx_constant)]
     fn everything_form() -> Value {
         json!({"type": "object", "required": ["name"], "properties": {
             "name": {"title": "String", "type": "string"},
@@ -269,6 +271,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::approx_constant)]
     fn the_forms_defaults_fit_the_form() {
         let form = everything_form();
         // What the window sends with only the required name typed (ElicitationForm.test.ts).

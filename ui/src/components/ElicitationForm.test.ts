@@ -200,4 +200,12 @@ describe('ElicitationForm', () => {
     await user.click(screen.getByRole('button', { name: 'Accept' }));
     expect(onanswer).toHaveBeenCalledWith('accept', { when: new Date('2026-11-25T14:02').toISOString() });
   });
+
+  it('keeps what was typed when the caller passes an equal order again', async () => {
+    const user = userEvent.setup();
+    const shown = render(ElicitationForm, { message: null, schema: everythingForm, order: [...everythingOrder], onanswer: vi.fn() });
+    await user.type(screen.getByLabelText('String *'), 'Ada');
+    await shown.rerender({ message: null, schema: everythingForm, order: [...everythingOrder], onanswer: vi.fn() });
+    expect((screen.getByLabelText('String *') as HTMLInputElement).value).toBe('Ada');
+  });
 });
