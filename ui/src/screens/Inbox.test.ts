@@ -290,6 +290,8 @@ describe('Inbox', () => {
     const user = userEvent.setup();
     render(Inbox);
     const detail = screen.getByTestId('inbox-detail');
+    // A question to answer, not a call to allow.
+    expect(screen.getByTestId('inbox-detail-title').textContent).toBe('builtin asks for input');
     await user.click(within(detail).getByRole('button', { name: 'Accept' }));
     expect(calls.filter((c) => c.cmd === 'answer_elicitation')).toEqual([]);
     expect(within(detail).getByRole('alert').textContent).toBe('Required: Token');
