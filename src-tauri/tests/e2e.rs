@@ -466,6 +466,11 @@ async fn an_mcp_servers_form_is_accepted_with_its_defaults() {
             json!({}),
         )]),
         Reply::Text("Thanks for the form.".into()),
+        Reply::ToolCalls(vec![
+            write_file("w1", "one.txt", "1"),
+            write_file("w2", "two.txt", "2"),
+        ]),
+        Reply::Text("Both written.".into()),
     ])
     .await
     .unwrap();
@@ -593,6 +598,78 @@ async fn an_mcp_servers_form_is_accepted_with_its_defaults() {
         assert!(result.contains(said), "{said} missing from {result}");
     }
     ui.screenshot(&out, "chat-elicitation-answered").await;
+
+    // The inbox keeps its state: a selection survives showing another item, a trip to another
+    // screen and approving the item on show alone; the detail pane says its buttons act on that
+    // item; the keys work after Select all.
+    ui.type_into("textarea[aria-label=Message]", "Write two files")
+        .await;
+    ui.click("form.composer button[type=submit]").await;
+    ui.until(
+        "two pending",
+        "return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '2'",
+    )
+    .await;
+    ui.click("[data-testid=nav-inbox]").await;
+    ui.find("[data-testid=inbox-item]").await;
+    ui.run("document.querySelectorAll('[data-testid=inbox-item]')[0].querySelector('input[type=checkbox]').click();
+            document.querySelectorAll('[data-testid=inbox-item]')[1].click();")
+        .await;
+    ui.until(
+        "the detail pane's scope",
+        "return document.querySelector('[data-testid=detail-scope]')?.textContent.includes('act on this item only') === true
+             && document.querySelector('[data-testid=inbox-detail-args]')?.textContent.includes('two.txt') === true",
+    )
+    .await;
+    ui.screenshot(&out, "inbox-selection-scope").await;
+    ui.click("[data-testid=nav-chat]").await;
+    ui.click("[data-testid=nav-inbox]").await;
+    ui.until(
+        "the selection kept",
+        "return document.querySelector('[data-testid=inbox-count]')?.textContent === '2 pending · 1 selected'
+             && document.querySelector('[data-testid=inbox-detail-args]')?.textContent.includes('two.txt') === true",
+    )
+    .await;
+    ui.click("[data-testid=approve]").await;
+    ui.until(
+        "the selection kept after approving the item on show",
+        "return document.querySelector('[data-testid=inbox-count]')?.textContent === '1 pending · 1 selected'",
+    )
+    .await;
+    // Select all twice (none, then all), then the key `a` on that checkbox approves them.
+    ui.click("input[aria-label='Select all']").await;
+    ui.click("input[aria-label='Select all']").await;
+    ui.run("document.querySelector(\"input[aria-label='Select all']\").focus()")
+        .await;
+    ui.call(
+        reqwest::Method::POST,
+        "/actions",
+        Some(
+            json!({"actions": [{"type": "key", "id": "keys", "actions": [
+                {"type": "keyDown", "value": "a"}, {"type": "keyUp", "value": "a"}
+            ]}]}),
+        ),
+    )
+    .await;
+    ui.until(
+        "the selection approved by its key",
+        "return document.querySelector('[data-testid=nav-inbox-count]') === null",
+    )
+    .await;
+    ui.click("[data-testid=nav-chat]").await;
+    ui.until(
+        "both written",
+        "return document.body.textContent.includes('Both written.')",
+    )
+    .await;
+    for name in ["one.txt", "two.txt"] {
+        assert!(data.path().join("workspace").join(name).exists(), "{name}");
+    }
+    // One day of data: bars of bounded width, the day's counts in words.
+    ui.click("[data-testid=nav-insights]").await;
+    ui.find("[data-testid=insights-days]").await;
+    tokio::time::sleep(Duration::from_millis(500)).await; // the chart draws after the table
+    ui.screenshot(&out, "insights-one-day").await;
     app.end().await;
 }
 
