@@ -442,6 +442,237 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     app.end().await;
 }
 
+/// server-everything's `trigger-elicitation-request` (tests/mcp-servers): its form is shown in
+/// the chat card of the call that waits for it and in the Inbox, in the server's order, and is
+/// accepted as rendered — a name typed, every other field left at the server's default.
+#[tokio::test]
+#[ignore = "needs a display and tauri-driver; run through scripts/e2e.sh"]
+async fn an_mcp_servers_form_is_accepted_with_its_defaults() {
+    let out = PathBuf::from(
+        std::env::var("AIRLOCK_E2E_OUT").unwrap_or_else(|_| "test-output/e2e".into()),
+    );
+    std::fs::create_dir_all(&out).unwrap();
+    let npm = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp-servers/node_modules");
+    let everything = npm.join("@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        everything.exists(),
+        "the test MCP servers are missing: run `bash scripts/setup.sh --deps-only`"
+    );
+    let data = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::start(vec![
+        Reply::ToolCalls(vec![ScriptedCall::new(
+            "e1",
+            "every__trigger-elicitation-request",
+            json!({}),
+        )]),
+        Reply::Text("Thanks for the form.".into()),
+        Reply::ToolCalls(vec![
+            write_file("w1", "one.txt", "1"),
+            write_file("w2", "two.txt", "2"),
+        ]),
+        Reply::Text("Both written.".into()),
+    ])
+    .await
+    .unwrap();
+    let app = App::launch(data.path(), &out).await;
+    let (ui, api) = (&app.ui, &app.api);
+    app.use_model(&model, true).await;
+    let cli = std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("airlock");
+    let added = Command::new(&cli)
+        .arg("--data-dir")
+        .arg(data.path())
+        .args(["servers", "add", "every", "--"])
+        .arg(npm.join(".bin/node"))
+        .arg(&everything)
+        .arg("stdio")
+        .output()
+        .unwrap();
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let mut ready = false;
+    for _ in 0..300 {
+        let tools: Value = api.get("/v1/tools").await.unwrap_or(Value::Null);
+        if tools.to_string().contains("trigger-elicitation-request") {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        ready,
+        "server-everything never offered its elicitation tool"
+    );
+
+    ui.click("[data-testid=nav-chat]").await;
+    ui.click("button.new").await;
+    ui.type_into("input[aria-label='New chat name']", "form\u{E007}")
+        .await;
+    ui.type_into("textarea[aria-label=Message]", "Ask me").await;
+    ui.click("form.composer button[type=submit]").await;
+    ui.find("section[aria-label='Permission request']").await;
+    ui.click("section[aria-label='Permission request'] button.primary")
+        .await; // Allow once
+    ui.find("[data-testid=call-question]").await;
+    let order = ui
+        .run("return [...document.querySelectorAll('[data-testid=call-question] [data-testid=elicitation-field]')].map((f) => f.dataset.field)")
+        .await;
+    assert_eq!(
+        order,
+        json!([
+            "name",
+            "check",
+            "firstLine",
+            "email",
+            "homepage",
+            "birthdate",
+            "integer",
+            "number",
+            "untitledSingleSelectEnum",
+            "untitledMultipleSelectEnum",
+            "titledSingleSelectEnum",
+            "titledMultipleSelectEnum",
+            "legacyTitledEnum"
+        ])
+    );
+    ui.screenshot(&out, "chat-elicitation").await;
+    // The choices further down: titles shown for the titled and legacy enums, defaults chosen.
+    ui.run("document.querySelector('[data-testid=call-question] [data-field=legacyTitledEnum]').scrollIntoView()")
+        .await;
+    assert_eq!(
+        ui.run("const q = document.querySelector('[data-testid=call-question]');
+                return [q.querySelector('select[name=titledSingleSelectEnum]').selectedOptions[0].textContent,
+                        q.querySelector('select[name=legacyTitledEnum]').selectedOptions[0].textContent,
+                        [...q.querySelectorAll('input[name=titledMultipleSelectEnum]:checked')].map((c) => c.parentElement.textContent.trim())]")
+            .await,
+        json!(["Superman", "Cats", ["Tuna"]])
+    );
+    ui.screenshot(&out, "chat-elicitation-choices").await;
+    // The same question in the Inbox, headed as a question, not a call to allow.
+    ui.click("[data-testid=nav-inbox]").await;
+    ui.until(
+        "the question in the inbox",
+        "return document.querySelector('[data-testid=inbox-detail-title]')?.textContent.includes('asks for input') === true",
+    )
+    .await;
+    ui.screenshot(&out, "inbox-elicitation").await;
+    // Answered where the call waits: the name typed, the rest as the server filled it in.
+    ui.click("[data-testid=nav-chat]").await;
+    ui.type_into(
+        "[data-testid=call-question] input[name=name]",
+        "Ada Lovelace",
+    )
+    .await;
+    ui.click("[data-testid=call-question] button[type=submit]")
+        .await;
+    ui.until(
+        "the turn's answer",
+        "return document.body.textContent.includes('Thanks for the form.')",
+    )
+    .await;
+    let requests = model.wait_for_requests(2, WAIT).await.unwrap();
+    let result = requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    for said in [
+        "User provided the requested information",
+        "Ada Lovelace",
+        "Favorite Integer: 42",
+        "fish-1",
+        "pet-1",
+    ] {
+        assert!(result.contains(said), "{said} missing from {result}");
+    }
+    ui.screenshot(&out, "chat-elicitation-answered").await;
+
+    // The inbox keeps its state: a selection survives showing another item, a trip to another
+    // screen and approving the item on show alone; the detail pane says its buttons act on that
+    // item; the keys work after Select all.
+    ui.type_into("textarea[aria-label=Message]", "Write two files")
+        .await;
+    ui.click("form.composer button[type=submit]").await;
+    ui.until(
+        "two pending",
+        "return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '2'",
+    )
+    .await;
+    ui.click("[data-testid=nav-inbox]").await;
+    ui.find("[data-testid=inbox-item]").await;
+    ui.run("document.querySelectorAll('[data-testid=inbox-item]')[0].querySelector('input[type=checkbox]').click();
+            document.querySelectorAll('[data-testid=inbox-item]')[1].click();")
+        .await;
+    ui.until(
+        "the detail pane's scope",
+        "return document.querySelector('[data-testid=detail-scope]')?.textContent.includes('act on this item only') === true
+             && document.querySelector('[data-testid=inbox-detail-args]')?.textContent.includes('two.txt') === true",
+    )
+    .await;
+    ui.screenshot(&out, "inbox-selection-scope").await;
+    ui.click("[data-testid=nav-chat]").await;
+    ui.click("[data-testid=nav-inbox]").await;
+    ui.until(
+        "the selection kept",
+        "return document.querySelector('[data-testid=inbox-count]')?.textContent === '2 pending · 1 selected'
+             && document.querySelector('[data-testid=inbox-detail-args]')?.textContent.includes('two.txt') === true",
+    )
+    .await;
+    ui.click("[data-testid=approve]").await;
+    ui.until(
+        "the selection kept after approving the item on show",
+        "return document.querySelector('[data-testid=inbox-count]')?.textContent === '1 pending · 1 selected'",
+    )
+    .await;
+    // Select all twice (none, then all), then the key `a` on that checkbox approves them.
+    ui.click("input[aria-label='Select all']").await;
+    ui.click("input[aria-label='Select all']").await;
+    ui.run("document.querySelector(\"input[aria-label='Select all']\").focus()")
+        .await;
+    ui.call(
+        reqwest::Method::POST,
+        "/actions",
+        Some(
+            json!({"actions": [{"type": "key", "id": "keys", "actions": [
+                {"type": "keyDown", "value": "a"}, {"type": "keyUp", "value": "a"}
+            ]}]}),
+        ),
+    )
+    .await;
+    ui.until(
+        "the selection approved by its key",
+        "return document.querySelector('[data-testid=nav-inbox-count]') === null",
+    )
+    .await;
+    ui.click("[data-testid=nav-chat]").await;
+    ui.until(
+        "both written",
+        "return document.body.textContent.includes('Both written.')",
+    )
+    .await;
+    for name in ["one.txt", "two.txt"] {
+        assert!(data.path().join("workspace").join(name).exists(), "{name}");
+    }
+    // One day of data: bars of bounded width, the day's counts in words.
+    ui.click("[data-testid=nav-insights]").await;
+    ui.find("[data-testid=insights-days]").await;
+    tokio::time::sleep(Duration::from_millis(500)).await; // the chart draws after the table
+    ui.screenshot(&out, "insights-one-day").await;
+    app.end().await;
+}
+
 /// How many notifications dunst shows now.
 fn notifications_displayed() -> Option<u32> {
     let out = Command::new("dunstctl")

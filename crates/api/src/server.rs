@@ -639,6 +639,9 @@ struct ElicitBody {
     schema: Value,
     #[serde(default)]
     meta: Option<Value>,
+    /// The fields in the server's order (the schema's keys do not keep it).
+    #[serde(default)]
+    property_order: Vec<String>,
 }
 
 /// Held open until a person answers in the inbox; a caller that hangs up cancels the item.
@@ -661,6 +664,7 @@ async fn elicit(
         schema: body.schema,
         meta: body.meta,
         context: None,
+        property_order: body.property_order,
     };
     Ok(Json(s.engine.elicit(request).await?))
 }

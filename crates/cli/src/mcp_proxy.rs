@@ -41,10 +41,13 @@ impl Gate for ApiGate {
         message: String,
         schema: Value,
         meta: Option<Value>,
+        property_order: Vec<String>,
     ) -> BoxFuture<'_, Result<ElicitationAnswer, String>> {
         Box::pin(async move {
-            let body =
-                json!({"server": server, "message": message, "schema": schema, "meta": meta});
+            let body = json!({
+                "server": server, "message": message, "schema": schema, "meta": meta,
+                "property_order": property_order,
+            });
             one_shot::post(&self.data_dir, "/v1/elicitations", &body)
                 .await
                 .map_err(|error| error.to_string())

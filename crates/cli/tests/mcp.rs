@@ -477,6 +477,106 @@ async fn elicitation_is_answered_through_the_cli() {
     assert!(result.contains("Favorite Integer: 42"), "{result}");
 }
 
+/// The answer the window's form sends for server-everything's form when the person types a
+/// name and leaves every other field as the server filled it in (ui/src/lib/elicitation.ts;
+/// ui/src/components/ElicitationForm.test.ts checks the form computes exactly this). 3.14 is the
+/// server's default, not an approximation of pi.
+#[allow(clippy::approx_constant)]
+fn everything_form_defaults(name: &str) -> Value {
+    json!({
+        "name": name,
+        "check": false,
+        "firstLine": "It was a dark and stormy night.",
+        "integer": 42,
+        "number": 3.14,
+        "untitledSingleSelectEnum": "Monica",
+        "untitledMultipleSelectEnum": ["Guitar"],
+        "titledSingleSelectEnum": "hero-1",
+        "titledMultipleSelectEnum": ["fish-1"],
+        "legacyTitledEnum": "pet-1",
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn elicitation_is_accepted_with_the_forms_defaults_and_keeps_the_servers_order() {
+    let model = ScriptedModel::start(vec![]).await.unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    add_everything(d);
+    wait_for_tool(d, "every/trigger-elicitation-request");
+
+    model.push(call("c1", "every__trigger-elicitation-request", json!({})));
+    model.push(Reply::Text("thanks".into()));
+    let waiter = chat_in_background(d, "defaults", "ask me");
+    let items = inbox(d, 1);
+    ok(d, &["approve", items[0]["approval_id"].as_str().unwrap()]);
+    let items = inbox(d, 1);
+    let item = &items[0];
+    assert_eq!(item["kind"], "elicitation", "{item}");
+    // The fields in the order the server wrote them, which the schema's JSON object lost.
+    assert_eq!(
+        item["args"]["property_order"],
+        json!([
+            "name",
+            "check",
+            "firstLine",
+            "email",
+            "homepage",
+            "birthdate",
+            "integer",
+            "number",
+            "untitledSingleSelectEnum",
+            "untitledMultipleSelectEnum",
+            "titledSingleSelectEnum",
+            "titledMultipleSelectEnum",
+            "legacyTitledEnum"
+        ]),
+        "{item}"
+    );
+    let id = item["approval_id"].as_str().unwrap();
+
+    // A refusal names the field by the title the form shows, not "edited arguments". (The
+    // window used to send the titled multi-select as a string.)
+    let mut wrong = everything_form_defaults("Ada Lovelace");
+    wrong["titledMultipleSelectEnum"] = json!("fish-1");
+    wrong["integer"] = json!(500);
+    let out = airlock(d, &["answer", id, "--accept", &wrong.to_string()]);
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(r#""Titled Multiple Select Enum" (titledMultipleSelectEnum)"#)
+            && said.contains(r#""Integer" (integer): 500 is greater than the maximum of 100"#)
+            && !said.contains("edited arguments"),
+        "{said}"
+    );
+    let out = airlock(d, &["answer", id, "--accept", r#"{"check": true}"#]);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(r#""String" (name) is required"#),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let defaults = everything_form_defaults("Ada Lovelace").to_string();
+    ok(d, &["answer", id, "--accept", &defaults]);
+    let out = waiter.join().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = model.requests().last().cloned().unwrap();
+    let result = tool_messages(&last).last().cloned().unwrap();
+    assert!(
+        result.contains("User provided the requested information")
+            && result.contains("Ada Lovelace")
+            && result.contains("Agreed to terms: false")
+            && result.contains("Favorite Number: 3.14")
+            && result.contains("fish-1")
+            && result.contains("pet-1"),
+        "{result}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_changed_tool_description_suspends_allow_for_this_chat() {
     const DESCRIPTION: &str = "AIRLOCK_TEST_TOOL_DESCRIPTION";

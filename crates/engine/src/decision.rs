@@ -14,7 +14,7 @@
 //!
 //! The store only persists: it never calls back into the engine.
 
-use crate::elicitation::with_defaults;
+use crate::elicitation::{check_answer, with_defaults};
 use crate::{EngineError, Inner, Result};
 use airlock_core::policy::{NeedsApproval, forbidden};
 use airlock_core::schema::ArgsValidator;
@@ -156,8 +156,10 @@ struct Checked {
 enum Refusal {
     /// The person saw other arguments than those waiting (a stale view or a replay).
     Stale,
-    /// The edit or the answer does not fit (schema, form, not editable).
+    /// The edit does not fit (schema, not editable).
     Invalid,
+    /// An elicitation's answer does not fit its form (or the item is not an elicitation).
+    Answer,
     /// The call may not run on this approval (blocked, a deny rule, a notification).
     Forbidden,
 }
@@ -167,6 +169,7 @@ impl Refusal {
         match self {
             Refusal::Stale => EngineError::Stale(message),
             Refusal::Invalid => EngineError::InvalidEdit(message),
+            Refusal::Answer => EngineError::InvalidAnswer(message),
             Refusal::Forbidden => EngineError::NotAllowed(message),
         }
     }
@@ -345,7 +348,7 @@ impl Inner {
             Resolution::Expire | Resolution::Cancel | Resolution::Withdraw => checked,
             Resolution::Answer(_) if !elicitation => refuse(
                 checked,
-                Refusal::Invalid,
+                Refusal::Answer,
                 format!("{id} is a tool call, not an elicitation; use approve or deny"),
             ),
             Resolution::Answer(answer) => match answer_content(row, answer) {
@@ -353,7 +356,7 @@ impl Inner {
                     edited_args: content,
                     ..checked
                 },
-                Err(why) => refuse(checked, Refusal::Invalid, why),
+                Err(why) => refuse(checked, Refusal::Answer, why),
             },
             Resolution::Approve { .. } | Resolution::Deny if elicitation => refuse(
                 checked,
@@ -555,12 +558,6 @@ fn answer_content(
         .cloned()
         .unwrap_or_else(|| json!({"type": "object"}));
     let content = with_defaults(&schema, content);
-    let validator = ArgsValidator::new(&schema).map_err(|e| e.to_string())?;
-    validator.validate(&content).map_err(|error| {
-        error.to_string().replace(
-            "arguments do not match the tool's schema",
-            "the answer does not match the requested form",
-        )
-    })?;
+    check_answer(&schema, &content)?;
     Ok(Some(content))
 }

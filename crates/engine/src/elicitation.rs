@@ -5,6 +5,7 @@
 use crate::decision::{Resolution, Settlement};
 use crate::tools::CallContext;
 use crate::{Engine, EngineError, Inner, Result};
+use airlock_core::schema::ArgsValidator;
 use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, args_hash, ids};
 use airlock_protocol::{ElicitationAction, ElicitationAnswer, EngineEvent};
 use airlock_store::NewApproval;
@@ -22,6 +23,9 @@ pub struct ElicitationRequest {
     pub meta: Option<Value>,
     /// The call that was running on that server, if any.
     pub context: Option<CallContext>,
+    /// The names of the form's fields in the order the server sent them (a JSON object here
+    /// keeps its keys sorted); empty when unknown.
+    pub property_order: Vec<String>,
 }
 
 /// Cancels the inbox item when the server stops waiting for it (its request was cancelled or
@@ -68,6 +72,47 @@ pub(crate) fn with_defaults(schema: &Value, mut content: Value) -> Value {
     content
 }
 
+/// Checks an accepted answer against the requested form (after its defaults are filled in);
+/// a refusal names each field at fault by its title, as the form showed it.
+pub(crate) fn check_answer(schema: &Value, content: &Value) -> std::result::Result<(), String> {
+    let validator = ArgsValidator::new(schema)
+        .map_err(|error| format!("the server's form cannot be checked: {error}"))?;
+    let faults: Vec<String> = validator
+        .violations(content)
+        .into_iter()
+        .map(|violation| {
+            let Some(field) = violation.field else {
+                return violation.message;
+            };
+            let property = schema.get("properties").and_then(|p| p.get(&field));
+            let title = property
+                .and_then(|p| p.get("title"))
+                .and_then(Value::as_str)
+                .unwrap_or(&field);
+            let named = if title == field {
+                format!("\"{title}\"")
+            } else {
+                format!("\"{title}\" ({field})")
+            };
+            if violation.missing {
+                format!("{named} is required")
+            } else if property.is_none() {
+                format!("{named} is not a field of the form")
+            } else {
+                format!("{named}: {}", violation.message)
+            }
+        })
+        .collect();
+    if faults.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the answer does not fit the form: {}",
+            faults.join("; ")
+        ))
+    }
+}
+
 impl Engine {
     /// Puts the request in the inbox and waits for the person's answer (or a cancel).
     pub async fn elicit(&self, request: ElicitationRequest) -> Result<ElicitationAnswer> {
@@ -87,13 +132,16 @@ impl Engine {
             .and_then(|m| m.get("elicitationType"))
             .and_then(Value::as_str)
             == Some("tool_approval");
-        let args = json!({
+        let mut args = json!({
             "message": request.message,
             "schema": request.schema,
             "meta": request.meta,
             "elicitation_type": if tool_approval { "tool_approval" } else { "form" },
             "tool_call_id": request.context.as_ref().map(|c| c.tool_call_id.clone()),
         });
+        if !request.property_order.is_empty() {
+            args["property_order"] = json!(request.property_order);
+        }
         let approval_id = ids::new_approval_id();
         let why = if tool_approval {
             format!("the server {} asks for approval", request.server)
@@ -194,5 +242,73 @@ mod tests {
             with_defaults(&schema, json!({"name": "y"})),
             json!({"name": "y", "n": 3})
         );
+    }
+
+    /// server-everything's `trigger-elicitation-request` form (tests/mcp-servers); 3.14 is its
+    /// default, not an approximation of pi.
+    #[allow(clippy::approx_constant)]
+    fn everything_form() -> Value {
+        json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"title": "String", "type": "string"},
+            "check": {"title": "Boolean", "type": "boolean"},
+            "firstLine": {"title": "String with default", "type": "string", "default": "It was a dark and stormy night."},
+            "email": {"title": "String with email format", "type": "string", "format": "email"},
+            "homepage": {"type": "string", "format": "uri", "title": "String with uri format"},
+            "birthdate": {"title": "String with date format", "type": "string", "format": "date"},
+            "integer": {"title": "Integer", "type": "integer", "minimum": 1, "maximum": 100, "default": 42},
+            "number": {"title": "Number in range 1-1000", "type": "number", "minimum": 0, "maximum": 1000, "default": 3.14},
+            "untitledSingleSelectEnum": {"type": "string", "title": "Untitled Single Select Enum",
+                "enum": ["Monica", "Rachel", "Joey", "Chandler", "Ross", "Phoebe"], "default": "Monica"},
+            "untitledMultipleSelectEnum": {"type": "array", "title": "Untitled Multiple Select Enum", "minItems": 1, "maxItems": 3,
+                "items": {"type": "string", "enum": ["Guitar", "Piano", "Violin", "Drums", "Bass"]}, "default": ["Guitar"]},
+            "titledSingleSelectEnum": {"type": "string", "title": "Titled Single Select Enum",
+                "oneOf": [{"const": "hero-1", "title": "Superman"}, {"const": "hero-2", "title": "Green Lantern"}], "default": "hero-1"},
+            "titledMultipleSelectEnum": {"type": "array", "title": "Titled Multiple Select Enum", "minItems": 1, "maxItems": 3,
+                "items": {"anyOf": [{"const": "fish-1", "title": "Tuna"}, {"const": "fish-2", "title": "Salmon"}]}, "default": ["fish-1"]},
+            "legacyTitledEnum": {"type": "string", "title": "Legacy Titled Single Select Enum",
+                "enum": ["pet-1", "pet-2"], "enumNames": ["Cats", "Dogs"], "default": "pet-1"}
+        }})
+    }
+
+    #[test]
+    #[allow(clippy::approx_constant)]
+    fn the_forms_defaults_fit_the_form() {
+        let form = everything_form();
+        // What the window sends with only the required name typed (ElicitationForm.test.ts).
+        let answer = json!({
+            "name": "Ada", "check": false, "firstLine": "It was a dark and stormy night.",
+            "integer": 42, "number": 3.14, "untitledSingleSelectEnum": "Monica",
+            "untitledMultipleSelectEnum": ["Guitar"], "titledSingleSelectEnum": "hero-1",
+            "titledMultipleSelectEnum": ["fish-1"], "legacyTitledEnum": "pet-1"
+        });
+        assert_eq!(check_answer(&form, &answer), Ok(()));
+        // The name alone, the rest filled in from the defaults, fits as well.
+        assert_eq!(
+            check_answer(&form, &with_defaults(&form, json!({"name": "Ada"}))),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_refused_answer_names_the_fields_by_their_titles() {
+        let form = everything_form();
+        let answer = with_defaults(
+            &form,
+            json!({"integer": 500, "titledMultipleSelectEnum": "fish-1", "untitledMultipleSelectEnum": []}),
+        );
+        let why = check_answer(&form, &answer).unwrap_err();
+        assert!(
+            why.starts_with("the answer does not fit the form: "),
+            "{why}"
+        );
+        for part in [
+            r#""String" (name) is required"#,
+            r#""Integer" (integer): 500 is greater than the maximum of 100"#,
+            r#""Titled Multiple Select Enum" (titledMultipleSelectEnum): "#,
+            r#""Untitled Multiple Select Enum" (untitledMultipleSelectEnum): "#,
+        ] {
+            assert!(why.contains(part), "{part} missing from: {why}");
+        }
+        assert!(!why.contains("edited arguments"), "{why}");
     }
 }

@@ -18,8 +18,9 @@ pub enum EngineError {
     NoProvider,
     #[error("the model provider settings are invalid: {0}")]
     Provider(String),
-    #[error("session '{session}' is busy ({status}); wait for its turn to end or cancel it")]
-    Busy { session: String, status: String },
+    /// The session's turn is running; `why` says what it waits for (see `busy_reason`).
+    #[error("the chat '{session}' {why}")]
+    Busy { session: String, why: String },
     #[error("no session named '{0}'")]
     UnknownSession(String),
     #[error("no server named '{0}'")]
@@ -32,6 +33,9 @@ pub enum EngineError {
     UnknownTool { server: String, tool: String },
     #[error("edited arguments refused: {0}")]
     InvalidEdit(String),
+    /// An elicitation's answer that does not fit its form; the message names the fields.
+    #[error("answer refused: {0}")]
+    InvalidAnswer(String),
     /// The decision named other arguments than those waiting: a stale view or a replay.
     #[error("decision refused: {0}")]
     Stale(String),
@@ -53,7 +57,7 @@ impl EngineError {
             EngineError::Store(StoreError::AlreadyDecided { .. }) => ErrorCode::AlreadyDecided,
             EngineError::Store(StoreError::ForeignSession { .. }) => ErrorCode::ForeignSession,
             EngineError::Store(StoreError::Invalid(_)) => ErrorCode::Invalid,
-            EngineError::InvalidEdit(_) => ErrorCode::InvalidEdit,
+            EngineError::InvalidEdit(_) | EngineError::InvalidAnswer(_) => ErrorCode::InvalidEdit,
             EngineError::Stale(_) => ErrorCode::StaleArguments,
             EngineError::NotAllowed(_) => ErrorCode::NotAllowed,
             EngineError::UnknownSession(_) => ErrorCode::UnknownSession,

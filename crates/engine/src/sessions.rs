@@ -12,11 +12,11 @@ impl Engine {
         self.inner
             .provider_for(existing.as_ref().map(|s| s.id.as_str()))?;
         if let Some(existing) = existing
-            && let Some(status) = self.running_status(&existing.id)
+            && let Some(why) = self.running_status(&existing.id)
         {
             return Err(EngineError::Busy {
                 session: existing.name,
-                status,
+                why,
             });
         }
         let (session, _) = self.inner.store.start_turn(session, text)?;
@@ -24,21 +24,23 @@ impl Engine {
         Ok(session)
     }
 
+    /// Why the session cannot take a message now (its turn is running), in words that say what
+    /// it waits for: the person's decision, the model, or a tool.
     pub(crate) fn running_status(&self, session_id: &str) -> Option<String> {
-        let turns = self.inner.turns.lock().unwrap_or_else(|p| p.into_inner());
-        let turn = turns.get(session_id)?;
-        if !turn.state.borrow().running {
-            return None;
+        {
+            let turns = self.inner.turns.lock().unwrap_or_else(|p| p.into_inner());
+            if !turns.get(session_id)?.state.borrow().running {
+                return None;
+            }
         }
-        let status = self
+        let waiting = self
             .inner
             .store
-            .session(session_id)
-            .ok()
-            .flatten()
-            .map(|s| s.status.to_string())
-            .unwrap_or_else(|| "running".into());
-        Some(status)
+            .pending_of_session(session_id)
+            .map(|ids| ids.len())
+            .unwrap_or(0);
+        let status = self.inner.store.session(session_id).ok().flatten();
+        Some(busy_reason(status.map(|s| s.status), waiting))
     }
 
     /// Waits for the session's current turn to end (at once when none is running).
@@ -111,5 +113,52 @@ impl Engine {
             }
         }
         Ok(messages)
+    }
+}
+
+/// The words of a busy session's refusal: what its running turn waits for.
+pub(crate) fn busy_reason(status: Option<airlock_core::SessionStatus>, waiting: usize) -> String {
+    if waiting > 0 || status == Some(airlock_core::SessionStatus::AwaitingApproval) {
+        let what = match waiting {
+            0 | 1 => "a request".to_string(),
+            n => format!("{n} requests"),
+        };
+        return format!(
+            "is waiting for you to decide {what} (in the chat or the Inbox); decide, or cancel the turn, then send again"
+        );
+    }
+    match status {
+        Some(airlock_core::SessionStatus::Thinking) => {
+            "is still thinking (the model is answering); wait for its turn to end or cancel it"
+                .into()
+        }
+        Some(airlock_core::SessionStatus::RunningTools) => {
+            "is running its tool calls; wait for them to finish or cancel the turn".into()
+        }
+        _ => "is busy with its turn; wait for it to end or cancel it".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::busy_reason;
+    use airlock_core::SessionStatus;
+
+    #[test]
+    fn a_busy_turn_says_what_it_waits_for() {
+        let thinking = busy_reason(Some(SessionStatus::Thinking), 0);
+        assert!(thinking.starts_with("is still thinking"), "{thinking}");
+        let asking = busy_reason(Some(SessionStatus::RunningTools), 2);
+        assert!(
+            asking.contains("waiting for you to decide 2 requests"),
+            "{asking}"
+        );
+        let asking = busy_reason(Some(SessionStatus::AwaitingApproval), 1);
+        assert!(asking.contains("decide a request"), "{asking}");
+        let running = busy_reason(Some(SessionStatus::RunningTools), 0);
+        assert!(
+            running.starts_with("is running its tool calls"),
+            "{running}"
+        );
     }
 }

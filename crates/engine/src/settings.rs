@@ -38,10 +38,10 @@ impl Engine {
     /// Makes a session (created if new) use the named provider from its next model request on.
     pub fn choose_provider(&self, session: &str, name: &str) -> Result<()> {
         let row = self.inner.store.ensure_session(session)?;
-        if let Some(status) = self.running_status(&row.id) {
+        if let Some(why) = self.running_status(&row.id) {
             return Err(EngineError::Busy {
                 session: row.name,
-                status,
+                why,
             });
         }
         provider::choose(&self.inner.store, &row.id, name)

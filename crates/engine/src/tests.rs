@@ -375,6 +375,23 @@ async fn edit_that_fails_the_schema_is_refused_and_the_call_still_waits() {
 }
 
 #[tokio::test]
+async fn a_busy_chat_says_it_waits_for_the_persons_decision() {
+    let (f, item) = pending_write("done", false).await;
+    let err = f.engine.send_message("s", "again").unwrap_err();
+    assert_eq!(err.code(), airlock_protocol::ErrorCode::Busy);
+    let said = err.to_string();
+    assert!(
+        said.contains("the chat 's' is waiting for you to decide a request"),
+        "{said}"
+    );
+    f.engine
+        .decide(deny(&item.approval_id, "stop"), DecidedBy::Api)
+        .unwrap();
+    turn_end(&f.engine, "s").await;
+    f.engine.send_message("s", "again").unwrap();
+}
+
+#[tokio::test]
 async fn malformed_calls_get_error_results_without_asking() {
     let f = fixture(
         vec![

@@ -22,6 +22,8 @@ pub(crate) struct Form {
     pub message: String,
     pub schema: Value,
     pub meta: Option<Value>,
+    /// The fields in the server's order: `schema` is a JSON value whose keys are sorted.
+    pub property_order: Vec<String>,
 }
 
 impl Form {
@@ -40,6 +42,7 @@ impl Form {
         };
         let schema = serde_json::to_value(&requested_schema)
             .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+        let property_order = requested_schema.property_order.unwrap_or_default();
         // rmcp hands the request's `_meta` to the context; older paths leave it in the params.
         let meta = meta
             .or(Some(context.meta.clone()))
@@ -49,6 +52,7 @@ impl Form {
             message,
             schema,
             meta,
+            property_order,
         }))
     }
 }
@@ -118,6 +122,7 @@ impl ClientHandler for AirlockClient {
             schema: form.schema,
             meta: form.meta,
             context: call,
+            property_order: form.property_order,
         };
         let answer = tokio::select! {
             answer = self.engine.elicit(request) => answer,

@@ -43,13 +43,15 @@ pub trait Gate: Send + Sync + 'static {
     /// The decision on one `tools/call`, waiting for a person when the policy asks. An error
     /// means no decision: the call does not run.
     fn decide(&self, call: AgentCall) -> BoxFuture<'_, Result<AgentAnswer, String>>;
-    /// A form the server asks for, answered in Airlock's inbox (when the client cannot show it).
+    /// A form the server asks for, answered in Airlock's inbox (when the client cannot show it);
+    /// `property_order` is the server's order of its fields.
     fn elicit(
         &self,
         server: String,
         message: String,
         schema: Value,
         meta: Option<Value>,
+        property_order: Vec<String>,
     ) -> BoxFuture<'_, Result<ElicitationAnswer, String>>;
 }
 
@@ -475,7 +477,7 @@ impl ClientHandler for UpstreamClient {
             return Ok(ElicitResult::new(McpAction::Decline));
         };
         let answer = tokio::select! {
-            answer = self.gate.elicit(self.name.clone(), form.message, form.schema, form.meta) => answer,
+            answer = self.gate.elicit(self.name.clone(), form.message, form.schema, form.meta, form.property_order) => answer,
             _ = context.ct.cancelled() => return Ok(ElicitResult::new(McpAction::Cancel)),
         };
         match answer {

@@ -1,7 +1,56 @@
-import { render, screen } from '@testing-library/svelte';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import type { CallRow } from '../lib/bindings/CallRow';
+import type { MessageRow } from '../lib/bindings/MessageRow';
+import type { SessionRow } from '../lib/bindings/SessionRow';
+import { app } from '../lib/state.svelte';
+import { everythingFormSorted, everythingOrder, item } from '../test/fixtures';
 import Chat from './Chat.svelte';
+
+const send = vi.fn(async (_session: string, _text: string): Promise<unknown> => undefined);
+const answer = vi.fn(async (..._args: unknown[]) => undefined);
+let transcripts: Record<string, MessageRow[]> = {};
+
+vi.mock('../lib/api', async (original) => {
+  const actual = await original<typeof import('../lib/api')>();
+  return {
+    ...actual,
+    api: {
+      ...actual.api,
+      transcript: async (name: string) => transcripts[name] ?? [],
+      send: (session: string, text: string) => send(session, text),
+      sessions: async () => app.sessions,
+      answer: (...a: unknown[]) => answer(...a),
+    },
+  };
+});
+
+function session(name: string): SessionRow {
+  return { id: `ses_${name}`, name, mode: null, status: 'idle', last_error: null, created_at: '2026-11-25T10:00:00Z', updated_at: '2026-11-25T10:00:00Z' };
+}
+
+function runningCall(id: string): CallRow {
+  return {
+    id, session_id: 'ses_a', message_id: 2, position: 0, provider_call_id: 'p1', model_name: 'every__trigger-elicitation-request',
+    server: 'every', tool: 'trigger-elicitation-request', raw_args: '{}', args: {}, args_hash: 'h', state: 'running',
+    policy_step: null, policy_why: null, run_args: null, result: null, created_at: '2026-11-25T10:00:00Z',
+    updated_at: '2026-11-25T10:00:00Z', runs_after: 0,
+  };
+}
+
+// jsdom lays nothing out: the stream's scroll to its end is a no-op here.
+Element.prototype.scrollTo ??= function scrollTo() {};
+
+beforeEach(() => {
+  send.mockReset();
+  answer.mockClear();
+  transcripts = {};
+  app.inbox = [];
+  app.status = {};
+  app.sessions = [session('a'), session('b')];
+  app.currentSession = 'a';
+});
 
 describe('Chat', () => {
   it('New chat puts the cursor in its name field', async () => {
@@ -10,5 +59,58 @@ describe('Chat', () => {
     await user.click(screen.getByRole('button', { name: 'New chat' }));
     // The button had the focus when the field appeared: the field takes it, so one can type.
     expect(document.activeElement).toBe(screen.getByLabelText('New chat name'));
+  });
+
+  it("says why a busy chat cannot take a message, and the error stays with that chat", async () => {
+    send.mockRejectedValueOnce({ code: 'busy', message: "the chat 'a' is waiting for you to decide a request (in the chat or the Inbox); decide, or cancel the turn, then send again" });
+    app.status = { a: 'awaiting_approval', b: 'idle' };
+    const user = userEvent.setup();
+    render(Chat);
+    const message = screen.getByLabelText('Message') as HTMLTextAreaElement;
+    expect(message.placeholder).toBe('Waiting for your decision on the call above…');
+    await user.type(message, 'one more thing{Enter}');
+    expect(send).toHaveBeenCalledWith('a', 'one more thing');
+    expect(screen.getByRole('alert').textContent).toContain('waiting for you to decide a request');
+    // Another chat: its own (empty) state, not a's error.
+    await user.click(screen.getByRole('button', { name: /^b/ }));
+    expect(screen.queryByRole('alert')).toBeNull();
+    expect((screen.getByLabelText('Message') as HTMLTextAreaElement).placeholder).toBe('Message');
+    // Back in a, its error is still there until a send succeeds.
+    await user.click(screen.getByRole('button', { name: /^a/ }));
+    expect(screen.getByRole('alert').textContent).toContain('waiting for you to decide');
+  });
+
+  it("says a thinking chat's composer waits for the model", () => {
+    app.status = { a: 'thinking' };
+    render(Chat);
+    expect((screen.getByLabelText('Message') as HTMLTextAreaElement).placeholder).toBe('Waiting for the model to answer…');
+  });
+
+  it("shows a server's question in the card of the call it waits in, and answers it there", async () => {
+    transcripts.a = [
+      { id: 1, session_id: 'ses_a', role: 'user', content: 'ask me', created_at: '', calls: [] },
+      { id: 2, session_id: 'ses_a', role: 'assistant', content: '', created_at: '', calls: [runningCall('call_9')] },
+    ];
+    app.status = { a: 'running_tools' };
+    app.inbox = [
+      item(7, 'a', {
+        kind: 'elicitation', server: 'every', tool: 'elicitation', tool_call_id: null, editable: false, input_schema: null,
+        message: 'Please provide inputs for the following fields:', schema: everythingFormSorted,
+        args: { message: 'Please provide inputs for the following fields:', schema: everythingFormSorted, tool_call_id: 'call_9', property_order: everythingOrder },
+      }),
+    ];
+    const user = userEvent.setup();
+    render(Chat);
+    const question = await screen.findByTestId('call-question');
+    expect(within(question).getByTestId('elicitation-message').textContent).toBe('Please provide inputs for the following fields:');
+    expect(within(question).getAllByTestId('elicitation-field').map((f) => f.getAttribute('data-field'))).toEqual(everythingOrder);
+    await user.type(within(question).getByLabelText('String *'), 'Ada');
+    await user.click(within(question).getByRole('button', { name: 'Accept' }));
+    await waitFor(() => expect(answer).toHaveBeenCalledTimes(1));
+    const [id, sent] = answer.mock.calls[0] as [string, { action: string; content: Record<string, unknown> }];
+    expect(id).toBe('apr_7');
+    expect(sent.action).toBe('accept');
+    expect(sent.content).toMatchObject({ name: 'Ada', titledMultipleSelectEnum: ['fish-1'], integer: 42 });
+    expect(app.inbox).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CommandError } from '../lib/bindings/CommandError';
 import type { DecisionOutcome } from '../lib/bindings/DecisionOutcome';
 import type { DecisionRequest } from '../lib/bindings/DecisionRequest';
+import { inboxView } from '../lib/inboxView.svelte';
 import { app } from '../lib/state.svelte';
 import { RLO, disguisedCommand, item } from '../test/fixtures';
 import Inbox from './Inbox.svelte';
@@ -45,6 +46,7 @@ function checkbox(row: HTMLElement) {
 
 beforeEach(() => {
   decide.mockClear();
+  inboxView.reset();
   app.inbox = [item(1, 'alpha'), item(2, 'beta'), item(3, 'alpha'), item(4, 'beta')];
 });
 
@@ -288,6 +290,8 @@ describe('Inbox', () => {
     const user = userEvent.setup();
     render(Inbox);
     const detail = screen.getByTestId('inbox-detail');
+    // A question to answer, not a call to allow.
+    expect(screen.getByTestId('inbox-detail-title').textContent).toBe('builtin asks for input');
     await user.click(within(detail).getByRole('button', { name: 'Accept' }));
     expect(calls.filter((c) => c.cmd === 'answer_elicitation')).toEqual([]);
     expect(within(detail).getByRole('alert').textContent).toBe('Required: Token');
@@ -331,5 +335,72 @@ describe('Inbox', () => {
     expect(screen.queryByTestId('approve-edited')).toBeNull();
     await user.click(screen.getByTestId('approve'));
     expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve, d.args])).toEqual([['apr_2', true, null]]);
+  });
+
+  describe('keeps its state', () => {
+    it('keeps the selection when the item on show is approved alone', async () => {
+      const user = userEvent.setup();
+      render(Inbox);
+      await user.click(checkbox(rows()[1])); // apr_3
+      await user.click(checkbox(rows()[2])); // apr_2
+      await user.click(rows()[0]); // apr_1 on show, not selected
+      await user.click(within(screen.getByTestId('inbox-detail')).getByRole('button', { name: 'Approve' }));
+      expect(decide.mock.calls[0][0].map((d) => d.approval_id)).toEqual(['apr_1']);
+      expect(screen.getByTestId('inbox-count').textContent).toBe('3 pending · 2 selected');
+      await user.click(screen.getByRole('button', { name: 'Approve selected' }));
+      expect(decide.mock.calls[1][0].map((d) => d.approval_id).sort()).toEqual(['apr_2', 'apr_3']);
+    });
+
+    it('keeps the selection and the item on show across a trip to another screen', async () => {
+      const user = userEvent.setup();
+      const first = render(Inbox);
+      await user.click(checkbox(rows()[0])); // apr_1
+      await user.click(checkbox(rows()[3])); // apr_4
+      await user.click(rows()[2]); // apr_2 on show
+      first.unmount();
+      render(Inbox);
+      expect(screen.getByTestId('inbox-count').textContent).toBe('4 pending · 2 selected');
+      expect(rows().filter((r) => (checkbox(r) as HTMLInputElement).checked).map((r) => r.getAttribute('data-approval-id'))).toEqual(['apr_1', 'apr_4']);
+      expect(screen.getByTestId('inbox-detail-args').textContent).toContain('file2.txt');
+    });
+
+    it('says the detail buttons act on the item on show while others are selected, and its Deny… denies only that one', async () => {
+      const user = userEvent.setup();
+      render(Inbox);
+      expect(screen.queryByTestId('detail-scope')).toBeNull();
+      await user.click(checkbox(rows()[1])); // apr_3
+      await user.click(checkbox(rows()[2])); // apr_2
+      expect(screen.getByTestId('detail-scope').textContent).toContain('These buttons act on this item only. For the 2 selected');
+      const detail = screen.getByTestId('inbox-detail');
+      await user.click(within(detail).getByRole('button', { name: 'Deny…' }));
+      await user.type(screen.getByLabelText('Deny reason'), 'not this one');
+      await user.click(screen.getByRole('button', { name: 'Deny 1' }));
+      expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve, d.reason])).toEqual([['apr_1', false, 'not this one']]);
+      expect(screen.getByTestId('inbox-count').textContent).toBe('3 pending · 2 selected');
+    });
+
+    it('takes its keys after Select all was clicked', async () => {
+      const user = userEvent.setup();
+      render(Inbox);
+      await user.click(screen.getByLabelText('Select all'));
+      expect(document.activeElement).toBe(screen.getByLabelText('Select all'));
+      await user.keyboard('j');
+      expect(screen.getByTestId('inbox-detail-args').textContent).toContain('file3.txt');
+      await user.keyboard('a');
+      expect(decide).toHaveBeenCalledTimes(1);
+      expect(decide.mock.calls[0][0].map((d) => d.approval_id)).toEqual(['apr_1', 'apr_3', 'apr_2', 'apr_4']);
+    });
+
+    it('keeps the edit buttons above the diff that appears as one types', async () => {
+      const user = userEvent.setup();
+      render(Inbox);
+      await user.keyboard('e');
+      const editor = screen.getByLabelText('Arguments (JSON)') as HTMLTextAreaElement;
+      await user.clear(editor);
+      await user.type(editor, '{{"path": "x.txt", "content": "hi"}');
+      const actions = screen.getByTestId('edit-actions');
+      expect(actions.compareDocumentPosition(editor) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+      expect(actions.compareDocumentPosition(screen.getByTestId('edit-diff')) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    });
   });
 });

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import type { Insights as InsightsView } from '../lib/bindings/Insights';
 import type { RuleRow } from '../lib/bindings/RuleRow';
-import { dailySeries } from '../lib/insightsChart';
+import { MAX_BAR_PX, dailySeries, daysSummary } from '../lib/insightsChart';
 import Insights from './Insights.svelte';
 
 const view: InsightsView = {
@@ -118,11 +118,21 @@ describe('Insights', () => {
 
   it('charts every day, the quiet ones as zeros, split by outcome', () => {
     const series = dailySeries(view.days);
-    expect(series.labels).toEqual(['2026-11-23', '2026-11-24']);
+    expect(series.labels).toEqual(['Mon 23 Nov', 'Tue 24 Nov']);
     expect(series.datasets.map((d) => d.data)).toEqual([
       [8, 0],
       [1, 0],
       [1, 0],
     ]);
+  });
+
+  it('reads well with one day of data: a bar of bounded width, the day named, its counts in words', async () => {
+    const oneDay = [{ day: '2026-11-25', requests: 12, approved: 9, denied: 2 }];
+    const series = dailySeries(oneDay);
+    expect(series.labels).toEqual(['Wed 25 Nov']);
+    expect(series.datasets.every((d) => d.maxBarThickness === MAX_BAR_PX && MAX_BAR_PX <= 60)).toBe(true);
+    expect(daysSummary(oneDay)).toBe('Wed 25 Nov: 12 requests — 9 approved, 2 denied, 1 other');
+    render(Insights);
+    expect((await screen.findByTestId('insights-days')).textContent).toBe('2 days: 10 requests — 8 approved, 1 denied, 1 other');
   });
 });
