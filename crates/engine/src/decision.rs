@@ -81,9 +81,9 @@ pub(crate) struct GrantAsked {
 }
 
 impl GrantAsked {
-    /// The grant's limits from now, or why it cannot be made. `None`: nothing to keep (one
-    /// call only).
-    fn limits(&self) -> std::result::Result<Option<(Option<String>, Option<u32>)>, String> {
+    /// The grant's limits from now (what it covers is filled in by [`grant_for`]), or why it
+    /// cannot be made. `None`: nothing to keep (one call only).
+    fn limits(&self) -> std::result::Result<Option<GrantLimits>, String> {
         if self.for_secs.is_none() && self.times.is_none() {
             return Err(
                 "a grant's scope or arguments go with a time or a number of calls (--for, --times)"
@@ -106,7 +106,11 @@ impl GrantAsked {
         if expires_at.is_none() && uses.is_none_or(|n| n == 0) {
             return Ok(None);
         }
-        Ok(Some((expires_at, uses)))
+        Ok(Some(GrantLimits {
+            expires_at,
+            uses,
+            ..GrantLimits::default()
+        }))
     }
 
     /// How long it lasts, as a person reads it: "for 15 min", "for the next 2 calls".
@@ -558,7 +562,7 @@ fn grant_for(
                 .into(),
         );
     }
-    let Some((expires_at, uses)) = asked.limits()? else {
+    let Some(limits) = asked.limits()? else {
         return Ok(None);
     };
     let suggested = grant_pattern(&row.tool, runs);
@@ -586,8 +590,6 @@ fn grant_for(
         GrantScope::All => "in every chat",
     };
     Ok(Some(GrantLimits {
-        expires_at,
-        uses,
         in_chat: asked.scope == GrantScope::Chat,
         exact_args,
         covers: format!(
@@ -597,6 +599,7 @@ fn grant_for(
             row.tool
         ),
         pattern,
+        ..limits
     }))
 }
 
