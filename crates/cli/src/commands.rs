@@ -491,7 +491,12 @@ async fn decide_all(
             "denied"
         };
         match outcome {
-            Ok(_) => println!("{verb} {}", request.approval_id),
+            Ok(answer) => {
+                println!("{verb} {}", request.approval_id);
+                if request.for_secs.is_some() || request.times.is_some() {
+                    print_grant_made(client, &answer).await;
+                }
+            }
             Err(ClientError::Refused { message, .. }) => {
                 eprintln!("airlock: {}: {message}", request.approval_id);
                 failed = true;
@@ -504,6 +509,34 @@ async fn decide_all(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What the grant an approval made covers, as its call in the transcript says it ("granted for
+/// 1 h: builtin/write_file with anything under notes/ in this chat"). Best effort: the approval
+/// is decided already, and an agent's call has no transcript.
+async fn print_grant_made(client: &ApiClient, approval: &Value) {
+    let (Some(call_id), Some(session)) = (
+        approval["tool_call_id"].as_str(),
+        approval["session"].as_str(),
+    ) else {
+        return;
+    };
+    let Ok(messages) = client
+        .get::<Value>(&format!("/v1/sessions/{}/transcript", encode(session)))
+        .await
+    else {
+        return;
+    };
+    let grant = messages
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|message| message["calls"].as_array().into_iter().flatten())
+        .find(|call| call["id"] == call_id)
+        .and_then(|call| call["grant"].as_str());
+    if let Some(grant) = grant {
+        println!("  {}", visible_line(grant));
+    }
 }
 
 async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Result<ExitCode> {

@@ -140,8 +140,12 @@ async fn approve_grant_scope_pattern_and_any_args() {
         String::from_utf8_lossy(&elsewhere.stderr)
     );
     assert_eq!(inbox(d, 1).len(), 1, "nothing decided");
-    // The defaults: this chat, the file's folder.
-    ok(d, &["approve", id(&first), "--for", "1h"]);
+    // The defaults: this chat, the file's folder; the approval says what it granted.
+    assert!(
+        ok(d, &["approve", id(&first), "--for", "1h"]).contains(
+            "granted for 1 h: builtin/write_file with anything under notes/ in this chat"
+        )
+    );
     ok(d, &["wait", "--session", "s"]);
     let listed = ok(d, &["grants"]);
     assert!(
