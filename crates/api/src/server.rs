@@ -218,6 +218,7 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .route("/v1/rules/preview", post(preview_rule))
         .route("/v1/rules/{id}", delete(remove_rule))
         .route("/v1/approvals/{id}/rule-suggestions", get(suggest_rules))
+        .route("/v1/approvals/{id}/grant-offer", get(grant_offer))
         .route("/v1/insights", get(insights))
         .route("/v1/remembered", get(remembered))
         .route("/v1/grants", get(grants))
@@ -819,6 +820,11 @@ async fn preview_rule(
 async fn suggest_rules(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
     let suggestions = s.engine.suggest_rules(&id)?;
     Ok(Json(serde_json::to_value(suggestions).unwrap_or_default()))
+}
+
+async fn grant_offer(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
+    let offer = s.engine.grant_offer(&id)?;
+    Ok(Json(serde_json::to_value(offer).unwrap_or_default()))
 }
 
 async fn insights(State(s): State<Arc<AppState>>) -> ApiResult<Value> {

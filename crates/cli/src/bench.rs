@@ -555,6 +555,8 @@ fn policy(
             approve: true,
             expires_at: None,
             uses_left: None,
+            pattern: None,
+            created_at: None,
         });
     }
     // What a timed call evaluates: the rules of its own server and tool.

@@ -9,6 +9,7 @@ use airlock_api::{ApiClient, ClientError};
 use airlock_core::RememberScope;
 use airlock_core::display::visible_line;
 use airlock_engine::{DecisionRequest, InboxItem};
+use airlock_protocol::{GrantArgs, GrantScope};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -32,12 +33,27 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
             exact_args,
             for_duration,
             times,
+            scope,
+            pattern,
+            any_args,
         } => {
             let for_secs = for_duration
                 .map(|text| airlock_core::duration::parse_grant_duration(&text))
                 .transpose()
                 .context("--for")?;
-            let grant = Grant { for_secs, times };
+            let scope = match scope.as_deref() {
+                None => None,
+                Some("chat") => Some(GrantScope::Chat),
+                Some("all") => Some(GrantScope::All),
+                Some(other) => bail!("--scope {other}: expected chat or all"),
+            };
+            let grant = Grant {
+                for_secs,
+                times,
+                scope,
+                pattern,
+                any_args,
+            };
             approve(&client, ids, args, (for_chat, remember, exact_args), grant).await
         }
         Command::Deny {
@@ -90,10 +106,13 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
     }
 }
 
-/// A timed or counted grant asked for with an approval.
+/// A timed or counted grant asked for with an approval, with what it covers.
 struct Grant {
     for_secs: Option<u64>,
     times: Option<u32>,
+    scope: Option<GrantScope>,
+    pattern: Option<String>,
+    any_args: bool,
 }
 
 async fn approve(
@@ -120,6 +139,9 @@ async fn approve(
         exact_args,
         for_secs: grant.for_secs,
         times: grant.times,
+        grant_scope: grant.scope,
+        grant_args: grant.any_args.then_some(GrantArgs::Any),
+        grant_pattern: grant.pattern.clone(),
         ..DecisionRequest::default()
     });
     decide_all(client, requests.collect()).await
@@ -286,10 +308,10 @@ async fn remembered(
         } else {
             "session"
         };
-        let what = if e["args_hash"].is_null() {
-            "any arguments"
-        } else {
-            "exact arguments"
+        let what = match e["pattern"]["label"].as_str() {
+            Some(label) => label,
+            None if e["args_hash"].is_null() => "any arguments",
+            None => "exact arguments",
         };
         println!(
             "{}\t{}/{}\t{verdict}\t{scope}\t{what}\t{}",
@@ -469,7 +491,12 @@ async fn decide_all(
             "denied"
         };
         match outcome {
-            Ok(_) => println!("{verb} {}", request.approval_id),
+            Ok(answer) => {
+                println!("{verb} {}", request.approval_id);
+                if request.for_secs.is_some() || request.times.is_some() {
+                    print_grant_made(client, &answer).await;
+                }
+            }
             Err(ClientError::Refused { message, .. }) => {
                 eprintln!("airlock: {}: {message}", request.approval_id);
                 failed = true;
@@ -482,6 +509,34 @@ async fn decide_all(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// What the grant an approval made covers, as its call in the transcript says it ("granted for
+/// 1 h: builtin/write_file with anything under notes/ in this chat"). Best effort: the approval
+/// is decided already, and an agent's call has no transcript.
+async fn print_grant_made(client: &ApiClient, approval: &Value) {
+    let (Some(call_id), Some(session)) = (
+        approval["tool_call_id"].as_str(),
+        approval["session"].as_str(),
+    ) else {
+        return;
+    };
+    let Ok(messages) = client
+        .get::<Value>(&format!("/v1/sessions/{}/transcript", encode(session)))
+        .await
+    else {
+        return;
+    };
+    let grant = messages
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|message| message["calls"].as_array().into_iter().flatten())
+        .find(|call| call["id"] == call_id)
+        .and_then(|call| call["grant"].as_str());
+    if let Some(grant) = grant {
+        println!("  {}", visible_line(grant));
+    }
 }
 
 async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Result<ExitCode> {
@@ -514,6 +569,14 @@ async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Re
                 visible_line(&text(&call["tool"])),
                 json_shown(args, 100, "airlock transcript --session NAME --json")
             );
+            // A call let through by a grant names it; the approval that made one says what
+            // it covers.
+            if call["policy_step"] == "remembered" {
+                println!("    {}", visible_line(&text(&call["policy_why"])));
+            }
+            if let Some(grant) = call["grant"].as_str() {
+                println!("    {}", visible_line(grant));
+            }
             if !call["result"].is_null() {
                 println!(
                     "    → {}",

@@ -62,6 +62,7 @@ enum Command {
         json: bool,
     },
     /// Approve one or more requests.
+    #[command(group(clap::ArgGroup::new("grant").multiple(true).args(["for_duration", "times"])))]
     Approve {
         #[arg(required = true)]
         ids: Vec<String>,
@@ -77,12 +78,25 @@ enum Command {
         #[arg(long)]
         exact_args: bool,
         /// Let later calls of this tool run without asking for this long (15m, 1h, 2h 30m; at
-        /// most 7 days): in every chat, or this one with --remember session.
+        /// most 7 days): in this chat (see --scope) with arguments like these (see --pattern).
         #[arg(long = "for", value_name = "DURATION")]
         for_duration: Option<String>,
-        /// Approve this call and let the next N-1 calls of this tool run without asking.
+        /// Approve this call and let the next N-1 calls of this tool run without asking (in
+        /// this chat, with arguments like these, as --for).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         times: Option<u32>,
+        /// With --for or --times: the chats the grant covers, this one (the default; an agent's
+        /// call: its session) or every chat.
+        #[arg(long, value_parser = ["chat", "all"], requires = "grant")]
+        scope: Option<String>,
+        /// With --for or --times: a glob the command or path of later calls must match, instead
+        /// of the suggested pattern (the file's folder, the command's prefix that cannot chain;
+        /// these exact arguments when the call has neither). It must cover this call.
+        #[arg(long, value_name = "GLOB", requires = "grant", conflicts_with_all = ["any_args", "exact_args"])]
+        pattern: Option<String>,
+        /// With --for or --times: any arguments of the tool (for a command tool: any command).
+        #[arg(long, requires = "grant", conflicts_with = "exact_args")]
+        any_args: bool,
     },
     /// Deny one or more requests; the model reads the reason.
     Deny {

@@ -84,6 +84,114 @@ async fn approve_times_lets_the_next_calls_run_and_grants_shows_what_is_left() {
     assert!(!d.join("workspace/c.txt").exists());
 }
 
+/// Issue 27: `approve --for/--times` covers this chat and the suggested pattern by default;
+/// `--scope all`, `--pattern GLOB` and `--any-args` widen it, and go with a grant only. The
+/// transcript says which grant let a call through and what an approval granted.
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_grant_scope_pattern_and_any_args() {
+    let model = ScriptedModel::start(vec![
+        writes(&["notes/a.txt"]),
+        Reply::Text("one".into()),
+        writes(&["notes/b.txt"]),
+        Reply::Text("two".into()),
+        writes(&["notes/c.txt"]),
+        Reply::Text("three".into()),
+        writes(&["notes/sub/d.md"]),
+        Reply::Text("four".into()),
+        writes(&["x/e.bin"]),
+        Reply::Text("five".into()),
+    ])
+    .await
+    .unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    ok(d, &["chat", "--session", "s", "--no-wait", "one"]);
+    let first = inbox(d, 1).remove(0);
+    // Without --for or --times there is no grant to scope: refused by the parser.
+    for flags in [
+        &["--scope", "all"][..],
+        &["--pattern", "notes/*"],
+        &["--any-args"],
+    ] {
+        let bad = airlock(d, &[&["approve", id(&first)][..], flags].concat());
+        assert_eq!(bad.status.code(), Some(2), "{flags:?}");
+    }
+    let both = airlock(
+        d,
+        &[
+            "approve",
+            id(&first),
+            "--for",
+            "1h",
+            "--any-args",
+            "--exact-args",
+        ],
+    );
+    assert_eq!(both.status.code(), Some(2));
+    // A pattern must cover the call it is made from.
+    let elsewhere = airlock(
+        d,
+        &["approve", id(&first), "--for", "1h", "--pattern", "docs/*"],
+    );
+    assert_eq!(elsewhere.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&elsewhere.stderr).contains("does not cover"),
+        "{}",
+        String::from_utf8_lossy(&elsewhere.stderr)
+    );
+    assert_eq!(inbox(d, 1).len(), 1, "nothing decided");
+    // The defaults: this chat, the file's folder; the approval says what it granted.
+    assert!(
+        ok(d, &["approve", id(&first), "--for", "1h"]).contains(
+            "granted for 1 h: builtin/write_file with anything under notes/ in this chat"
+        )
+    );
+    ok(d, &["wait", "--session", "s"]);
+    let listed = ok(d, &["grants"]);
+    assert!(
+        listed.contains("\tsession\tanything under notes/\t"),
+        "{listed}"
+    );
+
+    // Another chat is asked, and widens its grant to every chat, for a typed pattern.
+    ok(d, &["chat", "--session", "t", "--no-wait", "two"]);
+    let second = inbox(d, 1).remove(0);
+    assert_eq!(second["args"]["path"], "notes/b.txt");
+    ok(
+        d,
+        &[
+            "approve",
+            id(&second),
+            "--times",
+            "5",
+            "--scope",
+            "all",
+            "--pattern",
+            "notes/*.txt",
+        ],
+    );
+    ok(d, &["wait", "--session", "t"]);
+    assert!(ok(d, &["transcript", "--session", "t"]).contains(
+        "granted for the next 4 calls: builtin/write_file with `notes/*.txt` in every chat"
+    ));
+    assert_eq!(ok(d, &["chat", "--session", "u", "three"]).trim(), "three");
+    let shown = ok(d, &["transcript", "--session", "u"]);
+    assert!(
+        shown.contains("allowed by the grant made at ")
+            && shown.contains("with `notes/*.txt` in every chat, 3 calls left"),
+        "{shown}"
+    );
+
+    // Outside the pattern: asked again; any arguments, asked for, covers everything.
+    ok(d, &["chat", "--session", "u", "--no-wait", "four"]);
+    let fourth = inbox(d, 1).remove(0);
+    assert_eq!(fourth["args"]["path"], "notes/sub/d.md");
+    ok(d, &["approve", id(&fourth), "--for", "15m", "--any-args"]);
+    ok(d, &["wait", "--session", "u"]);
+    assert_eq!(ok(d, &["chat", "--session", "u", "five"]).trim(), "five");
+    assert!(d.join("workspace/x/e.bin").exists());
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn rules_suggest_and_dry_run_count_exactly_what_history_holds() {
     let model = ScriptedModel::start(vec![

@@ -206,6 +206,71 @@ pub struct Remembered {
     /// A counted grant: how many more calls it lets through.
     #[serde(default)]
     pub uses_left: Option<u32>,
+    /// A grant's arguments: the pattern they must match (the file's folder, the command's
+    /// prefix); `None` with no `args_hash`: any arguments.
+    #[serde(default)]
+    pub pattern: Option<GrantPattern>,
+    /// When it was made (RFC 3339, UTC): a call it lets through names the grant by it.
+    #[serde(default)]
+    pub created_at: Option<String>,
+}
+
+/// The arguments a grant covers: each field's pattern, matched as an allow rule's is (the same
+/// matcher, so a command prefix never covers a chained command), every field matching.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct GrantPattern {
+    /// What a person reads: "anything under src/", "commands starting `git status`".
+    pub label: String,
+    pub fields: Vec<FieldPattern>,
+}
+
+/// One field of a [`GrantPattern`]: a JSON pointer into the arguments and its pattern.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct FieldPattern {
+    pub pointer: String,
+    pub pattern: RulePattern,
+}
+
+impl GrantPattern {
+    /// Its fields compiled as allow rules of `server/tool`. A pattern of no field is an error:
+    /// it would cover every call.
+    pub fn compile(&self, server: &str, tool: &str) -> Result<GrantMatcher, PolicyError> {
+        if self.fields.is_empty() {
+            return Err(PolicyError::Pointer {
+                id: "grant".into(),
+                pointer: String::new(),
+            });
+        }
+        let probes = self
+            .fields
+            .iter()
+            .map(|field| {
+                RuleProbe::new(&ArgRule {
+                    id: "grant".into(),
+                    server: server.into(),
+                    tool: tool.into(),
+                    pointer: field.pointer.clone(),
+                    pattern: field.pattern.clone(),
+                    effect: RuleEffect::Allow,
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(GrantMatcher { probes })
+    }
+}
+
+/// A [`GrantPattern`] compiled: whether a call's arguments are covered.
+#[derive(Debug, Clone)]
+pub struct GrantMatcher {
+    probes: Vec<RuleProbe>,
+}
+
+impl GrantMatcher {
+    pub fn covers(&self, args: &Value) -> bool {
+        self.probes.iter().all(|probe| probe.matches(args))
+    }
 }
 
 impl Remembered {
@@ -344,9 +409,27 @@ pub struct PolicyConfig {
     servers: HashMap<String, ServerPolicy>,
     tool_settings: HashMap<String, HashMap<String, ToolSetting>>,
     rules: HashMap<String, HashMap<String, ToolRules>>,
-    remembered: HashMap<String, HashMap<String, Vec<Remembered>>>,
+    remembered: HashMap<String, HashMap<String, Vec<Kept>>>,
     suspended: HashMap<String, HashMap<String, String>>,
     from_notification: HashMap<String, NotificationChoices>,
+}
+
+/// A remembered decision with its grant's pattern compiled: `Some(None)` when it did not
+/// compile (it then covers nothing).
+#[derive(Debug, Clone)]
+struct Kept {
+    entry: Remembered,
+    pattern: Option<Option<GrantMatcher>>,
+}
+
+impl Kept {
+    fn covers(&self, call: &CallFacts<'_>) -> bool {
+        match (&self.entry.args_hash, &self.pattern) {
+            (Some(hash), _) => hash == call.args_hash,
+            (None, None) => true,
+            (None, Some(matcher)) => matcher.as_ref().is_some_and(|m| m.covers(call.args)),
+        }
+    }
 }
 
 /// A server's choices of whether a notification may approve its tools.
@@ -397,14 +480,20 @@ impl PolicyConfig {
             }
             rules.insert(server, compiled);
         }
-        let mut remembered: HashMap<String, HashMap<String, Vec<Remembered>>> = HashMap::new();
+        let mut remembered: HashMap<String, HashMap<String, Vec<Kept>>> = HashMap::new();
         for entry in inputs.remembered {
+            // A pattern that no longer compiles covers nothing (the call is asked), rather than
+            // failing every decision.
+            let pattern = match &entry.pattern {
+                None => None,
+                Some(pattern) => Some(pattern.compile(&entry.server, &entry.tool).ok()),
+            };
             remembered
                 .entry(entry.server.clone())
                 .or_default()
                 .entry(entry.tool.clone())
                 .or_default()
-                .push(entry);
+                .push(Kept { entry, pattern });
         }
         let mut suspended: HashMap<String, HashMap<String, String>> = HashMap::new();
         for (server, tool, what) in inputs.suspended {
@@ -677,22 +766,25 @@ fn remembered_match(
     call: CallFacts<'_>,
 ) -> Option<PolicyDecision> {
     let entries = config.remembered.get(call.server)?.get(call.tool)?;
-    // One pass, no allocation: exact arguments beat the whole tool; a denial beats an approval.
+    // One pass, no allocation: exact arguments beat a pattern or the whole tool; a denial beats
+    // an approval.
     let mut exact: Option<&Remembered> = None;
     let mut whole_tool: Option<&Remembered> = None;
-    for entry in entries {
+    for kept in entries {
+        let entry = &kept.entry;
         if entry
             .session_id
             .as_deref()
             .is_some_and(|session| session != call.session_id)
             || !session.applies(entry)
+            || !kept.covers(&call)
         {
             continue;
         }
-        let slot = match entry.args_hash.as_deref() {
-            Some(hash) if hash == call.args_hash => &mut exact,
-            Some(_) => continue,
-            None => &mut whole_tool,
+        let slot = if entry.args_hash.is_some() {
+            &mut exact
+        } else {
+            &mut whole_tool
         };
         if slot.is_none_or(|kept| kept.approve && !entry.approve) {
             *slot = Some(entry);
@@ -710,17 +802,14 @@ fn remembered_match(
         "this tool"
     };
     Some(if entry.approve {
-        let limits = entry.left_at(session.now);
+        let is_grant = entry.expires_at.is_some() || entry.uses_left.is_some();
         let mut decision = PolicyDecision::new(
             Verdict::Run,
             Step::Remembered,
-            if limits.is_empty() {
-                format!("remembered approval ({scope}, {what}) {}", entry.id)
+            if is_grant {
+                grant_sentence(entry, session)
             } else {
-                format!(
-                    "granted ({scope}, {what}, {limits} before this one) {}",
-                    entry.id
-                )
+                format!("remembered approval ({scope}, {what}) {}", entry.id)
             },
         );
         if entry.uses_left.is_some() {
@@ -734,6 +823,43 @@ fn remembered_match(
             format!("remembered denial ({scope}, {what}) {}", entry.id),
         )
     })
+}
+
+/// What a call let through by a grant says, where a person looks (chat card, History, the
+/// CLI's transcript): "allowed by the grant made at 14:02 UTC for commands starting `git
+/// status` in this chat, 12 min left (mem_…)". What is left counts this call as used.
+fn grant_sentence(entry: &Remembered, session: &SessionPolicy) -> String {
+    let made = entry
+        .created_at
+        .as_deref()
+        .and_then(|at| {
+            time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()
+        })
+        .map(|at| format!(" made at {:02}:{:02} UTC", at.hour(), at.minute()))
+        .unwrap_or_default();
+    let what = match (&entry.pattern, &entry.args_hash) {
+        (Some(pattern), _) => pattern.label.clone(),
+        (None, Some(_)) => "these exact arguments".to_string(),
+        (None, None) => "any arguments".to_string(),
+    };
+    let scope = if entry.session_id.is_some() {
+        "in this chat"
+    } else {
+        "in every chat"
+    };
+    let after_this = Remembered {
+        uses_left: entry.uses_left.map(|left| {
+            left.saturating_sub(session.spent.get(&entry.id).copied().unwrap_or(0) + 1)
+        }),
+        ..entry.clone()
+    };
+    format!(
+        "allowed by the grant{made} for {}/{} with {what} {scope}, {} ({})",
+        entry.server,
+        entry.tool,
+        after_this.left_at(session.now),
+        entry.id
+    )
 }
 
 /// One rule compiled alone, to ask whether it matches a call's arguments: a rule's preview

@@ -9,7 +9,7 @@
 //! assignment sets a pager, an editor or the like. The same refusals are in the rule's regex,
 //! so the policy refuses those forms when it matches too.
 
-use crate::policy::{ArgRule, RuleEffect, RulePattern};
+use crate::policy::{ArgRule, FieldPattern, GrantPattern, RuleEffect, RulePattern};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -129,6 +129,58 @@ pub fn candidates(tool: &str, args: &Value) -> Vec<Candidate> {
     out
 }
 
+/// What a grant made from this call covers by default, from the same candidates as "Make a
+/// rule…": each path field's folder (a file directly in the workspace folder: the files there),
+/// each command's longest prefix that cannot chain. `None` when the call has neither, or one
+/// with no such candidate (a shell, a runner, a quoted prefix): the grant then covers these
+/// exact arguments.
+pub fn grant_pattern(tool: &str, args: &Value) -> Option<GrantPattern> {
+    let mut fields = Vec::new();
+    strings_of(args, String::new(), 0, &mut fields);
+    let mut patterns = Vec::new();
+    let mut labels = Vec::new();
+    for (pointer, key, value) in fields {
+        let mut found = Vec::new();
+        let candidate = if is_command(tool, &key) {
+            command_candidates(&pointer, &value, &mut found);
+            found
+                .into_iter()
+                .find(|c| matches!(c.pattern, RulePattern::Regex(_)))?
+        } else if is_path(&key, &value) {
+            path_candidates(&pointer, &value, &mut found);
+            match found
+                .into_iter()
+                .find(|c| c.label.starts_with("anything under"))
+            {
+                Some(folder) => folder,
+                // A relative file with no folder: the files beside it (`*` stays in its folder).
+                None if !value.is_empty() && !value.contains(['/', '\\']) && value != ".." => {
+                    Candidate {
+                        pointer: pointer.clone(),
+                        pattern: RulePattern::Glob("*".into()),
+                        effect: RuleEffect::Allow,
+                        label: "files directly in the workspace folder".into(),
+                    }
+                }
+                None => return None,
+            }
+        } else {
+            continue;
+        };
+        // "commands starting `git status` (nothing chained, …)": the short part.
+        let label = candidate.label.split(" (").next().unwrap_or_default();
+        labels.push(label.to_string());
+        patterns.push(FieldPattern {
+            pointer: candidate.pointer,
+            pattern: candidate.pattern,
+        });
+    }
+    (!patterns.is_empty()).then(|| GrantPattern {
+        label: labels.join(", "),
+        fields: patterns,
+    })
+}
+
 /// The string fields of a call's arguments that hold a path, as [`candidates`] tells them
 /// (by their key, or a value that starts like a path; a command is not a path):
 /// (JSON pointer, value).
@@ -174,11 +226,23 @@ pub(crate) fn is_command_pointer(tool: &str, pointer: &str) -> bool {
 }
 
 fn is_command(tool: &str, key: &str) -> bool {
-    matches!(key, "command" | "cmd" | "script")
-        || matches!(
-            tool.to_ascii_lowercase().as_str(),
-            "bash" | "run_command" | "shell" | "exec"
-        ) && key == "command"
+    matches!(key, "command" | "cmd" | "script") || is_shell_tool(tool) && key == "command"
+}
+
+/// The tools named as a shell: the built-in `run_command`, agents' Bash and shell tools.
+fn is_shell_tool(tool: &str) -> bool {
+    matches!(
+        tool.to_ascii_lowercase().as_str(),
+        "bash" | "run_command" | "shell" | "exec"
+    )
+}
+
+/// Whether a tool runs commands: it is named as a shell, or this call's arguments hold a command
+/// line. A grant for any of its arguments is a grant for any command, which a person confirms.
+pub fn runs_commands(tool: &str, args: &Value) -> bool {
+    let mut fields = Vec::new();
+    strings_of(args, String::new(), 0, &mut fields);
+    is_shell_tool(tool) || fields.iter().any(|(_, key, _)| is_command(tool, key))
 }
 
 fn is_path(key: &str, value: &str) -> bool {

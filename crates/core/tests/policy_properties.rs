@@ -145,6 +145,8 @@ fn decide_in(world: &World) -> airlock_core::PolicyDecision {
             approve: *approve,
             expires_at: None,
             uses_left: None,
+            pattern: None,
+            created_at: None,
         })
         .collect();
     let config = PolicyConfig::compile(PolicyInputs {

@@ -1062,7 +1062,11 @@ mod tests {
         assert_eq!(first.await.unwrap().unwrap().verdict, AgentVerdict::Allow);
         assert_eq!(engine.grants().unwrap()[0].entry.uses_left, Some(1));
         let second = engine
-            .agent_call(bash("cargo build", Some("t2"), AgentEvent::PreToolUse))
+            .agent_call(bash(
+                "cargo test --workspace",
+                Some("t2"),
+                AgentEvent::PreToolUse,
+            ))
             .await
             .unwrap();
         assert_eq!(second.verdict, AgentVerdict::Allow);

@@ -16,11 +16,13 @@
 
 use crate::elicitation::{check_answer, with_defaults};
 use crate::{EngineError, Inner, Result};
-use airlock_core::policy::{NeedsApproval, forbidden};
+use airlock_core::policy::{GrantPattern, NeedsApproval, RulePattern, forbidden};
 use airlock_core::schema::ArgsValidator;
+use airlock_core::suggest::grant_pattern;
 use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope};
 use airlock_protocol::{
     ApprovalRow, DecidedItem, DecisionRequest, ElicitationAction, ElicitationAnswer, EngineEvent,
+    GrantArgs, GrantScope,
 };
 use airlock_store::{DecisionInput, GrantLimits, StoreError};
 use serde_json::{Value, json};
@@ -63,18 +65,31 @@ pub(crate) struct Settlement {
     pub device: Option<String>,
 }
 
-/// "Allow this tool (or these arguments) for a while, or for the next N calls", as asked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// "Allow this tool for a while, or for the next N calls", as asked: with the chats and the
+/// arguments it covers (by default the approval's chat and the suggested pattern).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GrantAsked {
     pub for_secs: Option<u64>,
     /// This call and `times - 1` more.
     pub times: Option<u32>,
+    pub scope: GrantScope,
+    pub args: GrantArgs,
+    /// A glob for the call's command or path instead of the suggested pattern.
+    pub pattern: Option<String>,
+    /// These exact arguments only.
+    pub exact_args: bool,
 }
 
 impl GrantAsked {
-    /// The grant's limits from now, or why it cannot be made. `None`: nothing to keep (one
-    /// call only).
-    fn limits(self) -> std::result::Result<Option<GrantLimits>, String> {
+    /// The grant's limits from now (what it covers is filled in by [`grant_for`]), or why it
+    /// cannot be made. `None`: nothing to keep (one call only).
+    fn limits(&self) -> std::result::Result<Option<GrantLimits>, String> {
+        if self.for_secs.is_none() && self.times.is_none() {
+            return Err(
+                "a grant's scope or arguments go with a time or a number of calls (--for, --times)"
+                    .into(),
+            );
+        }
         let expires_at = match self.for_secs {
             Some(0) => return Err("a grant lasts at least one second".into()),
             Some(secs) if secs > airlock_core::duration::MAX_GRANT_SECS => {
@@ -91,7 +106,29 @@ impl GrantAsked {
         if expires_at.is_none() && uses.is_none_or(|n| n == 0) {
             return Ok(None);
         }
-        Ok(Some(GrantLimits { expires_at, uses }))
+        Ok(Some(GrantLimits {
+            expires_at,
+            uses,
+            ..GrantLimits::default()
+        }))
+    }
+
+    /// How long it lasts, as a person reads it: "for 15 min", "for the next 2 calls".
+    fn lasts(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(secs) = self.for_secs {
+            parts.push(format!(
+                "for {}",
+                airlock_core::duration::describe_secs(secs.try_into().unwrap_or(i64::MAX))
+            ));
+        }
+        if let Some(more) = self.times.map(|n| n.saturating_sub(1)).filter(|n| *n > 0) {
+            parts.push(format!(
+                "for the next {more} call{}",
+                if more == 1 { "" } else { "s" }
+            ));
+        }
+        parts.join(" or ")
     }
 }
 
@@ -132,9 +169,25 @@ impl From<DecisionRequest> for Settlement {
             remember: request.remember.unwrap_or(RememberScope::Once),
             exact_args: request.exact_args,
             for_chat: request.for_chat,
-            grant: (request.for_secs.is_some() || request.times.is_some()).then_some(GrantAsked {
+            grant: (request.for_secs.is_some()
+                || request.times.is_some()
+                || request.grant_scope.is_some()
+                || request.grant_args.is_some()
+                || request.grant_pattern.is_some())
+            .then(|| GrantAsked {
                 for_secs: request.for_secs,
                 times: request.times,
+                // `remember: always` with a grant meant every chat before grants had a scope.
+                scope: request.grant_scope.unwrap_or(
+                    if request.remember == Some(RememberScope::Always) {
+                        GrantScope::All
+                    } else {
+                        GrantScope::Chat
+                    },
+                ),
+                args: request.grant_args.unwrap_or_default(),
+                pattern: request.grant_pattern.clone(),
+                exact_args: request.exact_args,
             }),
             device: None,
         }
@@ -373,7 +426,12 @@ impl Inner {
                 if let Err((kind, why)) = self.may_approve(row, args.as_ref(), by, policy) {
                     return refuse(checked, kind, why);
                 }
-                match settlement.grant.map(|asked| grant_for(row, by, asked)) {
+                let runs = args.as_ref().unwrap_or(&row.args);
+                match settlement
+                    .grant
+                    .as_ref()
+                    .map(|asked| grant_for(row, by, asked, runs))
+                {
                     None => checked,
                     Some(Ok(grant)) => Checked { grant, ..checked },
                     Some(Err(why)) => refuse(checked, Refusal::Invalid, why),
@@ -490,11 +548,13 @@ impl Inner {
 /// stay a command.
 /// The grant an approval asks for, where one can be kept: not from a notification (one line
 /// and two buttons), not for a tool the provider runs itself (Airlock never sees its later
-/// calls to let them through).
+/// calls to let them through). It covers the arguments asked for, judged on those that run
+/// (`runs`, an edit included).
 fn grant_for(
     row: &ApprovalRow,
     by: DecidedBy,
-    asked: GrantAsked,
+    asked: &GrantAsked,
+    runs: &Value,
 ) -> std::result::Result<Option<GrantLimits>, String> {
     if by == DecidedBy::Notification {
         return Err("a notification approves one call; grants are made in the inbox".into());
@@ -505,7 +565,81 @@ fn grant_for(
                 .into(),
         );
     }
-    asked.limits()
+    let Some(limits) = asked.limits()? else {
+        return Ok(None);
+    };
+    let suggested = grant_pattern(&row.tool, runs);
+    let (pattern, exact_args) = match (asked.args, &asked.pattern) {
+        (GrantArgs::Any, Some(_)) => {
+            return Err("a grant covers any arguments or a pattern, not both".into());
+        }
+        (GrantArgs::Any, None) if asked.exact_args => {
+            return Err("a grant covers any arguments or exactly these, not both".into());
+        }
+        (GrantArgs::Any, None) => (None, false),
+        (GrantArgs::Suggested, Some(glob)) => {
+            (Some(typed_pattern(row, runs, suggested, glob)?), false)
+        }
+        (GrantArgs::Suggested, None) if asked.exact_args => (None, true),
+        (GrantArgs::Suggested, None) => (suggested.clone(), suggested.is_none()),
+    };
+    let what = match (&pattern, exact_args) {
+        (Some(pattern), _) => pattern.label.clone(),
+        (None, true) => "these exact arguments".to_string(),
+        (None, false) => "any arguments".to_string(),
+    };
+    let scope = match asked.scope {
+        GrantScope::Chat => "in this chat",
+        GrantScope::All => "in every chat",
+    };
+    Ok(Some(GrantLimits {
+        in_chat: asked.scope == GrantScope::Chat,
+        exact_args,
+        covers: format!(
+            "granted {}: {}/{} with {what} {scope}",
+            asked.lasts(),
+            row.server,
+            row.tool
+        ),
+        pattern,
+        ..limits
+    }))
+}
+
+/// A glob typed for the call's command or path (the first field of the suggested pattern; the
+/// other fields keep theirs), which must cover the call approved.
+fn typed_pattern(
+    row: &ApprovalRow,
+    runs: &Value,
+    suggested: Option<GrantPattern>,
+    glob: &str,
+) -> std::result::Result<GrantPattern, String> {
+    let Some(mut pattern) = suggested else {
+        return Err(format!(
+            "{}/{}'s arguments hold no command or path for a pattern to match; a grant covers these exact arguments, or any with --any-args",
+            row.server, row.tool
+        ));
+    };
+    let Some(first) = pattern.fields.first_mut() else {
+        return Err("the suggested pattern has no field".into());
+    };
+    first.pattern = RulePattern::Glob(glob.to_string());
+    let pointer = first.pointer.clone();
+    let rest: Vec<&str> = pattern.label.split(", ").skip(1).collect();
+    pattern.label = std::iter::once(format!("`{glob}`"))
+        .chain(rest.into_iter().map(str::to_string))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let covered = pattern
+        .compile(&row.server, &row.tool)
+        .map_err(|error| format!("the pattern `{glob}`: {error}"))?
+        .covers(runs);
+    if !covered {
+        return Err(format!(
+            "the pattern `{glob}` does not cover this call's {pointer}; a grant covers the call that makes it"
+        ));
+    }
+    Ok(pattern)
 }
 
 fn agent_edit(inner: &Inner, row: &ApprovalRow, args: &Value) -> std::result::Result<(), String> {

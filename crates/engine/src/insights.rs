@@ -5,10 +5,10 @@
 use crate::clock::parse_time;
 use crate::*;
 use airlock_core::policy::{ArgRule, RuleEffect, RulePattern, RuleProbe};
-use airlock_core::suggest::{Candidate, candidates};
+use airlock_core::suggest::{Candidate, candidates, grant_pattern, runs_commands};
 use airlock_core::{ItemKind, ToolSetting};
 use airlock_protocol::{
-    DayCount, InsightSuggestion, Insights, RuleSuggestion, SuggestedAction, ToolInsight,
+    DayCount, GrantOffer, InsightSuggestion, Insights, RuleSuggestion, SuggestedAction, ToolInsight,
 };
 use airlock_store::{AskedRow, PastCall};
 use std::collections::{BTreeMap, HashSet};
@@ -79,6 +79,22 @@ impl Engine {
                 )
             })
             .collect()
+    }
+
+    /// What a grant made from this inbox item covers by default (its chat, the suggested
+    /// pattern), and whether "any arguments" would be any command.
+    pub fn grant_offer(&self, approval_id: &str) -> Result<GrantOffer> {
+        let row = self.inner.store.approval(approval_id)?.ok_or_else(|| {
+            EngineError::Store(airlock_store::StoreError::UnknownApproval(
+                approval_id.to_string(),
+            ))
+        })?;
+        Ok(GrantOffer {
+            label: grant_pattern(&row.tool, &row.args)
+                .map_or_else(|| "these exact arguments".to_string(), |p| p.label),
+            runs_commands: runs_commands(&row.tool, &row.args),
+            session: row.session,
+        })
     }
 
     /// What a rule typed by hand would have matched in History (`rules add --dry-run`).

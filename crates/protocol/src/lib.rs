@@ -24,7 +24,10 @@ pub use insights::{
 };
 pub use provider::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSettings};
 pub use remote::{DeviceView, NtfyPush, NtfyPushView, Pairing};
-pub use requests::{DECISIONS_BODY_LIMIT, DecisionRequest, ElicitationAction, ElicitationAnswer};
+pub use requests::{
+    DECISIONS_BODY_LIMIT, DecisionRequest, ElicitationAction, ElicitationAnswer, GrantArgs,
+    GrantOffer, GrantScope,
+};
 pub use rows::{
     AddedRule, AgentOrigin, ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow,
     ServerRow, SessionRow,

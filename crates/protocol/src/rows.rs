@@ -57,6 +57,11 @@ pub struct CallRow {
     /// step: how many of those are not yet decided and run, or denied ("approved — runs after
     /// 2 earlier calls"); 0 for every other call.
     pub runs_after: u32,
+    /// The approval of this call made a grant: what it covers ("for 15 min, builtin/run_command
+    /// with commands starting `git status` in this chat").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub grant: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

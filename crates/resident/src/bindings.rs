@@ -46,6 +46,7 @@ mod tests {
         airlock_protocol::AgentStatus::export_all(&cfg).unwrap();
         airlock_protocol::ConnectReport::export_all(&cfg).unwrap();
         airlock_protocol::RuleSuggestion::export_all(&cfg).unwrap();
+        airlock_protocol::GrantOffer::export_all(&cfg).unwrap();
         airlock_protocol::AddedRule::export_all(&cfg).unwrap();
         airlock_protocol::Insights::export_all(&cfg).unwrap();
         RemoteView::export_all(&cfg).unwrap();

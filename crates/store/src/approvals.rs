@@ -5,6 +5,7 @@
 
 use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
+use airlock_core::policy::GrantPattern;
 use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope, args_hash, ids};
 use airlock_protocol::{AgentOrigin, ApprovalRow};
 use rusqlite::{Connection, Row, params};
@@ -39,8 +40,8 @@ pub struct DecisionInput {
     /// Remember for the arguments that run only, rather than the whole tool.
     pub remember_exact_args: bool,
     pub for_chat: bool,
-    /// A timed or counted grant made with the approval (every session, or with `remember`
-    /// session this one): later calls of the tool (or these arguments) run until it ends.
+    /// A timed or counted grant made with the approval: later calls of the tool in its chats
+    /// whose arguments it covers run until it ends.
     pub grant: Option<GrantLimits>,
     pub decided_by: DecidedBy,
     /// The paired device it came from (the phone inbox), named in the audit trail.
@@ -78,14 +79,23 @@ impl DecisionInput {
     }
 }
 
-/// How long a grant made with an approval lasts: until a time, for a number of calls, or both
-/// (whichever ends first).
+/// A grant made with an approval: how long it lasts (until a time, for a number of calls, or
+/// both, whichever ends first) and what it covers (its chat or every chat; a pattern of the
+/// arguments, exactly these, or any).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GrantLimits {
     /// RFC 3339, UTC.
     pub expires_at: Option<String>,
     /// Calls after this one.
     pub uses: Option<u32>,
+    /// Only the approval's chat (its session), not every chat.
+    pub in_chat: bool,
+    /// Exactly the arguments that run.
+    pub exact_args: bool,
+    /// The pattern the arguments must match (with `exact_args` false; `None`: any).
+    pub pattern: Option<GrantPattern>,
+    /// What it covers as a person reads it; the approved call shows it.
+    pub covers: String,
 }
 
 #[derive(Debug, Clone)]
@@ -438,8 +448,17 @@ fn apply_decision(
             params![row.session_id, row.server, row.tool, at],
         )?;
     }
-    if input.remember != RememberScope::Once || (approve && input.grant.is_some()) {
-        remember(tx, input, &row, &run_args, &at)?;
+    let grant = input.grant.as_ref().filter(|_| approve);
+    let mut grant_id = None;
+    if input.remember != RememberScope::Once || grant.is_some() {
+        let id = remember(tx, input, &row, &run_args, &at)?;
+        if let Some(grant) = grant {
+            tx.run(
+                "UPDATE decisions SET grant_covers = ?2 WHERE approval_id = ?1",
+                params![row.approval_id, grant.covers],
+            )?;
+            grant_id = Some(id);
+        }
     }
     insert_audit(
         tx,
@@ -454,8 +473,10 @@ fn apply_decision(
             "edited": input.edited_args.is_some(), "reason": input.reason,
             "remember": input.remember.as_str(), "for_chat": input.for_chat,
             "device": input.device,
-            "grant": input.grant.as_ref().filter(|_| approve).map(|g| json!({
-                "expires_at": g.expires_at, "uses": g.uses,
+            "grant": grant.map(|g| json!({
+                "id": grant_id, "expires_at": g.expires_at, "uses": g.uses,
+                "scope": if g.in_chat { "chat" } else { "all" },
+                "exact_args": g.exact_args, "pattern": g.pattern, "covers": g.covers,
             })),
         }),
     )?;
@@ -573,37 +594,43 @@ fn settle_followers(
 }
 
 /// A decision kept for later calls (session or always; the whole tool, or exactly the
-/// arguments that run).
+/// arguments that run), or a grant (its chat or every chat; a pattern, these arguments, or
+/// any). Its id.
 fn remember(
     tx: &Connection,
     input: &DecisionInput,
     row: &ApprovalRow,
     run_args: &Value,
     at: &str,
-) -> Result<()> {
-    let session = (input.remember == RememberScope::Session).then_some(&row.session_id);
+) -> Result<String> {
+    let grant = input.grant.as_ref().filter(|_| input.approve());
+    let in_chat = grant.map_or(input.remember == RememberScope::Session, |g| g.in_chat);
+    let session = in_chat.then_some(&row.session_id);
     // What the person approved is what runs (an edit included), never the proposal.
-    let hash = input.remember_exact_args.then(|| args_hash(run_args));
-    let limits = input
-        .grant
-        .clone()
-        .filter(|_| input.approve())
-        .unwrap_or_default();
+    let exact = grant.map_or(input.remember_exact_args, |g| g.exact_args);
+    let hash = exact.then(|| args_hash(run_args));
+    let pattern = grant
+        .and_then(|g| g.pattern.as_ref())
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|error| StoreError::Invalid(error.to_string()))?;
+    let id = ids::new_id("mem");
     tx.run(
         "INSERT INTO remembered (id, server, tool, args_hash, session_id, approve, created_at,
-            expires_at, uses_left)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            expires_at, uses_left, pattern)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
-            ids::new_id("mem"),
+            id,
             row.server,
             row.tool,
             hash,
             session,
             input.approve(),
             at,
-            limits.expires_at,
-            limits.uses,
+            grant.and_then(|g| g.expires_at.clone()),
+            grant.and_then(|g| g.uses),
+            pattern,
         ],
     )?;
-    Ok(())
+    Ok(id)
 }

@@ -33,14 +33,17 @@ pub struct NewCall {
     pub same_as: Option<String>,
 }
 
+/// The last column: what a grant made by approving the call covers.
 const CALL_COLUMNS: &str = "id, session_id, message_id, position, provider_call_id, model_name, \
     server, tool, raw_args, args, args_hash, state, policy_step, policy_why, run_args, result, \
-    created_at, updated_at";
+    created_at, updated_at, \
+    (SELECT d.grant_covers FROM approval_requests a JOIN decisions d ON d.approval_id = a.approval_id \
+     WHERE a.tool_call_id = tool_calls.id)";
 
-struct RawCall([Option<String>; 18], i64, i64);
+struct RawCall([Option<String>; 19], i64, i64);
 
 fn raw_call(row: &Row<'_>) -> rusqlite::Result<RawCall> {
-    let mut texts: [Option<String>; 18] = Default::default();
+    let mut texts: [Option<String>; 19] = Default::default();
     for (index, slot) in texts.iter_mut().enumerate() {
         if index == 2 || index == 3 {
             continue;
@@ -73,6 +76,7 @@ impl RawCall {
         let result = json_of(take(15), "tool call result")?;
         let created_at = take(16).unwrap_or_default();
         let updated_at = take(17).unwrap_or_default();
+        let grant = take(18);
         Ok(CallRow {
             id,
             session_id,
@@ -94,6 +98,7 @@ impl RawCall {
             updated_at,
             // Known from the whole step only: the engine's views fill it.
             runs_after: 0,
+            grant,
         })
     }
 }

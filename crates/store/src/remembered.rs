@@ -2,7 +2,7 @@
 
 use crate::audit::insert_audit;
 use crate::{CachedExt, Result, Store, StoreError};
-use airlock_core::policy::Remembered;
+use airlock_core::policy::{GrantPattern, Remembered};
 use airlock_protocol::RememberedRow;
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::json;
@@ -11,10 +11,21 @@ impl Store {
     pub fn remembered(&self) -> Result<Vec<RememberedRow>> {
         self.read(|conn| {
             let mut stmt = conn.prepare(
-                "SELECT id, server, tool, args_hash, session_id, approve, created_at, expires_at, uses_left
+                "SELECT id, server, tool, args_hash, session_id, approve, created_at, expires_at, uses_left,
+                    pattern
                  FROM remembered ORDER BY created_at",
             )?;
             let rows = stmt.query_map([], |r| {
+                let created_at: String = r.get(6)?;
+                // A pattern that does not parse covers nothing: the policy asks.
+                let pattern = r
+                    .get::<_, Option<String>>(9)?
+                    .map(|text| {
+                        serde_json::from_str(&text).unwrap_or_else(|_| GrantPattern {
+                            label: "a pattern that could not be read".into(),
+                            fields: Vec::new(),
+                        })
+                    });
                 Ok(RememberedRow {
                     entry: Remembered {
                         id: r.get(0)?,
@@ -25,8 +36,10 @@ impl Store {
                         approve: r.get(5)?,
                         expires_at: r.get(7)?,
                         uses_left: r.get(8)?,
+                        pattern,
+                        created_at: Some(created_at.clone()),
                     },
-                    created_at: r.get(6)?,
+                    created_at,
                 })
             })?;
             rows.map(|r| r.map_err(StoreError::from)).collect()

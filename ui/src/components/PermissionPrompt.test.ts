@@ -34,17 +34,17 @@ describe('PermissionPrompt', () => {
     expect(screen.queryByTestId('grant-times')).toBeNull();
     await userEvent.click(screen.getByTestId('prompt-more'));
     await userEvent.click(screen.getByRole('button', { name: 'for 15 min' }));
-    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { for_secs: 900 } });
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { for_secs: 900, grant_scope: 'chat', grant_args: 'suggested' } });
     await userEvent.click(screen.getByRole('button', { name: 'for 1 hour' }));
-    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { for_secs: 3600 } });
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { for_secs: 3600, grant_scope: 'chat', grant_args: 'suggested' } });
     // "for the next 2 calls": this one and one more.
     await userEvent.click(screen.getByTestId('grant-times'));
-    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { times: 2 } });
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { times: 2, grant_scope: 'chat', grant_args: 'suggested' } });
     const count = screen.getByTestId('grant-times-count');
     await userEvent.clear(count);
     await userEvent.type(count, '5');
     await userEvent.click(screen.getByTestId('grant-times'));
-    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { times: 5 } });
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { times: 5, grant_scope: 'chat', grant_args: 'suggested' } });
   });
 
   it('asks for an optional reason before denying', async () => {

@@ -53,4 +53,14 @@ describe('ToolCallCard', () => {
     });
     expect(screen.getByTestId('call-status').textContent).toBe('failed · exit 3');
   });
+
+  it('says which grant let a call run, and what the approval that made one granted', () => {
+    const why = 'allowed by the grant made at 14:02 UTC for builtin/shell with commands starting `git status` in this chat, 12 min left (mem_1)';
+    render(ToolCallCard, { call: call({ state: 'succeeded', policy_step: 'remembered', policy_why: why }), pending: undefined, ondecide: vi.fn() });
+    expect(screen.getByTestId('call-allowed-by').textContent).toBe(why);
+    const granted = 'granted for 15 min: builtin/shell with commands starting `git status` in this chat';
+    render(ToolCallCard, { call: call({ id: 'call_2', policy_step: 'server_default', policy_why: 'asked', grant: granted }), pending: undefined, ondecide: vi.fn() });
+    expect(screen.getByTestId('call-grant').textContent).toBe(granted);
+    expect(screen.getAllByTestId('call-allowed-by')).toHaveLength(1);
+  });
 });

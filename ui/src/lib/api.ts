@@ -10,6 +10,7 @@ import type { Channel } from './bindings/Channel';
 import type { DecisionOutcome } from './bindings/DecisionOutcome';
 import type { DecisionRequest } from './bindings/DecisionRequest';
 import type { ElicitationAnswer } from './bindings/ElicitationAnswer';
+import type { GrantOffer } from './bindings/GrantOffer';
 import type { EngineEvent } from './bindings/EngineEvent';
 import type { InboxItem } from './bindings/InboxItem';
 import type { MessageRow } from './bindings/MessageRow';
@@ -93,6 +94,8 @@ export const api = {
   audit: (limit?: number) => invoke<AuditRow[]>('audit', { limit: limit ?? null }),
   /** Rules that would let calls like this item's run, each previewed against History. */
   ruleSuggestions: (approvalId: string) => invoke<RuleSuggestion[]>('rule_suggestions', { approvalId }),
+  /** What a grant made from this item covers by default (this chat, arguments like these). */
+  grantOffer: (approvalId: string) => invoke<GrantOffer>('grant_offer', { approvalId }),
   /** Per-tool approval insights with suggestions, and requests per day. */
   insights: () => invoke<Insights>('insights'),
   /** The phone inbox: where it listens (null: off), paired devices, the ntfy push, this machine's addresses. */

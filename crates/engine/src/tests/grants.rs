@@ -3,6 +3,7 @@
 //! a timed grant ends at its time, and nothing is granted that a person did not approve.
 
 use super::*;
+use airlock_protocol::{CallRow, GrantArgs, GrantScope};
 
 fn write(id: &str, path: &str) -> ScriptedCall {
     call(
@@ -83,8 +84,10 @@ async fn approve_times_three_runs_this_call_and_two_more_even_within_one_step() 
         .collect();
     assert_eq!(auto.len(), 2, "{auto:?}");
     assert!(
-        auto.iter()
-            .all(|row| row.detail["why"].as_str().unwrap().starts_with("granted")),
+        auto.iter().all(|row| row.detail["why"]
+            .as_str()
+            .unwrap()
+            .starts_with("allowed by the grant made at")),
         "{auto:?}"
     );
     assert!(audit.iter().any(|row| row.action == "grant_used_up"));
@@ -139,7 +142,11 @@ async fn two_chats_racing_for_the_last_use_run_one_call_not_two() {
         false,
     )
     .await;
-    grant_first(&f.engine, "s", "grant", |id| approve_times(id, 2)).await;
+    grant_first(&f.engine, "s", "grant", |id| DecisionRequest {
+        grant_scope: Some(GrantScope::All),
+        ..approve_times(id, 2)
+    })
+    .await;
     f.engine.inner.step_gate.hold(2);
     f.engine.send_message("x", "go").unwrap();
     f.engine.send_message("y", "go").unwrap();
@@ -176,13 +183,14 @@ async fn a_timed_grant_ends_at_its_time() {
     .await;
     grant_first(&f.engine, "s", "one", |id| DecisionRequest {
         for_secs: Some(2),
+        grant_scope: Some(GrantScope::All),
         ..approve(id)
     })
     .await;
     let grant = f.engine.grants().unwrap().remove(0);
     let until =
         airlock_core::policy::unix_seconds(grant.entry.expires_at.as_deref().unwrap()).unwrap();
-    // Within its time (another chat too: a grant without --remember session is everywhere).
+    // Within its time (another chat too: this grant was widened to every chat).
     f.engine.send_message("other", "two").unwrap();
     turn_end(&f.engine, "other").await;
     assert!(exists(&f, "b.txt"));
@@ -238,4 +246,163 @@ async fn grants_are_refused_where_nobody_could_see_what_they_let_through() {
         .decide(approve_times(&item.approval_id, 1), DecidedBy::Inbox)
         .unwrap();
     assert!(f.engine.remembered().unwrap().is_empty());
+}
+
+fn approve_for_15_min(id: &str) -> DecisionRequest {
+    DecisionRequest {
+        for_secs: Some(900),
+        ..approve(id)
+    }
+}
+
+/// Issue 27: a grant made from one chat's card (the request the card sends: a time, nothing
+/// else) let a different chat's write run unasked. By default a grant covers the chat it was
+/// made in; widened to every chat, it covers the other chat too.
+#[tokio::test]
+async fn a_grant_from_one_chats_card_lets_no_other_chats_write_run() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![write("c1", "a.txt")]),
+            Reply::Text("one".into()),
+            Reply::ToolCalls(vec![write("c2", "b.txt")]),
+            Reply::Text("two".into()),
+            Reply::ToolCalls(vec![write("c3", "c.txt")]),
+            Reply::Text("three".into()),
+        ],
+        false,
+    )
+    .await;
+    grant_first(&f.engine, "s", "one", approve_for_15_min).await;
+    f.engine.send_message("other", "two").unwrap();
+    let asked = inbox_of(&f.engine, 1).await;
+    assert_eq!(
+        (asked[0].session.as_str(), asked[0].args["path"].as_str()),
+        ("other", Some("b.txt")),
+        "{asked:?}"
+    );
+    assert!(!exists(&f, "b.txt"), "the other chat's write ran unasked");
+    f.engine
+        .decide(
+            DecisionRequest {
+                grant_scope: Some(GrantScope::All),
+                ..approve_for_15_min(&asked[0].approval_id)
+            },
+            DecidedBy::Inbox,
+        )
+        .unwrap();
+    turn_end(&f.engine, "other").await;
+    // Widened to every chat: a third chat's write runs.
+    f.engine.send_message("third", "three").unwrap();
+    turn_end(&f.engine, "third").await;
+    assert!(exists(&f, "c.txt"));
+}
+
+/// A grant covers the approved call's suggested pattern (here the file's folder): a write
+/// elsewhere is asked again, in the same chat; widened to any arguments, it runs. The approval
+/// that made the grant shows what it covers, and a call it lets through says so.
+#[tokio::test]
+async fn a_grant_covers_the_folder_approved_and_any_arguments_only_when_widened() {
+    let f = fixture(
+        vec![
+            Reply::ToolCalls(vec![write("c1", "src/a.txt")]),
+            Reply::Text("one".into()),
+            Reply::ToolCalls(vec![write("c2", "src/b.txt"), write("c3", "docs/c.txt")]),
+            Reply::Text("two".into()),
+            Reply::ToolCalls(vec![write("c4", "docs/d.txt")]),
+            Reply::Text("three".into()),
+            Reply::ToolCalls(vec![write("c5", "etc/e.txt")]),
+            Reply::Text("four".into()),
+        ],
+        false,
+    )
+    .await;
+    grant_first(&f.engine, "s", "one", approve_for_15_min).await;
+    f.engine.send_message("s", "two").unwrap();
+    let asked = inbox_of(&f.engine, 1).await;
+    assert_eq!(asked[0].args["path"], "docs/c.txt", "{asked:?}");
+    f.engine
+        .decide(deny(&asked[0].approval_id, "not there"), DecidedBy::Inbox)
+        .unwrap();
+    turn_end(&f.engine, "s").await;
+    assert!(exists(&f, "src/b.txt") && !exists(&f, "docs/c.txt"));
+    let calls: Vec<CallRow> = f
+        .engine
+        .transcript("s")
+        .unwrap()
+        .into_iter()
+        .flat_map(|m| m.calls)
+        .collect();
+    let by_id = |id: &str| calls.iter().find(|c| c.provider_call_id == id).unwrap();
+    assert_eq!(
+        by_id("c1").grant.as_deref(),
+        Some("granted for 15 min: builtin/write_file with anything under src/ in this chat"),
+        "the approval shows the grant it made"
+    );
+    let why = by_id("c2").policy_why.clone().unwrap_or_default();
+    assert!(
+        why.starts_with("allowed by the grant made at ")
+            && why.contains(
+                " UTC for builtin/write_file with anything under src/ in this chat, 15 min left"
+            ),
+        "{why}"
+    );
+    // Any arguments: asked for explicitly.
+    f.engine.send_message("s", "three").unwrap();
+    let asked = inbox_of(&f.engine, 1).await;
+    f.engine
+        .decide(
+            DecisionRequest {
+                grant_args: Some(GrantArgs::Any),
+                ..approve_for_15_min(&asked[0].approval_id)
+            },
+            DecidedBy::Inbox,
+        )
+        .unwrap();
+    turn_end(&f.engine, "s").await;
+    f.engine.send_message("s", "four").unwrap();
+    turn_end(&f.engine, "s").await;
+    assert!(exists(&f, "etc/e.txt"));
+}
+
+/// A pattern typed for a grant must cover the call that makes it, and goes with a time or a
+/// number of calls; a grant is for any arguments or a pattern, not both.
+#[tokio::test]
+async fn a_typed_grant_pattern_must_cover_the_call_approved() {
+    let (f, item) = pending_write("done", false).await;
+    let refused = |request: DecisionRequest| {
+        let error = f.engine.decide(request, DecidedBy::Inbox).unwrap_err();
+        assert_eq!(
+            error.code(),
+            airlock_protocol::ErrorCode::InvalidEdit,
+            "{error}"
+        );
+        error.to_string()
+    };
+    let id = &item.approval_id;
+    let why = refused(DecisionRequest {
+        grant_pattern: Some("docs/*".into()),
+        ..approve_for_15_min(id)
+    });
+    assert!(why.contains("does not cover"), "{why}");
+    refused(DecisionRequest {
+        grant_scope: Some(GrantScope::All),
+        ..approve(id)
+    });
+    refused(DecisionRequest {
+        grant_pattern: Some("*".into()),
+        grant_args: Some(GrantArgs::Any),
+        ..approve_for_15_min(id)
+    });
+    f.engine
+        .decide(
+            DecisionRequest {
+                grant_pattern: Some("*.txt".into()),
+                ..approve_for_15_min(id)
+            },
+            DecidedBy::Inbox,
+        )
+        .unwrap();
+    let grant = f.engine.grants().unwrap().remove(0);
+    assert_eq!(grant.entry.pattern.unwrap().label, "`*.txt`");
+    assert!(grant.entry.session_id.is_some(), "this chat by default");
 }

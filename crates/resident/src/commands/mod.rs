@@ -72,6 +72,7 @@ commands! {
     "decide" => inbox::decide(decisions, channel),
     "answer_elicitation" => inbox::answer_elicitation(approvalId, answer),
     "rule_suggestions" => insights::rule_suggestions(approvalId),
+    "grant_offer" => insights::grant_offer(approvalId),
     "insights" => insights::insights(),
     "settings" => settings::settings(),
     "set_workspace_mode" => settings::set_workspace_mode(mode),

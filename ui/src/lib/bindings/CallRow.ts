@@ -9,4 +9,9 @@ export type CallRow = { id: string, session_id: string, message_id: number, posi
  * step: how many of those are not yet decided and run, or denied ("approved — runs after
  * 2 earlier calls"); 0 for every other call.
  */
-runs_after: number, };
+runs_after: number, 
+/**
+ * The approval of this call made a grant: what it covers ("for 15 min, builtin/run_command
+ * with commands starting `git status` in this chat").
+ */
+grant?: string, };
