@@ -45,6 +45,9 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
         Reply::Text("First granted write done.".into()),
         Reply::ToolCalls(vec![write_file("g2", "g2.txt", "2")]),
         Reply::Text("Second write done.".into()),
+        // 6c'. Another chat's write is not covered by the grant made in the first chat.
+        Reply::ToolCalls(vec![write_file("o1", "other.txt", "o")]),
+        Reply::Text("Other chat refused.".into()),
         Reply::ToolCalls(vec![write_file("g3", "g3.txt", "3")]),
         Reply::Text("Third write refused.".into()),
         Reply::ToolCalls(vec![write_file("c5", "refused.txt", "x")]),
@@ -382,6 +385,33 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     )
     .await;
     assert!(data.path().join("workspace/g2.txt").exists());
+    // Issue 27, item 1: the approval that made the grant shows it, the call it let through
+    // says so, and the grant covers this chat only — another chat's write asks, and does not
+    // use up the grant.
+    ui.until(
+        "the grant shown on its approval and on the call it allowed",
+        "const made = document.querySelector('[data-testid=call-grant]');
+         const by = [...document.querySelectorAll('[data-testid=call-allowed-by]')];
+         return !!made && made.textContent.includes('in this chat')
+             && by.some((b) => b.textContent.includes('allowed by the grant made at') && b.textContent.includes('in this chat'));",
+    )
+    .await;
+    ui.screenshot(&out, "chat-allowed-by-grant").await;
+    api.send_message("other-chat", "Write other").await.unwrap();
+    ui.until(
+        "the other chat's write asks",
+        "return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '1'",
+    )
+    .await;
+    assert!(!data.path().join("workspace/other.txt").exists());
+    let other = api.inbox().await.unwrap();
+    let deny: airlock_protocol::DecisionRequest = serde_json::from_value(json!({
+        "approval_id": other[0].approval_id, "approve": false, "reason": "not this chat",
+    }))
+    .unwrap();
+    api.decide(&deny).await.unwrap();
+    api.wait_turn("other-chat").await.unwrap();
+    assert!(!data.path().join("workspace/other.txt").exists());
     ui.type_into("textarea[aria-label=Message]", "Write g3")
         .await;
     ui.click("form.composer button[type=submit]").await;
