@@ -7,7 +7,7 @@ use airlock_core::{AgentFallback, Setting};
 use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
 use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
-use airlock_protocol::{AgentAnswer, AgentCall, AgentView, DECISIONS_BODY_LIMIT};
+use airlock_protocol::{AgentAnswer, AgentCall, AgentToolDefaults, AgentView, DECISIONS_BODY_LIMIT};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -226,6 +226,7 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .route("/v1/agent-calls", post(agent_call))
         .route("/v1/agents", get(agents))
         .route("/v1/agents/{name}", put(set_agent))
+        .route("/v1/agents/{name}/defaults", post(agent_defaults))
         .route("/v1/events", get(events))
         .with_state(state.clone())
         .merge(extra)
@@ -690,6 +691,15 @@ async fn set_agent(
 ) -> ApiResult<Value> {
     s.engine.set_agent_fallback(&name, body.fallback)?;
     Ok(Json(json!({ "agent": name, "fallback": body.fallback })))
+}
+
+/// `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval,
+/// unless the person chose otherwise.
+async fn agent_defaults(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> ApiResult<AgentToolDefaults> {
+    Ok(Json(s.engine.connect_agent_defaults(&name)?))
 }
 
 async fn tools(State(s): State<Arc<AppState>>) -> ApiResult<Value> {

@@ -164,7 +164,14 @@ async fn sessions(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         for s in sessions.as_array().into_iter().flatten() {
             let mode = s["mode"].as_str().unwrap_or("workspace default");
-            println!("{}\t{}\t{mode}", text(&s["name"]), text(&s["status"]));
+            // The title (an agent's session: its folder and first prompt) last, so the
+            // columns before it stay where scripts read them.
+            let title = text(&s["title"]);
+            println!(
+                "{}\t{}\t{mode}\t{title}",
+                text(&s["name"]),
+                text(&s["status"])
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -574,7 +574,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             timeout,
             codex,
             json,
-        } => agents::connect(&dir, &agent, project, timeout, codex, json),
+        } => agents::connect(&dir, &agent, project, timeout, codex, json).await,
         Command::Disconnect {
             agent,
             project,

@@ -7,6 +7,56 @@ use airlock_core::{ArgRule, Mode, Setting, ToolSetting};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
+/// The coding agents' own tools (`claude-code/Read`), which no server lists: the ones their
+/// hooks are known to report and any other that has a setting, each settable like a server's
+/// tool. A notification never approves an agent's call.
+fn agent_tool_views(
+    policy: &PolicyConfig,
+    settings: &HashMap<(String, String), ToolSetting>,
+) -> Vec<ToolView> {
+    let mut views = Vec::new();
+    for &agent in airlock_core::HookAgent::ALL {
+        let server = agent.as_str();
+        let mut tools: Vec<String> = agent.known_tools().iter().map(|t| t.to_string()).collect();
+        tools.extend(
+            settings
+                .keys()
+                .filter(|(s, _)| s == server)
+                .map(|(_, tool)| tool.clone()),
+        );
+        tools.sort();
+        tools.dedup();
+        for tool in tools {
+            let key = (server.to_string(), tool.clone());
+            views.push(ToolView {
+                model_name: format!("{server}/{tool}"),
+                description: format!("{}'s own {tool} tool, asked through its hook", agent_label(agent)),
+                setting: settings
+                    .get(&key)
+                    .copied()
+                    .unwrap_or(ToolSetting::ServerDefault),
+                effective: policy.effective_setting(server, &tool, false),
+                read_only_hint: false,
+                from_notification: None,
+                may_allow_from_notification: false,
+                approvable_from_notification: false,
+                annotations: None,
+                server: server.to_string(),
+                tool,
+            });
+        }
+    }
+    views
+}
+
+/// The agent's name as people write it.
+fn agent_label(agent: airlock_core::HookAgent) -> &'static str {
+    match agent {
+        airlock_core::HookAgent::ClaudeCode => "Claude Code",
+        airlock_core::HookAgent::Codex => "Codex",
+    }
+}
+
 impl Engine {
     pub fn provider_settings(&self) -> Result<Option<ProviderSettings>> {
         provider::load(&self.inner.store)
@@ -82,7 +132,7 @@ impl Engine {
             .into_iter()
             .map(|(server, tool, setting)| ((server, tool), setting))
             .collect();
-        Ok(self
+        let mut views: Vec<ToolView> = self
             .inner
             .tools
             .all()
@@ -115,7 +165,9 @@ impl Engine {
                     annotations: def.annotations.clone(),
                 }
             })
-            .collect())
+            .collect();
+        views.extend(agent_tool_views(&policy, &settings));
+        Ok(views)
     }
 
     pub fn set_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()> {

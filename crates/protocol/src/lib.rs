@@ -14,7 +14,7 @@ pub mod rows;
 pub mod views;
 
 pub use agents::{
-    AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentVerdict, AgentView,
+    AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentToolDefaults, AgentVerdict, AgentView,
     ConnectReport,
 };
 pub use error::ErrorCode;
