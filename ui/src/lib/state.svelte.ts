@@ -94,6 +94,12 @@ export class AppState {
     }
   }
 
+  /** What a person reads for a session: its title (an agent's session: folder and first
+   *  prompt), else its name. */
+  sessionTitle(name: string): string {
+    return this.sessions.find((s) => s.name === name)?.title ?? name;
+  }
+
   apply(event: EngineEvent): void {
     if (event.type === 'approval_requested' || event.type === 'approvals_decided') this.inboxEpoch++;
     switch (event.type) {
@@ -101,6 +107,9 @@ export class AppState {
         this.added.push(event.item);
         this.schedule();
         this.bump(event.item.session);
+        // An agent's session appears with its first call, and is titled by it.
+        if (event.item.agent && !this.sessions.find((s) => s.name === event.item.session)?.title)
+          void api.sessions().then((s) => (this.sessions = s));
         break;
       case 'approvals_decided': {
         // One event for a whole batch (Approve all): one inbox update, one bump per session.

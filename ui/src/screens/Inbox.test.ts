@@ -332,4 +332,22 @@ describe('Inbox', () => {
     await user.click(screen.getByTestId('approve'));
     expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve, d.args])).toEqual([['apr_2', true, null]]);
   });
+
+  it("names an agent's session by its title (folder and first prompt), not its id", () => {
+    app.sessions = [
+      {
+        id: 'ses_1', name: 'claude-code:0b7c6d2e-uuid', mode: null, status: 'idle', last_error: null,
+        created_at: '', updated_at: '', title: 'airlock: Fix the failing test',
+      },
+    ];
+    app.inbox = [
+      item(1, 'claude-code:0b7c6d2e-uuid', {
+        kind: 'agent_tool_call', server: 'claude-code', tool: 'Bash', args: { command: 'make' },
+        agent: 'claude-code', agent_session: '0b7c6d2e-uuid', cwd: '/home/dev/airlock', tool_call_id: null, input_schema: null,
+      }),
+    ];
+    render(Inbox);
+    expect(screen.getAllByTestId('inbox-group').map((g) => g.textContent)).toEqual(['airlock: Fix the failing test · 1']);
+    app.sessions = [];
+  });
 });
