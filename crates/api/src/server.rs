@@ -184,6 +184,8 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .route("/v1/sessions/{name}/cancel", post(cancel))
         .route("/v1/sessions/{name}/transcript", get(transcript))
         .route("/v1/provider", get(provider).put(set_provider))
+        .route("/v1/provider/key", put(set_provider_key))
+        .route("/v1/provider/test", post(test_provider))
         .route("/v1/providers", get(providers))
         .route("/v1/mode", put(set_mode))
         .route("/v1/paused", get(paused).put(set_paused))
@@ -384,6 +386,42 @@ async fn set_provider(
 ) -> ApiResult<Value> {
     s.engine.set_provider(settings.clone())?;
     Ok(Json(serde_json::to_value(settings).unwrap_or_default()))
+}
+
+/// An API key pasted for the default provider (`name` absent) or a named one: kept in the OS
+/// keyring. The answer never repeats it.
+#[derive(Deserialize)]
+struct ProviderKeyBody {
+    #[serde(default)]
+    name: Option<String>,
+    key: String,
+}
+
+async fn set_provider_key(
+    State(s): State<Arc<AppState>>,
+    Json(body): Json<ProviderKeyBody>,
+) -> ApiResult<Value> {
+    s.engine.set_provider_key(body.name.as_deref(), &body.key)?;
+    Ok(Json(json!({ "name": body.name, "api_key_in_keyring": true })))
+}
+
+#[derive(Deserialize)]
+struct ProviderTestBody {
+    provider: ProviderSettings,
+    #[serde(default)]
+    api_key: Option<String>,
+}
+
+/// "Test connection": one real request to the provider as given; nothing is saved.
+async fn test_provider(
+    State(s): State<Arc<AppState>>,
+    Json(body): Json<ProviderTestBody>,
+) -> ApiResult<Value> {
+    let answer = s
+        .engine
+        .test_provider(body.provider, body.api_key.as_deref())
+        .await?;
+    Ok(Json(json!({ "message": answer })))
 }
 
 #[derive(Deserialize)]

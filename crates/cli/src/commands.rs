@@ -596,6 +596,27 @@ async fn provider(client: &ApiClient, action: ProviderAction) -> anyhow::Result<
                 println!("{}", serde_json::to_string_pretty(&settings)?);
             }
         }
+        ProviderAction::Key { name } => {
+            let mut key = String::new();
+            std::io::stdin()
+                .read_line(&mut key)
+                .context("cannot read the API key from stdin")?;
+            let _: Value = client
+                .put("/v1/provider/key", &json!({ "name": name, "key": key.trim() }))
+                .await?;
+            println!("the API key is in the OS keyring");
+        }
+        ProviderAction::Test { name } => {
+            let all: Vec<Value> = client.get("/v1/providers").await?;
+            let settings = all
+                .into_iter()
+                .find(|p| p["name"].as_str() == name.as_deref())
+                .context("no such provider is configured")?;
+            let answer: Value = client
+                .post("/v1/provider/test", &json!({ "provider": settings }))
+                .await?;
+            println!("{}", text(&answer["message"]));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

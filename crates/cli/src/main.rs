@@ -285,6 +285,18 @@ enum ProviderAction {
     Set(Box<ProviderSet>),
     /// The default provider and the named ones.
     Show,
+    /// Keep the provider's API key in the OS keyring (read from stdin, never from an argument:
+    /// arguments are visible to other processes); the store keeps only that it is there.
+    Key {
+        /// A named provider instead of the default one.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Send one real request to the provider and say what came back.
+    Test {
+        #[arg(long)]
+        name: Option<String>,
+    },
 }
 
 #[derive(clap::Args, Debug)]

@@ -57,7 +57,7 @@ fn connect_makes_claude_codes_reads_not_required_and_keeps_a_persons_choice() {
     assert!(!config.contains("permissions"), "{config}");
 
     let _engine = Engine::start(data.path());
-    assert_eq!(setting_of(data.path(), "Read"), "not_required");
+    assert_eq!(setting_of(data.path(), "Read"), "not-required");
     // The person wants to see every Grep.
     ok(
         data.path(),
@@ -67,5 +67,5 @@ fn connect_makes_claude_codes_reads_not_required_and_keeps_a_persons_choice() {
     let again = connect(data.path(), home.path(), "claude-code");
     assert_eq!(again["tool_settings"]["set"], json!([]), "{again}");
     assert_eq!(setting_of(data.path(), "Grep"), "required");
-    assert_eq!(setting_of(data.path(), "Read"), "not_required");
+    assert_eq!(setting_of(data.path(), "Read"), "not-required");
 }

@@ -17,6 +17,7 @@ mod provider;
 pub mod remote;
 pub mod router;
 pub mod servers;
+mod secrets;
 mod sessions;
 mod settings;
 mod shell;

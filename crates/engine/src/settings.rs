@@ -2,6 +2,7 @@
 //! decisions. Each change drops the cached policy so the next call sees it.
 
 use crate::*;
+use airlock_llm::ApiKey;
 use airlock_core::policy::PolicyConfig;
 use airlock_core::{ArgRule, Mode, Setting, ToolSetting};
 use serde_json::{Value, json};
@@ -70,9 +71,26 @@ impl Engine {
         Ok(all)
     }
 
-    /// Sets the default provider, or the named one `settings.name` names.
-    pub fn set_provider(&self, settings: ProviderSettings) -> Result<()> {
-        let built = provider::build(&settings)?;
+    /// Sets the default provider, or the named one `settings.name` names. A variable named
+    /// for the key replaces a key kept in the keyring (which is then forgotten).
+    pub fn set_provider(&self, mut settings: ProviderSettings) -> Result<()> {
+        let names_variable = settings
+            .api_key_env
+            .as_deref()
+            .is_some_and(|v| !v.trim().is_empty());
+        let kept_before = provider::settings_of(&self.inner.store, settings.name.clone())
+            .is_ok_and(|old| old.api_key_in_keyring);
+        if names_variable && (settings.api_key_in_keyring || kept_before) {
+            secrets::forget(&self.inner.data_dir, settings.name.as_deref())?;
+            settings.api_key_in_keyring = false;
+        } else if !names_variable && kept_before {
+            // The key pasted earlier stays in use until a variable is named instead.
+            settings.api_key_in_keyring = true;
+        }
+        let built = provider::build(
+            &settings,
+            provider::keyring_key(&self.inner.data_dir, &settings)?,
+        )?;
         provider::save(&self.inner.store, &settings)?;
         if let Some(name) = &settings.api_key_env {
             self.inner.builtin.hide_env(name);
@@ -83,6 +101,51 @@ impl Engine {
             .unwrap_or_else(|p| p.into_inner())
             .insert(provider::cache_key(settings.name.as_deref()), built);
         Ok(())
+    }
+
+    /// Keeps `key` in the OS keyring as the API key of the default provider (`provider: None`)
+    /// or a named one, which must be set already; the store keeps only that it is there. The
+    /// key is never written to the store, a log or an answer.
+    pub fn set_provider_key(&self, provider: Option<&str>, key: &str) -> Result<()> {
+        let key = ApiKey::new(key)
+            .ok_or_else(|| EngineError::Invalid("the API key is empty".into()))?;
+        let mut settings = provider::settings_of(&self.inner.store, provider.map(str::to_string))?;
+        secrets::store(&self.inner.data_dir, provider, &key)?;
+        settings.api_key_env = None;
+        settings.api_key_in_keyring = true;
+        self.set_provider(settings)
+    }
+
+    /// Sends one real request to the provider `settings` describe, with `key` (pasted, not
+    /// kept yet) or else the key it would use, and says what came back; nothing is saved.
+    pub async fn test_provider(&self, settings: ProviderSettings, key: Option<&str>) -> Result<String> {
+        let key = match key.and_then(ApiKey::new) {
+            Some(key) => Some(key),
+            None => provider::keyring_key(&self.inner.data_dir, &settings)?,
+        };
+        let built = provider::build(
+            &ProviderSettings {
+                // One try: a test says at once what is wrong.
+                max_retries: Some(0),
+                api_key_env: if key.is_some() { None } else { settings.api_key_env.clone() },
+                ..settings
+            },
+            key,
+        )?;
+        let request = airlock_llm::ChatRequest {
+            messages: vec![airlock_llm::ChatMessage::user("Reply with the word OK.")],
+            tools: Vec::new(),
+        };
+        let reply = built
+            .complete(&request, None)
+            .await
+            .map_err(|e| EngineError::Provider(e.to_string()))?;
+        let text: String = reply.text.trim().chars().take(80).collect();
+        Ok(if text.is_empty() {
+            "The provider answered.".into()
+        } else {
+            format!("The provider answered: “{text}”")
+        })
     }
 
     /// Makes a session (created if new) use the named provider from its next model request on.

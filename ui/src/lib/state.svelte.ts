@@ -21,6 +21,11 @@ export class AppState {
   /** Status from events: the engine announces steps as events and stores only turn ends. */
   status = $state<Record<string, SessionStatus>>({});
   currentSession = $state<string | null>(null);
+  /** A half-typed message of each chat: kept here, not in the Chat screen, so it survives a
+   *  trip to Settings (the screen is rebuilt when it comes back). */
+  drafts = $state<Record<string, string>>({});
+  /** The first-run setup is open (an app with no provider opens on it until saved or skipped). */
+  setupOpen = $state(false);
   focusApproval = $state<string | null>(null);
   error = $state<string | null>(null);
   /** "Pause all agents": nothing runs until resumed (switched here, in the tray or the CLI). */

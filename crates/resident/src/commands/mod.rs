@@ -76,6 +76,8 @@ commands! {
     "settings" => settings::settings(),
     "set_workspace_mode" => settings::set_workspace_mode(mode),
     "set_provider" => settings::set_provider(provider),
+    "set_provider_key" => settings::set_provider_key(name, key),
+    "test_provider" => settings::test_provider(provider, apiKey),
     "set_tool_setting" => settings::set_tool_setting(server, tool, setting),
     "set_from_notification" => settings::set_from_notification(server, tool, allow),
     "add_rule" => settings::add_rule(server, tool, pointer, pattern, effect),
