@@ -7,7 +7,9 @@ use airlock_core::{AgentFallback, Setting};
 use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
 use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
-use airlock_protocol::{AgentAnswer, AgentCall, AgentToolDefaults, AgentView, DECISIONS_BODY_LIMIT};
+use airlock_protocol::{
+    AgentAnswer, AgentCall, AgentToolDefaults, AgentView, DECISIONS_BODY_LIMIT,
+};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -402,7 +404,9 @@ async fn set_provider_key(
     Json(body): Json<ProviderKeyBody>,
 ) -> ApiResult<Value> {
     s.engine.set_provider_key(body.name.as_deref(), &body.key)?;
-    Ok(Json(json!({ "name": body.name, "api_key_in_keyring": true })))
+    Ok(Json(
+        json!({ "name": body.name, "api_key_in_keyring": true }),
+    ))
 }
 
 #[derive(Deserialize)]

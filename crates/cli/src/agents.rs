@@ -92,10 +92,7 @@ fn print_tool_defaults(defaults: &AgentToolDefaults) {
         );
     }
     if !defaults.kept.is_empty() {
-        println!(
-            "  Your own settings kept: {}.",
-            defaults.kept.join(", ")
-        );
+        println!("  Your own settings kept: {}.", defaults.kept.join(", "));
     }
 }
 

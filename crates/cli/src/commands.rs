@@ -602,7 +602,10 @@ async fn provider(client: &ApiClient, action: ProviderAction) -> anyhow::Result<
                 .read_line(&mut key)
                 .context("cannot read the API key from stdin")?;
             let _: Value = client
-                .put("/v1/provider/key", &json!({ "name": name, "key": key.trim() }))
+                .put(
+                    "/v1/provider/key",
+                    &json!({ "name": name, "key": key.trim() }),
+                )
                 .await?;
             println!("the API key is in the OS keyring");
         }

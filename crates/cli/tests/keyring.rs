@@ -15,7 +15,8 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const INSTALL: &str = "sudo apt-get install -y dbus gnome-keyring (bash scripts/setup.sh --deps-only installs it)";
+const INSTALL: &str =
+    "sudo apt-get install -y dbus gnome-keyring (bash scripts/setup.sh --deps-only installs it)";
 /// A key nobody would type by chance, to look for in every file and answer.
 const KEY: &str = "sk-airlock-test-9f8e7d6c5b4a39281706";
 
@@ -133,7 +134,10 @@ fn serve(data: &Path, home: &Path, service: &SecretService) -> Child {
         .unwrap();
     let started = Instant::now();
     while !data.join("api.json").exists() {
-        assert!(started.elapsed() < Duration::from_secs(30), "serve did not start");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "serve did not start"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child
@@ -149,7 +153,13 @@ fn stop(mut engine: Child) -> String {
     )
 }
 
-fn airlock(data: &Path, home: &Path, service: &SecretService, args: &[&str], stdin: &str) -> Output {
+fn airlock(
+    data: &Path,
+    home: &Path,
+    service: &SecretService,
+    args: &[&str],
+    stdin: &str,
+) -> Output {
     let mut child = Command::new(BIN)
         .arg("--data-dir")
         .arg(data)
@@ -223,7 +233,14 @@ async fn a_pasted_api_key_lives_in_the_os_keyring_and_nowhere_else() {
     let engine = serve(data.path(), home.path(), &service);
     let run = |args: &[&str], stdin: &str| airlock(data.path(), home.path(), &service, args, stdin);
     run(
-        &["provider", "set", "--base-url", &model.base_url(), "--model", "scripted"],
+        &[
+            "provider",
+            "set",
+            "--base-url",
+            &model.base_url(),
+            "--model",
+            "scripted",
+        ],
         "",
     );
     let said = run(&["provider", "key"], &format!("{KEY}\n"));

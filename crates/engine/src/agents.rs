@@ -914,7 +914,11 @@ mod tests {
         assert_eq!(setting_of("Bash").effective, ToolSetting::Required);
         // A read runs at once; the Grep the person wants to see waits in the inbox.
         let read = engine
-            .agent_call(claude("Read", json!({"file_path": "/work/a.txt"}), Some("t1")))
+            .agent_call(claude(
+                "Read",
+                json!({"file_path": "/work/a.txt"}),
+                Some("t1"),
+            ))
             .await
             .unwrap();
         assert_eq!(read.verdict, AgentVerdict::Allow);

@@ -2,9 +2,9 @@
 //! decisions. Each change drops the cached policy so the next call sees it.
 
 use crate::*;
-use airlock_llm::ApiKey;
 use airlock_core::policy::PolicyConfig;
 use airlock_core::{ArgRule, Mode, Setting, ToolSetting};
+use airlock_llm::ApiKey;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -31,7 +31,10 @@ fn agent_tool_views(
             let key = (server.to_string(), tool.clone());
             views.push(ToolView {
                 model_name: format!("{server}/{tool}"),
-                description: format!("{}'s own {tool} tool, asked through its hook", agent_label(agent)),
+                description: format!(
+                    "{}'s own {tool} tool, asked through its hook",
+                    agent_label(agent)
+                ),
                 setting: settings
                     .get(&key)
                     .copied()
@@ -107,8 +110,8 @@ impl Engine {
     /// or a named one, which must be set already; the store keeps only that it is there. The
     /// key is never written to the store, a log or an answer.
     pub fn set_provider_key(&self, provider: Option<&str>, key: &str) -> Result<()> {
-        let key = ApiKey::new(key)
-            .ok_or_else(|| EngineError::Invalid("the API key is empty".into()))?;
+        let key =
+            ApiKey::new(key).ok_or_else(|| EngineError::Invalid("the API key is empty".into()))?;
         let mut settings = provider::settings_of(&self.inner.store, provider.map(str::to_string))?;
         secrets::store(&self.inner.data_dir, provider, &key)?;
         settings.api_key_env = None;
@@ -118,7 +121,11 @@ impl Engine {
 
     /// Sends one real request to the provider `settings` describe, with `key` (pasted, not
     /// kept yet) or else the key it would use, and says what came back; nothing is saved.
-    pub async fn test_provider(&self, settings: ProviderSettings, key: Option<&str>) -> Result<String> {
+    pub async fn test_provider(
+        &self,
+        settings: ProviderSettings,
+        key: Option<&str>,
+    ) -> Result<String> {
         let key = match key.and_then(ApiKey::new) {
             Some(key) => Some(key),
             None => provider::keyring_key(&self.inner.data_dir, &settings)?,
@@ -127,7 +134,11 @@ impl Engine {
             &ProviderSettings {
                 // One try: a test says at once what is wrong.
                 max_retries: Some(0),
-                api_key_env: if key.is_some() { None } else { settings.api_key_env.clone() },
+                api_key_env: if key.is_some() {
+                    None
+                } else {
+                    settings.api_key_env.clone()
+                },
                 ..settings
             },
             key,

@@ -290,7 +290,9 @@ fn prompt_of(entry: &Value) -> Option<String> {
             }
         }
         // Codex: {"type":"event_msg","payload":{"type":"user_message","message":"…"}}.
-        "event_msg" if entry.pointer("/payload/type").and_then(Value::as_str) == Some("user_message") => {
+        "event_msg"
+            if entry.pointer("/payload/type").and_then(Value::as_str) == Some("user_message") =>
+        {
             entry.pointer("/payload/message")?.as_str()?.to_string()
         }
         _ => return None,
