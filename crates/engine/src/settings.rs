@@ -189,8 +189,42 @@ impl Engine {
         Ok(())
     }
 
+    /// The folder Airlock's own tools work in from the next start on (an absolute path, made
+    /// if missing); the running engine keeps its own until then.
+    pub fn set_workspace(&self, folder: &str) -> Result<()> {
+        let path = std::path::Path::new(folder.trim());
+        if !path.is_absolute() {
+            return Err(EngineError::Invalid(format!(
+                "the workspace folder must be an absolute path, not '{folder}'"
+            )));
+        }
+        std::fs::create_dir_all(path).map_err(|e| EngineError::DataDir {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        self.inner
+            .store
+            .set_setting(Setting::Workspace.key(), &json!(path.display().to_string()))?;
+        Ok(())
+    }
+
+    /// The workspace chosen in Settings for the next start, when one was.
+    pub fn chosen_workspace(&self) -> Result<Option<String>> {
+        Ok(self
+            .inner
+            .store
+            .setting(Setting::Workspace.key())?
+            .and_then(|v| v.as_str().map(str::to_string)))
+    }
+
     /// Sets one setting, after checking that the value is of its kind.
     pub fn set_setting(&self, setting: Setting, value: &Value) -> Result<()> {
+        if setting == Setting::Workspace {
+            let folder = value.as_str().ok_or_else(|| {
+                EngineError::Invalid("the workspace folder must be a path".into())
+            })?;
+            return self.set_workspace(folder);
+        }
         setting.check(value).map_err(EngineError::Invalid)?;
         self.inner.store.set_setting(setting.key(), value)?;
         self.inner.invalidate_policy();
@@ -323,5 +357,77 @@ impl Engine {
         let removed = self.inner.store.revoke_remembered(id)?;
         self.inner.invalidate_policy();
         Ok(removed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use airlock_testkit::{Reply, ScriptedModel};
+
+    /// The workspace chosen in Settings is the one the next start uses; a folder given at
+    /// start still wins; a relative path is refused.
+    #[tokio::test]
+    async fn a_workspace_chosen_in_settings_is_used_from_the_next_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |workspace: Option<PathBuf>| {
+            Engine::open(EngineConfig {
+                data_dir: dir.path().join("data"),
+                workspace,
+            })
+            .unwrap()
+        };
+        let engine = open(Some(dir.path().join("first")));
+        assert!(engine.set_workspace("relative/folder").is_err());
+        let chosen = dir.path().join("chosen");
+        engine.set_workspace(chosen.to_str().unwrap()).unwrap();
+        // The running engine keeps its folder until it starts again.
+        assert_eq!(engine.workspace(), dir.path().join("first"));
+        drop(engine);
+        assert_eq!(open(None).workspace(), chosen);
+        assert_eq!(
+            open(Some(dir.path().join("flag"))).workspace(),
+            dir.path().join("flag")
+        );
+    }
+
+    /// "Test connection" sends one real request with the pasted key and saves nothing; a
+    /// provider that cannot be reached says so.
+    #[tokio::test]
+    async fn test_connection_sends_one_request_with_the_pasted_key_and_saves_nothing() {
+        let (_dir, engine) = crate::tests::empty_engine();
+        let model = ScriptedModel::start(vec![Reply::Text("OK".into())])
+            .await
+            .unwrap();
+        let settings = ProviderSettings {
+            base_url: model.base_url(),
+            model: "scripted".into(),
+            ..ProviderSettings::default()
+        };
+        let said = engine
+            .test_provider(settings.clone(), Some("sk-pasted"))
+            .await
+            .unwrap();
+        assert_eq!(said, "The provider answered: “OK”");
+        let auth: Vec<String> = model
+            .request_headers()
+            .iter()
+            .filter_map(|h| h.iter().find(|(n, _)| n == "authorization"))
+            .map(|(_, v)| v.clone())
+            .collect();
+        assert_eq!(auth, ["Bearer sk-pasted"]);
+        assert_eq!(engine.provider_settings().unwrap(), None);
+        let unreachable = ProviderSettings {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            ..settings
+        };
+        let error = engine
+            .test_provider(unreachable, Some("sk-pasted"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("cannot reach the provider"), "{error}");
+        assert!(!error.contains("sk-pasted"), "{error}");
     }
 }

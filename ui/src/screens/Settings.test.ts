@@ -32,6 +32,7 @@ const setStartAtLogin = vi.fn(async (enabled: boolean) => {
 const removeRule = vi.fn(async (id: string) => {
   rules = rules.filter((row) => row.rule.id !== id);
 });
+const setWorkspace = vi.fn(async (_folder: string) => undefined);
 const setToolSetting = vi.fn(async (..._args: unknown[]) => undefined);
 const addRule = vi.fn(async (..._args: unknown[]) => ({ ...rules[0].rule, already_existed: true }));
 
@@ -46,6 +47,7 @@ vi.mock('../lib/api', async (original) => {
       removeRule: (id: string) => removeRule(id),
       addRule: (...a: unknown[]) => addRule(...a),
       setToolSetting: (...a: unknown[]) => setToolSetting(...a),
+      setWorkspace: (folder: string) => setWorkspace(folder),
       servers: async () => [],
       serverChanges: async () => [],
       agents: async () => [],
@@ -142,5 +144,17 @@ describe('Settings: the agents\' own tools', () => {
     expect(screen.queryByLabelText('Approve claude-code/Read from a notification')).toBeNull();
     await userEvent.selectOptions(read, 'required');
     expect(setToolSetting).toHaveBeenCalledWith('claude-code', 'Read', 'required');
+  });
+});
+
+describe('Settings: the workspace folder', () => {
+  it('changes the folder for the next start and says when it applies', async () => {
+    tools = [];
+    rules = [];
+    render(Settings);
+    await userEvent.type(await screen.findByLabelText('Workspace folder'), '/home/me/work');
+    await userEvent.click(screen.getByRole('button', { name: 'Change workspace' }));
+    expect(setWorkspace).toHaveBeenCalledWith('/home/me/work');
+    await screen.findByText(/from the next start/);
   });
 });

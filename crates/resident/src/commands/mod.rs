@@ -85,6 +85,7 @@ commands! {
     "list_rules" => settings::rules(),
     "revoke_remembered" => settings::revoke_remembered(id),
     "set_option" => settings::set_option(option),
+    "set_workspace" => settings::set_workspace(folder),
     "set_start_at_login" => settings::set_start_at_login(enabled),
     "servers" => servers::servers(),
     "save_server" => servers::save_server(name, config),

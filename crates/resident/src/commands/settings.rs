@@ -95,6 +95,11 @@ pub async fn test_provider(
         .await?)
 }
 
+/// The folder Airlock's own tools work in, from the next start on.
+pub async fn set_workspace(shell: &Shell, folder: String) -> CommandResult<()> {
+    Ok(shell.engine.set_workspace(&folder)?)
+}
+
 pub async fn set_tool_setting(
     shell: &Shell,
     server: String,
