@@ -102,9 +102,7 @@ impl Setting {
         match self {
             Setting::ApprovalTimeoutSecs | Setting::ToolTimeoutSecs => SettingKind::Seconds,
             Setting::StepLimit => SettingKind::Count,
-            Setting::SystemPrompt | Setting::RemoteListen | Setting::Workspace => {
-                SettingKind::Text
-            }
+            Setting::SystemPrompt | Setting::RemoteListen | Setting::Workspace => SettingKind::Text,
             Setting::Notifications | Setting::Paused => SettingKind::Switch,
             Setting::WorkspaceMode => SettingKind::Mode,
             Setting::DefaultProvider | Setting::NamedProviders | Setting::PushNtfy => {

@@ -289,7 +289,23 @@ fn prompt_of(entry: &Value) -> Option<String> {
                 _ => return None,
             }
         }
-        // Codex: {"type":"event_msg","payload":{"type":"user_message","message":"…"}}.
+        // Codex 0.169: {"type":"response_item","payload":{"type":"message","role":"user",
+        // "content":[{"type":"input_text","text":"…"}]}} (its environment context is such a
+        // message too, tagged, skipped below).
+        "response_item"
+            if entry.pointer("/payload/type").and_then(Value::as_str) == Some("message")
+                && entry.pointer("/payload/role").and_then(Value::as_str) == Some("user") =>
+        {
+            entry
+                .pointer("/payload/content")?
+                .as_array()?
+                .iter()
+                .find(|b| b.get("type").and_then(Value::as_str) == Some("input_text"))?
+                .get("text")?
+                .as_str()?
+                .to_string()
+        }
+        // Other Codex versions: {"type":"event_msg","payload":{"type":"user_message","message":"…"}}.
         "event_msg"
             if entry.pointer("/payload/type").and_then(Value::as_str) == Some("user_message") =>
         {
@@ -487,6 +503,17 @@ mod tests {
         let text: Vec<String> = lines.iter().map(Value::to_string).collect();
         std::fs::write(&codex, text.join("\n")).unwrap();
         assert_eq!(first_prompt(&codex).as_deref(), Some("Run the command"));
+
+        // Codex 0.169 writes the prompt as a user message after its tagged context.
+        let lines = [
+            json!({"type": "session_meta", "payload": {"id": "x"}}),
+            json!({"type": "response_item", "payload": {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex"}]}}),
+            json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>…"}]}}),
+            json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Fix the build"}]}}),
+        ];
+        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+        std::fs::write(&codex, text.join("\n")).unwrap();
+        assert_eq!(first_prompt(&codex).as_deref(), Some("Fix the build"));
 
         assert_eq!(first_prompt(&dir.path().join("missing.jsonl")), None);
     }
