@@ -7,7 +7,9 @@ use airlock_core::{AgentFallback, Setting};
 use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
 use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
-use airlock_protocol::{AgentAnswer, AgentCall, AgentView, DECISIONS_BODY_LIMIT};
+use airlock_protocol::{
+    AgentAnswer, AgentCall, AgentToolDefaults, AgentView, DECISIONS_BODY_LIMIT,
+};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -184,6 +186,8 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .route("/v1/sessions/{name}/cancel", post(cancel))
         .route("/v1/sessions/{name}/transcript", get(transcript))
         .route("/v1/provider", get(provider).put(set_provider))
+        .route("/v1/provider/key", put(set_provider_key))
+        .route("/v1/provider/test", post(test_provider))
         .route("/v1/providers", get(providers))
         .route("/v1/mode", put(set_mode))
         .route("/v1/paused", get(paused).put(set_paused))
@@ -227,6 +231,7 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .route("/v1/agent-calls", post(agent_call))
         .route("/v1/agents", get(agents))
         .route("/v1/agents/{name}", put(set_agent))
+        .route("/v1/agents/{name}/defaults", post(agent_defaults))
         .route("/v1/events", get(events))
         .with_state(state.clone())
         .merge(extra)
@@ -384,6 +389,44 @@ async fn set_provider(
 ) -> ApiResult<Value> {
     s.engine.set_provider(settings.clone())?;
     Ok(Json(serde_json::to_value(settings).unwrap_or_default()))
+}
+
+/// An API key pasted for the default provider (`name` absent) or a named one: kept in the OS
+/// keyring. The answer never repeats it.
+#[derive(Deserialize)]
+struct ProviderKeyBody {
+    #[serde(default)]
+    name: Option<String>,
+    key: String,
+}
+
+async fn set_provider_key(
+    State(s): State<Arc<AppState>>,
+    Json(body): Json<ProviderKeyBody>,
+) -> ApiResult<Value> {
+    s.engine.set_provider_key(body.name.as_deref(), &body.key)?;
+    Ok(Json(
+        json!({ "name": body.name, "api_key_in_keyring": true }),
+    ))
+}
+
+#[derive(Deserialize)]
+struct ProviderTestBody {
+    provider: ProviderSettings,
+    #[serde(default)]
+    api_key: Option<String>,
+}
+
+/// "Test connection": one real request to the provider as given; nothing is saved.
+async fn test_provider(
+    State(s): State<Arc<AppState>>,
+    Json(body): Json<ProviderTestBody>,
+) -> ApiResult<Value> {
+    let answer = s
+        .engine
+        .test_provider(body.provider, body.api_key.as_deref())
+        .await?;
+    Ok(Json(json!({ "message": answer })))
 }
 
 #[derive(Deserialize)]
@@ -695,6 +738,15 @@ async fn set_agent(
 ) -> ApiResult<Value> {
     s.engine.set_agent_fallback(&name, body.fallback)?;
     Ok(Json(json!({ "agent": name, "fallback": body.fallback })))
+}
+
+/// `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval,
+/// unless the person chose otherwise.
+async fn agent_defaults(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+) -> ApiResult<AgentToolDefaults> {
+    Ok(Json(s.engine.connect_agent_defaults(&name)?))
 }
 
 async fn tools(State(s): State<Arc<AppState>>) -> ApiResult<Value> {

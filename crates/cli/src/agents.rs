@@ -3,7 +3,7 @@
 
 use airlock_api::ApiClient;
 use airlock_connect::{ConnectReport, Options, Target};
-use airlock_protocol::{AgentStatus, AgentView};
+use airlock_protocol::{AgentStatus, AgentToolDefaults, AgentView};
 use anyhow::Context;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -27,9 +27,18 @@ pub fn options(
     })
 }
 
-fn print_report(report: &ConnectReport, json: bool, connecting: bool) -> anyhow::Result<()> {
+fn print_report(
+    report: &ConnectReport,
+    defaults: Option<&AgentToolDefaults>,
+    json: bool,
+    connecting: bool,
+) -> anyhow::Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(report)?);
+        let mut value = serde_json::to_value(report)?;
+        if let (Some(defaults), Some(object)) = (defaults, value.as_object_mut()) {
+            object.insert("tool_settings".into(), serde_json::to_value(defaults)?);
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(());
     }
     let verb = if connecting {
@@ -54,7 +63,40 @@ fn print_report(report: &ConnectReport, json: bool, connecting: bool) -> anyhow:
     Ok(())
 }
 
-pub fn connect(
+/// Sets the agent's read-only tools to "approval not required" in Airlock's own tool settings
+/// (never the agent's config), keeping any setting the person made: through the running engine,
+/// else in the store directly under the engine lock.
+async fn apply_tool_defaults(data_dir: &Path, agent: &str) -> anyhow::Result<AgentToolDefaults> {
+    if let Ok(client) = ApiClient::discover(data_dir) {
+        let path = format!("/v1/agents/{}/defaults", airlock_api::client::encode(agent));
+        return Ok(client.post(&path, &json!({})).await?);
+    }
+    let _lock = airlock_api::discovery::EngineLock::acquire(data_dir)
+        .context("Airlock is starting or does not answer")?;
+    Ok(airlock_engine::agents::connect_agent_defaults_offline(
+        data_dir, agent,
+    )?)
+}
+
+fn print_tool_defaults(defaults: &AgentToolDefaults) {
+    if defaults.set.is_empty() && defaults.kept.is_empty() {
+        println!(
+            "  Its hook reports every command as one tool (Bash), so no read-only tool was set; reads ask unless an argument rule allows them (Settings → Argument rules)."
+        );
+        return;
+    }
+    if !defaults.set.is_empty() {
+        println!(
+            "  In Airlock, its read-only tools need no approval now: {} (change it in Settings → Tools).",
+            defaults.set.join(", ")
+        );
+    }
+    if !defaults.kept.is_empty() {
+        println!("  Your own settings kept: {}.", defaults.kept.join(", "));
+    }
+}
+
+pub async fn connect(
     data_dir: &Path,
     agent: &str,
     project: Option<PathBuf>,
@@ -67,7 +109,24 @@ pub fn connect(
     }
     let target = Target::parse(agent, project)?;
     let report = airlock_connect::connect(&target, &options(data_dir, timeout_secs, codex)?)?;
-    print_report(&report, json, true)?;
+    let defaults = match target {
+        Target::ClaudeDesktop => None,
+        Target::ClaudeCode { .. } | Target::Codex => Some(
+            apply_tool_defaults(data_dir, target.name())
+                .await
+                .with_context(|| {
+                    format!(
+                        "{} is connected ({} changed), but its read-only tools' settings in Airlock were not set; run connect again",
+                        target.name(),
+                        report.path
+                    )
+                })?,
+        ),
+    };
+    print_report(&report, defaults.as_ref(), json, true)?;
+    if let (false, Some(defaults)) = (json, &defaults) {
+        print_tool_defaults(defaults);
+    }
     if !json && matches!(target, Target::ClaudeCode { .. }) {
         println!(
             "  Its tool calls now wait in Airlock's inbox. When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set claude-code --fallback ask` gives it to Claude Code's own permission flow instead, which runs it under its allow rules or bypassPermissions); undo with `airlock disconnect claude-code`."
@@ -89,7 +148,7 @@ pub fn connect(
 pub fn disconnect(agent: &str, project: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let target = Target::parse(agent, project)?;
     let report = airlock_connect::disconnect(&target)?;
-    print_report(&report, json, false)?;
+    print_report(&report, None, json, false)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -186,7 +186,14 @@ async fn sessions(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         for s in sessions.as_array().into_iter().flatten() {
             let mode = s["mode"].as_str().unwrap_or("workspace default");
-            println!("{}\t{}\t{mode}", text(&s["name"]), text(&s["status"]));
+            // The title (an agent's session: its folder and first prompt) last, so the
+            // columns before it stay where scripts read them.
+            let title = text(&s["title"]);
+            println!(
+                "{}\t{}\t{mode}\t{title}",
+                text(&s["name"]),
+                text(&s["status"])
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -651,6 +658,30 @@ async fn provider(client: &ApiClient, action: ProviderAction) -> anyhow::Result<
             } else {
                 println!("{}", serde_json::to_string_pretty(&settings)?);
             }
+        }
+        ProviderAction::Key { name } => {
+            let mut key = String::new();
+            std::io::stdin()
+                .read_line(&mut key)
+                .context("cannot read the API key from stdin")?;
+            let _: Value = client
+                .put(
+                    "/v1/provider/key",
+                    &json!({ "name": name, "key": key.trim() }),
+                )
+                .await?;
+            println!("the API key is in the OS keyring");
+        }
+        ProviderAction::Test { name } => {
+            let all: Vec<Value> = client.get("/v1/providers").await?;
+            let settings = all
+                .into_iter()
+                .find(|p| p["name"].as_str() == name.as_deref())
+                .context("no such provider is configured")?;
+            let answer: Value = client
+                .post("/v1/provider/test", &json!({ "provider": settings }))
+                .await?;
+            println!("{}", text(&answer["message"]));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -299,6 +299,18 @@ enum ProviderAction {
     Set(Box<ProviderSet>),
     /// The default provider and the named ones.
     Show,
+    /// Keep the provider's API key in the OS keyring (read from stdin, never from an argument:
+    /// arguments are visible to other processes); the store keeps only that it is there.
+    Key {
+        /// A named provider instead of the default one.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Send one real request to the provider and say what came back.
+    Test {
+        #[arg(long)]
+        name: Option<String>,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -588,7 +600,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             timeout,
             codex,
             json,
-        } => agents::connect(&dir, &agent, project, timeout, codex, json),
+        } => agents::connect(&dir, &agent, project, timeout, codex, json).await,
         Command::Disconnect {
             agent,
             project,

@@ -42,6 +42,12 @@ pub async fn run(client: &ApiClient, action: RemoteAction) -> anyhow::Result<Exi
                     "check     the certificate's SHA-256 fingerprint is {}",
                     text(&pairing["fingerprint"])
                 );
+                println!(
+                    "          Android Chrome: Advanced → Proceed, then tap Not secure → Certificate details → SHA-256 fingerprint"
+                );
+                println!(
+                    "          iOS Safari: Show Details → view the certificate → More Details → Fingerprints, SHA-256"
+                );
             }
         }
         RemoteAction::Devices { json } => {

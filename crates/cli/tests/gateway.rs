@@ -310,6 +310,22 @@ async fn approve_runs_the_call(agent: Agent) {
     let item = world.waiting_item();
     check_item(&world, &item, "touch APPROVED");
     assert!(!world.ran("APPROVED"), "it ran before the approval");
+    // The session is named for a person by its folder and the first prompt (read by the hook
+    // from the agent's transcript); its id stays its name, the key.
+    let sessions: Value =
+        serde_json::from_str(&ok(world.data.path(), &["sessions", "--json"])).unwrap();
+    let session = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == item["session"])
+        .unwrap_or_else(|| panic!("no session {}: {sessions}", item["session"]));
+    let folder = world.project.path().file_name().unwrap().to_string_lossy();
+    assert_eq!(
+        session["title"],
+        format!("{folder}: Run the command"),
+        "{session}"
+    );
     ok(
         world.data.path(),
         &["approve", item["approval_id"].as_str().unwrap()],

@@ -36,6 +36,9 @@ pub enum Setting {
     RemoteListen,
     /// The push to the person's ntfy topic (`NtfyPush`); absent: off.
     PushNtfy,
+    /// The folder Airlock's own tools work in (an absolute path), from the next start on; a
+    /// `--workspace` given at start wins.
+    Workspace,
 }
 
 /// The prefix of the per-session keys that remember a session's chosen provider.
@@ -54,6 +57,7 @@ impl Setting {
         Setting::NamedProviders,
         Setting::RemoteListen,
         Setting::PushNtfy,
+        Setting::Workspace,
     ];
 
     /// The key in the database and in `PUT /v1/settings/KEY`.
@@ -70,6 +74,7 @@ impl Setting {
             Setting::NamedProviders => "providers",
             Setting::RemoteListen => "remote_listen",
             Setting::PushNtfy => "push_ntfy",
+            Setting::Workspace => "workspace",
         }
     }
 
@@ -88,7 +93,8 @@ impl Setting {
             | Setting::DefaultProvider
             | Setting::NamedProviders
             | Setting::RemoteListen
-            | Setting::PushNtfy => None,
+            | Setting::PushNtfy
+            | Setting::Workspace => None,
         }
     }
 
@@ -96,7 +102,7 @@ impl Setting {
         match self {
             Setting::ApprovalTimeoutSecs | Setting::ToolTimeoutSecs => SettingKind::Seconds,
             Setting::StepLimit => SettingKind::Count,
-            Setting::SystemPrompt | Setting::RemoteListen => SettingKind::Text,
+            Setting::SystemPrompt | Setting::RemoteListen | Setting::Workspace => SettingKind::Text,
             Setting::Notifications | Setting::Paused => SettingKind::Switch,
             Setting::WorkspaceMode => SettingKind::Mode,
             Setting::DefaultProvider | Setting::NamedProviders | Setting::PushNtfy => {
@@ -128,6 +134,9 @@ impl Setting {
             }
             Setting::PushNtfy => {
                 "a push to your own ntfy topic when approvals wait (`airlock remote push`)"
+            }
+            Setting::Workspace => {
+                "the folder Airlock's own tools work in: an absolute path, from the next start on"
             }
         }
     }

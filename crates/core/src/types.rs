@@ -151,6 +151,43 @@ string_enum!(
     HookAgent, "agent" { ClaudeCode => "claude-code", Codex => "codex" }
 );
 
+impl HookAgent {
+    /// The agent's own tools that only read (or keep the agent's own to-do list): `airlock
+    /// connect` sets them to "approval not required" in Airlock's tool settings unless the
+    /// person chose otherwise, so the agent's reads do not flood the inbox. Codex's hook names
+    /// every command `Bash` and every edit `apply_patch`: it reports no read-only tool.
+    pub fn read_only_tools(self) -> &'static [&'static str] {
+        match self {
+            HookAgent::ClaudeCode => &["Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite"],
+            HookAgent::Codex => &[],
+        }
+    }
+
+    /// The tools its hook is known to report (Settings → Tools lists them before the agent
+    /// first asks; the ones it reports later are listed once they have a setting).
+    pub fn known_tools(self) -> &'static [&'static str] {
+        match self {
+            HookAgent::ClaudeCode => &[
+                "Bash",
+                "Edit",
+                "Glob",
+                "Grep",
+                "LS",
+                "MultiEdit",
+                "NotebookEdit",
+                "NotebookRead",
+                "Read",
+                "Task",
+                "TodoWrite",
+                "WebFetch",
+                "WebSearch",
+                "Write",
+            ],
+            HookAgent::Codex => &["Bash", "apply_patch"],
+        }
+    }
+}
+
 /// The agents' own default hook timeout (seconds), which `airlock connect` installs unless told
 /// otherwise.
 pub const DEFAULT_HOOK_TIMEOUT_SECS: u64 = 600;

@@ -21,7 +21,8 @@ use airlock_core::{
     validate_proxied_server_name,
 };
 use airlock_protocol::{
-    AgentAnswer, AgentCall, AgentEvent, AgentVerdict, AgentView, ApprovalRow, EngineEvent,
+    AgentAnswer, AgentCall, AgentEvent, AgentToolDefaults, AgentVerdict, AgentView, ApprovalRow,
+    EngineEvent,
 };
 use airlock_store::{AgentActivity, EarlierAgentRequest, NewAgentRequest, NewApproval, StoreError};
 use serde_json::{Value, json};
@@ -134,6 +135,76 @@ fn session_name(call: &AgentCall) -> String {
     }
 }
 
+/// The folder an agent works in, by its last part (`/home/me/src/airlock` → `airlock`).
+fn folder_of(call: &AgentCall) -> Option<String> {
+    let cwd = call.cwd.as_deref()?;
+    let name = Path::new(cwd).file_name()?.to_string_lossy();
+    let name: String = name.chars().filter(|c| !c.is_control()).take(60).collect();
+    (!name.trim().is_empty()).then_some(name)
+}
+
+/// How long a session's title keeps its first prompt, in characters.
+const TITLE_PROMPT_CHARS: usize = 60;
+
+/// What a person reads for an agent's session (its name stays the key): the folder and the
+/// first prompt's first line, cut ("airlock: fix the failing test in gateway…").
+fn session_title(call: &AgentCall) -> Option<String> {
+    let prompt = call.prompt.as_deref().and_then(|prompt| {
+        let line = prompt.lines().map(str::trim).find(|l| !l.is_empty())?;
+        let words: Vec<&str> = line
+            .split(|c: char| c.is_whitespace() || c.is_control())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let line = words.join(" ");
+        let mut cut: String = line.chars().take(TITLE_PROMPT_CHARS).collect();
+        if cut.len() < line.len() {
+            cut.push('…');
+        }
+        Some(cut)
+    });
+    match (folder_of(call), prompt) {
+        (Some(folder), Some(prompt)) => Some(format!("{folder}: {prompt}")),
+        (folder, prompt) => folder.or(prompt),
+    }
+}
+
+/// Sets an agent's read-only tools ([`HookAgent::read_only_tools`]) to "approval not
+/// required" in the store, keeping any setting the person made.
+fn seed_read_only_tools(store: &airlock_store::Store, agent: &str) -> Result<AgentToolDefaults> {
+    let hook_agent: HookAgent = agent
+        .parse()
+        .map_err(|e: airlock_core::ParseEnumError| invalid(e.to_string()))?;
+    let tools = hook_agent.read_only_tools();
+    let set = store.seed_agent_tool_settings(
+        hook_agent.as_str(),
+        tools,
+        airlock_core::ToolSetting::NotRequired,
+    )?;
+    let kept = tools
+        .iter()
+        .filter(|t| !set.iter().any(|s| s == *t))
+        .map(|t| t.to_string())
+        .collect();
+    Ok(AgentToolDefaults {
+        agent: hook_agent.as_str().into(),
+        set,
+        kept,
+    })
+}
+
+/// [`Engine::connect_agent_defaults`] while no engine runs: the caller holds the data
+/// directory's engine lock (one engine, or this, owns the store at a time).
+pub fn connect_agent_defaults_offline(data_dir: &Path, agent: &str) -> Result<AgentToolDefaults> {
+    std::fs::create_dir_all(data_dir).map_err(|e| EngineError::DataDir {
+        path: data_dir.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    crate::data_dir::close(data_dir)?;
+    let store = airlock_store::Store::open(&data_dir.join("airlock.db"))?;
+    crate::data_dir::make_private(data_dir, &crate::data_dir::default_workspace(data_dir))?;
+    seed_read_only_tools(&store, agent)
+}
+
 fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::Invalid(message.into())
 }
@@ -239,6 +310,7 @@ impl Engine {
             self.pin_agent_tool(&source, &call.tool, definition)?;
         }
         let session = inner.store.ensure_session(&session_name(&call))?;
+        self.name_agent_session(&session, &call)?;
         let key = format!(
             "{}\u{1f}{}\u{1f}{}",
             call.agent,
@@ -377,6 +449,34 @@ impl Engine {
             }
             _ => false,
         }
+    }
+
+    /// Gives an agent's session its title once it is known: the folder at its first call, the
+    /// folder and first prompt as soon as the hook could read the prompt.
+    fn name_agent_session(
+        &self,
+        session: &airlock_protocol::SessionRow,
+        call: &AgentCall,
+    ) -> Result<()> {
+        let Some(title) = session_title(call) else {
+            return Ok(());
+        };
+        let better = match session.title.as_deref() {
+            None => true,
+            Some(old) => call.prompt.is_some() && folder_of(call).as_deref() == Some(old),
+        };
+        if better && session.title.as_deref() != Some(title.as_str()) {
+            self.inner.store.set_session_title(&session.id, &title)?;
+        }
+        Ok(())
+    }
+
+    /// `airlock connect`'s settings inside Airlock: the agent's read-only tools need no
+    /// approval, unless the person already chose a setting for one (kept, never overwritten).
+    pub fn connect_agent_defaults(&self, agent: &str) -> Result<AgentToolDefaults> {
+        let defaults = seed_read_only_tools(&self.inner.store, agent)?;
+        self.inner.invalidate_policy();
+        Ok(defaults)
     }
 
     /// The rug-pull guard for a proxied server's tool: its definition as listed now against its
@@ -695,7 +795,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use crate::DecisionRequest;
-    use airlock_core::{ArgRule, RuleEffect, RulePattern};
+    use airlock_core::{ArgRule, RuleEffect, RulePattern, ToolSetting};
 
     use crate::tests::empty_engine as engine;
 
@@ -713,6 +813,7 @@ mod tests {
             editable: event == AgentEvent::PreToolUse,
             wait_ms: Some(30_000),
             definition: None,
+            prompt: None,
         }
     }
 
@@ -781,6 +882,90 @@ mod tests {
             .into_iter()
             .filter(|row| row.action == action)
             .collect()
+    }
+
+    /// `airlock connect` makes Claude Code's reads need no approval inside Airlock, shown in
+    /// Settings → Tools, and never overwrites a setting the person made.
+    #[tokio::test]
+    async fn connect_lets_the_agents_reads_through_and_keeps_a_persons_choice() {
+        let (_dir, engine) = engine();
+        engine
+            .set_tool_setting("claude-code", "Grep", ToolSetting::Required)
+            .unwrap();
+        let defaults = engine.connect_agent_defaults("claude-code").unwrap();
+        assert_eq!(
+            defaults.set,
+            ["Read", "Glob", "LS", "NotebookRead", "TodoWrite"]
+        );
+        assert_eq!(defaults.kept, ["Grep"]);
+        // Again: nothing changes, the person's choice stays.
+        let again = engine.connect_agent_defaults("claude-code").unwrap();
+        assert!(again.set.is_empty(), "{again:?}");
+        let setting_of = |tool: &str| {
+            engine
+                .tool_views()
+                .unwrap()
+                .into_iter()
+                .find(|v| v.server == "claude-code" && v.tool == tool)
+                .unwrap_or_else(|| panic!("claude-code/{tool} is not in Settings → Tools"))
+        };
+        assert_eq!(setting_of("Read").setting, ToolSetting::NotRequired);
+        assert_eq!(setting_of("Grep").setting, ToolSetting::Required);
+        assert_eq!(setting_of("Bash").effective, ToolSetting::Required);
+        // A read runs at once; the Grep the person wants to see waits in the inbox.
+        let read = engine
+            .agent_call(claude(
+                "Read",
+                json!({"file_path": "/work/a.txt"}),
+                Some("t1"),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(read.verdict, AgentVerdict::Allow);
+        assert!(engine.inbox().unwrap().is_empty());
+        let grep = asking(&engine, claude("Grep", json!({"pattern": "x"}), Some("t2")));
+        let item = waiting(&engine).await;
+        assert_eq!(item.tool, "Grep");
+        grep.abort();
+        // Codex reports no read-only tool of its own: nothing is set.
+        let codex = engine.connect_agent_defaults("codex").unwrap();
+        assert!(codex.set.is_empty() && codex.kept.is_empty());
+        assert!(engine.connect_agent_defaults("mcp-client").is_err());
+    }
+
+    /// An agent's session keeps its id as its name (the key) and gets a title a person reads:
+    /// the folder first, the folder and the first prompt once the hook could read it.
+    #[tokio::test]
+    async fn an_agents_session_is_titled_by_its_folder_and_first_prompt() {
+        let (_dir, engine) = engine();
+        engine.connect_agent_defaults("claude-code").unwrap();
+        let read = |prompt: Option<&str>, id: &str| AgentCall {
+            cwd: Some("/home/me/src/airlock".into()),
+            prompt: prompt.map(str::to_string),
+            ..claude("Read", json!({"file_path": "a"}), Some(id))
+        };
+        let title = || {
+            let sessions = engine.sessions().unwrap();
+            let session = sessions
+                .iter()
+                .find(|s| s.name == "claude-code:s1")
+                .expect("the session keeps its key as its name");
+            session.title.clone()
+        };
+        engine.agent_call(read(None, "t1")).await.unwrap();
+        assert_eq!(title().as_deref(), Some("airlock"));
+        let long = "  Fix the failing\ttest in crates/cli/tests/gateway.rs and then make sure every other test passes\nsecond line";
+        engine.agent_call(read(Some(long), "t2")).await.unwrap();
+        assert_eq!(
+            title().as_deref(),
+            Some("airlock: Fix the failing test in crates/cli/tests/gateway.rs and then…")
+        );
+        // Named once: a later prompt does not rename it.
+        engine
+            .agent_call(read(Some("something else"), "t3"))
+            .await
+            .unwrap();
+        assert!(title().unwrap().starts_with("airlock: Fix the failing"));
     }
 
     /// A model backend that repeats tool-use ids: the answer given to a `Read` with id X is not

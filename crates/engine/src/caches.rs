@@ -23,7 +23,8 @@ impl Inner {
         {
             return Ok(provider);
         }
-        let built = provider::build(&provider::settings_of(&self.store, chosen)?)?;
+        let settings = provider::settings_of(&self.store, chosen)?;
+        let built = provider::build(&settings, provider::keyring_key(&self.data_dir, &settings)?)?;
         self.providers
             .write()
             .unwrap_or_else(|p| p.into_inner())

@@ -50,6 +50,20 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// The message as the desktop window shows it: where the command line's text names a
+    /// command, the window names its own screen.
+    pub fn window_message(&self) -> String {
+        match self {
+            EngineError::NoProvider => {
+                "No model provider is set up yet: open Settings → Model provider, pick one and save it.".into()
+            }
+            EngineError::UnknownRule(id) => {
+                format!("no rule with id '{id}' (Settings → Argument rules lists them)")
+            }
+            other => other.to_string(),
+        }
+    }
+
     pub fn code(&self) -> ErrorCode {
         match self {
             EngineError::Store(error) if error.is_disk_failure() => ErrorCode::StorageFailed,

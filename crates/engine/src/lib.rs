@@ -16,6 +16,7 @@ pub mod pause;
 mod provider;
 pub mod remote;
 pub mod router;
+mod secrets;
 pub mod servers;
 mod sessions;
 mod settings;
@@ -128,17 +129,24 @@ impl Engine {
     /// interrupted, never re-run) and resumes every unfinished turn. Needs a tokio runtime.
     pub fn open(config: EngineConfig) -> Result<Self> {
         let data_dir = config.data_dir;
-        let workspace = config
-            .workspace
-            .unwrap_or_else(|| data_dir::default_workspace(&data_dir));
-        for dir in [&data_dir, &workspace] {
+        let create = |dir: &PathBuf| {
             std::fs::create_dir_all(dir).map_err(|e| EngineError::DataDir {
                 path: dir.clone(),
                 message: e.to_string(),
-            })?;
-        }
+            })
+        };
+        create(&data_dir)?;
         data_dir::close(&data_dir)?;
         let store = Store::open(&data_dir.join("airlock.db"))?;
+        // A folder given at start wins; else the one chosen in Settings; else the default.
+        let chosen = store
+            .setting(airlock_core::Setting::Workspace.key())?
+            .and_then(|v| v.as_str().map(PathBuf::from));
+        let workspace = config
+            .workspace
+            .or(chosen)
+            .unwrap_or_else(|| data_dir::default_workspace(&data_dir));
+        create(&workspace)?;
         data_dir::make_private(&data_dir, &workspace)?;
         store.ensure_server(
             BUILTIN_SERVER,

@@ -241,6 +241,7 @@ mod tests {
             editable: false,
             wait_ms: Some(50),
             definition: None,
+            prompt: None,
         }
     }
 

@@ -5,7 +5,7 @@ use crate::{EngineError, Result};
 use airlock_core::Setting;
 use airlock_core::settings::SESSION_PROVIDER_PREFIX;
 use airlock_llm::{
-    Anthropic, HostedMcpTool, ModelProvider, OpenAiChat, OpenAiResponses, ProviderConfig,
+    Anthropic, ApiKey, HostedMcpTool, ModelProvider, OpenAiChat, OpenAiResponses, ProviderConfig,
 };
 use airlock_protocol::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSettings};
 use airlock_store::Store;
@@ -159,7 +159,31 @@ pub(crate) fn cache_key(name: Option<&str>) -> String {
     name.unwrap_or_default().to_string()
 }
 
-pub(crate) fn build(settings: &ProviderSettings) -> Result<Arc<dyn ModelProvider>> {
+/// The key a provider is built with: none when it names a variable (read at each request), else
+/// the one the OS keyring keeps for it.
+pub(crate) fn keyring_key(
+    data_dir: &std::path::Path,
+    settings: &ProviderSettings,
+) -> Result<Option<ApiKey>> {
+    let names_variable = settings
+        .api_key_env
+        .as_deref()
+        .is_some_and(|v| !v.trim().is_empty());
+    if names_variable || !settings.api_key_in_keyring {
+        return Ok(None);
+    }
+    match crate::secrets::load(data_dir, settings.name.as_deref())? {
+        Some(key) => Ok(Some(key)),
+        None => Err(EngineError::Provider(
+            "the API key is no longer in the OS keyring; paste it again in Settings → Model provider".into(),
+        )),
+    }
+}
+
+pub(crate) fn build(
+    settings: &ProviderSettings,
+    key: Option<ApiKey>,
+) -> Result<Arc<dyn ModelProvider>> {
     let url = settings.base_url.trim();
     if !(url.starts_with("http://") || url.starts_with("https://")) {
         return Err(EngineError::Provider(format!(
@@ -183,6 +207,7 @@ pub(crate) fn build(settings: &ProviderSettings) -> Result<Arc<dyn ModelProvider
         base_url: url.to_string(),
         model: settings.model.clone(),
         api_key_env: settings.api_key_env.clone().filter(|v| !v.is_empty()),
+        api_key: key,
         stream: settings.stream,
         max_retries: settings.max_retries.unwrap_or(defaults.max_retries),
         request_timeout: settings

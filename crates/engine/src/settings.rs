@@ -4,8 +4,62 @@
 use crate::*;
 use airlock_core::policy::PolicyConfig;
 use airlock_core::{ArgRule, Mode, Setting, ToolSetting};
+use airlock_llm::ApiKey;
 use serde_json::{Value, json};
 use std::collections::HashMap;
+
+/// The coding agents' own tools (`claude-code/Read`), which no server lists: the ones their
+/// hooks are known to report and any other that has a setting, each settable like a server's
+/// tool. A notification never approves an agent's call.
+fn agent_tool_views(
+    policy: &PolicyConfig,
+    settings: &HashMap<(String, String), ToolSetting>,
+) -> Vec<ToolView> {
+    let mut views = Vec::new();
+    for &agent in airlock_core::HookAgent::ALL {
+        let server = agent.as_str();
+        let mut tools: Vec<String> = agent.known_tools().iter().map(|t| t.to_string()).collect();
+        tools.extend(
+            settings
+                .keys()
+                .filter(|(s, _)| s == server)
+                .map(|(_, tool)| tool.clone()),
+        );
+        tools.sort();
+        tools.dedup();
+        for tool in tools {
+            let key = (server.to_string(), tool.clone());
+            views.push(ToolView {
+                model_name: format!("{server}/{tool}"),
+                description: format!(
+                    "{}'s own {tool} tool, asked through its hook",
+                    agent_label(agent)
+                ),
+                setting: settings
+                    .get(&key)
+                    .copied()
+                    .unwrap_or(ToolSetting::ServerDefault),
+                effective: policy.effective_setting(server, &tool, false),
+                read_only_hint: false,
+                from_notification: None,
+                may_allow_from_notification: false,
+                approvable_from_notification: false,
+                annotations: None,
+                server: server.to_string(),
+                tool,
+            });
+        }
+    }
+    views
+}
+
+/// The agent's name as people write it.
+fn agent_label(agent: airlock_core::HookAgent) -> &'static str {
+    match agent {
+        airlock_core::HookAgent::ClaudeCode => "Claude Code",
+        airlock_core::HookAgent::Codex => "Codex",
+    }
+}
 
 impl Engine {
     pub fn provider_settings(&self) -> Result<Option<ProviderSettings>> {
@@ -20,9 +74,26 @@ impl Engine {
         Ok(all)
     }
 
-    /// Sets the default provider, or the named one `settings.name` names.
-    pub fn set_provider(&self, settings: ProviderSettings) -> Result<()> {
-        let built = provider::build(&settings)?;
+    /// Sets the default provider, or the named one `settings.name` names. A variable named
+    /// for the key replaces a key kept in the keyring (which is then forgotten).
+    pub fn set_provider(&self, mut settings: ProviderSettings) -> Result<()> {
+        let names_variable = settings
+            .api_key_env
+            .as_deref()
+            .is_some_and(|v| !v.trim().is_empty());
+        let kept_before = provider::settings_of(&self.inner.store, settings.name.clone())
+            .is_ok_and(|old| old.api_key_in_keyring);
+        if names_variable && (settings.api_key_in_keyring || kept_before) {
+            secrets::forget(&self.inner.data_dir, settings.name.as_deref())?;
+            settings.api_key_in_keyring = false;
+        } else if !names_variable && kept_before {
+            // The key pasted earlier stays in use until a variable is named instead.
+            settings.api_key_in_keyring = true;
+        }
+        let built = provider::build(
+            &settings,
+            provider::keyring_key(&self.inner.data_dir, &settings)?,
+        )?;
         provider::save(&self.inner.store, &settings)?;
         if let Some(name) = &settings.api_key_env {
             self.inner.builtin.hide_env(name);
@@ -33,6 +104,59 @@ impl Engine {
             .unwrap_or_else(|p| p.into_inner())
             .insert(provider::cache_key(settings.name.as_deref()), built);
         Ok(())
+    }
+
+    /// Keeps `key` in the OS keyring as the API key of the default provider (`provider: None`)
+    /// or a named one, which must be set already; the store keeps only that it is there. The
+    /// key is never written to the store, a log or an answer.
+    pub fn set_provider_key(&self, provider: Option<&str>, key: &str) -> Result<()> {
+        let key =
+            ApiKey::new(key).ok_or_else(|| EngineError::Invalid("the API key is empty".into()))?;
+        let mut settings = provider::settings_of(&self.inner.store, provider.map(str::to_string))?;
+        secrets::store(&self.inner.data_dir, provider, &key)?;
+        settings.api_key_env = None;
+        settings.api_key_in_keyring = true;
+        self.set_provider(settings)
+    }
+
+    /// Sends one real request to the provider `settings` describe, with `key` (pasted, not
+    /// kept yet) or else the key it would use, and says what came back; nothing is saved.
+    pub async fn test_provider(
+        &self,
+        settings: ProviderSettings,
+        key: Option<&str>,
+    ) -> Result<String> {
+        let key = match key.and_then(ApiKey::new) {
+            Some(key) => Some(key),
+            None => provider::keyring_key(&self.inner.data_dir, &settings)?,
+        };
+        let built = provider::build(
+            &ProviderSettings {
+                // One try: a test says at once what is wrong.
+                max_retries: Some(0),
+                api_key_env: if key.is_some() {
+                    None
+                } else {
+                    settings.api_key_env.clone()
+                },
+                ..settings
+            },
+            key,
+        )?;
+        let request = airlock_llm::ChatRequest {
+            messages: vec![airlock_llm::ChatMessage::user("Reply with the word OK.")],
+            tools: Vec::new(),
+        };
+        let reply = built
+            .complete(&request, None)
+            .await
+            .map_err(|e| EngineError::Provider(e.to_string()))?;
+        let text: String = reply.text.trim().chars().take(80).collect();
+        Ok(if text.is_empty() {
+            "The provider answered.".into()
+        } else {
+            format!("The provider answered: “{text}”")
+        })
     }
 
     /// Makes a session (created if new) use the named provider from its next model request on.
@@ -65,8 +189,42 @@ impl Engine {
         Ok(())
     }
 
+    /// The folder Airlock's own tools work in from the next start on (an absolute path, made
+    /// if missing); the running engine keeps its own until then.
+    pub fn set_workspace(&self, folder: &str) -> Result<()> {
+        let path = std::path::Path::new(folder.trim());
+        if !path.is_absolute() {
+            return Err(EngineError::Invalid(format!(
+                "the workspace folder must be an absolute path, not '{folder}'"
+            )));
+        }
+        std::fs::create_dir_all(path).map_err(|e| EngineError::DataDir {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        self.inner
+            .store
+            .set_setting(Setting::Workspace.key(), &json!(path.display().to_string()))?;
+        Ok(())
+    }
+
+    /// The workspace chosen in Settings for the next start, when one was.
+    pub fn chosen_workspace(&self) -> Result<Option<String>> {
+        Ok(self
+            .inner
+            .store
+            .setting(Setting::Workspace.key())?
+            .and_then(|v| v.as_str().map(str::to_string)))
+    }
+
     /// Sets one setting, after checking that the value is of its kind.
     pub fn set_setting(&self, setting: Setting, value: &Value) -> Result<()> {
+        if setting == Setting::Workspace {
+            let folder = value.as_str().ok_or_else(|| {
+                EngineError::Invalid("the workspace folder must be a path".into())
+            })?;
+            return self.set_workspace(folder);
+        }
         setting.check(value).map_err(EngineError::Invalid)?;
         self.inner.store.set_setting(setting.key(), value)?;
         self.inner.invalidate_policy();
@@ -82,7 +240,7 @@ impl Engine {
             .into_iter()
             .map(|(server, tool, setting)| ((server, tool), setting))
             .collect();
-        Ok(self
+        let mut views: Vec<ToolView> = self
             .inner
             .tools
             .all()
@@ -115,7 +273,9 @@ impl Engine {
                     annotations: def.annotations.clone(),
                 }
             })
-            .collect())
+            .collect();
+        views.extend(agent_tool_views(&policy, &settings));
+        Ok(views)
     }
 
     pub fn set_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()> {
@@ -197,5 +357,77 @@ impl Engine {
         let removed = self.inner.store.revoke_remembered(id)?;
         self.inner.invalidate_policy();
         Ok(removed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use airlock_testkit::{Reply, ScriptedModel};
+
+    /// The workspace chosen in Settings is the one the next start uses; a folder given at
+    /// start still wins; a relative path is refused.
+    #[tokio::test]
+    async fn a_workspace_chosen_in_settings_is_used_from_the_next_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = |workspace: Option<PathBuf>| {
+            Engine::open(EngineConfig {
+                data_dir: dir.path().join("data"),
+                workspace,
+            })
+            .unwrap()
+        };
+        let engine = open(Some(dir.path().join("first")));
+        assert!(engine.set_workspace("relative/folder").is_err());
+        let chosen = dir.path().join("chosen");
+        engine.set_workspace(chosen.to_str().unwrap()).unwrap();
+        // The running engine keeps its folder until it starts again.
+        assert_eq!(engine.workspace(), dir.path().join("first"));
+        drop(engine);
+        assert_eq!(open(None).workspace(), chosen);
+        assert_eq!(
+            open(Some(dir.path().join("flag"))).workspace(),
+            dir.path().join("flag")
+        );
+    }
+
+    /// "Test connection" sends one real request with the pasted key and saves nothing; a
+    /// provider that cannot be reached says so.
+    #[tokio::test]
+    async fn test_connection_sends_one_request_with_the_pasted_key_and_saves_nothing() {
+        let (_dir, engine) = crate::tests::empty_engine();
+        let model = ScriptedModel::start(vec![Reply::Text("OK".into())])
+            .await
+            .unwrap();
+        let settings = ProviderSettings {
+            base_url: model.base_url(),
+            model: "scripted".into(),
+            ..ProviderSettings::default()
+        };
+        let said = engine
+            .test_provider(settings.clone(), Some("sk-pasted"))
+            .await
+            .unwrap();
+        assert_eq!(said, "The provider answered: “OK”");
+        let auth: Vec<String> = model
+            .request_headers()
+            .iter()
+            .filter_map(|h| h.iter().find(|(n, _)| n == "authorization"))
+            .map(|(_, v)| v.clone())
+            .collect();
+        assert_eq!(auth, ["Bearer sk-pasted"]);
+        assert_eq!(engine.provider_settings().unwrap(), None);
+        let unreachable = ProviderSettings {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            ..settings
+        };
+        let error = engine
+            .test_provider(unreachable, Some("sk-pasted"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("cannot reach the provider"), "{error}");
+        assert!(!error.contains("sk-pasted"), "{error}");
     }
 }

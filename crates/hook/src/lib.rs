@@ -256,6 +256,68 @@ fn read_event(deadline: Instant) -> Result<Value, String> {
     serde_json::from_slice(&bytes).map_err(|e| format!("the hook's input is not JSON: {e}"))
 }
 
+/// How much of an agent's transcript the hook reads for the session's first prompt.
+const TRANSCRIPT_READ_BYTES: u64 = 256 * 1024;
+
+/// The session's first prompt from the agent's transcript (JSON Lines): Claude Code's first
+/// `user` message that is text, or Codex's first `user_message` event. `None` when the file
+/// cannot be read or holds none yet: the session is then named by its folder alone.
+pub fn first_prompt(transcript: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(transcript).ok()?;
+    let reader = std::io::BufReader::new(file.take(TRANSCRIPT_READ_BYTES));
+    reader
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str::<Value>(&line).ok())
+        .find_map(|entry| prompt_of(&entry))
+}
+
+fn prompt_of(entry: &Value) -> Option<String> {
+    let text = match entry.get("type").and_then(Value::as_str)? {
+        // Claude Code: {"type":"user","message":{"role":"user","content":"…" or [{"type":"text","text":"…"}]}};
+        // tool results are user messages too, and meta entries are not the person's words.
+        "user" if entry.get("isMeta").and_then(Value::as_bool) != Some(true) => {
+            match entry.pointer("/message/content")? {
+                Value::String(text) => text.clone(),
+                Value::Array(blocks) => blocks
+                    .iter()
+                    .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))?
+                    .get("text")?
+                    .as_str()?
+                    .to_string(),
+                _ => return None,
+            }
+        }
+        // Codex 0.169: {"type":"response_item","payload":{"type":"message","role":"user",
+        // "content":[{"type":"input_text","text":"…"}]}} (its environment context is such a
+        // message too, tagged, skipped below).
+        "response_item"
+            if entry.pointer("/payload/type").and_then(Value::as_str) == Some("message")
+                && entry.pointer("/payload/role").and_then(Value::as_str) == Some("user") =>
+        {
+            entry
+                .pointer("/payload/content")?
+                .as_array()?
+                .iter()
+                .find(|b| b.get("type").and_then(Value::as_str) == Some("input_text"))?
+                .get("text")?
+                .as_str()?
+                .to_string()
+        }
+        // Other Codex versions: {"type":"event_msg","payload":{"type":"user_message","message":"…"}}.
+        "event_msg"
+            if entry.pointer("/payload/type").and_then(Value::as_str) == Some("user_message") =>
+        {
+            entry.pointer("/payload/message")?.as_str()?.to_string()
+        }
+        _ => return None,
+    };
+    let text = text.trim();
+    // Claude Code's slash commands and caveats are tagged text, not a prompt.
+    (!text.is_empty() && !text.starts_with('<')).then(|| text.chars().take(500).collect())
+}
+
 /// The agent's event as Airlock's request.
 fn agent_call(agent: HookAgent, event: HookEvent, input: &Value) -> Result<AgentCall, String> {
     let text = |key: &str| input.get(key).and_then(Value::as_str).map(str::to_string);
@@ -288,6 +350,7 @@ fn agent_call(agent: HookAgent, event: HookEvent, input: &Value) -> Result<Agent
         editable: !(agent == HookAgent::Codex && event == HookEvent::PermissionRequest),
         wait_ms: None,
         definition: None,
+        prompt: text("transcript_path").and_then(|path| first_prompt(Path::new(&path))),
     })
 }
 
@@ -413,6 +476,47 @@ fn approved_by(answer: &AgentAnswer) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The session's first prompt, as each agent writes its transcript: Claude Code's first
+    /// user text (not a tool result, not a tagged command), Codex's first `user_message`.
+    #[test]
+    fn the_first_prompt_is_read_from_either_agents_transcript() {
+        let dir = tempfile::tempdir().unwrap();
+        let claude = dir.path().join("claude.jsonl");
+        let lines = [
+            json!({"type": "summary", "summary": "x"}),
+            json!({"type": "user", "isMeta": true, "message": {"role": "user", "content": "Caveat"}}),
+            json!({"type": "user", "message": {"role": "user", "content": "<command-name>/clear</command-name>"}}),
+            json!({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "Fix the test"}]}}),
+            json!({"type": "user", "message": {"role": "user", "content": "later"}}),
+        ];
+        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+        std::fs::write(&claude, text.join("\n")).unwrap();
+        assert_eq!(first_prompt(&claude).as_deref(), Some("Fix the test"));
+
+        let codex = dir.path().join("rollout.jsonl");
+        let lines = [
+            json!({"type": "session_meta", "payload": {"id": "x"}}),
+            json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>…"}]}}),
+            json!({"type": "event_msg", "payload": {"type": "user_message", "message": "Run the command"}}),
+        ];
+        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+        std::fs::write(&codex, text.join("\n")).unwrap();
+        assert_eq!(first_prompt(&codex).as_deref(), Some("Run the command"));
+
+        // Codex 0.169 writes the prompt as a user message after its tagged context.
+        let lines = [
+            json!({"type": "session_meta", "payload": {"id": "x"}}),
+            json!({"type": "response_item", "payload": {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex"}]}}),
+            json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>…"}]}}),
+            json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Fix the build"}]}}),
+        ];
+        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+        std::fs::write(&codex, text.join("\n")).unwrap();
+        assert_eq!(first_prompt(&codex).as_deref(), Some("Fix the build"));
+
+        assert_eq!(first_prompt(&dir.path().join("missing.jsonl")), None);
+    }
 
     fn answer(verdict: AgentVerdict, edit: Option<Value>) -> AgentAnswer {
         AgentAnswer {

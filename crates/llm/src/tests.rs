@@ -11,6 +11,7 @@ fn config(server: &ScriptedModel, stream: bool) -> ProviderConfig {
         base_url: server.base_url(),
         model: "m".into(),
         api_key_env: None,
+        api_key: None,
         stream,
         max_retries: 2,
         request_timeout: Duration::from_secs(5),
@@ -182,6 +183,7 @@ async fn a_missing_api_key_sends_nothing() {
         .unwrap();
     let provider = OpenAiChat::new(ProviderConfig {
         api_key_env: Some("AIRLOCK_TEST_SURELY_UNSET_KEY".into()),
+        api_key: None,
         ..config(&server, false)
     })
     .unwrap();

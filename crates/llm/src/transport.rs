@@ -95,7 +95,7 @@ impl Transport {
 
     fn api_key(&self) -> Result<Option<String>, LlmError> {
         match &self.config.api_key_env {
-            None => Ok(None),
+            None => Ok(self.config.api_key.as_ref().map(|k| k.expose().to_string())),
             Some(var) => match std::env::var(var) {
                 Ok(key) if !key.trim().is_empty() => Ok(Some(key.trim().to_string())),
                 _ => Err(LlmError::MissingApiKey { var: var.clone() }),

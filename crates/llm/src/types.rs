@@ -165,6 +165,28 @@ pub struct ModelReply {
     pub provider_outcomes: Vec<ProviderToolOutcome>,
 }
 
+/// An API key held in memory: never printed (`Debug` shows `ApiKey(***)`), never serialized.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// `None` for an empty or blank key.
+    pub fn new(key: &str) -> Option<Self> {
+        let key = key.trim();
+        (!key.is_empty()).then(|| Self(key.to_string()))
+    }
+
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ProviderConfig {
     /// For example `https://api.openai.com/v1`; requests go to `{base_url}/chat/completions`
@@ -173,6 +195,8 @@ pub struct ProviderConfig {
     pub model: String,
     /// The environment variable holding the API key (a bearer token, or Anthropic's `x-api-key`).
     pub api_key_env: Option<String>,
+    /// The API key itself (from the OS keyring); used when no variable is named.
+    pub api_key: Option<ApiKey>,
     pub stream: bool,
     /// Retries after the first try, for 429, 5xx, timeouts and connection errors.
     pub max_retries: u32,
@@ -189,6 +213,7 @@ impl Default for ProviderConfig {
             base_url: "https://api.openai.com/v1".into(),
             model: "gpt-4o-mini".into(),
             api_key_env: Some("OPENAI_API_KEY".into()),
+            api_key: None,
             stream: true,
             max_retries: 4,
             request_timeout: Duration::from_secs(120),
@@ -203,7 +228,9 @@ pub type TextSink = dyn Fn(&str) + Send + Sync;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
-    #[error("the API key variable {var} is not set (or empty) in the engine's environment")]
+    #[error(
+        "the API key variable {var} is not set (or empty) in the engine's environment; set it, or paste the key in Settings → Model provider instead"
+    )]
     MissingApiKey { var: String },
     #[error("the provider refused the request (HTTP {status}): {body}")]
     Status { status: u16, body: String },

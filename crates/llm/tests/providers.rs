@@ -20,6 +20,7 @@ fn config(server: &ScriptedModel, stream: bool) -> ProviderConfig {
         base_url: server.base_url(),
         model: "m".into(),
         api_key_env: None,
+        api_key: None,
         stream,
         max_retries: 2,
         request_timeout: Duration::from_secs(5),
@@ -234,6 +235,7 @@ async fn anthropic_text_and_two_tool_uses_in_json_and_sse() {
         let provider = Anthropic::new(
             ProviderConfig {
                 api_key_env: Some(var.clone()),
+                api_key: None,
                 ..config(&server, stream)
             },
             Some(1000),

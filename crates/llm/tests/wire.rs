@@ -179,6 +179,7 @@ fn config(server: &Server, stream: bool) -> ProviderConfig {
         base_url: server.base_url.clone(),
         model: "test-model".into(),
         api_key_env: None,
+        api_key: None,
         stream,
         max_retries: 2,
         request_timeout: Duration::from_secs(5),
@@ -530,6 +531,7 @@ async fn connection_refused_is_retried_and_explained() {
         base_url: format!("http://127.0.0.1:{port}/v1"),
         model: "m".into(),
         api_key_env: None,
+        api_key: None,
         stream: false,
         max_retries: 1,
         max_backoff: Duration::from_millis(5),
@@ -590,6 +592,7 @@ async fn the_request_body_is_in_openai_wire_format() {
         .unwrap();
     let provider = OpenAiChat::new(ProviderConfig {
         api_key_env: Some(var),
+        api_key: None,
         ..config(&server, false)
     })
     .unwrap();
@@ -650,6 +653,7 @@ async fn a_missing_key_sends_nothing() {
     let server = Server::start(vec![json_response(200, "", "{}")]).await;
     let provider = OpenAiChat::new(ProviderConfig {
         api_key_env: Some("AIRLOCK_LLM_WIRE_TEST_UNSET_KEY".into()),
+        api_key: None,
         ..config(&server, true)
     })
     .unwrap();

@@ -247,6 +247,7 @@ impl Proxy {
             editable: true,
             wait_ms: None,
             definition: self.definition(&request.name).await,
+            prompt: None,
         };
         let answer =
             self.gate.decide(call).await.map_err(|error| {

@@ -52,6 +52,19 @@ pub struct AgentCall {
     /// `annotations`; mcp-client only): pinned, so a changed definition suspends its grants.
     #[serde(default)]
     pub definition: Option<Value>,
+    /// The first prompt of the agent's session, when its hook could read it (from the agent's
+    /// transcript): with the folder it names the session for a person.
+    #[serde(default)]
+    pub prompt: Option<String>,
+}
+
+/// What `airlock connect` set inside Airlock: the agent's read-only tools it made "approval not
+/// required" (`set`) and those whose setting it kept because the person had chosen one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentToolDefaults {
+    pub agent: String,
+    pub set: Vec<String>,
+    pub kept: Vec<String>,
 }
 
 /// What the agent is told.

@@ -14,8 +14,8 @@ pub mod rows;
 pub mod views;
 
 pub use agents::{
-    AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentVerdict, AgentView,
-    ConnectReport,
+    AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentToolDefaults,
+    AgentVerdict, AgentView, ConnectReport,
 };
 pub use error::ErrorCode;
 pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};

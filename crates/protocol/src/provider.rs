@@ -60,6 +60,10 @@ pub struct ProviderSettings {
     /// The name of the environment variable that holds the API key (never the key itself).
     #[serde(default)]
     pub api_key_env: Option<String>,
+    /// The API key is in the OS keyring (pasted in the window; never in the store). A named
+    /// variable wins over it.
+    #[serde(default)]
+    pub api_key_in_keyring: bool,
     #[serde(default = "default_stream")]
     pub stream: bool,
     /// OpenAI Responses only: remote MCP servers the provider calls itself.
@@ -85,6 +89,7 @@ impl Default for ProviderSettings {
             base_url: String::new(),
             model: String::new(),
             api_key_env: None,
+            api_key_in_keyring: false,
             stream: true,
             hosted_mcp: Vec::new(),
             max_tokens: None,

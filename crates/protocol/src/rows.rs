@@ -19,6 +19,9 @@ pub struct SessionRow {
     pub last_error: Option<String>,
     pub created_at: String,
     pub updated_at: String,
+    /// What a person reads when `name` is a key: an agent's session as its folder and first
+    /// prompt ("airlock: fix the failing test"). `None`: the name is the title.
+    pub title: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -95,7 +95,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 10] = [
+const MIGRATIONS: [&str; 11] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -106,6 +106,7 @@ const MIGRATIONS: [&str; 10] = [
     include_str!("migration_8_devices.sql"),
     include_str!("migration_9_agents_fail_closed.sql"),
     include_str!("migration_10_grant_scope.sql"),
+    include_str!("migration_11_session_title.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

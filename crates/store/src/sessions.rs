@@ -5,7 +5,7 @@ use airlock_core::{Mode, SessionStatus, ids};
 use airlock_protocol::SessionRow;
 use rusqlite::{OptionalExtension, Row, params};
 
-const COLUMNS: &str = "id, name, mode, status, last_error, created_at, updated_at";
+const COLUMNS: &str = "id, name, mode, status, last_error, created_at, updated_at, title";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<SessionRowRaw> {
     Ok(SessionRowRaw {
@@ -16,6 +16,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<SessionRowRaw> {
         last_error: row.get(4)?,
         created_at: row.get(5)?,
         updated_at: row.get(6)?,
+        title: row.get(7)?,
     })
 }
 
@@ -27,6 +28,7 @@ struct SessionRowRaw {
     last_error: Option<String>,
     created_at: String,
     updated_at: String,
+    title: Option<String>,
 }
 
 impl SessionRowRaw {
@@ -43,6 +45,7 @@ impl SessionRowRaw {
             last_error: self.last_error,
             created_at: self.created_at,
             updated_at: self.updated_at,
+            title: self.title,
         })
     }
 }
@@ -110,6 +113,17 @@ impl Store {
             let rows = stmt.query_map([], from_row)?;
             rows.map(|r| r.map_err(StoreError::from).and_then(SessionRowRaw::parse))
                 .collect()
+        })
+    }
+
+    /// The name a person reads for a session whose name is a key (an agent's session id).
+    pub fn set_session_title(&self, id: &str, title: &str) -> Result<()> {
+        self.write(|tx| {
+            tx.run(
+                "UPDATE sessions SET title = ?2 WHERE id = ?1",
+                params![id, title],
+            )?;
+            Ok(())
         })
     }
 

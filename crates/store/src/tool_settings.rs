@@ -18,6 +18,40 @@ impl Store {
         })
     }
 
+    /// Seeds the settings of an agent's tools (`airlock connect`) unless the person already
+    /// chose one, in one transaction, audited: returns the tools whose setting it set.
+    pub fn seed_agent_tool_settings(
+        &self,
+        server: &str,
+        tools: &[&str],
+        setting: ToolSetting,
+    ) -> Result<Vec<String>> {
+        self.write(|tx| {
+            let mut seeded = Vec::new();
+            for tool in tools {
+                let inserted = tx.run(
+                    "INSERT INTO tool_settings (server, tool, setting) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+                    params![server, tool, setting.as_str()],
+                )?;
+                if inserted > 0 {
+                    seeded.push(tool.to_string());
+                }
+            }
+            if !seeded.is_empty() {
+                insert_audit(
+                    tx,
+                    "connect",
+                    "tool_setting_changed",
+                    None,
+                    None,
+                    None,
+                    &json!({"server": server, "tools": seeded, "setting": setting}),
+                )?;
+            }
+            Ok(seeded)
+        })
+    }
+
     pub fn set_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()> {
         self.write(|tx| {
             tx.run(

@@ -99,6 +99,12 @@ describe('PhonePanel', () => {
     expect(screen.getByTestId('phone-url').textContent).toBe('https://100.64.0.7:8443');
     expect(screen.getByTestId('phone-fingerprint').textContent).toBe('AB:CD:EF:01:23:45:67:89');
     expect(screen.getByText(/certificate is not trusted/).textContent).toContain('SHA-256 fingerprint');
+    // Where each phone's browser shows it, step by step (its warning page hides it).
+    const help = screen.getByTestId('phone-cert-help').textContent?.replace(/\s+/g, ' ') ?? '';
+    expect(help).toContain('tap Not secure');
+    expect(help).toContain('SHA-256 fingerprint');
+    expect(help).toContain('tap Show Details, then the link view the certificate');
+    expect(help).toContain('SHA-256 under Fingerprints');
     expect(calls.some((c) => c.cmd === 'pair_phone')).toBe(true);
   });
 

@@ -59,6 +59,12 @@ export const api = {
   settings: () => invoke<SettingsView>('settings'),
   setWorkspaceMode: (mode: Mode) => invoke<void>('set_workspace_mode', { mode }),
   setProvider: (provider: ProviderSettings) => invoke<void>('set_provider', { provider }),
+  /** The folder Airlock's own tools work in, from the next start on. */
+  setWorkspace: (folder: string) => invoke<void>('set_workspace', { folder }),
+  /** Keeps a pasted API key in the OS keyring (never in the store); `name: null` is the default provider. */
+  setProviderKey: (name: string | null, key: string) => invoke<void>('set_provider_key', { name, key }),
+  /** "Test connection": one real request to the provider as given (nothing saved); what came back. */
+  testProvider: (provider: ProviderSettings, apiKey: string | null) => invoke<string>('test_provider', { provider, apiKey }),
   setToolSetting: (server: string, tool: string, setting: ToolSetting) =>
     invoke<void>('set_tool_setting', { server, tool, setting }),
   /** Whether a notification may approve a tool (or, with `tool` null, a server's tools); null forgets the choice. */

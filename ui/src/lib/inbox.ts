@@ -8,7 +8,7 @@ export type GroupBy = 'session' | 'tool';
 export type Header = {
   kind: 'header';
   key: string;
-  /** The session's name, or `server/tool`. */
+  /** The session's title (an agent's: its folder and first prompt), or `server/tool`. */
   label: string;
   count: number;
   ids: string[];
@@ -21,18 +21,19 @@ export type Header = {
 
 export type Row = Header | { kind: 'item'; item: InboxItem; index: number };
 
-function groupKey(item: InboxItem, by: GroupBy): [string, string] {
-  return by === 'session' ? [`s:${item.session}`, item.session] : [`t:${item.server}\u001f${item.tool}`, `${item.server}/${item.tool}`];
+function groupKey(item: InboxItem, by: GroupBy, sessionLabel: (name: string) => string): [string, string] {
+  return by === 'session' ? [`s:${item.session}`, sessionLabel(item.session)] : [`t:${item.server}\u001f${item.tool}`, `${item.server}/${item.tool}`];
 }
 
 export function inboxRows(
   items: readonly InboxItem[],
   by: GroupBy = 'session',
   collapsed: ReadonlySet<string> = new Set(),
+  sessionLabel: (name: string) => string = (name) => name,
 ): { rows: Row[]; order: InboxItem[] } {
   const groups = new Map<string, { label: string; list: InboxItem[] }>();
   for (const item of items) {
-    const [key, label] = groupKey(item, by);
+    const [key, label] = groupKey(item, by, sessionLabel);
     const group = groups.get(key);
     if (group) group.list.push(item);
     else groups.set(key, { label, list: [item] });

@@ -21,6 +21,11 @@ export class AppState {
   /** Status from events: the engine announces steps as events and stores only turn ends. */
   status = $state<Record<string, SessionStatus>>({});
   currentSession = $state<string | null>(null);
+  /** A half-typed message of each chat: kept here, not in the Chat screen, so it survives a
+   *  trip to Settings (the screen is rebuilt when it comes back). */
+  drafts = $state<Record<string, string>>({});
+  /** The first-run setup is open (an app with no provider opens on it until saved or skipped). */
+  setupOpen = $state(false);
   focusApproval = $state<string | null>(null);
   error = $state<string | null>(null);
   /** "Pause all agents": nothing runs until resumed (switched here, in the tray or the CLI). */
@@ -94,6 +99,12 @@ export class AppState {
     }
   }
 
+  /** What a person reads for a session: its title (an agent's session: folder and first
+   *  prompt), else its name. */
+  sessionTitle(name: string): string {
+    return this.sessions.find((s) => s.name === name)?.title ?? name;
+  }
+
   apply(event: EngineEvent): void {
     if (event.type === 'approval_requested' || event.type === 'approvals_decided') this.inboxEpoch++;
     switch (event.type) {
@@ -101,6 +112,9 @@ export class AppState {
         this.added.push(event.item);
         this.schedule();
         this.bump(event.item.session);
+        // An agent's session appears with its first call, and is titled by it.
+        if (event.item.agent && !this.sessions.find((s) => s.name === event.item.session)?.title)
+          void api.sessions().then((s) => (this.sessions = s));
         break;
       case 'approvals_decided': {
         // One event for a whole batch (Approve all): one inbox update, one bump per session.

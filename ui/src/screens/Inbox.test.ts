@@ -403,4 +403,22 @@ describe('Inbox', () => {
       expect(actions.compareDocumentPosition(screen.getByTestId('edit-diff')) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
     });
   });
+
+  it("names an agent's session by its title (folder and first prompt), not its id", () => {
+    app.sessions = [
+      {
+        id: 'ses_1', name: 'claude-code:0b7c6d2e-uuid', mode: null, status: 'idle', last_error: null,
+        created_at: '', updated_at: '', title: 'airlock: Fix the failing test',
+      },
+    ];
+    app.inbox = [
+      item(1, 'claude-code:0b7c6d2e-uuid', {
+        kind: 'agent_tool_call', server: 'claude-code', tool: 'Bash', args: { command: 'make' },
+        agent: 'claude-code', agent_session: '0b7c6d2e-uuid', cwd: '/home/dev/airlock', tool_call_id: null, input_schema: null,
+      }),
+    ];
+    render(Inbox);
+    expect(screen.getAllByTestId('inbox-group').map((g) => g.textContent)).toEqual(['airlock: Fix the failing test · 1']);
+    app.sessions = [];
+  });
 });

@@ -6,6 +6,7 @@ import Settings from './Settings.svelte';
 
 let startAtLogin = false;
 let rules: SettingsView['rules'] = [];
+let tools: SettingsView['tools'] = [];
 
 function view(): SettingsView {
   return {
@@ -16,7 +17,7 @@ function view(): SettingsView {
     notifications: true,
     start_at_login: startAtLogin,
     servers: [],
-    tools: [],
+    tools,
     rules,
     remembered: [],
     provider_kinds: [],
@@ -31,6 +32,8 @@ const setStartAtLogin = vi.fn(async (enabled: boolean) => {
 const removeRule = vi.fn(async (id: string) => {
   rules = rules.filter((row) => row.rule.id !== id);
 });
+const setWorkspace = vi.fn(async (_folder: string) => undefined);
+const setToolSetting = vi.fn(async (..._args: unknown[]) => undefined);
 const addRule = vi.fn(async (..._args: unknown[]) => ({ ...rules[0].rule, already_existed: true }));
 
 vi.mock('../lib/api', async (original) => {
@@ -43,6 +46,8 @@ vi.mock('../lib/api', async (original) => {
       setStartAtLogin: (enabled: boolean) => setStartAtLogin(enabled),
       removeRule: (id: string) => removeRule(id),
       addRule: (...a: unknown[]) => addRule(...a),
+      setToolSetting: (...a: unknown[]) => setToolSetting(...a),
+      setWorkspace: (folder: string) => setWorkspace(folder),
       servers: async () => [],
       serverChanges: async () => [],
       agents: async () => [],
@@ -106,5 +111,50 @@ describe('Settings: argument rules', () => {
     await userEvent.click(screen.getByRole('button', { name: 'Add rule' }));
     await screen.findByText('That rule is already there; nothing changed.');
     expect(screen.getAllByTestId('rule-remove')).toHaveLength(1);
+  });
+});
+
+describe('Settings: the agents\' own tools', () => {
+  const agentTool = (tool: string, setting: SettingsView['tools'][number]['setting']): SettingsView['tools'][number] => ({
+    server: 'claude-code',
+    tool,
+    model_name: `claude-code/${tool}`,
+    description: `Claude Code's own ${tool} tool, asked through its hook`,
+    setting,
+    effective: setting === 'server-default' ? 'required' : setting,
+    read_only_hint: false,
+    from_notification: null,
+    approvable_from_notification: false,
+    may_allow_from_notification: false,
+  });
+
+  beforeEach(() => {
+    rules = [];
+    tools = [agentTool('Bash', 'server-default'), agentTool('Read', 'not-required')];
+    setToolSetting.mockClear();
+  });
+
+  it('lists Claude Code\'s tools with their settings, changeable like any server\'s', async () => {
+    render(Settings);
+    await screen.findByTestId('agent-tools-claude-code');
+    expect(screen.queryByTestId('agent-tools-codex')).toBeNull();
+    const read = screen.getByLabelText('Setting of claude-code/Read') as HTMLSelectElement;
+    expect(read.value).toBe('not-required');
+    // A notification never approves an agent's call: no choice is offered.
+    expect(screen.queryByLabelText('Approve claude-code/Read from a notification')).toBeNull();
+    await userEvent.selectOptions(read, 'required');
+    expect(setToolSetting).toHaveBeenCalledWith('claude-code', 'Read', 'required');
+  });
+});
+
+describe('Settings: the workspace folder', () => {
+  it('changes the folder for the next start and says when it applies', async () => {
+    tools = [];
+    rules = [];
+    render(Settings);
+    await userEvent.type(await screen.findByLabelText('Workspace folder'), '/home/me/work');
+    await userEvent.click(screen.getByRole('button', { name: 'Change workspace' }));
+    expect(setWorkspace).toHaveBeenCalledWith('/home/me/work');
+    await screen.findByText(/from the next start/);
   });
 });

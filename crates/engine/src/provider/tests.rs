@@ -327,7 +327,11 @@ fn every_registered_kind_is_named_as_it_is_stored_and_builds() {
             model: "m".into(),
             ..ProviderSettings::default()
         };
-        assert!(crate::provider::build(&settings).is_ok(), "{}", info.name);
+        assert!(
+            crate::provider::build(&settings, None).is_ok(),
+            "{}",
+            info.name
+        );
     }
     assert_eq!(
         crate::provider_kind_names(),

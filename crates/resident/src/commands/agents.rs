@@ -55,8 +55,27 @@ pub async fn agents(shell: &Shell) -> CommandResult<Vec<AgentStatus>> {
     airlock_connect::statuses(&views).map_err(connect_error)
 }
 
+/// Installs the agent's hook (its own config), then, inside Airlock, sets its read-only tools to
+/// "approval not required" unless the person chose otherwise — as `airlock connect` does.
 pub async fn connect_agent(shell: &Shell, agent: String) -> CommandResult<ConnectReport> {
-    airlock_connect::connect(&target(&agent)?, &options(shell)?).map_err(connect_error)
+    let target = target(&agent)?;
+    let mut report = airlock_connect::connect(&target, &options(shell)?).map_err(connect_error)?;
+    if matches!(target, Target::ClaudeCode { .. } | Target::Codex) {
+        let defaults = shell.engine.connect_agent_defaults(target.name())?;
+        if !defaults.set.is_empty() {
+            report.changes.push(format!(
+                "In Airlock, its read-only tools need no approval now: {} (Settings → Tools)",
+                defaults.set.join(", ")
+            ));
+        }
+        if !defaults.kept.is_empty() {
+            report.changes.push(format!(
+                "Your own settings kept: {}",
+                defaults.kept.join(", ")
+            ));
+        }
+    }
+    Ok(report)
 }
 
 pub async fn disconnect_agent(_shell: &Shell, agent: String) -> CommandResult<ConnectReport> {

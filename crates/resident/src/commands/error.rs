@@ -17,7 +17,7 @@ impl From<EngineError> for CommandError {
         let code = error.code();
         Self {
             code,
-            message: error.to_string(),
+            message: error.window_message(),
         }
     }
 }
@@ -36,5 +36,9 @@ mod tests {
         let json =
             serde_json::to_value(CommandError::from(EngineError::NoProvider)).unwrap_or_default();
         assert_eq!(json["code"], "no_provider");
+        // The window points to its Settings screen, not to a shell command.
+        let message = json["message"].as_str().unwrap_or_default();
+        assert!(message.contains("Settings"), "{message}");
+        assert!(!message.contains("airlock "), "{message}");
     }
 }

@@ -73,6 +73,33 @@ pub async fn set_provider(shell: &Shell, provider: ProviderSettings) -> CommandR
     Ok(shell.engine.set_provider(provider)?)
 }
 
+/// Keeps a pasted API key in the OS keyring (never in the store); `name: None` is the default
+/// provider.
+pub async fn set_provider_key(
+    shell: &Shell,
+    name: Option<String>,
+    key: String,
+) -> CommandResult<()> {
+    Ok(shell.engine.set_provider_key(name.as_deref(), &key)?)
+}
+
+/// "Test connection": one real request; what came back, or why it failed.
+pub async fn test_provider(
+    shell: &Shell,
+    provider: ProviderSettings,
+    api_key: Option<String>,
+) -> CommandResult<String> {
+    Ok(shell
+        .engine
+        .test_provider(provider, api_key.as_deref())
+        .await?)
+}
+
+/// The folder Airlock's own tools work in, from the next start on.
+pub async fn set_workspace(shell: &Shell, folder: String) -> CommandResult<()> {
+    Ok(shell.engine.set_workspace(&folder)?)
+}
+
 pub async fn set_tool_setting(
     shell: &Shell,
     server: String,

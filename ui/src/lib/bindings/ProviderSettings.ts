@@ -12,7 +12,12 @@ name?: string | null, kind: ProviderKind, base_url: string, model: string,
 /**
  * The name of the environment variable that holds the API key (never the key itself).
  */
-api_key_env: string | null, stream: boolean, 
+api_key_env: string | null, 
+/**
+ * The API key is in the OS keyring (pasted in the window; never in the store). A named
+ * variable wins over it.
+ */
+api_key_in_keyring: boolean, stream: boolean, 
 /**
  * OpenAI Responses only: remote MCP servers the provider calls itself.
  */

@@ -2,4 +2,9 @@
 import type { Mode } from "./Mode";
 import type { SessionStatus } from "./SessionStatus";
 
-export type SessionRow = { id: string, name: string, mode: Mode | null, status: SessionStatus, last_error: string | null, created_at: string, updated_at: string, };
+export type SessionRow = { id: string, name: string, mode: Mode | null, status: SessionStatus, last_error: string | null, created_at: string, updated_at: string, 
+/**
+ * What a person reads when `name` is a key: an agent's session as its folder and first
+ * prompt ("airlock: fix the failing test"). `None`: the name is the title.
+ */
+title: string | null, };

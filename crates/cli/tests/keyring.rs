@@ -1,0 +1,276 @@
+//! The provider's API key pasted once is kept in the OS keyring (here a real Secret Service:
+//! gnome-keyring on a private D-Bus session), used for the provider's requests and a restart,
+//! and never written to the store, the engine's output or an API answer.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// The Secret Service is Linux's keyring; macOS and Windows use the platform's own.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use airlock_testkit::{Reply, ScriptedModel};
+use common::BIN;
+use serde_json::Value;
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const INSTALL: &str =
+    "sudo apt-get install -y dbus gnome-keyring (bash scripts/setup.sh --deps-only installs it)";
+/// A key nobody would type by chance, to look for in every file and answer.
+const KEY: &str = "sk-airlock-test-9f8e7d6c5b4a39281706";
+
+/// A private D-Bus session with gnome-keyring's Secret Service on it, its login keyring
+/// unlocked; both end with the test.
+struct SecretService {
+    bus: Child,
+    keyring: Child,
+    address: String,
+    _runtime: tempfile::TempDir,
+}
+
+impl Drop for SecretService {
+    fn drop(&mut self) {
+        for child in [&mut self.keyring, &mut self.bus] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn on_path(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+impl SecretService {
+    fn start(home: &Path) -> Self {
+        for program in ["dbus-daemon", "dbus-send", "gnome-keyring-daemon"] {
+            assert!(
+                on_path(program),
+                "{program} is missing: the keyring test needs a real Secret Service; install it: {INSTALL}"
+            );
+        }
+        let mut bus = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut address = String::new();
+        std::io::BufReader::new(bus.stdout.take().unwrap())
+            .read_line(&mut address)
+            .unwrap();
+        let address = address.trim().to_string();
+        assert!(!address.is_empty(), "dbus-daemon printed no address");
+        let runtime = tempfile::tempdir().unwrap();
+        let mut keyring = Command::new("gnome-keyring-daemon")
+            .args(["--unlock", "--foreground", "--components=secrets"])
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .env("HOME", home)
+            .env("XDG_RUNTIME_DIR", runtime.path())
+            .env("XDG_DATA_HOME", home.join(".local/share"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // The login keyring's password, on stdin (--unlock): it is made and unlocked with it.
+        let mut stdin = keyring.stdin.take().unwrap();
+        stdin.write_all(b"airlock-test").unwrap();
+        drop(stdin);
+        let service = Self {
+            bus,
+            keyring,
+            address,
+            _runtime: runtime,
+        };
+        service.wait_for_name("org.freedesktop.secrets");
+        service
+    }
+
+    /// Waits until `name` is on the bus (a deadline, not a sleep).
+    fn wait_for_name(&self, name: &str) {
+        let started = Instant::now();
+        loop {
+            let out = Command::new("dbus-send")
+                .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+                .args([
+                    "--session",
+                    "--print-reply",
+                    "--dest=org.freedesktop.DBus",
+                    "/org/freedesktop/DBus",
+                    "org.freedesktop.DBus.NameHasOwner",
+                    &format!("string:{name}"),
+                ])
+                .output()
+                .unwrap();
+            if String::from_utf8_lossy(&out.stdout).contains("boolean true") {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{name} never appeared on the test's D-Bus session"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// The engine (`airlock serve`) on the test's bus, its output kept to look for the key.
+fn serve(data: &Path, home: &Path, service: &SecretService) -> Child {
+    let _ = std::fs::remove_file(data.join("api.json"));
+    let child = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(data)
+        .arg("serve")
+        .env("DBUS_SESSION_BUS_ADDRESS", &service.address)
+        .env("HOME", home)
+        .env("RUST_LOG", "debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !data.join("api.json").exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "serve did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+fn stop(mut engine: Child) -> String {
+    let _ = engine.kill();
+    let out = engine.wait_with_output().unwrap();
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn airlock(
+    data: &Path,
+    home: &Path,
+    service: &SecretService,
+    args: &[&str],
+    stdin: &str,
+) -> Output {
+    let mut child = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(data)
+        .args(args)
+        .env("DBUS_SESSION_BUS_ADDRESS", &service.address)
+        .env("HOME", home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "airlock {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Every file of the data directory, as bytes (the store, its WAL, settings files).
+fn contains_in_files(dir: &Path, needle: &[u8]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path)
+                && bytes.windows(needle.len()).any(|w| w == needle)
+            {
+                found.push(path.display().to_string());
+            }
+        }
+    }
+    found
+}
+
+fn authorizations(model: &ScriptedModel) -> Vec<String> {
+    model
+        .request_headers()
+        .iter()
+        .map(|headers| {
+            headers
+                .iter()
+                .find(|(name, _)| name == "authorization")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pasted_api_key_lives_in_the_os_keyring_and_nowhere_else() {
+    let home = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let service = SecretService::start(home.path());
+    let model = ScriptedModel::start(vec![
+        Reply::Text("OK".into()),
+        Reply::Text("Hello from the model".into()),
+    ])
+    .await
+    .unwrap();
+    let engine = serve(data.path(), home.path(), &service);
+    let run = |args: &[&str], stdin: &str| airlock(data.path(), home.path(), &service, args, stdin);
+    run(
+        &[
+            "provider",
+            "set",
+            "--base-url",
+            &model.base_url(),
+            "--model",
+            "scripted",
+        ],
+        "",
+    );
+    let said = run(&["provider", "key"], &format!("{KEY}\n"));
+    assert!(!String::from_utf8_lossy(&said.stdout).contains(KEY));
+    // "Test connection": one real request, with the key from the keyring.
+    let tested = run(&["provider", "test"], "");
+    assert!(
+        String::from_utf8_lossy(&tested.stdout).contains("The provider answered: “OK”"),
+        "{}",
+        String::from_utf8_lossy(&tested.stdout)
+    );
+    assert_eq!(authorizations(&model), [format!("Bearer {KEY}")]);
+    // The settings say the key is in the keyring; no answer carries it.
+    let shown = run(&["provider", "show"], "");
+    let shown = String::from_utf8_lossy(&shown.stdout).to_string();
+    assert!(shown.contains("\"api_key_in_keyring\": true"), "{shown}");
+    assert!(!shown.contains(KEY), "{shown}");
+    let output = stop(engine);
+
+    // After a restart the key still comes from the keyring.
+    let engine = serve(data.path(), home.path(), &service);
+    let chat = run(&["chat", "hello", "--session", "s"], "");
+    let chat = String::from_utf8_lossy(&chat.stdout).to_string();
+    assert!(chat.contains("Hello from the model"), "{chat}");
+    assert_eq!(authorizations(&model)[1], format!("Bearer {KEY}"));
+    let output = output + &stop(engine);
+
+    assert!(!output.contains(KEY), "the engine printed the key");
+    let found = contains_in_files(data.path(), KEY.as_bytes());
+    assert!(found.is_empty(), "the key is in {found:?}");
+    let settings: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(settings[0]["api_key_env"], Value::Null);
+}
