@@ -27,7 +27,7 @@ vi.mock('../lib/api', async (original) => {
 });
 
 function session(name: string): SessionRow {
-  return { id: `ses_${name}`, name, mode: null, status: 'idle', last_error: null, created_at: '2026-11-25T10:00:00Z', updated_at: '2026-11-25T10:00:00Z' };
+  return { id: `ses_${name}`, name, mode: null, status: 'idle', last_error: null, created_at: '2026-11-25T10:00:00Z', updated_at: '2026-11-25T10:00:00Z', title: null };
 }
 
 function runningCall(id: string): CallRow {
