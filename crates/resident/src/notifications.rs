@@ -281,7 +281,7 @@ mod tests {
     fn long_arguments_are_cut_on_a_character_boundary() {
         let (summary, cut) = args_summary(&json!({"content": "é".repeat(300)}), 20);
         assert_eq!(summary.chars().count(), 20);
-        assert!(cut && summary.ends_with('…'));
+        assert!(cut && summary.contains('…'));
         assert_eq!(
             args_summary(&json!({"path": "a.txt"}), 50),
             ("path: \"a.txt\"".to_string(), false)

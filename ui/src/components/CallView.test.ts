@@ -16,12 +16,14 @@ function lineTexts(testid: string) {
 }
 
 describe('CallView', () => {
-  it("shows Claude Code's Write as its path and its content as a file: numbered, highlighted", () => {
+  it("shows Claude Code's Write as its path and its content as a file: numbered, highlighted", async () => {
     render(CallView, { tool: 'Write', args: { file_path: '/repo/src/a.ts', content: 'const x = 1;\nlet y = "s";\n' } });
     expect(screen.getByTestId('call-path').textContent).toBe('/repo/src/a.ts');
     const file = screen.getByTestId('write-content');
     expect(lineTexts('write-content')).toEqual(['1const x = 1;', '2let y = "s";', '3']);
-    expect(file.querySelector('.hljs-keyword')?.textContent).toBe('const');
+    // The highlighter comes on first use; the lines stay the same.
+    await waitFor(() => expect(file.querySelector('.hljs-keyword')?.textContent).toBe('const'));
+    expect(lineTexts('write-content')).toEqual(['1const x = 1;', '2let y = "s";', '3']);
     expect(file.querySelector('.hljs-string')?.textContent).toBe('"s"');
   });
 

@@ -2,8 +2,10 @@
 // tokens rather than HTML: lowlight (highlight.js grammars, output as a syntax tree) is turned
 // into lines of `{ text, cls }`, and the text is rendered through <Visible>, so hidden
 // characters stay marked and no markup from a file ever reaches the page. Only a few grammars
-// are bundled; other files show as plain text.
+// are bundled; other files show as plain text. Loaded on first use (CodeView imports it
+// dynamically), so the grammars stay out of the window's first bundle.
 import { createLowlight } from 'lowlight';
+import { plainLines, pushText, type Token } from './tokens';
 import bash from 'highlight.js/lib/languages/bash';
 import css from 'highlight.js/lib/languages/css';
 import go from 'highlight.js/lib/languages/go';
@@ -38,8 +40,6 @@ const BY_EXTENSION: Record<string, string> = {
 /** More than this and a file is shown plain: highlighting it would hold up the window. */
 const MAX_HIGHLIGHTED_CHARS = 200_000;
 
-export type Token = { text: string; cls: string };
-
 /** The grammar for a path by its extension, or null (plain text). */
 export function languageOf(path: string): string | null {
   const name = path.split(/[\\/]/).pop() ?? '';
@@ -52,20 +52,10 @@ type Node = { type: string; value?: string; children?: Node[]; properties?: { cl
 
 /** `code` as lines of tokens, highlighted as `language` when it is one of the bundled grammars. */
 export function highlightLines(code: string, language: string | null): Token[][] {
+  if (!language || code.length > MAX_HIGHLIGHTED_CHARS) return plainLines(code);
   const lines: Token[][] = [[]];
-  const push = (text: string, cls: string) => {
-    const parts = text.split('\n');
-    parts.forEach((part, i) => {
-      if (i > 0) lines.push([]);
-      if (part) lines[lines.length - 1].push({ text: part, cls });
-    });
-  };
-  if (!language || code.length > MAX_HIGHLIGHTED_CHARS) {
-    push(code, '');
-    return lines;
-  }
   const walk = (node: Node, cls: string) => {
-    if (node.type === 'text') push(node.value ?? '', cls);
+    if (node.type === 'text') pushText(lines, node.value ?? '', cls);
     const own = node.properties?.className;
     const inner = Array.isArray(own) ? [cls, ...own].filter(Boolean).join(' ') : cls;
     for (const child of node.children ?? []) walk(child, inner);
