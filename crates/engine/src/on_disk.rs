@@ -53,7 +53,11 @@ fn below<'a>(folder: &Path, written: &'a str) -> std::result::Result<&'a Path, S
         path
     };
     let text = relative.to_string_lossy();
-    if relative.components().any(|c| matches!(c, Component::ParentDir)) || !stays_inside(&text) {
+    if relative
+        .components()
+        .any(|c| matches!(c, Component::ParentDir))
+        || !stays_inside(&text)
+    {
         return Err(format!(
             "{written} climbs out of {} with `..`; it is not read",
             folder.display()
@@ -85,7 +89,10 @@ pub fn read_on_disk(folder: &Path, written: &str) -> FileOnDisk {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return FileOnDisk::Missing { path },
         // cap-std's refusal of a path that resolves outside the handle.
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied && e.to_string().contains("outside") => {
+        Err(e)
+            if e.kind() == std::io::ErrorKind::PermissionDenied
+                && e.to_string().contains("outside") =>
+        {
             return not_shown(format!(
                 "{written} goes through a link that leads outside {} (or is absolute); it is not read",
                 folder.display()
@@ -94,7 +101,9 @@ pub fn read_on_disk(folder: &Path, written: &str) -> FileOnDisk {
         Err(e) => return not_shown(format!("{written} cannot be read: {e}")),
     };
     match file.metadata() {
-        Ok(meta) if !meta.is_file() => return not_shown(format!("{written} is not a regular file")),
+        Ok(meta) if !meta.is_file() => {
+            return not_shown(format!("{written} is not a regular file"));
+        }
         Ok(meta) if meta.len() > ON_DISK_MAX_BYTES => {
             return not_shown(format!(
                 "{written} is {} KiB, more than the {} KiB shown",
@@ -137,13 +146,16 @@ impl Engine {
                 row.server, row.tool
             )));
         };
-        Ok(match target.folder.map(Path::new).filter(|f| f.is_absolute()) {
-            Some(folder) => read_on_disk(folder, target.path),
-            None => FileOnDisk::NotShown {
-                path: target.path.to_string(),
-                why: "the agent did not say which folder it works in; the file is not read".into(),
+        Ok(
+            match target.folder.map(Path::new).filter(|f| f.is_absolute()) {
+                Some(folder) => read_on_disk(folder, target.path),
+                None => FileOnDisk::NotShown {
+                    path: target.path.to_string(),
+                    why: "the agent did not say which folder it works in; the file is not read"
+                        .into(),
+                },
             },
-        })
+        )
     }
 }
 
@@ -176,7 +188,10 @@ mod tests {
         );
         // An agent's absolute path below its folder is the same file.
         let absolute = work.join("src/a.rs").to_string_lossy().into_owned();
-        assert!(matches!(read_on_disk(&work, &absolute), FileOnDisk::Text { .. }));
+        assert!(matches!(
+            read_on_disk(&work, &absolute),
+            FileOnDisk::Text { .. }
+        ));
         assert_eq!(
             read_on_disk(&work, "src/new.rs"),
             FileOnDisk::Missing {
@@ -272,10 +287,18 @@ mod tests {
 
     #[test]
     fn writes_are_the_builtin_write_file_in_the_workspace_and_an_agents_write_in_its_folder() {
-        let builtin = row("builtin", "write_file", json!({"path": "a.txt", "content": "x"}), None);
+        let builtin = row(
+            "builtin",
+            "write_file",
+            json!({"path": "a.txt", "content": "x"}),
+            None,
+        );
         assert_eq!(
             write_target(&builtin, "/ws"),
-            Some(WriteTarget { folder: Some("/ws"), path: "a.txt" })
+            Some(WriteTarget {
+                folder: Some("/ws"),
+                path: "a.txt"
+            })
         );
         let claude = row(
             "claude-code",
@@ -285,12 +308,20 @@ mod tests {
         );
         assert_eq!(
             write_target(&claude, "/ws"),
-            Some(WriteTarget { folder: Some("/repo"), path: "/repo/a.txt" })
+            Some(WriteTarget {
+                folder: Some("/repo"),
+                path: "/repo/a.txt"
+            })
         );
         for other in [
             row("builtin", "run_command", json!({"command": "ls"}), None),
             row("fs", "write_file", json!({"path": "a.txt"}), None),
-            row("claude-code", "Edit", json!({"file_path": "/repo/a.txt"}), Some("/repo")),
+            row(
+                "claude-code",
+                "Edit",
+                json!({"file_path": "/repo/a.txt"}),
+                Some("/repo"),
+            ),
         ] {
             assert_eq!(write_target(&other, "/ws"), None, "{other:?}");
         }
