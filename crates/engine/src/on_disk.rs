@@ -7,8 +7,8 @@
 //! not shown. Only a view: the decision path reads nothing from here.
 
 use crate::{Engine, EngineError, Result};
-use airlock_core::BUILTIN_SERVER;
 use airlock_core::path::stays_inside;
+use airlock_core::{ApprovalStatus, BUILTIN_SERVER};
 use airlock_protocol::{ApprovalRow, FileOnDisk};
 use cap_std::fs::Dir;
 use serde_json::Value;
@@ -139,6 +139,12 @@ impl Engine {
                 approval_id.to_string(),
             ))
         })?;
+        // Only a view of what a waiting write would replace: a decided one reads nothing.
+        if row.status != ApprovalStatus::Pending {
+            return Err(EngineError::Invalid(format!(
+                "{approval_id} is no longer waiting; nothing is read for it"
+            )));
+        }
         let workspace = self.workspace().to_string_lossy().into_owned();
         let Some(target) = write_target(&row, &workspace) else {
             return Err(EngineError::Invalid(format!(
@@ -163,7 +169,7 @@ impl Engine {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use airlock_core::{ApprovalStatus, ItemKind};
+    use airlock_core::ItemKind;
     use airlock_protocol::AgentOrigin;
     use serde_json::json;
 

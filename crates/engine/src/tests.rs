@@ -1372,4 +1372,9 @@ async fn a_pending_write_shows_what_is_on_disk_where_it_would_write() {
         }
     );
     assert!(f.engine.file_on_disk("apr_unknown").is_err());
+    // Once decided, nothing more is read for it.
+    f.engine
+        .decide(deny(&item.approval_id, "no"), DecidedBy::Api)
+        .unwrap();
+    assert!(f.engine.file_on_disk(&item.approval_id).is_err());
 }
