@@ -21,10 +21,23 @@ export const LONG_LINE = 60;
 
 /** `after` against `before`, line by line (numbered unless `numbered` is false); long changed lines also word by word. */
 export function diffText(before: string, after: string, numbered = true): DiffLine[] {
+  return toLines(diffLines(before, after), numbered);
+}
+
+/** How long a file's diff may take before the file is shown as it is instead (a window must not hang). */
+export const FILE_DIFF_TIMEOUT_MS = 500;
+
+/** [`diffText`] of two versions of a file, or null when comparing them would take too long. */
+export function diffFile(before: string, after: string): DiffLine[] | null {
+  const parts = diffLines(before, after, { timeout: FILE_DIFF_TIMEOUT_MS });
+  return parts ? toLines(parts, true) : null;
+}
+
+function toLines(parts: { added?: boolean; removed?: boolean; value: string }[], numbered: boolean): DiffLine[] {
   const lines: DiffLine[] = [];
   let oldNo = 1;
   let newNo = 1;
-  for (const part of diffLines(before, after)) {
+  for (const part of parts) {
     const kind = part.added ? 'added' : part.removed ? 'removed' : 'same';
     for (const text of part.value.replace(/\n$/, '').split('\n')) {
       const line: DiffLine = { kind, text };
