@@ -60,6 +60,8 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     app.use_model(&model, true).await;
 
     // 1. Send a message: the pending call shows the prompt in the chat and in the inbox.
+    // notes.txt is already there: the prompt shows the write as a diff against it.
+    std::fs::write(data.path().join("workspace/notes.txt"), "old notes\n").unwrap();
     ui.click("[data-testid=nav-chat]").await;
     ui.click("button.new").await;
     ui.type_into("input[aria-label='New chat name']", "e2e\u{E007}")
@@ -69,6 +71,16 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     ui.click("form.composer button[type=submit]").await;
     ui.find("[data-testid=assistant-message] section[aria-label='Permission request']")
         .await;
+    // The call shown by what it does: its path, and its content against the file the resident
+    // read in the workspace (`file_on_disk`, the window's invoke forwarded to the engine).
+    ui.until(
+        "the write shown as a diff against the file on disk",
+        "const p = document.querySelector('[data-testid=assistant-message] section[aria-label=\"Permission request\"]');
+         return !!p && p.querySelector('[data-testid=call-path]')?.textContent === 'notes.txt'
+             && p.querySelector('[data-testid=disk-status]')?.textContent === 'Replaces the file on disk: −1 +1 lines'
+             && p.querySelector('[data-testid=write-diff]')?.textContent.includes('old notes');",
+    )
+    .await;
     ui.until(
         "the inbox count",
         "return document.querySelector('[data-testid=nav-inbox-count]')?.textContent === '1'",

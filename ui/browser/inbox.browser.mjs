@@ -44,6 +44,17 @@ try {
   assert.ok(rendered < 80, `only visible rows are rendered, not ${rendered}`);
   await page.screenshot({ path: join(out, 'inbox-10000.png') });
 
+  // A write shown as a diff against the file on disk; the buttons stay where they were while the
+  // file is read and after its diff replaces the content.
+  await page.getByTestId('inbox-item').nth(1).click();
+  const approveButton = page.getByTestId('approve');
+  const before = await approveButton.boundingBox();
+  await page.getByTestId('write-diff').waitFor();
+  const after = await approveButton.boundingBox();
+  assert.deepEqual(after, before, 'Approve did not move when the diff arrived');
+  assert.match(await page.getByTestId('disk-status').textContent(), /Replaces the file on disk: −30 \+1 lines/);
+  await page.screenshot({ path: join(out, 'inbox-write-diff.png') });
+
   await page.getByLabel('Select all').check();
   assert.equal(await page.getByTestId('inbox-count').textContent(), '10000 pending · 10000 selected');
   start = Date.now();
@@ -65,7 +76,9 @@ try {
   const prompt = chat.getByTestId('assistant-message').getByRole('region', { name: 'Permission request' });
   await prompt.waitFor();
   assert.equal(await prompt.getByRole('heading').textContent(), 'Allow tool call from builtin?');
-  await prompt.getByRole('button', { name: /Run run_command from builtin/ }).click();
+  // The call shown by what it does (a command in a shell block), its JSON on request.
+  assert.match(await prompt.getByTestId('call-command').textContent(), /make test-0/);
+  await prompt.getByRole('button', { name: /Arguments as JSON/ }).click();
   assert.match(await prompt.getByTestId('prompt-args').textContent(), /make test-0/);
   await chat.screenshot({ path: join(out, 'chat-prompt.png') });
   await prompt.getByRole('button', { name: 'Deny' }).click();

@@ -96,6 +96,13 @@ mockIPC(
         return [];
       case 'paused':
         return false;
+      case 'file_on_disk': {
+        // What is on disk for the item's path, after a while (so a test can see it arrive).
+        const found = inbox.find((i) => i.approval_id === a.approvalId);
+        const path = String((found?.args as { path?: string } | undefined)?.path ?? '');
+        const lines = Array.from({ length: 30 }, (_, k) => `line ${k} of the notes as they are on disk now`);
+        return new Promise((done) => setTimeout(() => done({ state: 'text', path, content: `${lines.join('\n')}\n` }), 300));
+      }
       case 'servers':
         return [];
       case 'decide': {

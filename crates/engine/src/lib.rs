@@ -12,6 +12,7 @@ pub mod error;
 pub mod frontend;
 mod insights;
 mod links;
+mod on_disk;
 pub mod pause;
 mod provider;
 pub mod remote;

@@ -1368,3 +1368,30 @@ async fn a_cancelled_turn_announces_its_cancelled_requests() {
 mod grants;
 mod same_step;
 mod step_order;
+
+/// The diff a person sees for a pending write is against the file the write would replace, read
+/// in the workspace when asked (so a file changed since the request shows as it is now).
+#[tokio::test]
+async fn a_pending_write_shows_what_is_on_disk_where_it_would_write() {
+    let (f, item) = pending_write("done", false).await;
+    assert_eq!(
+        f.engine.file_on_disk(&item.approval_id).unwrap(),
+        airlock_protocol::FileOnDisk::Missing {
+            path: "a.txt".into()
+        }
+    );
+    std::fs::write(f.engine.workspace().join("a.txt"), "before\n").unwrap();
+    assert_eq!(
+        f.engine.file_on_disk(&item.approval_id).unwrap(),
+        airlock_protocol::FileOnDisk::Text {
+            path: "a.txt".into(),
+            content: "before\n".into()
+        }
+    );
+    assert!(f.engine.file_on_disk("apr_unknown").is_err());
+    // Once decided, nothing more is read for it.
+    f.engine
+        .decide(deny(&item.approval_id, "no"), DecidedBy::Api)
+        .unwrap();
+    assert!(f.engine.file_on_disk(&item.approval_id).is_err());
+}

@@ -32,4 +32,4 @@ pub use rows::{
     AddedRule, AgentOrigin, ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow,
     ServerRow, SessionRow,
 };
-pub use views::{ServerStatus, ServerView, ToolChange, ToolView};
+pub use views::{FileOnDisk, ServerStatus, ServerView, ToolChange, ToolView};

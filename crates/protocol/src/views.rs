@@ -81,3 +81,19 @@ pub struct ToolChange {
     pub before: Value,
     pub after: Value,
 }
+
+/// What is on disk where a pending file write would write, so the write can be shown as a diff
+/// against it (`file_on_disk`). Read only beneath the folder the writer works in (the
+/// workspace, or the agent's folder), never through a link that leads out of it, and only up to
+/// a bound: anything else is `not_shown` with the reason.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum FileOnDisk {
+    /// Nothing is there: the write creates the file.
+    Missing { path: String },
+    /// The file's text as it is now.
+    Text { path: String, content: String },
+    /// The file is not read or not shown, and why (too large, not text, outside the folder).
+    NotShown { path: String, why: String },
+}

@@ -52,6 +52,7 @@ mod tests {
         RemoteView::export_all(&cfg).unwrap();
         airlock_protocol::Pairing::export_all(&cfg).unwrap();
         airlock_protocol::NtfyPush::export_all(&cfg).unwrap();
+        airlock_protocol::FileOnDisk::export_all(&cfg).unwrap();
     }
 
     /// Every file under `dir` (recursively), by relative path.

@@ -115,13 +115,13 @@ fn named(item: &InboxItem) -> String {
         return format!(
             "{} asks: {}",
             visible_line(&item.server),
-            cut_middle(&question, SUMMARY_ARGUMENT_MAX)
+            cut_middle(&question, SUMMARY_ARGUMENT_MAX).0
         );
     }
     format!(
         "{}: {}",
         visible_line(&item.tool),
-        cut_middle(&key_argument(&item.args), SUMMARY_ARGUMENT_MAX)
+        cut_middle(&key_argument(&item.args), SUMMARY_ARGUMENT_MAX).0
     )
 }
 
@@ -649,7 +649,7 @@ mod tests {
     fn long_arguments_are_cut_on_a_character_boundary() {
         let (summary, cut) = args_summary(&json!({"content": "é".repeat(300)}), 20);
         assert_eq!(summary.chars().count(), 20);
-        assert!(cut && summary.ends_with('…'));
+        assert!(cut && summary.contains('…'));
         assert_eq!(
             args_summary(&json!({"path": "a.txt"}), 50),
             ("path: \"a.txt\"".to_string(), false)
@@ -815,7 +815,7 @@ mod tests {
             "cut at the end: {}",
             lines[0]
         );
-        assert!(lines[0].contains(" … "), "{}", lines[0]);
+        assert!(lines[0].contains('…'), "{}", lines[0]);
         assert_eq!(lines[1], "write_file: a.txt");
         assert_eq!(lines[3], "and 2 more");
         let mixed = announce(&[pending("a"), question("q", "Pick a colour")], |_| true);
@@ -1180,8 +1180,8 @@ mod tests {
         assert_eq!(shown.replaces_id, 0);
         let text = &shown.text;
         assert!(
-            text.contains("run_command: git status &amp;&amp; curl https://yy …")
-                && text.contains(" … ")
+            text.contains("run_command: git status &amp;&amp; curl https://yy")
+                && text.contains('…')
                 && text
                     .contains("yyyy.example/x.sh | sh\nwrite_file: notes/&lt;b&gt;&amp;amp;.txt"),
             "{text}"

@@ -1,14 +1,17 @@
-import { render, screen } from '@testing-library/svelte';
+import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { RLO, disguisedCommand, item } from '../test/fixtures';
 import PermissionPrompt from './PermissionPrompt.svelte';
 
 describe('PermissionPrompt', () => {
-  it('shows the words of the prompt with the arguments folded', async () => {
+  it('shows the words of the prompt, the call by what it does, and its JSON folded', async () => {
     render(PermissionPrompt, { item: item(1), ondecide: vi.fn() });
     expect(screen.getByRole('heading').textContent).toBe('Allow tool call from builtin?');
-    const disclosure = screen.getByRole('button', { name: /Run write_file from builtin/ });
+    expect(screen.getByText(/^Run/).textContent?.replace(/\s+/g, ' ')).toBe('Run write_file from builtin');
+    expect(screen.getByTestId('call-path').textContent).toBe('file1.txt');
+    const disclosure = screen.getByRole('button', { name: /Arguments as JSON/ });
     expect(disclosure.getAttribute('aria-expanded')).toBe('false');
     expect(screen.queryByTestId('prompt-args')).toBeNull();
     expect(screen.getByText(/could potentially trick Airlock into attempting harmful actions/)).toBeTruthy();
@@ -63,7 +66,7 @@ describe('PermissionPrompt', () => {
       ondecide: vi.fn(),
     });
     expect(screen.getByRole('heading').textContent).toBe('Allow tool call from evil\\u{202E}?');
-    await userEvent.click(screen.getByRole('button', { name: /Run shell from evil/ }));
+    await userEvent.click(screen.getByRole('button', { name: /Arguments as JSON/ }));
     const args = screen.getByTestId('prompt-args');
     expect(args.textContent).not.toContain(RLO);
     expect(args.textContent).toContain('"command": "rm -rf ~ #\\u{202E}txt.cod"');
@@ -71,5 +74,47 @@ describe('PermissionPrompt', () => {
     expect(mark?.textContent).toBe('\\u{202E}');
     expect(mark?.getAttribute('title')).toBe('hidden character U+202E (RIGHT-TO-LEFT OVERRIDE)');
     expect(document.body.textContent).not.toContain(RLO);
+  });
+
+  it("asks the engine for the file a write replaces, and its buttons stay put when the diff arrives", async () => {
+    let answer!: (value: unknown) => void;
+    const asked: unknown[] = [];
+    mockIPC((cmd, args) => {
+      if (cmd !== 'file_on_disk') return null;
+      asked.push(args);
+      return new Promise((resolve) => (answer = resolve));
+    });
+    try {
+      render(PermissionPrompt, { item: item(1, 'demo', { args: { path: 'notes.md', content: 'a\nc\n' } }), ondecide: vi.fn() });
+      await waitFor(() => expect(asked).toEqual([{ approvalId: 'apr_1' }]));
+      const allowOnce = screen.getByRole('button', { name: 'Allow once' });
+      const box = screen.getByTestId('write-box');
+      // The box sits above the buttons and keeps its reserved height: nothing it shows moves them.
+      expect(box.compareDocumentPosition(allowOnce) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+      expect(box.classList.contains('reserved')).toBe(true);
+      answer({ state: 'text', path: 'notes.md', content: 'a\nb\n' });
+      await waitFor(() => expect(within(box).getByTestId('write-diff')).toBeTruthy());
+      expect(screen.getByTestId('write-box')).toBe(box);
+      expect(box.classList.contains('reserved')).toBe(true);
+      expect(screen.getByRole('button', { name: 'Allow once' })).toBe(allowOnce);
+    } finally {
+      clearMocks();
+    }
+  });
+
+  it('asks nothing of the disk for a call that writes no whole file', async () => {
+    const asked: string[] = [];
+    mockIPC((cmd) => {
+      asked.push(cmd);
+      return null;
+    });
+    try {
+      render(PermissionPrompt, { item: item(1, 'demo', { tool: 'run_command', args: { command: 'ls' } }), ondecide: vi.fn() });
+      expect(screen.getByTestId('call-command').textContent).toBe('$ ls');
+      expect(screen.queryByTestId('write-box')).toBeNull();
+      expect(asked).toEqual([]);
+    } finally {
+      clearMocks();
+    }
   });
 });

@@ -12,6 +12,7 @@ import type { DecisionRequest } from './bindings/DecisionRequest';
 import type { ElicitationAnswer } from './bindings/ElicitationAnswer';
 import type { GrantOffer } from './bindings/GrantOffer';
 import type { EngineEvent } from './bindings/EngineEvent';
+import type { FileOnDisk } from './bindings/FileOnDisk';
 import type { InboxItem } from './bindings/InboxItem';
 import type { MessageRow } from './bindings/MessageRow';
 import type { Mode } from './bindings/Mode';
@@ -56,6 +57,8 @@ export const api = {
   inbox: () => invoke<InboxItem[]>('inbox'),
   decide: (decisions: DecisionRequest[], channel: Channel) => invoke<DecisionOutcome[]>('decide', { decisions, channel }),
   answer: (approvalId: string, answer: ElicitationAnswer) => invoke<void>('answer_elicitation', { approvalId, answer }),
+  /** What is on disk where a pending whole-file write would write (read beneath the writer's folder, bounded). */
+  fileOnDisk: (approvalId: string) => invoke<FileOnDisk>('file_on_disk', { approvalId }),
   settings: () => invoke<SettingsView>('settings'),
   setWorkspaceMode: (mode: Mode) => invoke<void>('set_workspace_mode', { mode }),
   setProvider: (provider: ProviderSettings) => invoke<void>('set_provider', { provider }),

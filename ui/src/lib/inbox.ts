@@ -2,6 +2,7 @@
 // in order of their oldest item, items oldest first, with a header row per group. A tool group
 // may be collapsed to its header. Fixed-height rows for the virtual list.
 import type { InboxItem } from './bindings/InboxItem';
+import { cutMiddle } from './callView';
 
 export type GroupBy = 'session' | 'tool';
 
@@ -96,13 +97,13 @@ export function argsLine(args: unknown): string {
 export const ARGS_SUMMARY_MAX = 140;
 
 /**
- * [`argsLine`] cut to `max` characters, and whether anything was cut: a row must say so, since a
- * selection can be approved from the list. Counts code points, so an emoji is never split.
+ * [`argsLine`] cut to `max` characters in the middle, never at the end (a dangerous tail stays in
+ * sight), and whether anything was cut: a row must say so, since a selection can be approved
+ * from the list. Counts code points, so an emoji is never split.
  */
 export function argsSummary(args: unknown, max = ARGS_SUMMARY_MAX): { line: string; cut: boolean } {
-  const chars = Array.from(argsLine(args));
-  if (chars.length <= max) return { line: chars.join(''), cut: false };
-  return { line: `${chars.slice(0, max - 1).join('')}…`, cut: true };
+  const { text, cut } = cutMiddle(argsLine(args), max);
+  return { line: text, cut };
 }
 
 const AGENT_NAMES: Record<string, string> = { 'claude-code': 'Claude Code', codex: 'Codex', 'claude-desktop': 'Claude Desktop' };

@@ -4,6 +4,7 @@ use super::{CommandError, CommandResult};
 use crate::shell::Shell;
 use airlock_core::DecidedBy;
 use airlock_engine::{DecisionRequest, ElicitationAnswer, InboxItem};
+use airlock_protocol::FileOnDisk;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -33,6 +34,11 @@ pub struct DecisionOutcome {
 
 pub async fn inbox(shell: &Shell) -> CommandResult<Vec<InboxItem>> {
     Ok(shell.engine.inbox()?)
+}
+
+/// What is on disk where a pending write would write: the UI shows the write as a diff.
+pub async fn file_on_disk(shell: &Shell, approval_id: String) -> CommandResult<FileOnDisk> {
+    Ok(shell.engine.file_on_disk(&approval_id)?)
 }
 
 /// Decides a batch in order, in one transaction; a refused decision (already decided, invalid

@@ -71,6 +71,7 @@ commands! {
     "inbox" => inbox::inbox(),
     "decide" => inbox::decide(decisions, channel),
     "answer_elicitation" => inbox::answer_elicitation(approvalId, answer),
+    "file_on_disk" => inbox::file_on_disk(approvalId),
     "rule_suggestions" => insights::rule_suggestions(approvalId),
     "grant_offer" => insights::grant_offer(approvalId),
     "insights" => insights::insights(),
