@@ -226,8 +226,15 @@ impl Inner {
             });
         }
         // 3) one durable transaction
-        let outcomes = match self.store.decide_many(&inputs) {
-            Ok(outcomes) => outcomes,
+        let outcomes = match self.store.decide_and_start(&inputs) {
+            Ok(decided) => {
+                // Before any turn is woken: its loop finds these calls running.
+                self.started_by_decision
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend(decided.started);
+                decided.outcomes
+            }
             Err(error) => {
                 if error.is_disk_failure() {
                     // The person is told it failed; if it reached the disk anyway, the next

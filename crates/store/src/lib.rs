@@ -19,16 +19,18 @@ mod servers;
 mod sessions;
 mod settings;
 mod tool_settings;
+mod wal;
 
 pub use agents::{AgentActivity, EarlierAgentRequest, NewAgentRequest};
 pub use airlock_protocol::{
     ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
 };
-pub use approvals::{DecisionInput, DecisionOutcome, GrantLimits, NewApproval};
+pub use approvals::{Decided, DecisionInput, DecisionOutcome, GrantLimits, NewApproval};
 pub use calls::NewCall;
 pub use history::{AskedRow, PastCall};
 pub use pins::PinCheck;
 pub use requests::DecisionRow;
+pub use wal::WriteCounters;
 
 use rusqlite::{Connection, OpenFlags, Params, Row};
 use rusqlite_migration::{M, Migrations};
@@ -95,7 +97,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 9] = [
+const MIGRATIONS: [&str; 10] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -105,6 +107,7 @@ const MIGRATIONS: [&str; 9] = [
     include_str!("migration_7_same_call.sql"),
     include_str!("migration_8_devices.sql"),
     include_str!("migration_9_agents_fail_closed.sql"),
+    include_str!("migration_11_round_pages.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
@@ -133,6 +136,9 @@ pub fn now() -> String {
 /// The database. One connection behind a mutex: SQLite serialises writers anyway, and the
 /// engine's writes are short.
 pub struct Store {
+    /// Declared before `conn`: dropped first, so the checkpointer's connection closes before
+    /// the store's own, which then checkpoints the whole log as the last one open.
+    log: wal::Log,
     conn: Mutex<Connection>,
     /// Whether the connection is currently at `synchronous=FULL` (changed only under the lock).
     full_sync: std::sync::atomic::AtomicBool,
@@ -166,11 +172,19 @@ impl Store {
         // 32 MiB of page cache (default 2 MiB): a 10,000-item inbox and its batch decision
         // otherwise re-read the same pages from the OS thousands of times.
         conn.pragma_update(None, "cache_size", -32_000)?;
-        migrations()
+        // Off while migrating: a migration that rebuilds a table drops the old one, which other
+        // tables reference (the rebuilt one keeps every row and key).
+        conn.pragma_update(None, "foreign_keys", "OFF")?;
+        let migrated = migrations()
             .to_latest(&mut conn)
-            .map_err(|e| StoreError::Migration(e.to_string()))?;
+            .map_err(|e| StoreError::Migration(e.to_string()));
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        migrated?;
         conn.set_prepared_statement_cache_capacity(64);
+        wal::install(&conn)?;
+        let log = wal::Log::start(path)?;
         Ok(Self {
+            log,
             conn: Mutex::new(conn),
             full_sync: true.into(),
             failure: Mutex::new(None),
@@ -180,6 +194,12 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// What the store wrote since it was opened (commits, pages, checkpoints): for the bench
+    /// and the tests that keep a round's cost from growing back.
+    pub fn write_counters(&self) -> WriteCounters {
+        self.log.counters()
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -239,9 +259,13 @@ impl Store {
             let _ = conn.run("ROLLBACK", []);
         }
         conn.run("BEGIN IMMEDIATE", [])?;
+        self.log.begin();
         match f(&conn) {
             Ok(value) => match conn.run("COMMIT", []) {
-                Ok(_) => Ok(value),
+                Ok(_) => {
+                    self.log.committed(full);
+                    Ok(value)
+                }
                 Err(error) => {
                     let _ = conn.run("ROLLBACK", []);
                     Err(error.into())
