@@ -139,7 +139,9 @@ pub struct Store {
     /// Declared before `conn`: dropped first, so the checkpointer's connection closes before
     /// the store's own, which then checkpoints the whole log as the last one open.
     log: wal::Log,
-    conn: Mutex<Connection>,
+    /// Shared with the checkpointer, which holds it (without using the connection) for the
+    /// short last pass of a checkpoint, so that the log can start again.
+    conn: std::sync::Arc<Mutex<Connection>>,
     /// Whether the connection is currently at `synchronous=FULL` (changed only under the lock).
     full_sync: std::sync::atomic::AtomicBool,
     /// Set when the disk refused a write: whether that transaction reached the disk is unknown,
@@ -182,10 +184,11 @@ impl Store {
         migrated?;
         conn.set_prepared_statement_cache_capacity(64);
         wal::install(&conn)?;
-        let log = wal::Log::start(path)?;
+        let conn = std::sync::Arc::new(Mutex::new(conn));
+        let log = wal::Log::start(path, std::sync::Arc::downgrade(&conn))?;
         Ok(Self {
             log,
-            conn: Mutex::new(conn),
+            conn,
             full_sync: true.into(),
             failure: Mutex::new(None),
             path: path.to_path_buf(),

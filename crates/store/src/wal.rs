@@ -5,17 +5,20 @@
 //! decision in every few dozen waited for hundreds of pages to be copied into the database file
 //! and for that file's sync (it grows, so the sync commits the file system's journal too). Here
 //! the commit only counts the pages it appended (SQLite's WAL hook reports them) and wakes a
-//! checkpointer thread with its own connection once the log holds [`CHECKPOINT_PAGES`]; the next
-//! write after a complete checkpoint starts the log again from its beginning, so commits
-//! overwrite the log in place instead of growing it (`journal_size_limit` keeps it bounded
-//! after a burst without shrinking it below its usual size).
+//! checkpointer thread with its own connection once the log holds [`CHECKPOINT_PAGES`]. The log
+//! starts again from its beginning only at a write that begins once every page in it is
+//! copied; commits keep landing while a checkpoint copies, so the checkpointer copies what they
+//! added in a second, short pass during which it holds the store's connection lock (writers
+//! wait for that pass: a few pages and two syncs, once per log). From then on commits overwrite
+//! the log in place instead of growing it, and `journal_size_limit` keeps it bounded after a
+//! burst without shrinking it below its usual size.
 
 use rusqlite::Connection;
 use std::cell::Cell;
 use std::ffi::c_int;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Mutex, Weak, mpsc};
 use std::thread::JoinHandle;
 
 /// Pages in the log that wake the checkpointer (SQLite's default auto-checkpoint threshold).
@@ -112,7 +115,7 @@ impl Log {
     /// Starts the checkpointer with its own connection to `path` (already migrated, in WAL
     /// mode). A checkpoint that fails (a full or failing disk) leaves the pages in the log,
     /// where they are as durable as before; the next wake tries again.
-    pub(crate) fn start(path: &Path) -> rusqlite::Result<Self> {
+    pub(crate) fn start(path: &Path, writers: Weak<Mutex<Connection>>) -> rusqlite::Result<Self> {
         let counters = Arc::new(Counters::default());
         let conn = Connection::open(path)?;
         let (wake, woken) = mpsc::sync_channel::<()>(1);
@@ -127,28 +130,38 @@ impl Log {
                 // What the previous checkpoint saw: the log's pages and how many of them had
                 // been copied (SQLite reports totals for the log, not for one checkpoint).
                 let mut seen = (0, 0);
+                // One pass, counting what it copied.
+                let mut pass = || match checkpoint(&conn) {
+                    Ok((in_log, copied)) => {
+                        // A shorter log than last time: it started again since.
+                        let before = if in_log >= seen.0 && copied >= seen.1 {
+                            seen.1
+                        } else {
+                            0
+                        };
+                        let new = copied.saturating_sub(before);
+                        seen = (in_log, copied);
+                        if new > 0 {
+                            shared.checkpoints.fetch_add(1, Ordering::Relaxed);
+                            shared.checkpointed_pages.fetch_add(new, Ordering::Relaxed);
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "checkpoint failed; the log keeps its pages");
+                    }
+                };
                 while woken.recv().is_ok() {
                     #[cfg(test)]
                     let _held = held.lock().unwrap_or_else(|p| p.into_inner());
-                    match checkpoint(&conn) {
-                        Ok((in_log, copied)) => {
-                            // A shorter log than last time: it started again since.
-                            let before = if in_log >= seen.0 && copied >= seen.1 {
-                                seen.1
-                            } else {
-                                0
-                            };
-                            let new = copied.saturating_sub(before);
-                            seen = (in_log, copied);
-                            if new > 0 {
-                                shared.checkpoints.fetch_add(1, Ordering::Relaxed);
-                                shared.checkpointed_pages.fetch_add(new, Ordering::Relaxed);
-                            }
-                        }
-                        Err(error) => {
-                            tracing::warn!(%error, "checkpoint failed; the log keeps its pages");
-                        }
-                    }
+                    // The long pass, while commits go on.
+                    pass();
+                    // What they added meanwhile, with writers held back, so that the log is
+                    // wholly copied when the next write begins (nothing to copy: no sync).
+                    let Some(writers) = writers.upgrade() else {
+                        break;
+                    };
+                    let _writing = writers.lock().unwrap_or_else(|p| p.into_inner());
+                    pass();
                 }
             })
             .map_err(|e| {
