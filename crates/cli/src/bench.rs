@@ -297,18 +297,24 @@ async fn roundtrip(
                 ..DecisionRequest::default()
             })
             .await?;
+        // The tool must have run: a round whose call was reported interrupted also completes.
+        let mut ran = false;
         loop {
-            if let EngineEvent::TurnEnded { outcome } = events.recv().await?
-                && outcome.session == session
-            {
-                if outcome.status != "completed" {
-                    bail!(
-                        "round {round}: the turn ended {}: {:?}",
-                        outcome.status,
-                        outcome.error
-                    );
+            match events.recv().await? {
+                EngineEvent::ToolFinished {
+                    session: of, state, ..
+                } if of == session => ran = state == "succeeded",
+                EngineEvent::TurnEnded { outcome } if outcome.session == session => {
+                    if outcome.status != "completed" || !ran {
+                        bail!(
+                            "round {round}: the turn ended {} (the tool ran: {ran}): {:?}",
+                            outcome.status,
+                            outcome.error
+                        );
+                    }
+                    break;
                 }
-                break;
+                _ => {}
             }
         }
         if round >= warmup {

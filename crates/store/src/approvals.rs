@@ -332,49 +332,59 @@ impl Store {
     /// else and does not affect the other items. Any other error rolls the whole batch back:
     /// nothing is decided, nothing runs.
     pub fn decide_many(&self, inputs: &[DecisionInput]) -> Result<Vec<Result<DecisionOutcome>>> {
-        Ok(self.decide_and_start(inputs)?.outcomes)
+        Ok(self.decide_and_start(inputs, |_| {})?.outcomes)
     }
 
     /// [`Store::decide_many`], also saying which calls the batch started: those of the steps
     /// it finished deciding, marked `running` and claimed for invocation in the same durable
-    /// transaction (no second commit to claim them before they run).
-    pub fn decide_and_start(&self, inputs: &[DecisionInput]) -> Result<Decided> {
-        self.write(|tx| {
-            let mut outcomes = Vec::with_capacity(inputs.len());
-            let mut steps = std::collections::BTreeSet::new();
-            for input in inputs {
-                tx.run("SAVEPOINT decision", [])?;
-                match apply_decision(tx, input, &mut steps) {
-                    Ok(outcome) => {
-                        tx.run("RELEASE decision", [])?;
-                        outcomes.push(Ok(outcome));
+    /// transaction (no second commit to claim them before they run). `started` is told them
+    /// right after the commit, before any other thread can read the store and find them
+    /// running: whoever runs them knows they are its own to invoke, not left from a failure.
+    pub fn decide_and_start(
+        &self,
+        inputs: &[DecisionInput],
+        started: impl FnOnce(&[String]),
+    ) -> Result<Decided> {
+        self.write_with(
+            true,
+            |tx| {
+                let mut outcomes = Vec::with_capacity(inputs.len());
+                let mut steps = std::collections::BTreeSet::new();
+                for input in inputs {
+                    tx.run("SAVEPOINT decision", [])?;
+                    match apply_decision(tx, input, &mut steps) {
+                        Ok(outcome) => {
+                            tx.run("RELEASE decision", [])?;
+                            outcomes.push(Ok(outcome));
+                        }
+                        Err(error) if error.is_refusal() => {
+                            tx.run("ROLLBACK TO decision", [])?;
+                            tx.run("RELEASE decision", [])?;
+                            insert_audit(
+                                tx,
+                                input.decided_by.as_str(),
+                                "decision_refused",
+                                input.session_id.as_deref(),
+                                None,
+                                Some(&input.approval_id),
+                                &json!({ "approve": input.approve(), "error": error.to_string() }),
+                            )?;
+                            outcomes.push(Err(error));
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) if error.is_refusal() => {
-                        tx.run("ROLLBACK TO decision", [])?;
-                        tx.run("RELEASE decision", [])?;
-                        insert_audit(
-                            tx,
-                            input.decided_by.as_str(),
-                            "decision_refused",
-                            input.session_id.as_deref(),
-                            None,
-                            Some(&input.approval_id),
-                            &json!({ "approve": input.approve(), "error": error.to_string() }),
-                        )?;
-                        outcomes.push(Err(error));
-                    }
-                    Err(error) => return Err(error),
                 }
-            }
-            // Once per step the batch touched, not once per decision: 10,000 decisions in 100
-            // steps are 100 checks.
-            let at = now();
-            let mut started = Vec::new();
-            for message_id in steps {
-                started.extend(start_step_if_decided(tx, message_id, &at)?);
-            }
-            Ok(Decided { outcomes, started })
-        })
+                // Once per step the batch touched, not once per decision: 10,000 decisions in 100
+                // steps are 100 checks.
+                let at = now();
+                let mut started = Vec::new();
+                for message_id in steps {
+                    started.extend(start_step_if_decided(tx, message_id, &at)?);
+                }
+                Ok(Decided { outcomes, started })
+            },
+            |decided| started(&decided.started),
+        )
     }
 }
 

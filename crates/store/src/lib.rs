@@ -219,14 +219,14 @@ impl Store {
     /// Durable: `synchronous=FULL`, the WAL is on disk when this returns. Every write on the
     /// approval path (requests, decisions, `running` marks) and every setting uses this.
     fn write<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        self.write_with(true, f)
+        self.write_with(true, f, |_| {})
     }
 
     /// For writes off the approval path (messages, results, status): `synchronous=NORMAL`. In
     /// WAL mode such a commit survives a crash of the process (kill -9) at once, and a power
     /// failure from the next durable commit on, which syncs every frame before it.
     fn write_relaxed<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        self.write_with(false, f)
+        self.write_with(false, f, |_| {})
     }
 
     /// Why the store stopped writing, if the disk refused a write.
@@ -237,11 +237,18 @@ impl Store {
             .clone()
     }
 
-    fn write_with<T>(&self, full: bool, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    /// `committed` runs after the commit, before anyone else can use the connection: what it
+    /// records is in place before another thread can read what the transaction wrote.
+    fn write_with<T>(
+        &self,
+        full: bool,
+        f: impl FnOnce(&Connection) -> Result<T>,
+        committed: impl FnOnce(&T),
+    ) -> Result<T> {
         if let Some(why) = self.failure() {
             return Err(StoreError::Unavailable(why));
         }
-        let result = self.write_once(full, f);
+        let result = self.write_once(full, f, committed);
         if let Err(StoreError::Sql(error)) = &result
             && is_disk_failure(error)
         {
@@ -250,7 +257,12 @@ impl Store {
         result
     }
 
-    fn write_once<T>(&self, full: bool, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    fn write_once<T>(
+        &self,
+        full: bool,
+        f: impl FnOnce(&Connection) -> Result<T>,
+        committed: impl FnOnce(&T),
+    ) -> Result<T> {
         use std::sync::atomic::Ordering;
         let conn = self.lock();
         if self.full_sync.load(Ordering::Relaxed) != full {
@@ -267,6 +279,7 @@ impl Store {
             Ok(value) => match conn.run("COMMIT", []) {
                 Ok(_) => {
                     self.log.committed(full);
+                    committed(&value);
                     Ok(value)
                 }
                 Err(error) => {

@@ -600,9 +600,20 @@ fn the_queries_that_lost_an_index_still_search_one() {
 fn the_steps_last_decision_claims_the_calls_it_starts() {
     let (_dir, store) = open();
     let (_s, ids) = pending_step(&store, "s", 2);
-    let first = store.decide_and_start(&[input(&ids[0].0, true)]).unwrap();
+    let first = store
+        .decide_and_start(&[input(&ids[0].0, true)], |_| {})
+        .unwrap();
     assert!(first.started.is_empty(), "the other call still waits");
-    let last = store.decide_and_start(&[input(&ids[1].0, true)]).unwrap();
+    // Told while the store is still locked: no other thread can find the calls running first.
+    let mut told = None;
+    let last = store
+        .decide_and_start(&[input(&ids[1].0, true)], |started| {
+            told = Some((started.to_vec(), store.conn.try_lock().is_err()));
+        })
+        .unwrap();
+    let (told, locked) = told.expect("the started calls were told");
+    assert!(locked, "told after the store's lock was released");
+    assert_eq!(told, last.started);
     let mut started = last.started.clone();
     started.sort();
     let mut expected = vec![ids[0].1.clone(), ids[1].1.clone()];
