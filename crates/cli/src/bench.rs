@@ -269,7 +269,11 @@ async fn roundtrip(
     let client = ApiClient::discover(dir.path())?;
     let mut events = engine.subscribe();
     let mut samples = Vec::with_capacity(rounds);
+    let mut counted_from = None;
     for round in 0..warmup + rounds {
+        if round == warmup {
+            counted_from = Some((engine.write_counters(), DiskStats::of(dir.path())));
+        }
         let session = format!("bench-{round}");
         let started = Instant::now();
         client
@@ -293,18 +297,24 @@ async fn roundtrip(
                 ..DecisionRequest::default()
             })
             .await?;
+        // The tool must have run: a round whose call was reported interrupted also completes.
+        let mut ran = false;
         loop {
-            if let EngineEvent::TurnEnded { outcome } = events.recv().await?
-                && outcome.session == session
-            {
-                if outcome.status != "completed" {
-                    bail!(
-                        "round {round}: the turn ended {}: {:?}",
-                        outcome.status,
-                        outcome.error
-                    );
+            match events.recv().await? {
+                EngineEvent::ToolFinished {
+                    session: of, state, ..
+                } if of == session => ran = state == "succeeded",
+                EngineEvent::TurnEnded { outcome } if outcome.session == session => {
+                    if outcome.status != "completed" || !ran {
+                        bail!(
+                            "round {round}: the turn ended {} (the tool ran: {ran}): {:?}",
+                            outcome.status,
+                            outcome.error
+                        );
+                    }
+                    break;
                 }
-                break;
+                _ => {}
             }
         }
         if round >= warmup {
@@ -318,8 +328,68 @@ async fn roundtrip(
     {
         bail!("the approved write_file did not write bench.txt");
     }
+    let counted = samples.len().max(1) as f64;
     report("rounds", samples, "ms");
+    if let Some((counters, disk)) = counted_from {
+        let written = engine.write_counters().since(&counters);
+        let per_round = |n: u64| n as f64 / counted;
+        println!(
+            "per_round commits={:.2} durable_commits={:.2} pages={:.2} checkpoints={:.3} checkpointed_pages={:.2}",
+            per_round(written.commits),
+            per_round(written.durable_commits),
+            per_round(written.pages),
+            per_round(written.checkpoints),
+            per_round(written.checkpointed_pages),
+        );
+        match (disk, DiskStats::of(dir.path())) {
+            (Some(before), Some(after)) => println!(
+                "per_round disk_flushes={:.2} disk_written_kib={:.1} (device {}: every process's I/O on it)",
+                per_round(after.flushes.saturating_sub(before.flushes)),
+                per_round(after.written_sectors.saturating_sub(before.written_sectors)) / 2.0,
+                after.device
+            ),
+            _ => {
+                println!("per_round disk_flushes=n/a (the data directory is not on a block device)")
+            }
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The block device under a folder, as the kernel counts its requests
+/// (`/sys/dev/block/MAJOR:MINOR/stat`): cache flushes — what a sync costs the disk — and
+/// sectors written. Every process's I/O on that device counts, so read it on a quiet machine.
+struct DiskStats {
+    device: String,
+    flushes: u64,
+    written_sectors: u64,
+}
+
+impl DiskStats {
+    #[cfg(target_os = "linux")]
+    fn of(path: &std::path::Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let dev = std::fs::metadata(path).ok()?.dev();
+        let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+        let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+        let device = format!("{major}:{minor}");
+        let stat = std::fs::read_to_string(format!("/sys/dev/block/{device}/stat")).ok()?;
+        let fields: Vec<u64> = stat
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        // Field 7 is sectors written; field 16 (kernels from 5.5 on) flush requests completed.
+        Some(Self {
+            device,
+            written_sectors: *fields.get(6)?,
+            flushes: *fields.get(15)?,
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn of(_path: &std::path::Path) -> Option<Self> {
+        None
+    }
 }
 
 /// An engine with `sessions × calls` pending `write_file` calls (`s{s}-c{c}.txt`), seeded through

@@ -282,8 +282,16 @@ impl Inner {
             });
         }
         // 3) one durable transaction
-        let outcomes = match self.store.decide_many(&inputs) {
-            Ok(outcomes) => outcomes,
+        // Noted before any turn can read these calls as running (the store's lock is still
+        // held): a turn that finds one knows its decision claimed it, not a failed run.
+        let noted = |started: &[String]| {
+            self.started_by_decision
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(started.iter().cloned());
+        };
+        let outcomes = match self.store.decide_and_start(&inputs, noted) {
+            Ok(decided) => decided.outcomes,
             Err(error) => {
                 if error.is_disk_failure() {
                     // The person is told it failed; if it reached the disk anyway, the next

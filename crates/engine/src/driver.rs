@@ -260,6 +260,7 @@ fn cancel_turn(inner: &Inner, session: &SessionRow) -> Result<TurnOutcome, Engin
     )?;
     if let Some(last) = inner.store.messages(&session.id)?.last() {
         for call in last.calls.iter().filter(|c| !c.state.is_final()) {
+            inner.take_started(&call.id);
             let result = json!({"type": "cancelled", "reason": "the user cancelled the turn"});
             inner
                 .store
@@ -942,10 +943,13 @@ async fn run_calls(
             .or_else(|| call.args.clone())
             .unwrap_or_else(|| json!({}));
         if call.state == CallState::Running {
-            if inner
-                .store
-                .claim_invocation(&[call.id.as_str()])?
-                .is_empty()
+            // Started (and claimed) by its decision's transaction: invoked now, once. Any
+            // other running call is claimed here, or reported interrupted when it was before.
+            if !inner.take_started(&call.id)
+                && inner
+                    .store
+                    .claim_invocation(&[call.id.as_str()])?
+                    .is_empty()
             {
                 let result =
                     json!({"type": "error", "message": "interrupted; the call was not run again"});

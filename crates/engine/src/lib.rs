@@ -46,7 +46,7 @@ use airlock_store::Store;
 use decision::{Resolution, Settlement};
 use router::ApprovalRouter;
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 use tokio::sync::{broadcast, watch};
@@ -106,9 +106,22 @@ pub(crate) struct Inner {
     pub agent_waiters: agents::AgentWaiters,
     /// One-time codes for pairing a phone (kept in memory: a restart forgets them).
     pub pairing: remote::PairingCodes,
+    /// Calls a decision started and claimed in its own transaction, not yet invoked: the
+    /// turn invokes each once (taking it out). Any other `running` call must be claimed first.
+    pub started_by_decision: Mutex<HashSet<String>>,
     /// Where tests hold steps between deciding and recording, to force them to race.
     #[cfg(test)]
     pub step_gate: driver::StepGate,
+}
+
+impl Inner {
+    /// Whether `call_id` was started by a decision and not invoked yet; it no longer is after.
+    pub(crate) fn take_started(&self, call_id: &str) -> bool {
+        self.started_by_decision
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(call_id)
+    }
 }
 
 /// Cheap to clone; every clone is the same engine.
@@ -188,6 +201,7 @@ impl Engine {
                 frontend: RwLock::new(None),
                 agent_waiters: agents::AgentWaiters::default(),
                 pairing: remote::PairingCodes::default(),
+                started_by_decision: Mutex::new(HashSet::new()),
                 #[cfg(test)]
                 step_gate: driver::StepGate::default(),
             }),
@@ -202,6 +216,11 @@ impl Engine {
 
     pub fn workspace(&self) -> &Path {
         &self.inner.workspace
+    }
+
+    /// What the store wrote since the engine opened it (commits, pages, checkpoints).
+    pub fn write_counters(&self) -> airlock_store::WriteCounters {
+        self.inner.store.write_counters()
     }
 
     #[cfg(test)]
@@ -236,7 +255,7 @@ impl Engine {
         // The hooks read their fallback from agents.json: as the store has it now (a migration
         // may have changed it), not as a previous version wrote it.
         self.inner.write_fallbacks()?;
-        for call in self.inner.store.calls_in_state(CallState::Running)? {
+        for call in self.inner.store.running_calls()? {
             let result = json!({
                 "type": "error",
                 "message": "interrupted: Airlock stopped while this call was running; it was not run again",

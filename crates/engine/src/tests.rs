@@ -658,7 +658,7 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
                 DecidedBy::Api,
             ))
             .unwrap();
-        assert_eq!(store.calls_in_state(CallState::Running).unwrap().len(), 1);
+        assert_eq!(store.running_calls().unwrap().len(), 1);
     }
     let engine = Engine::open(EngineConfig {
         data_dir: dir.path().to_path_buf(),
@@ -1395,3 +1395,38 @@ async fn a_pending_write_shows_what_is_on_disk_where_it_would_write() {
         .unwrap();
     assert!(f.engine.file_on_disk(&item.approval_id).is_err());
 }
+
+/// What one approval round costs the disk (issue 33): the user's message, the model's step
+/// with its request, the decision (the round's one durable commit, which also starts and
+/// claims the call), the call's result, the answer — five commits, each writing only the pages
+/// of the rows it changes and of the indexes a query needs.
+#[tokio::test]
+async fn an_approval_round_is_five_commits_one_durable_and_few_pages() {
+    let f = write_then("done", false).await;
+    let before = f.engine.write_counters();
+    f.engine.send_message("s", "write").unwrap();
+    let item = inbox_of(&f.engine, 1).await.remove(0);
+    f.engine
+        .decide(approve(&item.approval_id), DecidedBy::Api)
+        .unwrap();
+    let outcome = turn_end(&f.engine, "s").await;
+    assert_eq!(outcome.answer.as_deref(), Some("done"), "{outcome:?}");
+    assert_eq!(
+        std::fs::read_to_string(f.engine.workspace().join("a.txt")).unwrap(),
+        "x"
+    );
+    let round = f.engine.write_counters().since(&before);
+    assert_eq!(
+        (round.commits, round.durable_commits),
+        (5, 1),
+        "commits in one round: {round:?}"
+    );
+    assert!(
+        round.pages <= ROUND_PAGES,
+        "pages written in one round: {round:?}"
+    );
+}
+
+/// Pages (WAL frames) one approval round of a new session may write: 27 for its rows and
+/// indexes, and the pages a young database adds as its tables grow. 36 before issue 33.
+const ROUND_PAGES: u64 = 28;

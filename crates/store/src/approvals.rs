@@ -342,62 +342,94 @@ impl Store {
     /// else and does not affect the other items. Any other error rolls the whole batch back:
     /// nothing is decided, nothing runs.
     pub fn decide_many(&self, inputs: &[DecisionInput]) -> Result<Vec<Result<DecisionOutcome>>> {
-        self.write(|tx| {
-            let mut outcomes = Vec::with_capacity(inputs.len());
-            let mut steps = std::collections::BTreeSet::new();
-            for input in inputs {
-                tx.run("SAVEPOINT decision", [])?;
-                match apply_decision(tx, input, &mut steps) {
-                    Ok(outcome) => {
-                        tx.run("RELEASE decision", [])?;
-                        outcomes.push(Ok(outcome));
+        Ok(self.decide_and_start(inputs, |_| {})?.outcomes)
+    }
+
+    /// [`Store::decide_many`], also saying which calls the batch started: those of the steps
+    /// it finished deciding, marked `running` and claimed for invocation in the same durable
+    /// transaction (no second commit to claim them before they run). `started` is told them
+    /// right after the commit, before any other thread can read the store and find them
+    /// running: whoever runs them knows they are its own to invoke, not left from a failure.
+    pub fn decide_and_start(
+        &self,
+        inputs: &[DecisionInput],
+        started: impl FnOnce(&[String]),
+    ) -> Result<Decided> {
+        self.write_with(
+            true,
+            |tx| {
+                let mut outcomes = Vec::with_capacity(inputs.len());
+                let mut steps = std::collections::BTreeSet::new();
+                for input in inputs {
+                    tx.run("SAVEPOINT decision", [])?;
+                    match apply_decision(tx, input, &mut steps) {
+                        Ok(outcome) => {
+                            tx.run("RELEASE decision", [])?;
+                            outcomes.push(Ok(outcome));
+                        }
+                        Err(error) if error.is_refusal() => {
+                            tx.run("ROLLBACK TO decision", [])?;
+                            tx.run("RELEASE decision", [])?;
+                            insert_audit(
+                                tx,
+                                input.decided_by.as_str(),
+                                "decision_refused",
+                                input.session_id.as_deref(),
+                                None,
+                                Some(&input.approval_id),
+                                &json!({ "approve": input.approve(), "error": error.to_string() }),
+                            )?;
+                            outcomes.push(Err(error));
+                        }
+                        Err(error) => return Err(error),
                     }
-                    Err(error) if error.is_refusal() => {
-                        tx.run("ROLLBACK TO decision", [])?;
-                        tx.run("RELEASE decision", [])?;
-                        insert_audit(
-                            tx,
-                            input.decided_by.as_str(),
-                            "decision_refused",
-                            input.session_id.as_deref(),
-                            None,
-                            Some(&input.approval_id),
-                            &json!({ "approve": input.approve(), "error": error.to_string() }),
-                        )?;
-                        outcomes.push(Err(error));
-                    }
-                    Err(error) => return Err(error),
                 }
-            }
-            // Once per step the batch touched, not once per decision: 10,000 decisions in 100
-            // steps are 100 checks.
-            let at = now();
-            for message_id in steps {
-                start_step_if_decided(tx, message_id, &at)?;
-            }
-            Ok(outcomes)
-        })
+                // Once per step the batch touched, not once per decision: 10,000 decisions in 100
+                // steps are 100 checks.
+                let at = now();
+                let mut started = Vec::new();
+                for message_id in steps {
+                    started.extend(start_step_if_decided(tx, message_id, &at)?);
+                }
+                Ok(Decided { outcomes, started })
+            },
+            |decided| started(&decided.started),
+        )
     }
 }
 
+/// What one batch of decisions did: each decision's outcome, and the calls it started.
+#[derive(Debug)]
+pub struct Decided {
+    pub outcomes: Vec<Result<DecisionOutcome>>,
+    /// Calls now `running` and claimed (`invoked_at` set): the engine invokes each once,
+    /// without claiming it again; after a restart they are reported interrupted.
+    pub started: Vec<String>,
+}
+
 /// When this was the last pending call of its step, the step's approved calls become `running`
-/// in the same durable transaction as the decision (not those the provider runs itself): the engine invokes them next without
-/// another sync to disk, and a crash in between reports them as interrupted — never runs them.
-fn start_step_if_decided(tx: &Connection, message_id: i64, at: &str) -> Result<()> {
+/// and claimed for invocation in the same durable transaction as the decision (not those the
+/// provider runs itself): the engine invokes them next without another commit, and a crash in
+/// between reports them as interrupted — never runs them. Returns the calls started.
+fn start_step_if_decided(tx: &Connection, message_id: i64, at: &str) -> Result<Vec<String>> {
     let pending: i64 = tx.row(
         "SELECT COUNT(*) FROM tool_calls WHERE message_id = ?1 AND state = 'pending'",
         [message_id],
         |r| r.get(0),
     )?;
-    if pending == 0 {
-        tx.run(
-            "UPDATE tool_calls SET state = 'running', updated_at = ?2
-             WHERE message_id = ?1 AND state = 'approved' AND NOT EXISTS
-                (SELECT 1 FROM approval_requests r WHERE r.tool_call_id = tool_calls.id AND r.kind = 'provider_tool_call')",
-            params![message_id, at],
-        )?;
+    if pending > 0 {
+        return Ok(Vec::new());
     }
-    Ok(())
+    let mut stmt = tx.prepare_cached(
+        "UPDATE tool_calls SET state = 'running', updated_at = ?2, invoked_at = ?2
+         WHERE message_id = ?1 AND state = 'approved' AND NOT EXISTS
+            (SELECT 1 FROM approval_requests r WHERE r.tool_call_id = tool_calls.id AND r.kind = 'provider_tool_call')
+         RETURNING id",
+    )?;
+    let started = stmt
+        .query_map(params![message_id, at], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(started)
 }
 
 /// Applies one decision; the step of its call goes into `steps`, to be started (when fully

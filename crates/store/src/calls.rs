@@ -34,7 +34,7 @@ pub struct NewCall {
 }
 
 /// The last column: what a grant made by approving the call covers.
-const CALL_COLUMNS: &str = "id, session_id, message_id, position, provider_call_id, model_name, \
+pub(crate) const CALL_COLUMNS: &str = "id, session_id, message_id, position, provider_call_id, model_name, \
     server, tool, raw_args, args, args_hash, state, policy_step, policy_why, run_args, result, \
     created_at, updated_at, \
     (SELECT d.grant_covers FROM approval_requests a JOIN decisions d ON d.approval_id = a.approval_id \
@@ -106,13 +106,13 @@ impl RawCall {
 pub(crate) fn query_calls(
     conn: &Connection,
     filter: &str,
-    param: &dyn rusqlite::ToSql,
+    params: impl rusqlite::Params,
 ) -> Result<Vec<CallRow>> {
     let sql = format!(
         "SELECT {CALL_COLUMNS} FROM tool_calls WHERE {filter} ORDER BY message_id, position"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([param], raw_call)?;
+    let rows = stmt.query_map(params, raw_call)?;
     rows.map(|r| r.map_err(StoreError::from).and_then(RawCall::parse))
         .collect()
 }
@@ -235,7 +235,12 @@ impl Store {
                     })
                 })?
                 .collect::<rusqlite::Result<_>>()?;
-            let calls = query_calls(conn, "session_id = ?1", &session_id)?;
+            // Through the session's messages: no index of calls by session to keep up to date.
+            let calls = query_calls(
+                conn,
+                "message_id IN (SELECT id FROM messages WHERE session_id = ?1)",
+                [session_id],
+            )?;
             for call in calls {
                 if let Some(message) = messages.iter_mut().find(|m| m.id == call.message_id) {
                     message.calls.push(call);
@@ -246,15 +251,17 @@ impl Store {
     }
 
     pub fn calls_of_message(&self, message_id: i64) -> Result<Vec<CallRow>> {
-        self.read(|conn| query_calls(conn, "message_id = ?1", &message_id))
+        self.read(|conn| query_calls(conn, "message_id = ?1", [message_id]))
     }
 
     pub fn call(&self, call_id: &str) -> Result<Option<CallRow>> {
-        self.read(|conn| Ok(query_calls(conn, "id = ?1", &call_id)?.into_iter().next()))
+        self.read(|conn| Ok(query_calls(conn, "id = ?1", [call_id])?.into_iter().next()))
     }
 
-    pub fn calls_in_state(&self, state: CallState) -> Result<Vec<CallRow>> {
-        self.read(|conn| query_calls(conn, "state = ?1", &state.as_str()))
+    /// The calls left `running` (at start: Airlock stopped while they ran). The literal state
+    /// lets the query use the partial index of running calls.
+    pub fn running_calls(&self) -> Result<Vec<CallRow>> {
+        self.read(|conn| query_calls(conn, "state = 'running'", []))
     }
 
     /// Marks calls `running` and claimed for invocation — durably, before any of them is

@@ -19,16 +19,18 @@ mod servers;
 mod sessions;
 mod settings;
 mod tool_settings;
+mod wal;
 
 pub use agents::{AgentActivity, EarlierAgentRequest, NewAgentRequest};
 pub use airlock_protocol::{
     ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
 };
-pub use approvals::{DecisionInput, DecisionOutcome, GrantLimits, NewApproval};
+pub use approvals::{Decided, DecisionInput, DecisionOutcome, GrantLimits, NewApproval};
 pub use calls::NewCall;
 pub use history::{AskedRow, PastCall};
 pub use pins::PinCheck;
 pub use requests::DecisionRow;
+pub use wal::WriteCounters;
 
 use rusqlite::{Connection, OpenFlags, Params, Row};
 use rusqlite_migration::{M, Migrations};
@@ -95,7 +97,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 11] = [
+const MIGRATIONS: [&str; 12] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -107,6 +109,7 @@ const MIGRATIONS: [&str; 11] = [
     include_str!("migration_9_agents_fail_closed.sql"),
     include_str!("migration_10_grant_scope.sql"),
     include_str!("migration_11_session_title.sql"),
+    include_str!("migration_12_round_pages.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
@@ -135,7 +138,12 @@ pub fn now() -> String {
 /// The database. One connection behind a mutex: SQLite serialises writers anyway, and the
 /// engine's writes are short.
 pub struct Store {
-    conn: Mutex<Connection>,
+    /// Declared before `conn`: dropped first, so the checkpointer's connection closes before
+    /// the store's own, which then checkpoints the whole log as the last one open.
+    log: wal::Log,
+    /// Shared with the checkpointer, which holds it (without using the connection) for the
+    /// short last pass of a checkpoint, so that the log can start again.
+    conn: std::sync::Arc<Mutex<Connection>>,
     /// Whether the connection is currently at `synchronous=FULL` (changed only under the lock).
     full_sync: std::sync::atomic::AtomicBool,
     /// Set when the disk refused a write: whether that transaction reached the disk is unknown,
@@ -168,12 +176,21 @@ impl Store {
         // 32 MiB of page cache (default 2 MiB): a 10,000-item inbox and its batch decision
         // otherwise re-read the same pages from the OS thousands of times.
         conn.pragma_update(None, "cache_size", -32_000)?;
-        migrations()
+        // Off while migrating: a migration that rebuilds a table drops the old one, which other
+        // tables reference (the rebuilt one keeps every row and key).
+        conn.pragma_update(None, "foreign_keys", "OFF")?;
+        let migrated = migrations()
             .to_latest(&mut conn)
-            .map_err(|e| StoreError::Migration(e.to_string()))?;
+            .map_err(|e| StoreError::Migration(e.to_string()));
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        migrated?;
         conn.set_prepared_statement_cache_capacity(64);
+        wal::install(&conn)?;
+        let conn = std::sync::Arc::new(Mutex::new(conn));
+        let log = wal::Log::start(path, std::sync::Arc::downgrade(&conn))?;
         Ok(Self {
-            conn: Mutex::new(conn),
+            log,
+            conn,
             full_sync: true.into(),
             failure: Mutex::new(None),
             path: path.to_path_buf(),
@@ -182,6 +199,12 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// What the store wrote since it was opened (commits, pages, checkpoints): for the bench
+    /// and the tests that keep a round's cost from growing back.
+    pub fn write_counters(&self) -> WriteCounters {
+        self.log.counters()
     }
 
     fn lock(&self) -> MutexGuard<'_, Connection> {
@@ -198,14 +221,14 @@ impl Store {
     /// Durable: `synchronous=FULL`, the WAL is on disk when this returns. Every write on the
     /// approval path (requests, decisions, `running` marks) and every setting uses this.
     fn write<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        self.write_with(true, f)
+        self.write_with(true, f, |_| {})
     }
 
     /// For writes off the approval path (messages, results, status): `synchronous=NORMAL`. In
     /// WAL mode such a commit survives a crash of the process (kill -9) at once, and a power
     /// failure from the next durable commit on, which syncs every frame before it.
     fn write_relaxed<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        self.write_with(false, f)
+        self.write_with(false, f, |_| {})
     }
 
     /// Why the store stopped writing, if the disk refused a write.
@@ -216,11 +239,18 @@ impl Store {
             .clone()
     }
 
-    fn write_with<T>(&self, full: bool, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    /// `committed` runs after the commit, before anyone else can use the connection: what it
+    /// records is in place before another thread can read what the transaction wrote.
+    fn write_with<T>(
+        &self,
+        full: bool,
+        f: impl FnOnce(&Connection) -> Result<T>,
+        committed: impl FnOnce(&T),
+    ) -> Result<T> {
         if let Some(why) = self.failure() {
             return Err(StoreError::Unavailable(why));
         }
-        let result = self.write_once(full, f);
+        let result = self.write_once(full, f, committed);
         if let Err(StoreError::Sql(error)) = &result
             && is_disk_failure(error)
         {
@@ -229,7 +259,12 @@ impl Store {
         result
     }
 
-    fn write_once<T>(&self, full: bool, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    fn write_once<T>(
+        &self,
+        full: bool,
+        f: impl FnOnce(&Connection) -> Result<T>,
+        committed: impl FnOnce(&T),
+    ) -> Result<T> {
         use std::sync::atomic::Ordering;
         let conn = self.lock();
         if self.full_sync.load(Ordering::Relaxed) != full {
@@ -241,9 +276,14 @@ impl Store {
             let _ = conn.run("ROLLBACK", []);
         }
         conn.run("BEGIN IMMEDIATE", [])?;
+        self.log.begin();
         match f(&conn) {
             Ok(value) => match conn.run("COMMIT", []) {
-                Ok(_) => Ok(value),
+                Ok(_) => {
+                    self.log.committed(full);
+                    committed(&value);
+                    Ok(value)
+                }
                 Err(error) => {
                     let _ = conn.run("ROLLBACK", []);
                     Err(error.into())

@@ -211,7 +211,7 @@ fn running_is_only_entered_from_approved() {
         "a pending call must not run"
     );
     store.decide(&input(&approval_id, true)).unwrap();
-    assert_eq!(store.calls_in_state(CallState::Running).unwrap().len(), 1);
+    assert_eq!(store.running_calls().unwrap().len(), 1);
     assert!(
         store.mark_running(&[(call_id.clone(), json!({}))]).is_err(),
         "a running call is not started twice"
@@ -483,5 +483,210 @@ fn agents_fail_closed_unless_the_person_chose_ask() {
     assert_eq!(
         store.agents().unwrap()[0].fallback,
         airlock_core::AgentFallback::Deny
+    );
+}
+
+/// A database as version 9 left it (the migrations before 11), with rows in the tables that
+/// migration 11 rebuilds.
+fn database_before_round_pages(path: &std::path::Path) {
+    let mut conn = rusqlite::Connection::open(path).unwrap();
+    conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+    Migrations::new(MIGRATIONS[..9].iter().map(|sql| M::up(sql)).collect())
+        .to_latest(&mut conn)
+        .unwrap();
+    conn.execute_batch(
+        "INSERT INTO sessions (id, name, created_at, updated_at) VALUES ('ses1', 's', 't', 't');
+         INSERT INTO messages (id, session_id, role, content, created_at) VALUES (7, 'ses1', 'user', 'hi', 't');
+         INSERT INTO tool_calls (id, session_id, message_id, position, provider_call_id, model_name,
+             server, tool, raw_args, state, created_at, updated_at)
+             VALUES ('call1', 'ses1', 7, 0, 'c1', 'fs__write_file', 'fs', 'write_file', '{}', 'pending', 't', 't');
+         INSERT INTO approval_requests (approval_id, tool_call_id, session_id, kind, server, tool, args,
+             args_hash, why, status, created_at)
+             VALUES ('ap1', 'call1', 'ses1', 'tool_call', 'fs', 'write_file', '{}', 'h', 'w', 'approved', 't');
+         INSERT INTO decisions (approval_id, approve, decided_by, decided_at) VALUES ('ap1', 1, 'api', 't');
+         INSERT INTO audit (id, at, actor, action) VALUES (41, 't', 'user', 'something');",
+    )
+    .unwrap();
+}
+
+#[test]
+fn migration_11_keeps_every_row_and_id_and_drops_what_rewrote_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("airlock.db");
+    database_before_round_pages(&path);
+    let store = Store::open(&path).unwrap();
+    let messages = store.messages("ses1").unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!((messages[0].id, messages[0].calls.len()), (7, 1));
+    assert!(store.decision("ap1").unwrap().unwrap().approve);
+    assert_eq!(store.audit_rows(10).unwrap()[0].id, 41);
+    // New rows go on from the largest id, as with AUTOINCREMENT (no row is ever deleted).
+    assert_eq!(store.append_user_message("ses1", "again").unwrap(), 8);
+    let conn = store.lock();
+    let text = |sql: &str| -> Vec<String> {
+        let mut stmt = conn.prepare(sql).unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect()
+    };
+    assert_eq!(
+        text("SELECT name FROM sqlite_sequence WHERE name IN ('messages', 'audit')"),
+        Vec::<String>::new(),
+        "no sequence page rewritten on every insert"
+    );
+    let indexes = text(
+        "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name IN ('tool_calls', 'decisions') ORDER BY name",
+    );
+    assert_eq!(
+        indexes,
+        [
+            "sqlite_autoindex_tool_calls_1",
+            "tool_calls_by_leader",
+            "tool_calls_by_message",
+            "tool_calls_running"
+        ],
+        "decisions is its key's own b-tree; no index of calls by session or by every state"
+    );
+    let fk: Vec<String> = text("SELECT \"table\" FROM pragma_foreign_key_check");
+    assert!(fk.is_empty(), "{fk:?}");
+}
+
+/// The plan SQLite chose for `sql`, one line per step.
+fn plan(store: &Store, sql: &str) -> String {
+    let conn = store.lock();
+    let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    stmt.query_map([], |r| r.get::<_, String>(3))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_queries_that_lost_an_index_still_search_one() {
+    let (_dir, store) = open();
+    let select = |filter: &str| {
+        format!(
+            "SELECT {} FROM tool_calls WHERE {filter} ORDER BY message_id, position",
+            crate::calls::CALL_COLUMNS
+        )
+    };
+    // A session's calls, through its messages.
+    let of_session = plan(
+        &store,
+        &select("message_id IN (SELECT id FROM messages WHERE session_id = 'x')"),
+    );
+    assert!(
+        of_session.contains("SEARCH tool_calls USING INDEX tool_calls_by_message")
+            && of_session.contains("USING COVERING INDEX messages_by_session"),
+        "{of_session}"
+    );
+    // The running calls at start: the partial index, no scan of every call.
+    let running = plan(&store, &select("state = 'running'"));
+    // (The grant a call's approval made is read by key for each call found: no scan there.)
+    let mut lines = running.lines();
+    assert_eq!(
+        lines.next(),
+        Some("SCAN tool_calls USING INDEX tool_calls_running"),
+        "{running}"
+    );
+    assert!(lines.all(|line| !line.contains("SCAN")), "{running}");
+    // A decision's row, by its key.
+    let decision = plan(
+        &store,
+        "SELECT approve FROM decisions WHERE approval_id = 'x'",
+    );
+    assert_eq!(
+        decision,
+        "SEARCH decisions USING PRIMARY KEY (approval_id=?)"
+    );
+}
+
+#[test]
+fn the_steps_last_decision_claims_the_calls_it_starts() {
+    let (_dir, store) = open();
+    let (_s, ids) = pending_step(&store, "s", 2);
+    let first = store
+        .decide_and_start(&[input(&ids[0].0, true)], |_| {})
+        .unwrap();
+    assert!(first.started.is_empty(), "the other call still waits");
+    // Told while the store is still locked: no other thread can find the calls running first.
+    let mut told = None;
+    let last = store
+        .decide_and_start(&[input(&ids[1].0, true)], |started| {
+            told = Some((started.to_vec(), store.conn.try_lock().is_err()));
+        })
+        .unwrap();
+    let (told, locked) = told.expect("the started calls were told");
+    assert!(locked, "told after the store's lock was released");
+    assert_eq!(told, last.started);
+    let mut started = last.started.clone();
+    started.sort();
+    let mut expected = vec![ids[0].1.clone(), ids[1].1.clone()];
+    expected.sort();
+    assert_eq!(started, expected);
+    // Claimed in the decision's transaction: nobody claims them again.
+    assert!(
+        store
+            .claim_invocation(&[ids[0].1.as_str(), ids[1].1.as_str()])
+            .unwrap()
+            .is_empty()
+    );
+}
+
+/// Commits `n` durable writes of `kib` KiB each (a setting rewritten).
+fn write_pages(store: &Store, n: usize, kib: usize) {
+    for i in 0..n {
+        let value = json!("x".repeat(kib * 1024 + i));
+        store.set_setting("filler", &value).unwrap();
+    }
+}
+
+#[test]
+fn commits_never_checkpoint_and_the_log_is_then_rewritten_in_place() {
+    let (dir, store) = open();
+    let wal = dir.path().join("airlock.db-wal");
+    let held = store.log.hold.clone();
+    let holding = held.lock().unwrap();
+    // Well past the checkpoint threshold, with the checkpointer held.
+    write_pages(&store, 12, 400);
+    let written = store.write_counters();
+    assert!(
+        written.pages > u64::from(wal::CHECKPOINT_PAGES),
+        "{written:?}"
+    );
+    let frames_in_file = |len: u64| len.saturating_sub(32) / (4096 + 24);
+    let grown = std::fs::metadata(&wal).unwrap().len();
+    assert!(
+        frames_in_file(grown) >= written.pages,
+        "a commit checkpointed the log (and started it again): {} frames in the file, {} written",
+        frames_in_file(grown),
+        written.pages
+    );
+    assert_eq!(written.checkpoints, 0);
+    // Let the checkpointer go (the commits past the threshold woke it). Commits go on back to
+    // back, as under load: the log still starts again from its beginning, at the first write
+    // that begins once the checkpointer copied all of it.
+    drop(holding);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while store.log.in_log() >= u64::from(wal::CHECKPOINT_PAGES) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the log never started again: {} pages in it, {:?}",
+            store.log.in_log(),
+            store.write_counters()
+        );
+        write_pages(&store, 1, 1);
+    }
+    assert!(store.write_counters().checkpoints >= 1);
+    // Later commits overwrite the file in place: it neither grows nor shrinks.
+    let size = std::fs::metadata(&wal).unwrap().len();
+    assert!(size >= grown, "the log's file was truncated");
+    write_pages(&store, 3, 8);
+    assert_eq!(
+        std::fs::metadata(&wal).unwrap().len(),
+        size,
+        "the log's file kept its size"
     );
 }
