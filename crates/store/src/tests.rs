@@ -486,12 +486,12 @@ fn agents_fail_closed_unless_the_person_chose_ask() {
     );
 }
 
-/// A database as version 9 left it (the migrations before 11), with rows in the tables that
-/// migration 11 rebuilds.
+/// A database as version 11 left it (the migrations before 12), with rows in the tables that
+/// migration 12 rebuilds.
 fn database_before_round_pages(path: &std::path::Path) {
     let mut conn = rusqlite::Connection::open(path).unwrap();
     conn.pragma_update(None, "journal_mode", "WAL").unwrap();
-    Migrations::new(MIGRATIONS[..9].iter().map(|sql| M::up(sql)).collect())
+    Migrations::new(MIGRATIONS[..11].iter().map(|sql| M::up(sql)).collect())
         .to_latest(&mut conn)
         .unwrap();
     conn.execute_batch(
@@ -503,14 +503,15 @@ fn database_before_round_pages(path: &std::path::Path) {
          INSERT INTO approval_requests (approval_id, tool_call_id, session_id, kind, server, tool, args,
              args_hash, why, status, created_at)
              VALUES ('ap1', 'call1', 'ses1', 'tool_call', 'fs', 'write_file', '{}', 'h', 'w', 'approved', 't');
-         INSERT INTO decisions (approval_id, approve, decided_by, decided_at) VALUES ('ap1', 1, 'api', 't');
+         INSERT INTO decisions (approval_id, approve, decided_by, decided_at, grant_covers)
+             VALUES ('ap1', 1, 'api', 't', 'granted for 15 min: fs/write_file in this chat');
          INSERT INTO audit (id, at, actor, action) VALUES (41, 't', 'user', 'something');",
     )
     .unwrap();
 }
 
 #[test]
-fn migration_11_keeps_every_row_and_id_and_drops_what_rewrote_pages() {
+fn migration_12_keeps_every_row_and_id_and_drops_what_rewrote_pages() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("airlock.db");
     database_before_round_pages(&path);
@@ -519,6 +520,11 @@ fn migration_11_keeps_every_row_and_id_and_drops_what_rewrote_pages() {
     assert_eq!(messages.len(), 1);
     assert_eq!((messages[0].id, messages[0].calls.len()), (7, 1));
     assert!(store.decision("ap1").unwrap().unwrap().approve);
+    assert_eq!(
+        messages[0].calls[0].grant.as_deref(),
+        Some("granted for 15 min: fs/write_file in this chat"),
+        "what a grant covers (migration 10) is kept"
+    );
     assert_eq!(store.audit_rows(10).unwrap()[0].id, 41);
     // New rows go on from the largest id, as with AUTOINCREMENT (no row is ever deleted).
     assert_eq!(store.append_user_message("ses1", "again").unwrap(), 8);
