@@ -371,6 +371,8 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
         .await;
     ui.click("[data-testid=prompt-more]").await;
     ui.find("[data-testid=grant-times]").await;
+    ui.run("document.querySelector('[data-testid=grant-times]').scrollIntoView({block: 'center'})")
+        .await;
     ui.screenshot(&out, "prompt-grant").await;
     assert_eq!(
         ui.run("return document.querySelector('[data-testid=grant-times-count]').value")

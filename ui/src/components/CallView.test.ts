@@ -63,11 +63,23 @@ describe('CallView', () => {
     render(CallView, { tool: 'write_file', args: { path: 'a.txt', content: 'new\n' }, onDisk: () => disk.promise });
     const box = screen.getByTestId('write-box');
     expect(box.classList.contains('reserved')).toBe(true);
+    const height = box.style.height;
+    expect(height).toBe('124px');
     disk.resolve({ state: 'text', path: 'a.txt', content: Array.from({ length: 50 }, (_, i) => `old ${i}`).join('\n') });
     await waitFor(() => expect(within(box).getByTestId('write-diff')).toBeTruthy());
     // The same box, still of its reserved height, now holds the (longer) diff.
     expect(screen.getByTestId('write-box')).toBe(box);
     expect(box.classList.contains('reserved')).toBe(true);
+    expect(box.style.height).toBe(height);
+  });
+
+  it("sizes the write's box by the content written: a short file gets a short box, a long one at most 240 px", () => {
+    const short = render(CallView, { tool: 'write_file', args: { path: 'a.txt', content: 'one line' }, onDisk: () => new Promise<FileOnDisk>(() => {}) });
+    expect(screen.getByTestId('write-box').style.height).toBe('124px');
+    short.unmount();
+    const long = Array.from({ length: 100 }, (_, i) => `line ${i}`).join('\n');
+    render(CallView, { tool: 'write_file', args: { path: 'b.txt', content: long }, onDisk: () => new Promise<FileOnDisk>(() => {}) });
+    expect(screen.getByTestId('write-box').style.height).toBe('240px');
   });
 
   it("shows Claude Code's Edit and MultiEdit as their diffs, long lines word by word", () => {
