@@ -761,6 +761,9 @@ async fn a_step_runs_in_the_models_order_and_a_failing_command_shows_failed() {
     .unwrap();
     let app = App::launch(data.path(), &out).await;
     let ui = &app.ui;
+    // Issue 27, item 8: an app with no model provider opens on the first-run setup.
+    ui.find("[data-testid=setup]").await;
+    ui.screenshot(&out, "setup").await;
     app.use_model(&model, true).await;
 
     ui.click("[data-testid=nav-chat]").await;
