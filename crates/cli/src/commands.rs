@@ -782,6 +782,17 @@ async fn rules(client: &ApiClient, action: RulesAction) -> anyhow::Result<ExitCo
             } else {
                 println!("added rule {}", text(&rule["id"]));
             }
+            // The rule applies to later calls; those waiting now still wait for a person.
+            if let Some(waiting) = rule["covers_waiting"].as_array().filter(|w| !w.is_empty()) {
+                println!(
+                    "it also covers {} call{} waiting now, still waiting for you (airlock inbox):",
+                    waiting.len(),
+                    if waiting.len() == 1 { "" } else { "s" }
+                );
+                for item in waiting {
+                    println!("  {}", text(&item["approval_id"]));
+                }
+            }
         }
         RulesAction::Remove { id } => {
             client

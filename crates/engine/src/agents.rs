@@ -1330,6 +1330,49 @@ mod tests {
         assert_eq!(engine.rules().unwrap().len(), 2);
     }
 
+    /// Issue 27, item 2: an allow rule added while calls wait (Insights' "Add rule") names the
+    /// waiting calls it covers, and decides none of them: they still wait for the person.
+    #[tokio::test]
+    async fn an_allow_rule_names_the_waiting_calls_it_covers_and_decides_none() {
+        let (_dir, engine) = engine();
+        let covered = asking(&engine, bash("ls src", Some("c1"), AgentEvent::PreToolUse));
+        waiting(&engine).await;
+        let other = asking(
+            &engine,
+            bash("rm -rf src", Some("c2"), AgentEvent::PreToolUse),
+        );
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while engine.inbox().unwrap().len() < 2 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "two calls never waited"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let added = engine
+            .add_rule(ArgRule {
+                effect: RuleEffect::Allow,
+                ..deny_rule("ls *")
+            })
+            .unwrap();
+        let named: Vec<&str> = added
+            .covers_waiting
+            .iter()
+            .map(|item| item.args["command"].as_str().unwrap_or_default())
+            .collect();
+        assert_eq!(named, ["ls src"], "only the call the rule covers");
+        assert_eq!(
+            engine.inbox().unwrap().len(),
+            2,
+            "the rule decided a waiting call"
+        );
+        // A deny rule names none (it is not offered to approve anything).
+        let denying = engine.add_rule(deny_rule("rm *")).unwrap();
+        assert!(denying.covers_waiting.is_empty());
+        covered.abort();
+        other.abort();
+    }
+
     #[tokio::test]
     async fn an_edit_is_checked_against_deny_rules_and_what_the_agent_can_take() {
         let (_dir, engine) = engine();

@@ -330,14 +330,29 @@ impl Engine {
     }
 
     /// Adds an argument rule after checking that it compiles; a rule identical to one already
-    /// there changes nothing and says so (`already_existed`, with that rule).
+    /// there changes nothing and says so (`already_existed`, with that rule). An allow rule
+    /// names the calls waiting now that it covers (`covers_waiting`): it applies to later
+    /// calls only, so those still wait for the person, who can approve them as shown.
     pub fn add_rule(&self, rule: ArgRule) -> Result<AddedRule> {
         PolicyConfig::compile(airlock_core::policy::PolicyInputs {
             rules: vec![rule.clone()],
             ..Default::default()
         })?;
-        let added = self.inner.store.add_rule(&rule)?;
+        let mut added = self.inner.store.add_rule(&rule)?;
         self.inner.invalidate_policy();
+        if rule.effect == airlock_core::RuleEffect::Allow {
+            let probe = airlock_core::policy::RuleProbe::new(&rule)?;
+            added.covers_waiting = self
+                .inbox()?
+                .into_iter()
+                .filter(|item| {
+                    item.kind != airlock_core::ItemKind::Elicitation
+                        && item.server == rule.server
+                        && item.tool == rule.tool
+                        && probe.matches(&item.args)
+                })
+                .collect();
+        }
         Ok(added)
     }
 

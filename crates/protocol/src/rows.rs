@@ -106,6 +106,9 @@ pub struct AddedRule {
     #[serde(flatten)]
     pub rule: ArgRule,
     pub already_existed: bool,
+    /// The calls waiting now that this allow rule covers. The rule does not decide them (the
+    /// person has not approved them): Insights lists them, each shown, to approve in one click.
+    pub covers_waiting: Vec<crate::InboxItem>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -25,7 +25,7 @@ impl Store {
                 )
                 .optional()?;
             if let Some(id) = existing {
-                return Ok(AddedRule { rule: ArgRule { id, ..rule.clone() }, already_existed: true });
+                return Ok(AddedRule { rule: ArgRule { id, ..rule.clone() }, already_existed: true, covers_waiting: Vec::new() });
             }
             tx.run(
                 "INSERT INTO rules (id, server, tool, pointer, kind, pattern, effect, created_at)
@@ -50,7 +50,7 @@ impl Store {
                 None,
                 &serde_json::to_value(rule).unwrap_or_default(),
             )?;
-            Ok(AddedRule { rule: rule.clone(), already_existed: false })
+            Ok(AddedRule { rule: rule.clone(), already_existed: false, covers_waiting: Vec::new() })
         })
     }
 

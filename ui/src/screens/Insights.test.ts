@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Insights as InsightsView } from '../lib/bindings/Insights';
 import type { RuleRow } from '../lib/bindings/RuleRow';
 import { MAX_BAR_PX, dailySeries, daysSummary } from '../lib/insightsChart';
+import { item } from '../test/fixtures';
 import Insights from './Insights.svelte';
 
 const view: InsightsView = {
@@ -57,6 +58,7 @@ const removeRule = vi.fn(async (id: string) => {
   rules = rules.filter((row) => row.rule.id !== id);
 });
 const setToolSetting = vi.fn(async (..._args: unknown[]) => undefined);
+const decide = vi.fn(async (decisions: { approval_id: string }[]) => decisions.map((d) => ({ approval_id: d.approval_id, error: null })));
 
 vi.mock('../lib/api', async (original) => {
   const actual = await original<typeof import('../lib/api')>();
@@ -69,6 +71,7 @@ vi.mock('../lib/api', async (original) => {
       rules: async () => rules,
       removeRule: (id: string) => removeRule(id),
       setToolSetting: (...a: unknown[]) => setToolSetting(...a),
+      decide: (decisions: { approval_id: string }[]) => decide(decisions),
     },
   };
 });
@@ -106,6 +109,23 @@ describe('Insights', () => {
     expect(removeRule).toHaveBeenCalledWith('rule_git');
     await waitFor(() => expect(screen.queryByTestId('insight-rule')).toBeNull());
     expect((await screen.findByTestId('insight-done')).textContent).toContain('Rule removed');
+  });
+
+  it('lists the waiting calls a new rule covers and approves them, as shown, in one click', async () => {
+    const waiting = item(7, 'demo', { tool: 'run_command', args: { command: 'git status --short' } });
+    addRule.mockResolvedValueOnce({ already_existed: false, covers_waiting: [waiting] });
+    render(Insights);
+    const [rule] = await screen.findAllByTestId('insight-apply');
+    await userEvent.click(rule);
+    const covered = await screen.findByTestId('insight-covered');
+    expect(covered.textContent).toContain('also covers 1 call waiting now');
+    expect(within(covered).getByTestId('insight-covered-key').textContent).toBe('git status --short');
+    expect(decide).not.toHaveBeenCalled();
+    await userEvent.click(within(covered).getByTestId('insight-approve-covered'));
+    expect(decide).toHaveBeenCalledTimes(1);
+    expect(decide.mock.calls[0][0]).toEqual([expect.objectContaining({ approval_id: waiting.approval_id, approve: true, args_hash: waiting.args_hash })]);
+    expect((await screen.findByTestId('insight-done')).textContent).toContain('Approved 1 waiting call');
+    expect(screen.queryByTestId('insight-covered')).toBeNull();
   });
 
   it('says so when a suggested rule was there already', async () => {
