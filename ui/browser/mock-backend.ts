@@ -48,6 +48,9 @@ mockIPC(
     state.calls.push(cmd);
     const a = (args ?? {}) as Record<string, unknown>;
     switch (cmd) {
+      case 'settings':
+        // A provider is set: the app opens on its screens, not on the first-run Setup.
+        return { provider: { kind: 'openai_chat', base_url: 'http://127.0.0.1:9/v1', model: 'mock' } };
       case 'list_sessions':
         return sessions.map((name) => ({
           id: `ses_${name}`,
