@@ -321,11 +321,19 @@ async fn approve_runs_the_call(agent: Agent) {
         .find(|s| s["name"] == item["session"])
         .unwrap_or_else(|| panic!("no session {}: {sessions}", item["session"]));
     let folder = world.project.path().file_name().unwrap().to_string_lossy();
-    assert_eq!(
-        session["title"],
-        format!("{folder}: Run the command"),
-        "{session}"
-    );
+    let with_prompt = format!("{folder}: Run the command");
+    match world.agent {
+        // Codex has written its prompt to the transcript before its first hook runs.
+        Agent::Codex => assert_eq!(session["title"], with_prompt, "{session}"),
+        // Claude Code writes its transcript behind a buffer: under load its first hook can run
+        // before the prompt is on disk. The title is then the folder, and gains the prompt at
+        // the first later call whose hook can read it (engine test
+        // `an_agents_session_is_titled_by_its_folder_and_first_prompt`).
+        Agent::ClaudeCode => assert!(
+            session["title"] == with_prompt || session["title"] == folder.as_ref(),
+            "{session}"
+        ),
+    }
     ok(
         world.data.path(),
         &["approve", item["approval_id"].as_str().unwrap()],
