@@ -82,18 +82,31 @@ async fn assert_nothing_runs(
     bound: Duration,
     what: &str,
 ) {
+    assert_no_event_within(events, bound, what, |event| {
+        matches!(
+            event,
+            EngineEvent::ToolFinished { .. }
+                | EngineEvent::SessionStatus {
+                    status: airlock_core::SessionStatus::RunningTools
+                        | airlock_core::SessionStatus::Thinking,
+                    ..
+                }
+        )
+    })
+    .await;
+}
+
+/// Fails when an event `proves_wrong` arrives within `bound` (the claim being that none does).
+async fn assert_no_event_within(
+    events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
+    bound: Duration,
+    what: &str,
+    proves_wrong: impl Fn(&EngineEvent) -> bool,
+) {
     let seen = tokio::time::timeout(bound, async {
         loop {
             match events.recv().await {
-                Ok(
-                    event @ (EngineEvent::ToolFinished { .. }
-                    | EngineEvent::SessionStatus {
-                        status:
-                            airlock_core::SessionStatus::RunningTools
-                            | airlock_core::SessionStatus::Thinking,
-                        ..
-                    }),
-                ) => return Some(event),
+                Ok(event) if proves_wrong(&event) => return Some(event),
                 Ok(_) => {}
                 Err(_) => return None,
             }

@@ -31,32 +31,23 @@ fn write(id: &str, path: &str) -> ScriptedCall {
     )
 }
 
-/// Fails when a tool starts or finishes within `bound` (the model's own requests are fine):
-/// watched on the engine's events instead of sleeping and looking.
+/// Fails when a tool starts or finishes within `bound` (the model's own requests are fine).
 async fn assert_no_tool_runs(
     events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
     bound: Duration,
     what: &str,
 ) {
-    let seen = tokio::time::timeout(bound, async {
-        loop {
-            match events.recv().await {
-                Ok(
-                    event @ (EngineEvent::ToolFinished { .. }
-                    | EngineEvent::SessionStatus {
-                        status: airlock_core::SessionStatus::RunningTools,
-                        ..
-                    }),
-                ) => return Some(event),
-                Ok(_) => {}
-                Err(_) => return None,
-            }
-        }
+    assert_no_event_within(events, bound, what, |event| {
+        matches!(
+            event,
+            EngineEvent::ToolFinished { .. }
+                | EngineEvent::SessionStatus {
+                    status: airlock_core::SessionStatus::RunningTools,
+                    ..
+                }
+        )
     })
     .await;
-    if let Ok(Some(event)) = seen {
-        panic!("{what}: {event:?}");
-    }
 }
 
 /// The calls of the session's first step, as every channel's transcript shows them.
