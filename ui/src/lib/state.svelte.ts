@@ -1,6 +1,7 @@
 // The window's live state: sessions, the inbox and streamed text, kept current from engine
 // events. Big lists are `$state.raw` and replaced whole, so 10,000 items stay cheap.
-import { api, errorMessage, onEngineEvent, onNavigate, onResync } from './api';
+import { api, decision, errorMessage, onEngineEvent, onNavigate, onResync } from './api';
+import type { DecisionOutcome } from './bindings/DecisionOutcome';
 import type { EngineEvent } from './bindings/EngineEvent';
 import type { InboxItem } from './bindings/InboxItem';
 import type { Navigate } from './bindings/Navigate';
@@ -207,6 +208,17 @@ export class AppState {
   forget(ids: Iterable<string>): void {
     const gone = new Set(ids);
     this.inbox = this.inbox.filter((i) => !gone.has(i.approval_id));
+  }
+
+  /** Approves `items` as shown (each bound to the hash of the arguments the person saw) and
+   * forgets those approved; the outcomes, in order (a refused one carries its error). */
+  async approveAsShown(items: InboxItem[]): Promise<DecisionOutcome[]> {
+    const outcomes = await api.decide(
+      items.map((item) => decision({ approval_id: item.approval_id, approve: true, args_hash: item.args_hash })),
+      'inbox',
+    );
+    this.forget(outcomes.filter((o) => !o.error).map((o) => o.approval_id));
+    return outcomes;
   }
 }
 
