@@ -2,9 +2,9 @@
 //! engine, the local API, the tray), started here when none runs, and a window. A second launch
 //! asks the running resident to show its window.
 
-use airlock_api::ApiClient;
-use airlock_api::discovery;
-use airlock_api::host::{ALREADY_RUNNING_EXIT, HostArgs};
+use airlock_client::ApiClient;
+use airlock_client::discovery;
+use airlock_client::program::{ALREADY_RUNNING_EXIT, HostArgs};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -10,7 +10,8 @@ mod launcher;
 mod webkit_env;
 mod window;
 
-use airlock_api::host::{HostArgs, log_to_stderr, resolve_data_dir};
+use airlock_client::program::{HostArgs, log_to_stderr};
+use airlock_client::resolve_data_dir;
 use clap::Parser;
 use launcher::{Resident, ResidentOptions};
 use std::process::ExitCode;

@@ -3,7 +3,7 @@
 //! the resident's event stream brings engine events and what to show. Closing the window ends
 //! this process, web view and all, while Airlock keeps running in the resident.
 
-use airlock_api::ApiClient;
+use airlock_client::ApiClient;
 use airlock_protocol::desktop::{
     ENGINE_EVENT, EVENTS_PATH, INVOKE_PATH, NAVIGATE_EVENT, QUIT_EVENT, RESYNC_EVENT, SHOW_EVENT,
 };

@@ -1,5 +1,6 @@
 //! The client commands: each is one or a few calls to the running engine's local API.
 
+use crate::shown::text;
 use crate::{
     Command, ModeAction, ProviderAction, ProviderSet, RememberedAction, RulesAction,
     SettingsAction, ToolsAction,
@@ -360,18 +361,6 @@ async fn audit(client: &ApiClient, limit: usize, json: bool) -> anyhow::Result<E
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A value from the engine as text for the terminal, hidden characters (bidi overrides,
-/// control characters, terminal escapes) shown as visible escapes: names, reasons and
-/// descriptions may come from an MCP server or a model.
-pub(crate) fn text(value: &Value) -> String {
-    let text = match value {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    };
-    airlock_core::display::visible(&text).into_owned()
 }
 
 fn parse_remember(remember: Option<String>) -> anyhow::Result<Option<RememberScope>> {
@@ -839,14 +828,6 @@ async fn rules(client: &ApiClient, action: RulesAction) -> anyhow::Result<ExitCo
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn text_from_the_engine_shows_hidden_characters_escaped() {
-        let shown = text(&json!("ls \u{202e}gpj.exe\u{1b}[2J"));
-        assert_eq!(shown, "ls \\u{202E}gpj.exe\\u{001B}[2J");
-        assert_eq!(text(&json!("two\nlines")), "two\nlines");
-        assert_eq!(text(&Value::Null), "");
-    }
 
     #[test]
     fn inbox_rows_cut_long_arguments_in_the_middle_so_the_tail_shows() {

@@ -1,6 +1,6 @@
 //! `airlock insights` and the rule previews of `rules suggest` / `rules add --dry-run`.
 
-use crate::commands::text;
+use crate::shown::text;
 use airlock_api::ApiClient;
 use airlock_connect::shell_word as shell_quote;
 use serde_json::Value;

@@ -15,6 +15,7 @@ mod mcp_proxy;
 mod remote;
 mod serve;
 mod servers;
+mod shown;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

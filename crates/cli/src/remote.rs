@@ -1,7 +1,7 @@
 //! `airlock remote`: the paired phone inbox, through the running engine's local API.
 
 use crate::RemoteAction;
-use crate::commands::text;
+use crate::shown::text;
 use airlock_api::ApiClient;
 use airlock_api::client::encode;
 use anyhow::bail;

@@ -1,7 +1,7 @@
 //! `airlock servers`: MCP servers with their state; add, import and configure them.
 
 use crate::ServersAction;
-use crate::commands::text;
+use crate::shown::text;
 use airlock_api::ApiClient;
 use airlock_api::client::encode;
 use airlock_core::ServerConfig;

@@ -4,19 +4,15 @@
 
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::process::Command;
 
-/// Each workspace crate's Airlock dependencies: (normal, non-optional) and (optional).
-fn airlock_dependencies() -> BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> {
+/// `cargo metadata` of the workspace, with `extra` arguments.
+fn metadata(extra: &[&str]) -> Value {
     let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
     let out = Command::new(env!("CARGO"))
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(extra)
         .args(["--manifest-path", manifest])
         .output()
         .expect("cargo metadata runs");
@@ -25,7 +21,12 @@ fn airlock_dependencies() -> BTreeMap<String, (BTreeSet<String>, BTreeSet<String
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let metadata: Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Each workspace crate's Airlock dependencies: (normal, non-optional) and (optional).
+fn airlock_dependencies() -> BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> {
+    let metadata = metadata(&["--no-deps"]);
     let mut crates = BTreeMap::new();
     for package in metadata["packages"].as_array().unwrap() {
         let name = package["name"].as_str().unwrap().to_string();
@@ -87,7 +88,7 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-remote",
             ],
         ),
-        // The agents' hook: a client of the local API (and the engine's fallback file).
+        // The agents' hook: a client of the local API (and the agents' fallback file).
         (
             "airlock-hook",
             &["airlock-core", "airlock-protocol", "airlock-client"],
@@ -118,7 +119,7 @@ fn each_part_uses_only_what_it_may() {
             ],
         ),
         // The window: its commands run in the resident, reached through the local API.
-        ("airlock-desktop", &["airlock-protocol", "airlock-api"]),
+        ("airlock-desktop", &["airlock-protocol", "airlock-client"]),
     ];
     for (name, may) in allowed {
         let (normal, _) = &crates[*name];
@@ -138,4 +139,243 @@ fn no_shipped_crate_carries_the_test_doubles() {
             "{name} depends on airlock-testkit; make it a dev-dependency or an optional feature"
         );
     }
+}
+
+/// Every package a workspace crate compiles with, however far down: the resolved graph's
+/// normal and build dependencies (dev-dependencies are the tests').
+fn compiled_with(name: &str) -> BTreeSet<String> {
+    let metadata = metadata(&[]);
+    let names: BTreeMap<&str, &str> = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let nodes: BTreeMap<&str, &Value> = metadata["resolve"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap(), n))
+        .collect();
+    let start = names
+        .iter()
+        .find(|(_, n)| **n == name)
+        .map(|(id, _)| *id)
+        .unwrap_or_else(|| panic!("{name} is not in the workspace"));
+    let (mut seen, mut queue) = (BTreeSet::new(), vec![start]);
+    while let Some(id) = queue.pop() {
+        for dep in nodes[id]["deps"].as_array().unwrap() {
+            let shipped = dep["dep_kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k["kind"].as_str() != Some("dev"));
+            let pkg = dep["pkg"].as_str().unwrap();
+            if shipped && seen.insert(pkg) {
+                queue.push(pkg);
+            }
+        }
+    }
+    seen.into_iter().map(|id| names[id].to_string()).collect()
+}
+
+/// The hook starts for every tool call of an agent and the window only shows what the resident
+/// serves: both reach the engine through `airlock-client`, and neither compiles the engine, the
+/// store, or what hosts them, not even through another crate.
+#[test]
+fn the_hook_and_the_window_reach_neither_the_engine_nor_the_store() {
+    let forbidden = set(&[
+        "airlock-engine",
+        "airlock-store",
+        "airlock-api",
+        "airlock-mcp",
+        "airlock-remote",
+    ]);
+    for name in ["airlock-hook", "airlock-desktop"] {
+        let reached = compiled_with(name);
+        assert!(
+            reached.contains("airlock-client"),
+            "{name} uses airlock-client"
+        );
+        let wrong: Vec<&String> = reached.intersection(&forbidden).collect();
+        assert!(wrong.is_empty(), "{name} compiles with {wrong:?}");
+    }
+}
+
+/// The top-level modules of one crate (`src/NAME.rs`, `src/NAME/…`) and which of them each one
+/// names through `crate::`, in its code (comments and its `#[cfg(test)]` module left out, test
+/// files `tests.rs` too, and `src/bin`).
+fn module_uses(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    let mut folders = vec![src.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && path.file_name() != Some("bin".as_ref()) {
+                folders.push(path);
+            } else if path.extension() == Some("rs".as_ref())
+                && path.file_name() != Some("tests.rs".as_ref())
+            {
+                files.push(path);
+            }
+        }
+    }
+    // `#[path = "tray_native.rs"] pub mod tray;`: the file is the module it is mounted as.
+    let mut mounted = BTreeMap::new();
+    for root in ["lib.rs", "main.rs"] {
+        let Ok(text) = std::fs::read_to_string(src.join(root)) else {
+            continue;
+        };
+        let mut path = None;
+        for line in text.lines().map(str::trim) {
+            if let Some(rest) = line.strip_prefix("#[path = \"") {
+                path = rest
+                    .split('"')
+                    .next()
+                    .map(|p| p.trim_end_matches(".rs").to_string());
+            } else if let (Some(file), Some(name)) = (&path, line.split("mod ").nth(1)) {
+                mounted.insert(file.clone(), name.trim_end_matches(';').to_string());
+                path = None;
+            }
+        }
+    }
+    let module_of = |file: &Path| -> Option<String> {
+        let relative = file.strip_prefix(src).unwrap();
+        let first = relative.components().next()?.as_os_str().to_str()?;
+        let name = first.trim_end_matches(".rs");
+        (!["lib", "main"].contains(&name))
+            .then(|| mounted.get(name).cloned().unwrap_or(name.to_string()))
+    };
+    let modules: BTreeSet<String> = files.iter().filter_map(|f| module_of(f)).collect();
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let Some(module) = module_of(file) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(file).unwrap();
+        let tests_start = text.find("#[cfg(test)]\nmod ").unwrap_or(text.len());
+        let code: String = text[..tests_start]
+            .lines()
+            .filter(|line| !line.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let used = uses.entry(module.clone()).or_default();
+        for name in crate_paths(&code) {
+            if name != module && modules.contains(&name) {
+                used.insert(name);
+            }
+        }
+    }
+    uses
+}
+
+/// The first segment of every `crate::…` path in `code`, `crate::{a, b::c}` included.
+fn crate_paths(code: &str) -> Vec<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut names = Vec::new();
+    for (at, _) in code.match_indices("crate::") {
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        let rest = &code[at + "crate::".len()..];
+        let Some(group) = rest.strip_prefix('{') else {
+            names.push(ident(rest));
+            continue;
+        };
+        // The group's items at its own depth: `a`, `b::{c, d}` → a, b.
+        let (mut depth, mut item_start) = (0, true);
+        for (i, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => break,
+                '}' => depth -= 1,
+                ',' if depth == 0 => item_start = true,
+                c if item_start && !c.is_whitespace() => {
+                    names.push(ident(&group[i..]));
+                    item_start = false;
+                }
+                _ => {}
+            }
+        }
+    }
+    names
+}
+
+/// A module that uses another which uses it back (however far round) has no order to read or
+/// change them in: what both need belongs in a module of its own, or where it is used.
+#[test]
+fn no_crates_modules_form_a_cycle() {
+    let metadata = metadata(&["--no-deps"]);
+    let cycles: Vec<String> = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|package| {
+            let manifest = Path::new(package["manifest_path"].as_str().unwrap());
+            let cycle = find_cycle(&module_uses(&manifest.with_file_name("src")))?;
+            Some(format!(
+                "{}: {}",
+                package["name"].as_str()?,
+                cycle.join(" → ")
+            ))
+        })
+        .collect();
+    assert!(cycles.is_empty(), "modules that form a cycle: {cycles:#?}");
+}
+
+/// One cycle of `uses`, as the modules along it (the first again at the end).
+fn find_cycle(uses: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit<'a>(
+        module: &'a str,
+        uses: &'a BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|m| *m == module) {
+            let mut cycle: Vec<String> = path[at..].iter().map(|m| m.to_string()).collect();
+            cycle.push(module.to_string());
+            return Some(cycle);
+        }
+        if !done.insert(module) {
+            return None;
+        }
+        path.push(module);
+        for next in uses.get(module).into_iter().flatten() {
+            if let Some(cycle) = visit(next, uses, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    uses.keys()
+        .find_map(|module| visit(module, uses, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn a_cycle_is_found_however_far_round_and_through_grouped_imports() {
+    assert_eq!(
+        crate_paths("use crate::{a, b::{c, d}};\nfn f() { crate::e::g(); x_crate::h; }"),
+        ["a", "b", "e"]
+    );
+    let uses: BTreeMap<String, BTreeSet<String>> = [
+        ("a", set(&["b"])),
+        ("b", set(&["c"])),
+        ("c", set(&["a"])),
+        ("d", set(&["a"])),
+    ]
+    .into_iter()
+    .map(|(m, u)| (m.to_string(), u))
+    .collect();
+    assert_eq!(find_cycle(&uses).unwrap(), ["a", "b", "c", "a"]);
+    let mut acyclic = uses.clone();
+    acyclic.insert("c".into(), BTreeSet::new());
+    assert_eq!(find_cycle(&acyclic), None);
 }

@@ -1,10 +1,17 @@
 //! A client of the local API, shared by the CLI, the window and the benchmark.
 
-use crate::discovery::{self, DiscoveryError};
-use airlock_protocol::{DecisionRequest, InboxItem, TurnOutcome};
+use crate::discovery::DiscoveryError;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use serde_json::Value;
+use std::path::PathBuf;
+// The client over reqwest is the `api-client` feature's: the hook asks without it (`one_shot`).
+#[cfg(feature = "api-client")]
+use {
+    crate::discovery,
+    airlock_protocol::{DecisionRequest, InboxItem, TurnOutcome},
+    serde_json::json,
+    std::path::Path,
+};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -46,6 +53,7 @@ pub(crate) fn answer<T: DeserializeOwned>(status: u16, body: Value) -> Result<T,
     serde_json::from_value(body).map_err(|e| ClientError::Decode(e.to_string()))
 }
 
+#[cfg(feature = "api-client")]
 #[derive(Debug, Clone)]
 pub struct ApiClient {
     http: reqwest::Client,
@@ -54,6 +62,7 @@ pub struct ApiClient {
     data_dir: PathBuf,
 }
 
+#[cfg(feature = "api-client")]
 impl ApiClient {
     /// Finds the engine that owns `data_dir` (once its lock is held and its pid alive) and
     /// reaches it over its Unix socket where it has one, else its loopback port.

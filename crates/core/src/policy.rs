@@ -1037,7 +1037,7 @@ impl ToolRules {
             let command = rules
                 .iter()
                 .find(|r| r.pointer == pointer)
-                .is_some_and(|r| crate::suggest::is_command_pointer(&r.tool, &pointer));
+                .is_some_and(|r| command_glob::is_command_pointer(&r.tool, &pointer));
             compiled.push(PointerRules {
                 deny: Matchers::compile(&of(RuleEffect::Deny), false, command)?,
                 ask: Matchers::compile(&of(RuleEffect::Ask), false, command)?,
@@ -1116,6 +1116,6 @@ fn texts_of(value: &Value) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
     }
 }
 
-mod command_glob;
+pub(crate) mod command_glob;
 #[cfg(test)]
 mod tests;

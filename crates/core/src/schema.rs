@@ -88,6 +88,64 @@ fn top_level_field(pointer: &str) -> Option<String> {
     Some(first.replace("~1", "/").replace("~0", "~"))
 }
 
+/// Fills in the defaults of an elicitation's requested schema for fields the person left out.
+pub fn with_defaults(schema: &Value, mut content: Value) -> Value {
+    if let (Some(properties), Some(object)) = (
+        schema.get("properties").and_then(Value::as_object),
+        content.as_object_mut(),
+    ) {
+        for (name, property) in properties {
+            if let Some(default) = property.get("default")
+                && !object.contains_key(name)
+            {
+                object.insert(name.clone(), default.clone());
+            }
+        }
+    }
+    content
+}
+
+/// Checks an elicitation's accepted answer against the requested form (after its defaults are filled in);
+/// a refusal names each field at fault by its title, as the form showed it.
+pub fn check_answer(schema: &Value, content: &Value) -> std::result::Result<(), String> {
+    let validator = ArgsValidator::new(schema)
+        .map_err(|error| format!("the server's form cannot be checked: {error}"))?;
+    let faults: Vec<String> = validator
+        .violations(content)
+        .into_iter()
+        .map(|violation| {
+            let Some(field) = violation.field else {
+                return violation.message;
+            };
+            let property = schema.get("properties").and_then(|p| p.get(&field));
+            let title = property
+                .and_then(|p| p.get("title"))
+                .and_then(Value::as_str)
+                .unwrap_or(&field);
+            let named = if title == field {
+                format!("\"{title}\"")
+            } else {
+                format!("\"{title}\" ({field})")
+            };
+            if violation.missing {
+                format!("{named} is required")
+            } else if property.is_none() {
+                format!("{named} is not a field of the form")
+            } else {
+                format!("{named}: {}", violation.message)
+            }
+        })
+        .collect();
+    if faults.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "the answer does not fit the form: {}",
+            faults.join("; ")
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +181,84 @@ mod tests {
         assert!(fields.contains(&(Some("name"), true)), "{found:?}");
         assert!(fields.contains(&(Some("a/b"), false)), "{found:?}");
         assert!(fields.contains(&(Some("tags"), false)), "{found:?}");
+    }
+
+    #[test]
+    fn defaults_fill_missing_fields_only() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "x"}, "n": {"type": "integer", "default": 3}
+        }});
+        assert_eq!(
+            with_defaults(&schema, json!({"name": "y"})),
+            json!({"name": "y", "n": 3})
+        );
+    }
+
+    /// server-everything's `trigger-elicitation-request` form (tests/mcp-servers); 3.14 is its
+    /// default, not an approximation of pi.
+    #[allow(clippy::approx_constant)]
+    fn everything_form() -> Value {
+        json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"title": "String", "type": "string"},
+            "check": {"title": "Boolean", "type": "boolean"},
+            "firstLine": {"title": "String with default", "type": "string", "default": "It was a dark and stormy night."},
+            "email": {"title": "String with email format", "type": "string", "format": "email"},
+            "homepage": {"type": "string", "format": "uri", "title": "String with uri format"},
+            "birthdate": {"title": "String with date format", "type": "string", "format": "date"},
+            "integer": {"title": "Integer", "type": "integer", "minimum": 1, "maximum": 100, "default": 42},
+            "number": {"title": "Number in range 1-1000", "type": "number", "minimum": 0, "maximum": 1000, "default": 3.14},
+            "untitledSingleSelectEnum": {"type": "string", "title": "Untitled Single Select Enum",
+                "enum": ["Monica", "Rachel", "Joey", "Chandler", "Ross", "Phoebe"], "default": "Monica"},
+            "untitledMultipleSelectEnum": {"type": "array", "title": "Untitled Multiple Select Enum", "minItems": 1, "maxItems": 3,
+                "items": {"type": "string", "enum": ["Guitar", "Piano", "Violin", "Drums", "Bass"]}, "default": ["Guitar"]},
+            "titledSingleSelectEnum": {"type": "string", "title": "Titled Single Select Enum",
+                "oneOf": [{"const": "hero-1", "title": "Superman"}, {"const": "hero-2", "title": "Green Lantern"}], "default": "hero-1"},
+            "titledMultipleSelectEnum": {"type": "array", "title": "Titled Multiple Select Enum", "minItems": 1, "maxItems": 3,
+                "items": {"anyOf": [{"const": "fish-1", "title": "Tuna"}, {"const": "fish-2", "title": "Salmon"}]}, "default": ["fish-1"]},
+            "legacyTitledEnum": {"type": "string", "title": "Legacy Titled Single Select Enum",
+                "enum": ["pet-1", "pet-2"], "enumNames": ["Cats", "Dogs"], "default": "pet-1"}
+        }})
+    }
+
+    #[test]
+    #[allow(clippy::approx_constant)]
+    fn the_forms_defaults_fit_the_form() {
+        let form = everything_form();
+        // What the window sends with only the required name typed (ElicitationForm.test.ts).
+        let answer = json!({
+            "name": "Ada", "check": false, "firstLine": "It was a dark and stormy night.",
+            "integer": 42, "number": 3.14, "untitledSingleSelectEnum": "Monica",
+            "untitledMultipleSelectEnum": ["Guitar"], "titledSingleSelectEnum": "hero-1",
+            "titledMultipleSelectEnum": ["fish-1"], "legacyTitledEnum": "pet-1"
+        });
+        assert_eq!(check_answer(&form, &answer), Ok(()));
+        // The name alone, the rest filled in from the defaults, fits as well.
+        assert_eq!(
+            check_answer(&form, &with_defaults(&form, json!({"name": "Ada"}))),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn a_refused_answer_names_the_fields_by_their_titles() {
+        let form = everything_form();
+        let answer = with_defaults(
+            &form,
+            json!({"integer": 500, "titledMultipleSelectEnum": "fish-1", "untitledMultipleSelectEnum": []}),
+        );
+        let why = check_answer(&form, &answer).unwrap_err();
+        assert!(
+            why.starts_with("the answer does not fit the form: "),
+            "{why}"
+        );
+        for part in [
+            r#""String" (name) is required"#,
+            r#""Integer" (integer): 500 is greater than the maximum of 100"#,
+            r#""Titled Multiple Select Enum" (titledMultipleSelectEnum): "#,
+            r#""Untitled Multiple Select Enum" (untitledMultipleSelectEnum): "#,
+        ] {
+            assert!(why.contains(part), "{part} missing from: {why}");
+        }
+        assert!(!why.contains("edited arguments"), "{why}");
     }
 }

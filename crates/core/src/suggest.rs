@@ -9,6 +9,7 @@
 //! assignment sets a pager, an editor or the like. The same refusals are in the rule's regex,
 //! so the policy refuses those forms when it matches too.
 
+use crate::policy::command_glob::{is_command, is_shell_tool};
 use crate::policy::{ArgRule, FieldPattern, GrantPattern, RuleEffect, RulePattern};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -210,31 +211,6 @@ fn strings_of(
             _ => {}
         }
     }
-}
-
-/// Whether the argument at `pointer` of `tool` is a command line: the policy matches allow
-/// globs on it as command rules, as [`candidates`] proposes command prefixes for it.
-pub(crate) fn is_command_pointer(tool: &str, pointer: &str) -> bool {
-    let key = pointer
-        .rsplit('/')
-        .next()
-        .unwrap_or_default()
-        .replace("~1", "/")
-        .replace("~0", "~")
-        .to_ascii_lowercase();
-    !pointer.is_empty() && is_command(tool, &key)
-}
-
-fn is_command(tool: &str, key: &str) -> bool {
-    matches!(key, "command" | "cmd" | "script") || is_shell_tool(tool) && key == "command"
-}
-
-/// The tools named as a shell: the built-in `run_command`, agents' Bash and shell tools.
-fn is_shell_tool(tool: &str) -> bool {
-    matches!(
-        tool.to_ascii_lowercase().as_str(),
-        "bash" | "run_command" | "shell" | "exec"
-    )
 }
 
 /// Whether a tool runs commands: it is named as a shell, or this call's arguments hold a command

@@ -14,10 +14,10 @@
 //!
 //! The store only persists: it never calls back into the engine.
 
-use crate::elicitation::{check_answer, with_defaults};
 use crate::{EngineError, Inner, Result};
 use airlock_core::policy::{GrantPattern, NeedsApproval, RulePattern, forbidden};
 use airlock_core::schema::ArgsValidator;
+use airlock_core::schema::{check_answer, with_defaults};
 use airlock_core::suggest::grant_pattern;
 use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope};
 use airlock_protocol::{

@@ -4,8 +4,9 @@
 //! tells it (show, go to an item, quit). A window is open exactly as long as its stream is.
 
 use crate::commands;
+use crate::shell::Connected;
 use crate::shell::Shell;
-use crate::window::{self, Connected, WindowMessage};
+use crate::window::{self, WindowMessage};
 use airlock_engine::EngineEvent;
 use airlock_protocol::DECISIONS_BODY_LIMIT;
 use airlock_protocol::desktop::{
@@ -49,14 +50,14 @@ async fn invoke(
 }
 
 async fn windows(State(shell): State<Arc<Shell>>) -> Json<window::WindowsView> {
-    Json(window::view(&shell))
+    Json(shell.windows_view())
 }
 
 async fn events(
     State(shell): State<Arc<Shell>>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let engine_events = shell.engine.subscribe();
-    let (connected, messages) = window::connect(&shell);
+    let (connected, messages) = shell.connect_window();
     Sse::new(window_stream(connected, engine_events, messages)).keep_alive(KeepAlive::default())
 }
 

@@ -6,7 +6,6 @@ use crate::notifications;
 use crate::pending::PendingSet;
 use crate::shell::Shell;
 use crate::tray_lines::TrayLine;
-use crate::window;
 use airlock_engine::{Engine, EngineEvent};
 use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
@@ -17,7 +16,7 @@ pub fn follow(shell: Arc<Shell>) -> tokio::task::JoinHandle<()> {
     let notifying = notifications::follow(
         shell.engine.clone(),
         shell.engine.subscribe(),
-        move |approval_id| window::open_inbox(&opening, approval_id),
+        move |approval_id| opening.open_inbox(approval_id),
     );
     tokio::spawn(async move {
         // The notifications (and their tasks) end with this task.

@@ -10,7 +10,8 @@ use airlock_api::host::{
 };
 use airlock_resident::autostart::LoginEntry;
 use airlock_resident::shell::Shell;
-use airlock_resident::window::{self, WindowFrontend, Windows};
+use airlock_resident::shell::WindowFrontend;
+use airlock_resident::window::Windows;
 use airlock_resident::{desktop_api, events};
 use clap::Parser;
 use std::path::{Path, PathBuf};
@@ -254,7 +255,7 @@ async fn install_tray(
     tokio::spawn(async move {
         while let Some(action) = actions.recv().await {
             match action {
-                TrayAction::OpenInbox => window::open_inbox(&acting, None),
+                TrayAction::OpenInbox => acting.open_inbox(None),
                 TrayAction::TogglePause => {
                     let engine = &acting.engine;
                     if let Err(error) = engine.set_paused(!engine.paused()) {

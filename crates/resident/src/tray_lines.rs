@@ -4,8 +4,6 @@
 //! platform's own tray elsewhere) the line changes; where there is none, nothing does. The
 //! `tray_menu` command reads them back from the tray itself.
 
-use crate::shell::Shell;
-
 pub const ICON: &[u8] = include_bytes!("../../../src-tauri/icons/tray.png");
 pub const ICON_BADGED: &[u8] = include_bytes!("../../../src-tauri/icons/tray-badge.png");
 /// Shown while agents are paused, whatever waits: a grey lock with a pause badge.
@@ -155,23 +153,6 @@ impl TrayView {
 
     pub fn tooltip(&self) -> String {
         format!("Airlock — {}", self.count_line)
-    }
-}
-
-impl Shell {
-    pub async fn show_in_tray(&self, line: TrayLine) {
-        if let Some(tray) = self.tray.get() {
-            tray.show(line).await;
-        }
-    }
-
-    /// The menu's changing lines as the tray shows them now (count, pause, grants); empty
-    /// without a tray.
-    pub async fn tray_texts(&self) -> Vec<String> {
-        match self.tray.get() {
-            Some(tray) => tray.menu_texts().await,
-            None => Vec::new(),
-        }
     }
 }
 

@@ -4,12 +4,10 @@
 //! [`Frontend`]) comes here: a window that is open is shown and told where to go; when none is,
 //! one is started, and the page takes where to go once it has started ([`Navigation::take`]).
 
-use crate::shell::Shell;
-use airlock_engine::Frontend;
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
 use ts_rs::TS;
@@ -57,6 +55,14 @@ impl Navigation {
         }
     }
 
+    /// How many pages have started, whether the current one listens, and where the last went.
+    fn pages(&self) -> (u64, bool, Option<Navigate>) {
+        self.0
+            .lock()
+            .map(|state| (state.started, state.ready, state.landed.clone()))
+            .unwrap_or_default()
+    }
+
     /// The page has started (it listens for `navigate` from now on): what it should show.
     pub fn take(&self) -> Option<Navigate> {
         let mut state = self.0.lock().ok()?;
@@ -80,22 +86,6 @@ pub struct WindowsView {
     pub pages_started: u64,
     pub page_ready: bool,
     pub landed: Option<Navigate>,
-}
-
-pub fn view(shell: &Shell) -> WindowsView {
-    let (pages_started, page_ready, landed) = shell
-        .navigation
-        .0
-        .lock()
-        .map(|state| (state.started, state.ready, state.landed.clone()))
-        .unwrap_or_default();
-    WindowsView {
-        open: shell.windows.open_count(),
-        windows_started: shell.windows.started.load(Ordering::SeqCst),
-        pages_started,
-        page_ready,
-        landed,
-    }
 }
 
 /// What the resident tells an open window (the names are the UI's event names).
@@ -155,6 +145,46 @@ impl Windows {
         self.start();
     }
 
+    /// Shows the window on the inbox (on its item when given).
+    pub fn open_inbox(&self, navigation: &Navigation, approval_id: Option<String>) {
+        self.open(
+            navigation,
+            Some(Navigate {
+                screen: "inbox".into(),
+                approval_id,
+            }),
+        );
+    }
+
+    /// The windows as `GET /v1/desktop/windows` shows them.
+    pub fn view(&self, navigation: &Navigation) -> WindowsView {
+        let (pages_started, page_ready, landed) = navigation.pages();
+        WindowsView {
+            open: self.open_count(),
+            windows_started: self.started.load(Ordering::SeqCst),
+            pages_started,
+            page_ready,
+            landed,
+        }
+    }
+
+    /// A window connected (its event stream opened): its messages from now on. Not a new page:
+    /// the page may have taken its navigation before its process connected (the resident
+    /// marks a page as not started when it starts a window or one goes).
+    pub fn connected(&self) -> broadcast::Receiver<WindowMessage> {
+        self.connected.fetch_add(1, Ordering::SeqCst);
+        if let Ok(mut started) = self.started_at.lock() {
+            *started = None;
+        }
+        self.messages.subscribe()
+    }
+
+    /// A window's event stream ended (it closed): the next page is a new one.
+    pub fn disconnected(&self, navigation: &Navigation) {
+        self.connected.fetch_sub(1, Ordering::SeqCst);
+        navigation.window_created();
+    }
+
     /// Tells every open window to close (Quit).
     pub fn close_all(&self) {
         let _ = self.messages.send(WindowMessage::Quit);
@@ -186,52 +216,6 @@ impl Windows {
                 "could not start the window ({}): {error}",
                 program.display()
             ),
-        }
-    }
-}
-
-/// A window connected to the resident; its messages come from the receiver. Keep the
-/// [`Connected`] as long as its event stream lives.
-pub fn connect(shell: &Arc<Shell>) -> (Connected, broadcast::Receiver<WindowMessage>) {
-    // Not a new page: the page may have taken its navigation before its process connected
-    // (the resident marks a page as not started when it starts a window or one goes).
-    let windows = &shell.windows;
-    windows.connected.fetch_add(1, Ordering::SeqCst);
-    if let Ok(mut started) = windows.started_at.lock() {
-        *started = None;
-    }
-    (Connected(shell.clone()), windows.messages.subscribe())
-}
-
-/// An open window; dropped when its event stream ends (the window closed).
-#[derive(Debug)]
-pub struct Connected(Arc<Shell>);
-
-impl Drop for Connected {
-    fn drop(&mut self) {
-        self.0.windows.connected.fetch_sub(1, Ordering::SeqCst);
-        self.0.navigation.window_created();
-    }
-}
-
-pub fn open_inbox(shell: &Shell, approval_id: Option<String>) {
-    shell.windows.open(
-        &shell.navigation,
-        Some(Navigate {
-            screen: "inbox".into(),
-            approval_id,
-        }),
-    );
-}
-
-/// The app's window as the engine sees it.
-pub struct WindowFrontend(pub Arc<Shell>);
-
-impl Frontend for WindowFrontend {
-    fn show(&self, approval_id: Option<String>) {
-        match approval_id {
-            Some(id) => open_inbox(&self.0, Some(id)),
-            None => self.0.windows.open(&self.0.navigation, None),
         }
     }
 }

@@ -8,8 +8,6 @@ use airlock_api::ApiClient;
 use airlock_api::host::Host;
 use airlock_resident::autostart::LoginEntry;
 use airlock_resident::shell::Shell;
-#[cfg(unix)]
-use airlock_resident::window;
 use airlock_resident::window::Windows;
 use airlock_resident::{commands, desktop_api};
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
@@ -249,7 +247,7 @@ async fn a_window_is_open_while_it_listens_and_a_new_one_lands_where_it_was_aske
     let view = |v: Value| (v["open"].clone(), v["landed"].clone());
 
     // No window: opening one on an item starts a window process, and its page takes the item.
-    window::open_inbox(shell, Some("apr_1".into()));
+    shell.open_inbox(Some("apr_1".into()));
     for _ in 0..100 {
         if started.exists() {
             break;
@@ -278,7 +276,7 @@ async fn a_window_is_open_while_it_listens_and_a_new_one_lands_where_it_was_aske
     );
 
     // Open: asked again, it is shown and told where to go; no second window starts.
-    window::open_inbox(shell, Some("apr_2".into()));
+    shell.open_inbox(Some("apr_2".into()));
     assert_eq!(next_event(&mut events).await, ("show".into(), Value::Null));
     assert_eq!(
         next_event(&mut events).await,

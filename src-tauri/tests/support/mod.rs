@@ -2,7 +2,7 @@
 //! benchmark: tauri-driver + WebKitWebDriver, the app's local API, and the X11 view of its window.
 #![allow(dead_code)]
 
-use airlock_api::ApiClient;
+use airlock_client::ApiClient;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -7,6 +7,32 @@
 //! caller with the same builder as every other glob): `*`, `**`, `?`, `[…]` / `[!…]`, `{a,b}`
 //! and `\` escapes.
 
+/// Whether the argument at `pointer` of `tool` is a command line: the policy matches allow
+/// globs on it as command rules, as [`crate::suggest::candidates`] proposes command prefixes for it.
+pub(crate) fn is_command_pointer(tool: &str, pointer: &str) -> bool {
+    let key = pointer
+        .rsplit('/')
+        .next()
+        .unwrap_or_default()
+        .replace("~1", "/")
+        .replace("~0", "~")
+        .to_ascii_lowercase();
+    !pointer.is_empty() && is_command(tool, &key)
+}
+
+/// Whether the argument named `key` of `tool` holds a command line.
+pub(crate) fn is_command(tool: &str, key: &str) -> bool {
+    matches!(key, "command" | "cmd" | "script") || is_shell_tool(tool) && key == "command"
+}
+
+/// The tools named as a shell: the built-in `run_command`, agents' Bash and shell tools.
+pub(crate) fn is_shell_tool(tool: &str) -> bool {
+    matches!(
+        tool.to_ascii_lowercase().as_str(),
+        "bash" | "run_command" | "shell" | "exec"
+    )
+}
+
 /// What a wildcard of a command glob never covers: `;`, `&` (`&&`, a background `&`), `|`
 /// (`||`, a pipe), backticks and `$` (`$(…)`, variables), redirects, newlines.
 const CHAINING: &[char] = &[';', '&', '|', '`', '$', '<', '>', '\n', '\r'];
