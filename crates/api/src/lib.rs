@@ -1,6 +1,7 @@
 //! The local HTTP API of a running engine, its discovery files, and a client for it.
 
 pub mod client;
+pub mod commands;
 pub mod discovery;
 pub mod host;
 pub mod one_shot;

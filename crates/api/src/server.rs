@@ -104,6 +104,14 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    fn from_command(error: airlock_protocol::CommandError) -> Self {
+        let status = StatusCode::from_u16(error.code.http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        Self::new(status, error.code.as_str(), error.message)
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (
@@ -173,6 +181,7 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
 fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Router) -> Router {
     let state = Arc::new(AppState { engine, token, web });
     Router::new()
+        .route(&format!("{}{{name}}", crate::commands::COMMANDS_PATH), post(command).layer(DefaultBodyLimit::max(DECISIONS_BODY_LIMIT)))
         .route("/v1/status", get(status))
         .route("/v1/inbox", get(inbox))
         .route("/v1/decisions", post(decide))
@@ -270,6 +279,16 @@ fn token_matches(headers: &HeaderMap, token: &str) -> bool {
             .zip(token.bytes())
             .fold(0u8, |acc, (a, b)| acc | (a ^ b))
             == 0
+}
+
+/// A command of the table, run by the one dispatcher ([`crate::commands`]).
+async fn command(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    args: Option<Json<Value>>,
+) -> Response {
+    let args = args.map(|Json(args)| args).unwrap_or(Value::Null);
+    crate::commands::run(&s.engine, &name, args).await
 }
 
 async fn status(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
@@ -592,19 +611,18 @@ async fn add_server(
     Ok(Json(json!({ "name": body.name })))
 }
 
-/// The `mcpServers` object of a Claude Desktop style config (or the whole file).
+/// The `mcpServers` object of a Claude Desktop style config (or the whole file): the table's
+/// `import_servers` (every valid server added, each refused one reported with why), answered
+/// as `{"imported": [names], "refused": [{name, reason}]}`.
 async fn import_servers(
     State(s): State<Arc<AppState>>,
     Json(config): Json<Value>,
 ) -> ApiResult<Value> {
-    let parsed = airlock_core::parse_mcp_servers(&config)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e))?;
-    let mut names = Vec::with_capacity(parsed.len());
-    for (name, config) in parsed {
-        s.engine.add_server(&name, config)?;
-        names.push(name);
-    }
-    Ok(Json(json!({ "imported": names })))
+    let report = airlock_engine::commands::import(&s.engine, &config.to_string())
+        .map_err(ApiError::from_command)?;
+    Ok(Json(
+        json!({ "imported": report.added, "refused": report.refused }),
+    ))
 }
 
 #[derive(Deserialize)]

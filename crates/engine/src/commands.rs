@@ -182,7 +182,7 @@ impl<H: Host> Run<'_, H> {
             C::Inbox(c) => reply(&c, self.e(engine.inbox())),
             C::Decide(mut c) => {
                 let outcomes = self.decide(std::mem::take(&mut c.decisions), c.channel);
-                reply(&c, Ok(outcomes))
+                reply(&c, outcomes)
             }
             C::AnswerElicitation(c) => {
                 let answer = c.answer.clone();
@@ -290,12 +290,14 @@ impl<H: Host> Run<'_, H> {
     }
 
     /// The whole batch in one durable transaction; each decision succeeds or is refused on its
-    /// own. When the transaction fails, nothing was decided and every item carries the error.
+    /// own. When the transaction fails (or the caller may not decide so: a phone's grant),
+    /// nothing was decided: the command's error, or for the window every item carries it (the
+    /// inbox shows each item's refusal).
     fn decide(
         &self,
         decisions: Vec<DecisionRequest>,
         channel: Option<airlock_protocol::Channel>,
-    ) -> Vec<DecisionOutcome> {
+    ) -> CommandResult<Vec<DecisionOutcome>> {
         let ids: Vec<String> = decisions.iter().map(|d| d.approval_id.clone()).collect();
         let outcomes = match self.caller {
             Caller::Window => self
@@ -305,23 +307,25 @@ impl<H: Host> Run<'_, H> {
             Caller::Phone { device } => self.engine.decide_many_from_device(decisions, device),
         };
         match outcomes {
-            Ok(outcomes) => ids
+            Ok(outcomes) => Ok(ids
                 .into_iter()
                 .zip(outcomes)
                 .map(|(approval_id, outcome)| DecisionOutcome {
                     approval_id,
                     error: outcome.err().map(|e| self.caller.error(e)),
                 })
-                .collect(),
-            Err(error) => {
+                .collect()),
+            Err(error) if *self.caller == Caller::Window => {
                 let error = self.caller.error(error);
-                ids.into_iter()
+                Ok(ids
+                    .into_iter()
                     .map(|approval_id| DecisionOutcome {
                         approval_id,
                         error: Some(error.clone()),
                     })
-                    .collect()
+                    .collect())
             }
+            Err(error) => Err(self.caller.error(error)),
         }
     }
 

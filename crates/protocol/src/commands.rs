@@ -169,62 +169,60 @@ macro_rules! commands {
     };
 }
 
-/// The names of the exported types `T` refers to (and `T` itself when `itself` and it has a
-/// file of its own), for the client's imports.
+/// Collects the names of the exported types visited (those with a file of their own).
+#[cfg(feature = "ts")]
+struct Names<'a>(&'a ts_rs::Config, &'a mut std::collections::BTreeSet<String>);
+
+#[cfg(feature = "ts")]
+impl ts_rs::TypeVisitor for Names<'_> {
+    fn visit<U: ts_rs::TS + 'static + ?Sized>(&mut self) {
+        if U::output_path().is_some() {
+            self.1.insert(U::ident(self.0));
+        }
+    }
+}
+
+/// Exports each exported type visited, with its own dependencies.
+#[cfg(feature = "ts")]
+struct Export<'a>(&'a ts_rs::Config, Result<(), ts_rs::ExportError>);
+
+#[cfg(feature = "ts")]
+impl ts_rs::TypeVisitor for Export<'_> {
+    fn visit<U: ts_rs::TS + 'static + ?Sized>(&mut self) {
+        if self.1.is_ok() && U::output_path().is_some() {
+            self.1 = U::export_all(self.0);
+        }
+    }
+}
+
+/// Visits the exported types `T` names: its fields' (arguments), or itself and its generics
+/// (a response such as `Vec<InboxItem>`).
+#[cfg(feature = "ts")]
+fn walk<T: ts_rs::TS + 'static + ?Sized, V: ts_rs::TypeVisitor>(visitor: &mut V, itself: bool) {
+    if itself {
+        visitor.visit::<T>();
+        T::visit_generics(visitor);
+    } else {
+        T::visit_dependencies(visitor);
+    }
+}
+
 #[cfg(feature = "ts")]
 fn named_types<T: ts_rs::TS + 'static + ?Sized>(
     cfg: &ts_rs::Config,
     into: &mut std::collections::BTreeSet<String>,
     itself: bool,
 ) {
-    struct Names<'a>(&'a ts_rs::Config, &'a mut std::collections::BTreeSet<String>);
-    impl ts_rs::TypeVisitor for Names<'_> {
-        fn visit<U: ts_rs::TS + 'static + ?Sized>(&mut self) {
-            if U::output_path().is_some() {
-                self.1.insert(U::ident(self.0));
-            } else {
-                U::visit_dependencies(self);
-                U::visit_generics(self);
-            }
-        }
-    }
-    let mut names = Names(cfg, into);
-    if itself {
-        ts_rs::TypeVisitor::visit::<T>(&mut names);
-    } else {
-        T::visit_dependencies(&mut names);
-        T::visit_generics(&mut names);
-    }
+    walk::<T, _>(&mut Names(cfg, into), itself);
 }
 
-/// Exports every type `T` refers to (and `T` itself when `itself`), each with its own
-/// dependencies.
 #[cfg(feature = "ts")]
 fn export_named<T: ts_rs::TS + 'static + ?Sized>(
     cfg: &ts_rs::Config,
     itself: bool,
 ) -> Result<(), ts_rs::ExportError> {
-    struct Export<'a>(&'a ts_rs::Config, Result<(), ts_rs::ExportError>);
-    impl ts_rs::TypeVisitor for Export<'_> {
-        fn visit<U: ts_rs::TS + 'static + ?Sized>(&mut self) {
-            if self.1.is_err() {
-                return;
-            }
-            if U::output_path().is_some() {
-                self.1 = U::export_all(self.0);
-            } else {
-                U::visit_dependencies(self);
-                U::visit_generics(self);
-            }
-        }
-    }
     let mut export = Export(cfg, Ok(()));
-    if itself {
-        ts_rs::TypeVisitor::visit::<T>(&mut export);
-    } else {
-        T::visit_dependencies(&mut export);
-        T::visit_generics(&mut export);
-    }
+    walk::<T, _>(&mut export, itself);
     export.1
 }
 

@@ -4,11 +4,9 @@
 use crate::autostart::LoginEntry;
 use crate::window::{Navigation, Windows};
 use airlock_engine::Engine;
-use serde::Serialize;
+pub use airlock_protocol::AppInfo;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use tokio::sync::Notify;
-use ts_rs::TS;
 
 #[derive(Debug)]
 pub struct Shell {
@@ -23,16 +21,6 @@ pub struct Shell {
     pub windows: Windows,
 }
 
-/// Shown in Settings, so a person knows which data directory this window owns.
-#[derive(Debug, Clone, Serialize, TS)]
-pub struct AppInfo {
-    pub version: String,
-    #[ts(type = "string")]
-    pub data_dir: PathBuf,
-    #[ts(type = "string")]
-    pub workspace: PathBuf,
-    pub api_addr: String,
-}
 
 impl Shell {
     pub fn new(

@@ -1,188 +1,27 @@
-//! MCP servers in Settings: the list with each server's status, add or edit a definition,
-//! enable, default, trust read-only hints, import a Claude Desktop config, and a log tail. Each
-//! command is a thin call into the engine; the plain functions are what the tests call.
+//! MCP servers in Settings, as the window's commands run them: added, started, failed, imported,
+//! their log. (The commands themselves are the table's; this holds their tests with real servers.)
 
-use super::{CommandError, CommandResult};
-use crate::shell::Shell;
-use airlock_core::{ServerConfig, ServerDefault, parse_mcp_servers_each};
-use airlock_engine::{Engine, ServerView};
-use serde::Serialize;
-use ts_rs::TS;
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+    use airlock_core::{ServerConfig, ServerDefault};
+    use airlock_engine::commands::{Caller, DEFAULT_LOG_LINES, import, preview_import};
+    use airlock_engine::{Engine, ServerView};
+    use airlock_protocol::{CommandResult, ErrorCode};
 
-/// How many log lines "Show log" asks for unless told.
-pub const DEFAULT_LOG_LINES: usize = 200;
-
-/// What an import did: the servers added (or whose definition was replaced) and those refused.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct ImportReport {
-    pub added: Vec<String>,
-    pub refused: Vec<RefusedServer>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct RefusedServer {
-    pub name: String,
-    pub reason: String,
-}
-
-pub fn list(engine: &Engine) -> CommandResult<Vec<ServerView>> {
-    Ok(engine.servers()?)
-}
-
-/// Adds a server, or replaces the definition of the one with this name (its settings stay).
-pub fn save(engine: &Engine, name: &str, config: ServerConfig) -> CommandResult<()> {
-    Ok(engine.add_server(name.trim(), config)?)
-}
-
-/// One server an import would add, as the person confirms it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct ImportCandidate {
-    pub name: String,
-    /// What it runs or reaches (see `ServerConfig::describe`), hidden characters escaped.
-    pub runs: String,
-}
-
-/// What an import would do, shown before anything starts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct ImportPreview {
-    pub servers: Vec<ImportCandidate>,
-    pub refused: Vec<RefusedServer>,
-}
-
-fn parse_import(text: &str) -> CommandResult<Vec<airlock_core::server::ParsedServer>> {
-    let config: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
-    let parsed = parse_mcp_servers_each(&config).map_err(invalid)?;
-    if parsed.is_empty() {
-        return Err(invalid("the config has no servers".into()));
+    fn list(engine: &Engine) -> CommandResult<Vec<ServerView>> {
+        engine.servers().map_err(|e| Caller::Window.error(e))
     }
-    Ok(parsed)
-}
 
-/// What [`import`] would add, and what it would refuse: an import starts every server it adds
-/// (an `npx -y …` downloads and runs code), so the person sees this first and confirms.
-pub fn preview_import(text: &str) -> CommandResult<ImportPreview> {
-    let mut preview = ImportPreview {
-        servers: Vec::new(),
-        refused: Vec::new(),
-    };
-    for (name, parsed) in parse_import(text)? {
-        match parsed.and_then(|config| config.validate().map(|()| config)) {
-            Ok(config) => preview.servers.push(ImportCandidate {
-                runs: config.describe(),
-                name,
-            }),
-            Err(reason) => preview.refused.push(RefusedServer { name, reason }),
-        }
+    fn save(engine: &Engine, name: &str, config: ServerConfig) -> CommandResult<()> {
+        engine
+            .add_server(name.trim(), config)
+            .map_err(|e| Caller::Window.error(e))
     }
-    Ok(preview)
-}
 
-/// Adds every server of a pasted Claude Desktop config (the whole file or its `mcpServers`
-/// object) that it can, after the person confirmed [`preview_import`]; the others are reported
-/// with why.
-pub fn import(engine: &Engine, text: &str) -> CommandResult<ImportReport> {
-    let parsed = parse_import(text)?;
-    let mut report = ImportReport {
-        added: Vec::new(),
-        refused: Vec::new(),
-    };
-    for (name, parsed) in parsed {
-        match parsed.and_then(|config| engine.add_server(&name, config).map_err(|e| e.to_string()))
-        {
-            Ok(()) => report.added.push(name),
-            Err(reason) => {
-                let reason = reason
-                    .strip_prefix(&format!("server '{name}': "))
-                    .unwrap_or(&reason)
-                    .to_string();
-                report.refused.push(RefusedServer { name, reason });
-            }
-        }
+    fn log_tail(engine: &Engine, name: &str, lines: Option<usize>) -> CommandResult<Vec<String>> {
+        engine
+            .server_log_tail(name, lines.unwrap_or(DEFAULT_LOG_LINES))
+            .map_err(|e| Caller::Window.error(e))
     }
-    Ok(report)
-}
-
-pub fn log_tail(engine: &Engine, name: &str, lines: Option<usize>) -> CommandResult<Vec<String>> {
-    Ok(engine.server_log_tail(name, lines.unwrap_or(DEFAULT_LOG_LINES))?)
-}
-
-fn invalid(message: String) -> CommandError {
-    CommandError {
-        code: super::error::ErrorCode::Invalid,
-        message,
-    }
-}
-
-pub async fn servers(shell: &Shell) -> CommandResult<Vec<ServerView>> {
-    list(&shell.engine)
-}
-
-pub async fn save_server(shell: &Shell, name: String, config: ServerConfig) -> CommandResult<()> {
-    save(&shell.engine, &name, config)
-}
-
-pub async fn set_server_enabled(shell: &Shell, name: String, enabled: bool) -> CommandResult<()> {
-    Ok(shell.engine.set_server_enabled(&name, enabled)?)
-}
-
-pub async fn set_server_default(
-    shell: &Shell,
-    name: String,
-    default: ServerDefault,
-) -> CommandResult<()> {
-    Ok(shell.engine.set_server_default(&name, default)?)
-}
-
-pub async fn set_server_trust(shell: &Shell, name: String, trust: bool) -> CommandResult<()> {
-    Ok(shell.engine.set_server_trust(&name, trust)?)
-}
-
-/// Removes a server with its tool settings, rules and remembered decisions; the tool calls still
-/// waiting on it are denied (its questions are cancelled). Returns how many were denied.
-pub async fn remove_server(shell: &Shell, name: String) -> CommandResult<usize> {
-    Ok(shell.engine.remove_server(&name)?)
-}
-
-pub async fn import_servers(shell: &Shell, text: String) -> CommandResult<ImportReport> {
-    import(&shell.engine, &text)
-}
-
-pub async fn preview_import_servers(_shell: &Shell, text: String) -> CommandResult<ImportPreview> {
-    preview_import(&text)
-}
-
-/// What changed in a server's tools since the person last reviewed them.
-pub async fn server_changes(
-    shell: &Shell,
-    name: String,
-) -> CommandResult<Vec<airlock_engine::ToolChange>> {
-    Ok(shell.engine.server_changes(&name)?)
-}
-
-/// The person reviewed `changes` and accepts them: suspended grants apply again. Refused when
-/// the server changed its tools again since they were shown.
-pub async fn accept_server_changes(
-    shell: &Shell,
-    name: String,
-    changes: Vec<airlock_engine::ToolChange>,
-) -> CommandResult<Vec<airlock_engine::ToolChange>> {
-    Ok(shell.engine.accept_server_changes(&name, &changes)?)
-}
-
-pub async fn server_log(
-    shell: &Shell,
-    name: String,
-    lines: Option<usize>,
-) -> CommandResult<Vec<String>> {
-    log_tail(&shell.engine, &name, lines)
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::*;
-    use crate::commands::error::ErrorCode;
     use airlock_engine::EngineConfig;
     use std::path::Path;
     use std::time::Duration;
@@ -472,4 +311,3 @@ mod tests {
         assert_eq!(unknown.message, "no server named 'ghost'");
         assert!(log_tail(&engine, "builtin", Some(5)).unwrap().is_empty());
     }
-}
