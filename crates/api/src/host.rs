@@ -3,8 +3,9 @@
 //! servers, the local API and its discovery files, and their shutdown in that order's reverse.
 //! Both find the data directory the same way, so the CLI talks to whichever runs.
 
-use crate::discovery::{self, DiscoveryError, Endpoint, EngineLock};
-use airlock_core::platform::{self, Os, UserFolders};
+use airlock_client::NoDataDir;
+use airlock_client::discovery::{self, DiscoveryError, Endpoint, EngineLock};
+pub use airlock_client::{DATA_DIR_ENV, default_data_dir, resolve_data_dir};
 use airlock_engine::{Engine, EngineConfig, EngineError};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -13,9 +14,6 @@ use std::path::{Path, PathBuf};
 /// The exit code of a desktop resident that did not start because another process owns its data
 /// directory (it asked that one to show its window): the launcher then knows Airlock runs.
 pub const ALREADY_RUNNING_EXIT: u8 = 3;
-
-/// The variable that names the data directory when `--data-dir` is not given.
-pub const DATA_DIR_ENV: &str = "AIRLOCK_DATA_DIR";
 
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
@@ -27,34 +25,8 @@ pub enum HostError {
     NotLoopback(SocketAddr),
     #[error("cannot listen on {addr}: {message}")]
     Listen { addr: SocketAddr, message: String },
-    #[error("no data directory: pass --data-dir or set {DATA_DIR_ENV}")]
-    NoDataDir,
-}
-
-/// The data directory: `--data-dir DIR`, else `$AIRLOCK_DATA_DIR`, else the platform's data folder.
-pub fn resolve_data_dir(given: Option<PathBuf>) -> Result<PathBuf, HostError> {
-    if let Some(dir) = given {
-        return Ok(dir);
-    }
-    if let Some(dir) = std::env::var_os(DATA_DIR_ENV).filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    default_data_dir().ok_or(HostError::NoDataDir)
-}
-
-/// `airlock` in this platform's per-user data folder (the rule: [`platform::data_folder`]).
-pub fn default_data_dir() -> Option<PathBuf> {
-    let variable = |name| {
-        std::env::var_os(name)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let folders = UserFolders {
-        home: dirs::home_dir(),
-        xdg_data_home: variable("XDG_DATA_HOME"),
-        app_data: variable("APPDATA"),
-    };
-    platform::default_data_dir(Os::NATIVE, &folders)
+    #[error(transparent)]
+    NoDataDir(#[from] NoDataDir),
 }
 
 /// The arguments every program that hosts the engine takes (the desktop app, its resident).
@@ -340,22 +312,6 @@ async fn run_remote(engine: Engine, data_dir: PathBuf) {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
-
-    /// The platform rule read with this machine's folders is where `dirs` says data goes (on
-    /// Windows: %APPDATA% is the roaming known folder `dirs` asks the system for).
-    #[test]
-    fn the_default_is_airlock_in_the_platforms_data_folder() {
-        assert_eq!(
-            default_data_dir(),
-            dirs::data_dir().map(|folder| folder.join("airlock"))
-        );
-    }
-
-    #[test]
-    fn an_explicit_data_dir_wins() {
-        let dir = resolve_data_dir(Some(PathBuf::from("/tmp/x"))).unwrap();
-        assert_eq!(dir, PathBuf::from("/tmp/x"));
-    }
 
     /// A host for `dir` on a loopback port; its API is not served (these tests look at the
     /// data directory's files and lock).

@@ -1,11 +1,9 @@
-//! The local HTTP API of a running engine, its discovery files, and a client for it.
+//! The local HTTP API of a running engine and the engine's host (`host.rs`); its clients, the
+//! discovery files and the data directory's rule are in `airlock-client`, re-exported here.
 
-pub mod client;
 pub mod commands;
-pub mod discovery;
 pub mod host;
-pub mod one_shot;
 pub mod server;
 
-pub use client::{ApiClient, ClientError};
+pub use airlock_client::{ApiClient, ClientError, client, discovery, one_shot};
 pub use server::{router, serve, serve_with};

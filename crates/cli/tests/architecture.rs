@@ -74,11 +74,14 @@ fn each_part_uses_only_what_it_may() {
         ),
         // The phone inbox: the engine's views over HTTPS (core's words only in its tests).
         ("airlock-remote", &["airlock-protocol", "airlock-engine"]),
+        // Reaching a running engine from another process: core's and protocol's words only.
+        ("airlock-client", &["airlock-core", "airlock-protocol"]),
         (
             "airlock-api",
             &[
                 "airlock-core",
                 "airlock-protocol",
+                "airlock-client",
                 "airlock-engine",
                 "airlock-mcp",
                 "airlock-remote",
@@ -87,12 +90,7 @@ fn each_part_uses_only_what_it_may() {
         // The agents' hook: a client of the local API (and the engine's fallback file).
         (
             "airlock-hook",
-            &[
-                "airlock-core",
-                "airlock-protocol",
-                "airlock-engine",
-                "airlock-api",
-            ],
+            &["airlock-core", "airlock-protocol", "airlock-client"],
         ),
         // Other agents' config files: no engine, no store.
         ("airlock-connect", &["airlock-core", "airlock-protocol"]),

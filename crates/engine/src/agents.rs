@@ -20,6 +20,7 @@ use airlock_core::{
     AgentFallback, ApprovalStatus, DecidedBy, HookAgent, ItemKind, MCP_CLIENT, args_hash, ids,
     validate_proxied_server_name,
 };
+use airlock_protocol::agents::{FALLBACKS_FILE, MAX_INPUT_BYTES};
 use airlock_protocol::{
     AgentAnswer, AgentCall, AgentEvent, AgentToolDefaults, AgentVerdict, AgentView, ApprovalRow,
     EngineEvent,
@@ -31,9 +32,6 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The largest input an agent may submit (as the model's own calls). The hook refuses a larger
-/// one itself, at once.
-pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
 /// How long a caller may wait at most, whatever it asks.
 const MAX_WAIT: Duration = Duration::from_secs(24 * 60 * 60);
 /// How long a restarted engine keeps a waiting agent item for its hook to come back.
@@ -41,8 +39,6 @@ pub(crate) const REATTACH_GRACE: Duration = Duration::from_secs(10);
 /// How long a decided item's answer stays for the same call asking again (a lost connection,
 /// an engine restart, Codex's PermissionRequest after its PreToolUse): the end of its life.
 const ANSWER_KEPT: Duration = Duration::from_secs(60);
-/// The file the hooks read their fallback from when no engine answers.
-pub const FALLBACKS_FILE: &str = "agents.json";
 
 /// Who waits on which agent item.
 #[derive(Default)]
@@ -780,21 +776,12 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&temporary, path)
 }
 
-/// The fallback an agent's hook answers when no engine decides, as `agents.json` says (the
-/// agent's default, which fails closed, when it says nothing or cannot be read).
-pub fn fallback_of(data_dir: &Path, agent: HookAgent) -> AgentFallback {
-    std::fs::read(data_dir.join(FALLBACKS_FILE))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<HashMap<String, AgentFallback>>(&bytes).ok())
-        .and_then(|all| all.get(agent.as_str()).copied())
-        .unwrap_or_else(|| AgentFallback::default_for(agent.as_str()))
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
     use crate::DecisionRequest;
+    use airlock_client::agents::fallback_of;
     use airlock_core::{ArgRule, RuleEffect, RulePattern, ToolSetting};
 
     use crate::tests::empty_engine as engine;
@@ -1101,29 +1088,6 @@ mod tests {
             .unwrap();
         assert_eq!(back.await.unwrap().unwrap().verdict, AgentVerdict::Allow);
         waiter.abort();
-    }
-
-    #[test]
-    fn every_agent_fails_closed_unless_the_person_chose_otherwise() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(
-            fallback_of(dir.path(), HookAgent::Codex),
-            AgentFallback::Deny
-        );
-        assert_eq!(
-            fallback_of(dir.path(), HookAgent::ClaudeCode),
-            AgentFallback::Deny
-        );
-        std::fs::write(dir.path().join(FALLBACKS_FILE), "not json").unwrap();
-        assert_eq!(
-            fallback_of(dir.path(), HookAgent::Codex),
-            AgentFallback::Deny
-        );
-        std::fs::write(dir.path().join(FALLBACKS_FILE), r#"{"codex":"ask"}"#).unwrap();
-        assert_eq!(
-            fallback_of(dir.path(), HookAgent::Codex),
-            AgentFallback::Ask
-        );
     }
 
     /// An upgrade: `agents.json` as an older Airlock wrote it (every fallback `ask`, nobody

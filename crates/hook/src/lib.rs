@@ -14,9 +14,10 @@
 //! (input it cannot read or that is too large, an unknown agent or event, an engine answer it
 //! cannot read) is a denial at once that names the cause, never retried.
 
-use airlock_api::{ClientError, one_shot};
+use airlock_client::agents::fallback_of;
+use airlock_client::{ClientError, one_shot};
 use airlock_core::{AgentFallback, DEFAULT_HOOK_TIMEOUT_SECS, HookAgent};
-use airlock_engine::agents::{MAX_INPUT_BYTES, fallback_of};
+use airlock_protocol::agents::MAX_INPUT_BYTES;
 use airlock_protocol::{AgentAnswer, AgentCall, AgentEvent, AgentVerdict};
 use serde_json::{Value, json};
 use std::ffi::OsString;
@@ -121,7 +122,7 @@ pub fn run_and_print(data_dir: Option<PathBuf>, agent: &str, timeout_secs: u64) 
     };
     let timeout = Duration::from_secs(timeout_secs.max(1));
     let output = match (
-        airlock_api::host::resolve_data_dir(data_dir),
+        airlock_client::resolve_data_dir(data_dir),
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build(),

@@ -5,6 +5,13 @@ use airlock_core::AgentFallback;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The largest input an agent may submit (as the model's own calls). The hook refuses a larger
+/// one itself, at once.
+pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
+/// The file in the data directory the hooks read their fallback from when no engine answers
+/// (the engine writes it; `airlock_client::agents` reads it).
+pub const FALLBACKS_FILE: &str = "agents.json";
+
 /// Which of the agent's questions this is: before the tool runs, or when the agent would show
 /// its own permission prompt. Only the first may carry an edited input in every agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

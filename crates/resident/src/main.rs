@@ -164,7 +164,8 @@ async fn defer_to_the_running_one(data_dir: &Path) -> String {
 async fn run(args: Args, tray: TrayStart) -> Result<Host, Refused> {
     let listen = args.host.listen();
     // Absolute: the window and the login entry start from other folders.
-    let data_dir = std::path::absolute(resolve_data_dir(args.host.data_dir)?)?;
+    let data_dir =
+        std::path::absolute(resolve_data_dir(args.host.data_dir).map_err(HostError::from)?)?;
     let desktop = desktop_binary()?;
     let login_entry = LoginEntry::new(&desktop, &data_dir);
     let window_args = vec![

@@ -1,7 +1,7 @@
-//! A client of the local API, shared by the CLI and the benchmark.
+//! A client of the local API, shared by the CLI, the window and the benchmark.
 
 use crate::discovery::{self, DiscoveryError};
-use airlock_engine::{DecisionRequest, InboxItem, TurnOutcome};
+use airlock_protocol::{DecisionRequest, InboxItem, TurnOutcome};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
