@@ -13,8 +13,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-/// The path commands are posted to, followed by the command's name.
-pub const COMMANDS_PATH: &str = "/v1/commands/";
+pub use airlock_protocol::commands::COMMANDS_PATH;
 
 /// The host of the headless API (`airlock serve`, and the API beside the desktop's window): the
 /// phone inbox's listener and pairing; nothing of a desktop.
@@ -76,7 +75,9 @@ pub fn http_answer(answer: CommandResult<Value>) -> Response {
 
 /// Runs the command `name` for the local API.
 pub async fn run(engine: &Engine, name: &str, args: Value) -> Response {
-    http_answer(airlock_engine::commands::dispatch(engine, &ServeHost, &Caller::Api, name, args).await)
+    http_answer(
+        airlock_engine::commands::dispatch(engine, &ServeHost, &Caller::Api, name, args).await,
+    )
 }
 
 #[cfg(test)]
@@ -88,6 +89,9 @@ mod tests {
         assert_eq!(remote_error(RemoteError::Off).code, ErrorCode::Invalid);
         let error = remote_error(RemoteError::NotAnAddress("192.168.1.20".into()));
         assert_eq!(error.code, ErrorCode::Invalid);
-        assert!(error.message.contains("ADDR:PORT"), "the message names the form");
+        assert!(
+            error.message.contains("ADDR:PORT"),
+            "the message names the form"
+        );
     }
 }

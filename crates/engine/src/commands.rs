@@ -152,7 +152,8 @@ fn reply<C: Command>(_: &C, response: CommandResult<C::Response>) -> CommandResu
 }
 
 impl<H: Host> Run<'_, H> {
-    fn e<T>(&self, result: crate::Result<T>) -> CommandResult<T> {
+    /// The engine's answer, its error as this caller reads it.
+    fn as_command<T>(&self, result: crate::Result<T>) -> CommandResult<T> {
         result.map_err(|error| self.caller.error(error))
     }
 
@@ -161,12 +162,15 @@ impl<H: Host> Run<'_, H> {
         let engine = self.engine;
         match command {
             C::AppInfoCommand(c) => reply(&c, self.host.app_info()),
-            C::ListSessions(c) => reply(&c, self.e(engine.sessions())),
-            C::Transcript(c) => reply(&c, self.e(engine.transcript(&c.session))),
-            C::SendMessage(c) => reply(&c, self.e(engine.send_message(&c.session, &c.text))),
-            C::CancelTurn(c) => reply(&c, self.e(engine.cancel(&c.session))),
+            C::ListSessions(c) => reply(&c, self.as_command(engine.sessions())),
+            C::Transcript(c) => reply(&c, self.as_command(engine.transcript(&c.session))),
+            C::SendMessage(c) => reply(
+                &c,
+                self.as_command(engine.send_message(&c.session, &c.text)),
+            ),
+            C::CancelTurn(c) => reply(&c, self.as_command(engine.cancel(&c.session))),
             C::Paused(c) => reply(&c, Ok(engine.paused())),
-            C::SetPaused(c) => reply(&c, self.e(engine.set_paused(c.paused).map(drop))),
+            C::SetPaused(c) => reply(&c, self.as_command(engine.set_paused(c.paused).map(drop))),
             C::StorageFailure(c) => reply(&c, Ok(engine.storage_failure())),
             C::TrayMenu(c) => {
                 let lines = self.host.tray_menu().await;
@@ -174,12 +178,14 @@ impl<H: Host> Run<'_, H> {
             }
             C::TakeNavigation(c) => reply(&c, self.host.take_navigation()),
             C::SetSessionMode(c) => {
-                let session = self.e(engine
-                    .set_mode(Some(&c.session), c.mode)
-                    .and_then(|()| engine.session(&c.session)));
+                let session = self.as_command(
+                    engine
+                        .set_mode(Some(&c.session), c.mode)
+                        .and_then(|()| engine.session(&c.session)),
+                );
                 reply(&c, session)
             }
-            C::Inbox(c) => reply(&c, self.e(engine.inbox())),
+            C::Inbox(c) => reply(&c, self.as_command(engine.inbox())),
             C::Decide(mut c) => {
                 let outcomes = self.decide(std::mem::take(&mut c.decisions), c.channel);
                 reply(&c, outcomes)
@@ -193,30 +199,46 @@ impl<H: Host> Run<'_, H> {
                     Caller::Window => engine.answer(&c.approval_id, answer, DecidedBy::Inbox),
                     Caller::Api => engine.answer(&c.approval_id, answer, DecidedBy::Api),
                 };
-                reply(&c, self.e(answered))
+                reply(&c, self.as_command(answered))
             }
-            C::FileOnDiskCommand(c) => reply(&c, self.e(engine.file_on_disk(&c.approval_id))),
-            C::RuleSuggestions(c) => reply(&c, self.e(engine.suggest_rules(&c.approval_id))),
-            C::GrantOfferCommand(c) => reply(&c, self.e(engine.grant_offer(&c.approval_id))),
-            C::InsightsCommand(c) => reply(&c, self.e(engine.insights())),
+            C::FileOnDiskCommand(c) => {
+                reply(&c, self.as_command(engine.file_on_disk(&c.approval_id)))
+            }
+            C::RuleSuggestions(c) => {
+                reply(&c, self.as_command(engine.suggest_rules(&c.approval_id)))
+            }
+            C::GrantOfferCommand(c) => {
+                reply(&c, self.as_command(engine.grant_offer(&c.approval_id)))
+            }
+            C::InsightsCommand(c) => reply(&c, self.as_command(engine.insights())),
             C::Settings(c) => reply(&c, self.settings()),
-            C::SetWorkspaceMode(c) => reply(&c, self.e(engine.set_mode(None, Some(c.mode)))),
-            C::SetProvider(c) => reply(&c, self.e(engine.set_provider(c.provider.clone()))),
-            C::SetProviderKey(c) => {
-                reply(&c, self.e(engine.set_provider_key(c.name.as_deref(), &c.key)))
+            C::SetWorkspaceMode(c) => {
+                reply(&c, self.as_command(engine.set_mode(None, Some(c.mode))))
             }
+            C::SetProvider(c) => {
+                reply(&c, self.as_command(engine.set_provider(c.provider.clone())))
+            }
+            C::SetProviderKey(c) => reply(
+                &c,
+                self.as_command(engine.set_provider_key(c.name.as_deref(), &c.key)),
+            ),
             C::TestProvider(c) => {
                 let answer = engine
                     .test_provider(c.provider.clone(), c.api_key.as_deref())
                     .await;
-                reply(&c, self.e(answer))
+                reply(&c, self.as_command(answer))
             }
-            C::SetToolSetting(c) => {
-                reply(&c, self.e(engine.set_tool_setting(&c.server, &c.tool, c.setting)))
-            }
+            C::SetToolSetting(c) => reply(
+                &c,
+                self.as_command(engine.set_tool_setting(&c.server, &c.tool, c.setting)),
+            ),
             C::SetFromNotification(c) => reply(
                 &c,
-                self.e(engine.set_from_notification(&c.server, c.tool.as_deref(), c.allow)),
+                self.as_command(engine.set_from_notification(
+                    &c.server,
+                    c.tool.as_deref(),
+                    c.allow,
+                )),
             ),
             C::AddRule(c) => {
                 let rule = ArgRule {
@@ -227,12 +249,12 @@ impl<H: Host> Run<'_, H> {
                     pattern: c.pattern.clone(),
                     effect: c.effect,
                 };
-                reply(&c, self.e(engine.add_rule(rule)))
+                reply(&c, self.as_command(engine.add_rule(rule)))
             }
-            C::RemoveRule(c) => reply(&c, self.e(engine.remove_rule(&c.id))),
-            C::ListRules(c) => reply(&c, self.e(engine.rules())),
+            C::RemoveRule(c) => reply(&c, self.as_command(engine.remove_rule(&c.id))),
+            C::ListRules(c) => reply(&c, self.as_command(engine.rules())),
             C::RevokeRemembered(c) => {
-                let revoked = self.e(engine.revoke_remembered(&c.id));
+                let revoked = self.as_command(engine.revoke_remembered(&c.id));
                 self.host.grants_changed();
                 reply(&c, revoked)
             }
@@ -243,49 +265,59 @@ impl<H: Host> Run<'_, H> {
                     }
                     ShellOption::Notifications(on) => (Setting::Notifications, json!(on)),
                 };
-                reply(&c, self.e(engine.set_setting(key, &value)))
+                reply(&c, self.as_command(engine.set_setting(key, &value)))
             }
-            C::SetWorkspace(c) => reply(&c, self.e(engine.set_workspace(&c.folder))),
+            C::SetWorkspace(c) => reply(&c, self.as_command(engine.set_workspace(&c.folder))),
             C::SetStartAtLogin(c) => reply(&c, self.host.set_start_at_login(c.enabled)),
-            C::Servers(c) => reply(&c, self.e(engine.servers())),
-            C::SaveServer(c) => {
-                reply(&c, self.e(engine.add_server(c.name.trim(), c.config.clone())))
-            }
+            C::Servers(c) => reply(&c, self.as_command(engine.servers())),
+            C::SaveServer(c) => reply(
+                &c,
+                self.as_command(engine.add_server(c.name.trim(), c.config.clone())),
+            ),
             C::PreviewImportServers(c) => reply(&c, preview_import(&c.text)),
-            C::ServerChanges(c) => reply(&c, self.e(engine.server_changes(&c.name))),
-            C::AcceptServerChanges(c) => {
-                reply(&c, self.e(engine.accept_server_changes(&c.name, &c.changes)))
-            }
-            C::SetServerEnabled(c) => {
-                reply(&c, self.e(engine.set_server_enabled(&c.name, c.enabled)))
-            }
-            C::SetServerDefault(c) => {
-                reply(&c, self.e(engine.set_server_default(&c.name, c.default)))
-            }
-            C::SetServerTrust(c) => reply(&c, self.e(engine.set_server_trust(&c.name, c.trust))),
-            C::RemoveServer(c) => reply(&c, self.e(engine.remove_server(&c.name))),
+            C::ServerChanges(c) => reply(&c, self.as_command(engine.server_changes(&c.name))),
+            C::AcceptServerChanges(c) => reply(
+                &c,
+                self.as_command(engine.accept_server_changes(&c.name, &c.changes)),
+            ),
+            C::SetServerEnabled(c) => reply(
+                &c,
+                self.as_command(engine.set_server_enabled(&c.name, c.enabled)),
+            ),
+            C::SetServerDefault(c) => reply(
+                &c,
+                self.as_command(engine.set_server_default(&c.name, c.default)),
+            ),
+            C::SetServerTrust(c) => reply(
+                &c,
+                self.as_command(engine.set_server_trust(&c.name, c.trust)),
+            ),
+            C::RemoveServer(c) => reply(&c, self.as_command(engine.remove_server(&c.name))),
             C::ImportServers(c) => reply(&c, import(engine, &c.text)),
             C::ServerLog(c) => reply(
                 &c,
-                self.e(engine.server_log_tail(&c.name, c.lines.unwrap_or(DEFAULT_LOG_LINES))),
+                self.as_command(
+                    engine.server_log_tail(&c.name, c.lines.unwrap_or(DEFAULT_LOG_LINES)),
+                ),
             ),
             C::Audit(c) => reply(
                 &c,
-                self.e(engine.audit(c.limit.unwrap_or(DEFAULT_AUDIT_ROWS))),
+                self.as_command(engine.audit(c.limit.unwrap_or(DEFAULT_AUDIT_ROWS))),
             ),
             C::Agents(c) => reply(&c, self.host.agents(engine)),
             C::ConnectAgent(c) => reply(&c, self.host.connect_agent(engine, &c.agent)),
             C::DisconnectAgent(c) => reply(&c, self.host.disconnect_agent(&c.agent)),
-            C::SetAgentFallback(c) => {
-                reply(&c, self.e(engine.set_agent_fallback(&c.agent, c.fallback)))
-            }
+            C::SetAgentFallback(c) => reply(
+                &c,
+                self.as_command(engine.set_agent_fallback(&c.agent, c.fallback)),
+            ),
             C::Remote(c) => reply(&c, self.remote()),
             C::SetRemoteListen(c) => {
                 reply(&c, self.host.set_remote_listen(engine, c.listen.as_deref()))
             }
             C::PairPhone(c) => reply(&c, self.host.pair_phone(engine)),
-            C::RevokeDevice(c) => reply(&c, self.e(engine.revoke_device(&c.id))),
-            C::SetPush(c) => reply(&c, self.e(engine.set_push_ntfy(c.push.clone()))),
+            C::RevokeDevice(c) => reply(&c, self.as_command(engine.revoke_device(&c.id))),
+            C::SetPush(c) => reply(&c, self.as_command(engine.set_push_ntfy(c.push.clone()))),
         }
     }
 
@@ -333,18 +365,18 @@ impl<H: Host> Run<'_, H> {
         let engine = self.engine;
         Ok(SettingsView {
             app: self.host.app_info()?,
-            workspace_mode: self.e(engine.workspace_mode())?,
-            provider: self.e(engine.provider_settings())?,
+            workspace_mode: self.as_command(engine.workspace_mode())?,
+            provider: self.as_command(engine.provider_settings())?,
             approval_timeout_secs: self
-                .e(engine.setting(Setting::ApprovalTimeoutSecs))?
+                .as_command(engine.setting(Setting::ApprovalTimeoutSecs))?
                 .and_then(|v| v.as_u64())
                 .unwrap_or(0),
             notifications: notifications_enabled(engine),
             start_at_login: self.host.start_at_login()?,
-            servers: self.e(engine.server_settings())?,
-            tools: self.e(engine.tool_views())?,
-            rules: self.e(engine.rules())?,
-            remembered: self.e(engine.remembered())?,
+            servers: self.as_command(engine.server_settings())?,
+            tools: self.as_command(engine.tool_views())?,
+            rules: self.as_command(engine.rules())?,
+            remembered: self.as_command(engine.remembered())?,
             provider_kinds: crate::provider_kinds(),
         })
     }
@@ -352,9 +384,11 @@ impl<H: Host> Run<'_, H> {
     fn remote(&self) -> CommandResult<RemoteView> {
         let engine = self.engine;
         Ok(RemoteView {
-            listen: self.e(engine.remote_listen())?.map(|a| a.to_string()),
-            devices: self.e(engine.devices())?,
-            push: self.e(engine.push_ntfy_view())?,
+            listen: self
+                .as_command(engine.remote_listen())?
+                .map(|a| a.to_string()),
+            devices: self.as_command(engine.devices())?,
+            push: self.as_command(engine.push_ntfy_view())?,
             addresses: self.host.machine_addresses(),
         })
     }
@@ -419,4 +453,39 @@ pub fn import(engine: &Engine, text: &str) -> CommandResult<ImportReport> {
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_errors_keep_their_meaning_and_the_window_names_its_screens() {
+        let error = Caller::Window.error(EngineError::UnknownSession("x".into()));
+        assert_eq!(error.code, ErrorCode::UnknownSession);
+        assert!(error.message.contains("'x'"), "{}", error.message);
+        let json =
+            serde_json::to_value(Caller::Window.error(EngineError::NoProvider)).unwrap_or_default();
+        assert_eq!(json["code"], "no_provider");
+        // The window points to its Settings screen, not to a shell command; the API and the
+        // phone keep the command line's words.
+        let message = json["message"].as_str().unwrap_or_default();
+        assert!(message.contains("Settings"), "{message}");
+        assert!(!message.contains("airlock "), "{message}");
+        let api = Caller::Api.error(EngineError::NoProvider);
+        assert_eq!(api.message, EngineError::NoProvider.to_string());
+    }
+
+    #[test]
+    fn an_import_preview_refuses_what_cannot_run_and_a_config_without_servers() {
+        let preview = preview_import(
+            r#"{"mcpServers": {"ok": {"command": "true"}, "empty": {"command": " "}}}"#,
+        );
+        let preview = preview.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(preview.servers.len(), 1);
+        assert_eq!(preview.refused.len(), 1);
+        assert_eq!(preview.refused[0].name, "empty");
+        let none = preview_import("{}").err();
+        assert_eq!(none.map(|e| e.code), Some(ErrorCode::Invalid));
+    }
 }

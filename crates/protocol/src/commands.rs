@@ -13,6 +13,10 @@ use crate::error::CommandError;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Where the local API and the phone take a command: `POST {COMMANDS_PATH}{name}` with its
+/// arguments; the answer is its response, or `{"error", "code"}` with the code's HTTP status.
+pub const COMMANDS_PATH: &str = "/v1/commands/";
+
 /// Where a command may be called from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -171,7 +175,10 @@ macro_rules! commands {
 
 /// Collects the names of the exported types visited (those with a file of their own).
 #[cfg(feature = "ts")]
-struct Names<'a>(&'a ts_rs::Config, &'a mut std::collections::BTreeSet<String>);
+struct Names<'a>(
+    &'a ts_rs::Config,
+    &'a mut std::collections::BTreeSet<String>,
+);
 
 #[cfg(feature = "ts")]
 impl ts_rs::TypeVisitor for Names<'_> {
@@ -239,15 +246,21 @@ pub fn typescript_client(cfg: &ts_rs::Config) -> String {
     for name in &imports {
         out.push_str(&format!("import type {{ {name} }} from './{name}';\n"));
     }
-    out.push_str("\n/** Every command: its arguments and its response. */\nexport interface Commands {\n");
+    out.push_str(
+        "\n/** Every command: its arguments and its response. */\nexport interface Commands {\n",
+    );
     for entry in entries {
         out.push_str(&entry);
         out.push('\n');
     }
     out.push_str("}\n\nexport type CommandName = keyof Commands;\n");
     out.push_str("export type CommandArgs<K extends CommandName> = Commands[K]['args'];\n");
-    out.push_str("export type CommandResponse<K extends CommandName> = Commands[K]['response'];\n\n");
-    out.push_str("/** The surfaces that may call each command (the phone's subset is explicit). */\n");
+    out.push_str(
+        "export type CommandResponse<K extends CommandName> = Commands[K]['response'];\n\n",
+    );
+    out.push_str(
+        "/** The surfaces that may call each command (the phone's subset is explicit). */\n",
+    );
     out.push_str("export const COMMAND_SURFACES = {\n");
     for spec in COMMANDS {
         let surfaces: Vec<String> = spec
@@ -280,14 +293,14 @@ pub fn export_typescript(cfg: &ts_rs::Config) -> Result<(), ts_rs::ExportError> 
     std::fs::write(&path, typescript_client(cfg)).map_err(ts_rs::ExportError::from)
 }
 
-use crate::{
-    AddedRule, AgentStatus, AuditRow, ConnectReport, DecisionRequest, ElicitationAnswer,
-    FileOnDisk, GrantOffer, InboxItem, MessageRow, NtfyPush, Pairing, ProviderSettings,
-    RuleRow, RuleSuggestion, ServerView, SessionRow, ToolChange,
-};
 use crate::command_types::{
     Channel, DecisionOutcome, ImportPreview, ImportReport, Navigate, RemoteView, SettingsView,
     ShellOption,
+};
+use crate::{
+    AddedRule, AgentStatus, AuditRow, ConnectReport, DecisionRequest, ElicitationAnswer,
+    FileOnDisk, GrantOffer, InboxItem, MessageRow, NtfyPush, Pairing, ProviderSettings, RuleRow,
+    RuleSuggestion, ServerView, SessionRow, ToolChange,
 };
 use airlock_core::{
     AgentFallback, Mode, RuleEffect, RulePattern, ServerConfig, ServerDefault, ToolSetting,

@@ -258,7 +258,12 @@ fn command_error(e: CommandError) -> Response {
 
 /// Runs one of the table's commands as this device, through the one dispatcher; a command that
 /// is not the phone's is refused there (403 `not_allowed`).
-async fn run(state: &Remote, device: &DeviceView, name: &str, args: Value) -> Result<Value, Response> {
+async fn run(
+    state: &Remote,
+    device: &DeviceView,
+    name: &str,
+    args: Value,
+) -> Result<Value, Response> {
     let caller = Caller::Phone {
         device: device.name.clone(),
     };

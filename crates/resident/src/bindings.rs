@@ -6,15 +6,15 @@
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use airlock_protocol::{
-        Channel, CommandError, DecisionOutcome, ErrorCode, ImportPreview, ImportReport, Navigate,
-        RemoteView, SettingsView, ShellOption,
-    };
     use airlock_core::ServerConfig;
     use airlock_engine::{
         DecisionRequest, ElicitationAnswer, EngineEvent, InboxItem, ServerView, TurnOutcome,
     };
     use airlock_protocol::{AuditRow, MessageRow, SessionRow};
+    use airlock_protocol::{
+        Channel, CommandError, DecisionOutcome, ErrorCode, ImportPreview, ImportReport, Navigate,
+        RemoteView, SettingsView, ShellOption,
+    };
     use std::collections::BTreeMap;
     use std::path::{Path, PathBuf};
     use ts_rs::{Config, TS};

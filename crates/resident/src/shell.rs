@@ -21,7 +21,6 @@ pub struct Shell {
     pub windows: Windows,
 }
 
-
 impl Shell {
     pub fn new(
         engine: Engine,

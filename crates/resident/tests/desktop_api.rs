@@ -6,13 +6,13 @@
 
 use airlock_api::ApiClient;
 use airlock_api::host::Host;
+use airlock_protocol::commands::{Surface, names_for};
 use airlock_resident::autostart::LoginEntry;
+use airlock_resident::desktop_api;
 use airlock_resident::shell::Shell;
 #[cfg(unix)]
 use airlock_resident::window;
 use airlock_resident::window::Windows;
-use airlock_protocol::commands::{Surface, names_for};
-use airlock_resident::desktop_api;
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 #[cfg(unix)]
 use futures::StreamExt;

@@ -84,4 +84,3 @@ pub fn connect(engine: &Engine, agent: &str) -> CommandResult<ConnectReport> {
 pub fn disconnect(agent: &str) -> CommandResult<ConnectReport> {
     airlock_connect::disconnect(&target(agent)?).map_err(connect_error)
 }
-

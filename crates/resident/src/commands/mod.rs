@@ -12,8 +12,8 @@ mod servers;
 use crate::shell::Shell;
 use airlock_engine::Engine;
 use airlock_engine::commands::{Caller, Host};
-pub use airlock_protocol::{CommandError, CommandResult, ErrorCode};
 use airlock_protocol::{AgentStatus, AppInfo, ConnectReport, Navigate, Pairing};
+pub use airlock_protocol::{CommandError, CommandResult, ErrorCode};
 use serde_json::Value;
 use std::future::Future;
 
