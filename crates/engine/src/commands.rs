@@ -425,10 +425,20 @@ pub fn preview_import(text: &str) -> CommandResult<ImportPreview> {
                 runs: config.describe(),
                 name,
             }),
-            Err(reason) => preview.refused.push(RefusedServer { name, reason }),
+            Err(reason) => preview.refused.push(refused(name, reason)),
         }
     }
     Ok(preview)
+}
+
+/// A refused server with why, without the server's name the reason may start with (it is shown
+/// beside it).
+fn refused(name: String, reason: String) -> RefusedServer {
+    let reason = reason
+        .strip_prefix(&format!("server '{name}': "))
+        .unwrap_or(&reason)
+        .to_string();
+    RefusedServer { name, reason }
 }
 
 /// Adds every server of a pasted Claude Desktop config (the whole file or its `mcpServers`
@@ -443,13 +453,7 @@ pub fn import(engine: &Engine, text: &str) -> CommandResult<ImportReport> {
         match parsed.and_then(|config| engine.add_server(&name, config).map_err(|e| e.to_string()))
         {
             Ok(()) => report.added.push(name),
-            Err(reason) => {
-                let reason = reason
-                    .strip_prefix(&format!("server '{name}': "))
-                    .unwrap_or(&reason)
-                    .to_string();
-                report.refused.push(RefusedServer { name, reason });
-            }
+            Err(reason) => report.refused.push(refused(name, reason)),
         }
     }
     Ok(report)
@@ -485,6 +489,8 @@ mod tests {
         assert_eq!(preview.servers.len(), 1);
         assert_eq!(preview.refused.len(), 1);
         assert_eq!(preview.refused[0].name, "empty");
+        // The reason is shown beside the name: it does not repeat it.
+        assert_eq!(preview.refused[0].reason, "the command is empty");
         let none = preview_import("{}").err();
         assert_eq!(none.map(|e| e.code), Some(ErrorCode::Invalid));
     }
