@@ -1,6 +1,7 @@
 //! The local HTTP API of a running engine and the engine's host (`host.rs`); its clients, the
 //! discovery files and the data directory's rule are in `airlock-client`, re-exported here.
 
+pub mod commands;
 pub mod host;
 pub mod server;
 

@@ -3,10 +3,13 @@
 //! directory (what the CLI, the hook and mcp-proxy use); a bearer token on both, and
 //! server-sent events.
 
+use crate::commands::ServeHost;
 use airlock_core::{AgentFallback, Setting};
 use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
 use airlock_core::{ServerConfig, ServerDefault};
+use airlock_engine::commands::Caller;
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
+use airlock_protocol::commands::{self as cmd, Command};
 use airlock_protocol::{
     AgentAnswer, AgentCall, AgentToolDefaults, AgentView, DECISIONS_BODY_LIMIT,
 };
@@ -104,6 +107,14 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    fn from_command(error: airlock_protocol::CommandError) -> Self {
+        let status = StatusCode::from_u16(error.code.http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        Self::new(status, error.code.as_str(), error.message)
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (
@@ -173,6 +184,10 @@ pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
 fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Router) -> Router {
     let state = Arc::new(AppState { engine, token, web });
     Router::new()
+        .route(
+            &format!("{}{{name}}", crate::commands::COMMANDS_PATH),
+            post(command).layer(DefaultBodyLimit::max(DECISIONS_BODY_LIMIT)),
+        )
         .route("/v1/status", get(status))
         .route("/v1/inbox", get(inbox))
         .route("/v1/decisions", post(decide))
@@ -272,6 +287,26 @@ fn token_matches(headers: &HeaderMap, token: &str) -> bool {
             == 0
 }
 
+/// A command of the table, run by the one dispatcher ([`crate::commands`]).
+async fn command(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    args: Option<Json<Value>>,
+) -> Response {
+    let args = args.map(|Json(args)| args).unwrap_or(Value::Null);
+    crate::commands::run(&s.engine, &name, args).await
+}
+
+/// Runs a command of the table for one of the REST routes (the paths and answers the CLI and
+/// scripts used before `/v1/commands/{name}`): the same dispatcher, the same engine call.
+async fn table<C: Command>(s: &AppState, command: C) -> Result<Value, ApiError> {
+    let args = serde_json::to_value(&command)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    airlock_engine::commands::dispatch(&s.engine, &ServeHost, &Caller::Api, C::NAME, args)
+        .await
+        .map_err(ApiError::from_command)
+}
+
 async fn status(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
     Ok(Json(json!({
         "pid": std::process::id(),
@@ -284,9 +319,7 @@ async fn status(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 }
 
 async fn inbox(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.inbox()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Inbox {}).await?))
 }
 
 async fn decide(
@@ -331,9 +364,7 @@ async fn decide_batch(
 }
 
 async fn sessions(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.sessions()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::ListSessions {}).await?))
 }
 
 #[derive(Deserialize)]
@@ -362,13 +393,12 @@ async fn wait_turn(State(s): State<Arc<AppState>>, Path(name): Path<String>) -> 
 }
 
 async fn cancel(State(s): State<Arc<AppState>>, Path(name): Path<String>) -> ApiResult<Value> {
-    Ok(Json(json!({ "cancelled": s.engine.cancel(&name)? })))
+    let cancelled = table(&s, cmd::CancelTurn { session: name }).await?;
+    Ok(Json(json!({ "cancelled": cancelled })))
 }
 
 async fn transcript(State(s): State<Arc<AppState>>, Path(name): Path<String>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.transcript(&name)?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Transcript { session: name }).await?))
 }
 
 async fn provider(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
@@ -404,10 +434,16 @@ async fn set_provider_key(
     State(s): State<Arc<AppState>>,
     Json(body): Json<ProviderKeyBody>,
 ) -> ApiResult<Value> {
-    s.engine.set_provider_key(body.name.as_deref(), &body.key)?;
-    Ok(Json(
-        json!({ "name": body.name, "api_key_in_keyring": true }),
-    ))
+    let name = body.name.clone();
+    table(
+        &s,
+        cmd::SetProviderKey {
+            name: body.name,
+            key: body.key,
+        },
+    )
+    .await?;
+    Ok(Json(json!({ "name": name, "api_key_in_keyring": true })))
 }
 
 #[derive(Deserialize)]
@@ -422,10 +458,14 @@ async fn test_provider(
     State(s): State<Arc<AppState>>,
     Json(body): Json<ProviderTestBody>,
 ) -> ApiResult<Value> {
-    let answer = s
-        .engine
-        .test_provider(body.provider, body.api_key.as_deref())
-        .await?;
+    let answer = table(
+        &s,
+        cmd::TestProvider {
+            provider: body.provider,
+            api_key: body.api_key,
+        },
+    )
+    .await?;
     Ok(Json(json!({ "message": answer })))
 }
 
@@ -528,7 +568,8 @@ async fn set_push(
 }
 
 async fn revoke_device(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
-    Ok(Json(json!({ "revoked": s.engine.revoke_device(&id)? })))
+    let revoked = table(&s, cmd::RevokeDevice { id }).await?;
+    Ok(Json(json!({ "revoked": revoked })))
 }
 
 #[derive(Deserialize, Default)]
@@ -573,9 +614,7 @@ async fn set_setting(
 }
 
 async fn servers(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.servers()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Servers {}).await?))
 }
 
 #[derive(Deserialize)]
@@ -592,19 +631,18 @@ async fn add_server(
     Ok(Json(json!({ "name": body.name })))
 }
 
-/// The `mcpServers` object of a Claude Desktop style config (or the whole file).
+/// The `mcpServers` object of a Claude Desktop style config (or the whole file): the table's
+/// `import_servers` (every valid server added, each refused one reported with why), answered
+/// as `{"imported": [names], "refused": [{name, reason}]}`.
 async fn import_servers(
     State(s): State<Arc<AppState>>,
     Json(config): Json<Value>,
 ) -> ApiResult<Value> {
-    let parsed = airlock_core::parse_mcp_servers(&config)
-        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e))?;
-    let mut names = Vec::with_capacity(parsed.len());
-    for (name, config) in parsed {
-        s.engine.add_server(&name, config)?;
-        names.push(name);
-    }
-    Ok(Json(json!({ "imported": names })))
+    let report = airlock_engine::commands::import(&s.engine, &config.to_string())
+        .map_err(ApiError::from_command)?;
+    Ok(Json(
+        json!({ "imported": report.added, "refused": report.refused }),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -640,15 +678,15 @@ async fn remove_server(
     State(s): State<Arc<AppState>>,
     Path(name): Path<String>,
 ) -> ApiResult<Value> {
-    let denied = s.engine.remove_server(&name)?;
+    let denied = table(&s, cmd::RemoveServer { name: name.clone() }).await?;
     Ok(Json(json!({ "name": name, "denied": denied })))
 }
 
 async fn server_changes(
     State(s): State<Arc<AppState>>,
     Path(name): Path<String>,
-) -> ApiResult<Vec<airlock_engine::ToolChange>> {
-    Ok(Json(s.engine.server_changes(&name)?))
+) -> ApiResult<Value> {
+    Ok(Json(table(&s, cmd::ServerChanges { name }).await?))
 }
 
 /// Accepts the server's changed tool definitions: `{"changes": [...]}` as the person reviewed
@@ -657,8 +695,11 @@ async fn accept_server_changes(
     State(s): State<Arc<AppState>>,
     Path(name): Path<String>,
     Json(body): Json<ReviewedChanges>,
-) -> ApiResult<Vec<airlock_engine::ToolChange>> {
-    Ok(Json(s.engine.accept_server_changes(&name, &body.changes)?))
+) -> ApiResult<Value> {
+    let changes = body.changes;
+    Ok(Json(
+        table(&s, cmd::AcceptServerChanges { name, changes }).await?,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -671,8 +712,16 @@ async fn answer(
     Path(id): Path<String>,
     Json(body): Json<ElicitationAnswer>,
 ) -> ApiResult<Value> {
-    s.engine.answer(&id, body.clone(), DecidedBy::Api)?;
-    Ok(Json(json!({ "approval_id": id, "action": body.action })))
+    let action = body.action;
+    table(
+        &s,
+        cmd::AnswerElicitation {
+            approval_id: id.clone(),
+            answer: body,
+        },
+    )
+    .await?;
+    Ok(Json(json!({ "approval_id": id, "action": action })))
 }
 
 /// A form a proxied MCP server asks for when its client cannot show one (`airlock mcp-proxy`).
@@ -736,8 +785,16 @@ async fn set_agent(
     Path(name): Path<String>,
     Json(body): Json<AgentBody>,
 ) -> ApiResult<Value> {
-    s.engine.set_agent_fallback(&name, body.fallback)?;
-    Ok(Json(json!({ "agent": name, "fallback": body.fallback })))
+    let fallback = body.fallback;
+    table(
+        &s,
+        cmd::SetAgentFallback {
+            agent: name.clone(),
+            fallback,
+        },
+    )
+    .await?;
+    Ok(Json(json!({ "agent": name, "fallback": fallback })))
 }
 
 /// `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval,
@@ -765,7 +822,16 @@ async fn set_tool(
     Path((server, tool)): Path<(String, String)>,
     Json(body): Json<ToolSettingBody>,
 ) -> ApiResult<Value> {
-    s.engine.set_tool_setting(&server, &tool, body.setting)?;
+    let setting = body.setting;
+    table(
+        &s,
+        cmd::SetToolSetting {
+            server: server.clone(),
+            tool: tool.clone(),
+            setting,
+        },
+    )
+    .await?;
     Ok(Json(
         json!({ "server": server, "tool": tool, "setting": body.setting }),
     ))
@@ -800,8 +866,15 @@ async fn set_tool_from_notification(
     Path((server, tool)): Path<(String, String)>,
     Json(body): Json<FromNotificationBody>,
 ) -> ApiResult<Value> {
-    s.engine
-        .set_from_notification(&server, Some(&tool), body.allow.choice())?;
+    table(
+        &s,
+        cmd::SetFromNotification {
+            server: server.clone(),
+            tool: Some(tool.clone()),
+            allow: body.allow.choice(),
+        },
+    )
+    .await?;
     Ok(Json(
         json!({ "server": server, "tool": tool, "from_notification": body.allow.choice() }),
     ))
@@ -812,16 +885,22 @@ async fn set_server_from_notification(
     Path(name): Path<String>,
     Json(body): Json<FromNotificationBody>,
 ) -> ApiResult<Value> {
-    s.engine
-        .set_from_notification(&name, None, body.allow.choice())?;
+    table(
+        &s,
+        cmd::SetFromNotification {
+            server: name.clone(),
+            tool: None,
+            allow: body.allow.choice(),
+        },
+    )
+    .await?;
     Ok(Json(
         json!({ "server": name, "from_notification": body.allow.choice() }),
     ))
 }
 
 async fn rules(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    let rows = s.engine.rules()?;
-    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+    Ok(Json(table(&s, cmd::ListRules {}).await?))
 }
 
 #[derive(Deserialize)]
@@ -870,18 +949,19 @@ async fn preview_rule(
 }
 
 async fn suggest_rules(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
-    let suggestions = s.engine.suggest_rules(&id)?;
-    Ok(Json(serde_json::to_value(suggestions).unwrap_or_default()))
+    Ok(Json(
+        table(&s, cmd::RuleSuggestions { approval_id: id }).await?,
+    ))
 }
 
 async fn grant_offer(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
-    let offer = s.engine.grant_offer(&id)?;
-    Ok(Json(serde_json::to_value(offer).unwrap_or_default()))
+    Ok(Json(
+        table(&s, cmd::GrantOfferCommand { approval_id: id }).await?,
+    ))
 }
 
 async fn insights(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    let insights = s.engine.insights()?;
-    Ok(Json(serde_json::to_value(insights).unwrap_or_default()))
+    Ok(Json(table(&s, cmd::InsightsCommand {}).await?))
 }
 
 /// The rule added, or the identical one already there with `already_existed: true`.
@@ -892,7 +972,7 @@ async fn add_rule(State(s): State<Arc<AppState>>, Json(body): Json<RuleBody>) ->
 
 /// Removes a rule; 404 `unknown_rule` when there is none with this id.
 async fn remove_rule(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
-    s.engine.remove_rule(&id)?;
+    table(&s, cmd::RemoveRule { id: id.clone() }).await?;
     Ok(Json(json!({ "removed": id })))
 }
 
@@ -907,7 +987,8 @@ async fn grants(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 }
 
 async fn revoke(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
-    Ok(Json(json!({ "revoked": s.engine.revoke_remembered(&id)? })))
+    let revoked = table(&s, cmd::RevokeRemembered { id }).await?;
+    Ok(Json(json!({ "revoked": revoked })))
 }
 
 #[derive(Deserialize)]
@@ -920,8 +1001,8 @@ async fn audit(
     State(s): State<Arc<AppState>>,
     Query(query): Query<AuditQuery>,
 ) -> ApiResult<Value> {
-    let rows = s.engine.audit(query.limit.unwrap_or(1000))?;
-    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+    let limit = Some(query.limit.unwrap_or(1000));
+    Ok(Json(table(&s, cmd::Audit { limit }).await?))
 }
 
 async fn events(

@@ -54,6 +54,7 @@ const ENDPOINTS: &[(&str, &str, BodyKind)] = &[
     ("PUT", "/v1/provider", BodyKind::NotAnObject),
     ("POST", "/v1/servers", BodyKind::NotAnObject),
     ("POST", "/v1/servers/import", BodyKind::NotAnObject),
+    ("POST", "/v1/commands/{x}", BodyKind::NotAnObject),
     ("PUT", "/v1/mode", BodyKind::NotAnObject),
     ("POST", "/v1/rules", BodyKind::NotAnObject),
     ("DELETE", "/v1/rules/{x}", BodyKind::None),

@@ -10,6 +10,7 @@ use airlock_api::{ApiClient, ClientError};
 use airlock_core::RememberScope;
 use airlock_core::display::{cut_middle, visible_line};
 use airlock_engine::{DecisionRequest, InboxItem};
+use airlock_protocol::commands as cmd;
 use airlock_protocol::{GrantArgs, GrantScope};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
@@ -166,13 +167,12 @@ async fn deny(
 }
 
 async fn cancel(client: &ApiClient, session: &str) -> anyhow::Result<ExitCode> {
-    let answer: Value = client
-        .post(
-            &format!("/v1/sessions/{}/cancel", encode(session)),
-            &json!({}),
-        )
+    let cancelled = client
+        .call(&cmd::CancelTurn {
+            session: session.to_string(),
+        })
         .await?;
-    if answer["cancelled"] == json!(true) {
+    if cancelled {
         println!("cancelled the turn of '{session}'");
     } else {
         println!("'{session}' has no running turn");
@@ -264,8 +264,12 @@ async fn answer(
         (None, true, _) => json!({ "action": "decline" }),
         _ => json!({ "action": "cancel" }),
     };
-    let _: Value = client
-        .post(&format!("/v1/elicitations/{}/answer", encode(id)), &body)
+    let answer = serde_json::from_value(body.clone())?;
+    client
+        .call(&cmd::AnswerElicitation {
+            approval_id: id.to_string(),
+            answer,
+        })
         .await?;
     println!("answered {id}: {}", text(&body["action"]));
     Ok(ExitCode::SUCCESS)
@@ -290,10 +294,10 @@ async fn remembered(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     if let Some(RememberedAction::Revoke { id }) = action {
-        let answer: Value = client
-            .delete(&format!("/v1/remembered/{}", encode(&id)))
+        let revoked = client
+            .call(&cmd::RevokeRemembered { id: id.clone() })
             .await?;
-        if answer["revoked"] != json!(true) {
+        if !revoked {
             bail!("no remembered decision with id {id}");
         }
         println!("revoked {id}");
@@ -784,9 +788,7 @@ async fn rules(client: &ApiClient, action: RulesAction) -> anyhow::Result<ExitCo
             }
         }
         RulesAction::Remove { id } => {
-            client
-                .delete::<Value>(&format!("/v1/rules/{}", encode(&id)))
-                .await?;
+            client.call(&cmd::RemoveRule { id: id.clone() }).await?;
             println!("removed rule {id}");
         }
         RulesAction::Suggest { id, json } => {

@@ -3,9 +3,10 @@
 use crate::ServersAction;
 use crate::shown::text;
 use airlock_api::ApiClient;
-use airlock_api::client::encode;
-use airlock_core::ServerConfig;
+use airlock_core::display::visible_line;
+use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::ToolChange;
+use airlock_protocol::commands as cmd;
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -63,8 +64,11 @@ pub async fn run(
                     }
                 }
             };
-            let _: Value = client
-                .post("/v1/servers", &json!({ "name": name, "config": config }))
+            client
+                .call(&cmd::SaveServer {
+                    name: name.clone(),
+                    config,
+                })
                 .await?;
             println!(
                 "added server '{name}' (new servers ask before every tool call; see `airlock servers`)"
@@ -73,18 +77,21 @@ pub async fn run(
         ServersAction::Import { file, yes } => {
             let contents = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
-            let config: Value = serde_json::from_str(&contents)
-                .with_context(|| format!("{} is not valid JSON", file.display()))?;
             // Importing starts every server, and a command such as `npx -y …` downloads and
             // runs code: show what would run and start nothing until the person confirms.
-            let servers = airlock_core::parse_mcp_servers(&config).map_err(anyhow::Error::msg)?;
             if !yes {
+                let preview = client
+                    .call(&cmd::PreviewImportServers { text: contents })
+                    .await?;
                 println!("{} would add (each starts at once):", file.display());
-                for (name, config) in &servers {
+                for server in &preview.servers {
+                    println!("  {}: {}", visible_line(&server.name), server.runs);
+                }
+                for refused in &preview.refused {
                     println!(
-                        "  {}: {}",
-                        airlock_core::display::visible_line(name),
-                        config.describe()
+                        "  {}: refused: {}",
+                        visible_line(&refused.name),
+                        refused.reason
                     );
                 }
                 println!(
@@ -93,36 +100,59 @@ pub async fn run(
                 );
                 return Ok(ExitCode::SUCCESS);
             }
-            let answer: Value = client.post("/v1/servers/import", &config).await?;
-            for name in answer["imported"].as_array().into_iter().flatten() {
-                println!("imported server '{}'", text(name));
+            // Every valid server is added; each refused one is reported, and the exit status
+            // says some were.
+            let report = client.call(&cmd::ImportServers { text: contents }).await?;
+            for name in &report.added {
+                println!("imported server '{}'", visible_line(name));
+            }
+            for refused in &report.refused {
+                eprintln!(
+                    "refused server '{}': {}",
+                    visible_line(&refused.name),
+                    refused.reason
+                );
+            }
+            if !report.refused.is_empty() {
+                return Ok(ExitCode::FAILURE);
             }
         }
         ServersAction::Default { name, default } => {
-            let _: Value = client
-                .put(
-                    &format!("/v1/servers/{}", encode(&name)),
-                    &json!({ "default": default }),
-                )
+            let value = if default == "required" {
+                ServerDefault::Required
+            } else {
+                ServerDefault::NotRequired
+            };
+            client
+                .call(&cmd::SetServerDefault {
+                    name: name.clone(),
+                    default: value,
+                })
                 .await?;
             println!("{name}: tools without their own setting are approval {default}");
         }
         ServersAction::FromNotification { name, allow } => {
-            let _: Value = client
-                .put(
-                    &format!("/v1/servers/{}/notification", encode(&name)),
-                    &json!({ "allow": allow }),
-                )
+            let choice = match allow.as_str() {
+                "on" => Some(true),
+                "off" => Some(false),
+                _ => None,
+            };
+            client
+                .call(&cmd::SetFromNotification {
+                    server: name.clone(),
+                    tool: None,
+                    allow: choice,
+                })
                 .await?;
             println!("{name}: approve its tools from a notification {allow}");
         }
         ServersAction::Trust { name, trust } => {
             let on = trust == "on";
-            let _: Value = client
-                .put(
-                    &format!("/v1/servers/{}", encode(&name)),
-                    &json!({ "trust_read_only_hints": on }),
-                )
+            client
+                .call(&cmd::SetServerTrust {
+                    name: name.clone(),
+                    trust: on,
+                })
                 .await?;
             println!(
                 "{name}: read-only hints {}",
@@ -130,36 +160,37 @@ pub async fn run(
             );
         }
         ServersAction::Enable { name } => {
-            let _: Value = client
-                .put(
-                    &format!("/v1/servers/{}", encode(&name)),
-                    &json!({ "enabled": true }),
-                )
+            client
+                .call(&cmd::SetServerEnabled {
+                    name: name.clone(),
+                    enabled: true,
+                })
                 .await?;
             println!("{name}: enabled");
         }
         ServersAction::Disable { name } => {
-            let _: Value = client
-                .put(
-                    &format!("/v1/servers/{}", encode(&name)),
-                    &json!({ "enabled": false }),
-                )
+            client
+                .call(&cmd::SetServerEnabled {
+                    name: name.clone(),
+                    enabled: false,
+                })
                 .await?;
             println!("{name}: disabled");
         }
         ServersAction::Remove { name } => {
-            let answer: Value = client
-                .delete(&format!("/v1/servers/{}", encode(&name)))
+            let denied = client
+                .call(&cmd::RemoveServer { name: name.clone() })
                 .await?;
-            match answer["denied"].as_u64().unwrap_or(0) {
+            match denied {
                 0 => println!("removed server '{name}'"),
                 1 => println!("removed server '{name}'; denied 1 waiting request"),
                 n => println!("removed server '{name}'; denied {n} waiting requests"),
             }
         }
         ServersAction::Review { name, accept, json } => {
-            let path = format!("/v1/servers/{}/changes", encode(&name));
-            let changes: Vec<ToolChange> = client.get(&path).await?;
+            let changes = client
+                .call(&cmd::ServerChanges { name: name.clone() })
+                .await?;
             if json && !accept {
                 println!("{}", serde_json::to_string_pretty(&changes)?);
                 return Ok(ExitCode::SUCCESS);
@@ -170,9 +201,12 @@ pub async fn run(
             }
             print!("{}", review_text(&changes));
             if accept {
-                let path = format!("/v1/servers/{}/review", encode(&name));
-                let accepted: Vec<ToolChange> =
-                    client.post(&path, &json!({ "changes": changes })).await?;
+                let accepted = client
+                    .call(&cmd::AcceptServerChanges {
+                        name: name.clone(),
+                        changes,
+                    })
+                    .await?;
                 println!(
                     "accepted {} changed tool(s) of '{name}'; their grants apply again",
                     accepted.len()

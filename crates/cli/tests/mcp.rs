@@ -715,6 +715,47 @@ async fn a_changed_tool_description_suspends_allow_for_this_chat() {
     drop(engine);
 }
 
+/// One import for the window, the API and the CLI (the command table's `import_servers`): every
+/// valid server is added, each refused one is reported with why, and the exit status says some
+/// were. (The API used to stop at the first refusal, after adding the servers before it.)
+#[tokio::test(flavor = "multi_thread")]
+async fn an_import_adds_what_is_valid_and_reports_each_refusal() {
+    let model = ScriptedModel::start(vec![]).await.unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+    let config = json!({"mcpServers": {
+        "a-empty": {"command": " "},
+        "remote": {"type": "http", "url": "http://127.0.0.1:9/mcp"},
+        "z/bad": {"command": "true"},
+    }});
+    let file = d.join("claude_desktop_config.json");
+    std::fs::write(&file, config.to_string()).unwrap();
+    let preview = ok(d, &["servers", "import", file.to_str().unwrap()]);
+    assert!(
+        preview.contains("remote: http://127.0.0.1:9/mcp")
+            && preview.contains("a-empty: refused: the command is empty")
+            && preview.contains("Nothing was added"),
+        "{preview}"
+    );
+    let out = airlock(d, &["servers", "import", file.to_str().unwrap(), "--yes"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains("imported server 'remote'"), "{stdout}");
+    assert!(
+        stderr.contains("refused server 'a-empty': the command is empty")
+            && stderr.contains("refused server 'z/bad'"),
+        "{stderr}"
+    );
+    let servers = ok(d, &["servers"]);
+    assert!(
+        servers.contains("remote") && !servers.contains("a-empty"),
+        "{servers}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn import_a_claude_desktop_config() {
     let model = ScriptedModel::start(vec![]).await.unwrap();

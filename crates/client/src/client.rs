@@ -185,6 +185,18 @@ impl ApiClient {
         self.send(self.http.delete(self.url(path))).await
     }
 
+    /// Runs one command of the table (`airlock_protocol::commands`) on the local API, typed by
+    /// it: the command's arguments in, its response out.
+    pub async fn call<C>(&self, command: &C) -> Result<C::Response, ClientError>
+    where
+        C: airlock_protocol::Command,
+        C::Response: DeserializeOwned,
+    {
+        let args = serde_json::to_value(command).map_err(|e| ClientError::Decode(e.to_string()))?;
+        let path = format!("{}{}", airlock_protocol::commands::COMMANDS_PATH, C::NAME);
+        self.post(&path, &args).await
+    }
+
     pub async fn inbox(&self) -> Result<Vec<InboxItem>, ClientError> {
         self.get("/v1/inbox").await
     }

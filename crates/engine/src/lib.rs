@@ -4,6 +4,7 @@
 pub mod agents;
 mod caches;
 mod clock;
+pub mod commands;
 mod data_dir;
 mod decision;
 mod driver;

@@ -76,3 +76,29 @@ impl ErrorCode {
         }
     }
 }
+
+/// A command's refusal or failure as every surface sees it: a code to switch on and a message
+/// to show (the window's names its screens, the API's and the phone's the command line's).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[error("{message}")]
+pub struct CommandError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl CommandError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// A request that does not fit: a malformed argument, an unknown command.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Invalid, message)
+    }
+}
+
+pub type CommandResult<T> = Result<T, CommandError>;

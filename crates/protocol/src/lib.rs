@@ -3,6 +3,8 @@
 //! live here and nowhere else; the engine returns these, never the store's own types.
 
 pub mod agents;
+pub mod command_types;
+pub mod commands;
 pub mod desktop;
 pub mod error;
 pub mod events;
@@ -17,7 +19,12 @@ pub use agents::{
     AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentToolDefaults,
     AgentVerdict, AgentView, ConnectReport,
 };
-pub use error::ErrorCode;
+pub use command_types::{
+    AppInfo, Channel, DecisionOutcome, ImportCandidate, ImportPreview, ImportReport, Navigate,
+    RefusedServer, RemoteView, SettingsView, ShellOption,
+};
+pub use commands::{AnyCommand, Command, CommandSpec, Surface};
+pub use error::{CommandError, CommandResult, ErrorCode};
 pub use events::{DecidedItem, EngineEvent, InboxItem, TurnOutcome};
 pub use insights::{
     DayCount, InsightSuggestion, Insights, RuleSuggestion, SuggestedAction, ToolInsight,

@@ -1,8 +1,10 @@
 //! What a paired device may do, and nothing else.
 
 use crate::page;
+use airlock_engine::commands::{Caller, NoHost};
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, EngineEvent};
-use airlock_protocol::{DECISIONS_BODY_LIMIT, DeviceView};
+use airlock_protocol::commands::{AnswerElicitation, Command, Decide, Inbox};
+use airlock_protocol::{CommandError, DECISIONS_BODY_LIMIT, DecisionOutcome, DeviceView};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -97,6 +99,12 @@ pub fn router(engine: Engine, served: SocketAddr) -> Router {
         failures: PairingFailures::default(),
     });
     let device_routes = Router::new()
+        // The command table's phone subset (`Surface::Phone`): what the phone page calls.
+        .route(
+            "/v1/commands/{name}",
+            post(command).layer(DefaultBodyLimit::max(DECISIONS_BODY_LIMIT)),
+        )
+        // The same commands at the paths paired phones used first.
         .route("/v1/inbox", get(inbox))
         .route("/v1/decisions", post(decide))
         .route(
@@ -242,29 +250,72 @@ async fn pair(
     }
 }
 
-async fn inbox(State(state): State<Arc<Remote>>) -> Response {
-    match state.engine.inbox() {
-        Ok(items) => Json(items).into_response(),
-        Err(e) => engine_error(e),
+fn command_error(e: CommandError) -> Response {
+    let status =
+        StatusCode::from_u16(e.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(json!({ "error": e.message, "code": e.code }))).into_response()
+}
+
+/// Runs one of the table's commands as this device, through the one dispatcher; a command that
+/// is not the phone's is refused there (403 `not_allowed`).
+async fn run(
+    state: &Remote,
+    device: &DeviceView,
+    name: &str,
+    args: Value,
+) -> Result<Value, Response> {
+    let caller = Caller::Phone {
+        device: device.name.clone(),
+    };
+    airlock_engine::commands::dispatch(&state.engine, &NoHost, &caller, name, args)
+        .await
+        .map_err(command_error)
+}
+
+async fn command(
+    State(state): State<Arc<Remote>>,
+    Extension(device): Extension<DeviceView>,
+    Path(name): Path<String>,
+    args: Option<Json<Value>>,
+) -> Response {
+    let args = args.map(|Json(args)| args).unwrap_or(Value::Null);
+    match run(&state, &device, &name, args).await {
+        Ok(value) => Json(value).into_response(),
+        Err(refused) => refused,
     }
 }
 
-fn decided(
+async fn inbox(
+    State(state): State<Arc<Remote>>,
+    Extension(device): Extension<DeviceView>,
+) -> Response {
+    match run(&state, &device, Inbox::NAME, Value::Null).await {
+        Ok(items) => Json(items).into_response(),
+        Err(refused) => refused,
+    }
+}
+
+/// `decide` for a batch, each outcome as the first phone paths gave it: `{approval_id}` or
+/// `{approval_id, error, code}`.
+async fn decided(
     state: &Remote,
     device: &DeviceView,
-    requests: Vec<DecisionRequest>,
-) -> Result<Vec<Value>, EngineError> {
-    let ids: Vec<String> = requests.iter().map(|r| r.approval_id.clone()).collect();
-    let outcomes = state
-        .engine
-        .decide_many_from_device(requests, &device.name)?;
-    Ok(ids
+    decisions: Vec<DecisionRequest>,
+) -> Result<Vec<Value>, Response> {
+    let args = serde_json::to_value(Decide {
+        decisions,
+        channel: None,
+    })
+    .map_err(|e| error(StatusCode::BAD_REQUEST, e.to_string()))?;
+    let outcomes = run(state, device, Decide::NAME, args).await?;
+    let outcomes: Vec<DecisionOutcome> = serde_json::from_value(outcomes)
+        .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    Ok(outcomes
         .into_iter()
-        .zip(outcomes)
-        .map(|(id, outcome)| match outcome {
-            Ok(row) => json!({ "approval_id": id, "status": row.status }),
-            Err(e) => {
-                json!({ "approval_id": id, "error": e.to_string(), "code": e.code().as_str() })
+        .map(|outcome| match outcome.error {
+            None => json!({ "approval_id": outcome.approval_id }),
+            Some(e) => {
+                json!({ "approval_id": outcome.approval_id, "error": e.message, "code": e.code })
             }
         })
         .collect())
@@ -275,7 +326,7 @@ async fn decide(
     Extension(device): Extension<DeviceView>,
     Json(request): Json<DecisionRequest>,
 ) -> Response {
-    match decided(&state, &device, vec![request]) {
+    match decided(&state, &device, vec![request]).await {
         Ok(mut outcomes) => {
             let outcome = outcomes.pop().unwrap_or(Value::Null);
             if outcome.get("error").is_some() {
@@ -284,7 +335,7 @@ async fn decide(
                 Json(outcome).into_response()
             }
         }
-        Err(e) => engine_error(e),
+        Err(refused) => refused,
     }
 }
 
@@ -298,9 +349,9 @@ async fn decide_batch(
     Extension(device): Extension<DeviceView>,
     Json(batch): Json<Batch>,
 ) -> Response {
-    match decided(&state, &device, batch.decisions) {
+    match decided(&state, &device, batch.decisions).await {
         Ok(outcomes) => Json(outcomes).into_response(),
-        Err(e) => engine_error(e),
+        Err(refused) => refused,
     }
 }
 
@@ -310,9 +361,14 @@ async fn answer(
     Path(id): Path<String>,
     Json(answer): Json<ElicitationAnswer>,
 ) -> Response {
-    match state.engine.answer_from_device(&id, answer, &device.name) {
-        Ok(()) => Json(json!({ "answered": id })).into_response(),
-        Err(e) => engine_error(e),
+    let args = serde_json::to_value(AnswerElicitation {
+        approval_id: id.clone(),
+        answer,
+    })
+    .unwrap_or(Value::Null);
+    match run(&state, &device, AnswerElicitation::NAME, args).await {
+        Ok(_) => Json(json!({ "answered": id })).into_response(),
+        Err(refused) => refused,
     }
 }
 

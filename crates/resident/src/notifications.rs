@@ -12,11 +12,11 @@
 //! `notify-rust` can show a notification but neither replace nor close it, so there a
 //! notification only tells, without actions (docs/PLATFORMS.md).
 
-use crate::commands::settings::notifications_enabled;
 use airlock_core::display::{
     NOTIFICATION_ARGS_MAX, args_summary, cut_middle, key_argument, visible, visible_line,
 };
 use airlock_core::{DecidedBy, ItemKind};
+use airlock_engine::commands::notifications_enabled;
 use airlock_engine::{DecisionRequest, Engine, EngineEvent, InboxItem};
 use std::collections::HashSet;
 use std::time::Duration;

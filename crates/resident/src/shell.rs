@@ -6,12 +6,10 @@ use crate::autostart::LoginEntry;
 use crate::tray_lines::TrayLine;
 use crate::window::{Navigation, WindowMessage, Windows, WindowsView};
 use airlock_engine::{Engine, Frontend};
-use serde::Serialize;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::sync::{Notify, broadcast};
-use ts_rs::TS;
+pub use airlock_protocol::AppInfo;
 
 #[derive(Debug)]
 pub struct Shell {
@@ -24,17 +22,6 @@ pub struct Shell {
     pub grants_changed: Notify,
     pub login_entry: LoginEntry,
     pub windows: Windows,
-}
-
-/// Shown in Settings, so a person knows which data directory this window owns.
-#[derive(Debug, Clone, Serialize, TS)]
-pub struct AppInfo {
-    pub version: String,
-    #[ts(type = "string")]
-    pub data_dir: PathBuf,
-    #[ts(type = "string")]
-    pub workspace: PathBuf,
-    pub api_addr: String,
 }
 
 impl Shell {

@@ -10,14 +10,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast;
-use ts_rs::TS;
 
-/// Tells the UI which screen (and item) to show.
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-pub struct Navigate {
-    pub screen: String,
-    pub approval_id: Option<String>,
-}
+pub use airlock_protocol::Navigate;
 
 /// Where the UI should go, for a window whose page has not started yet (it would miss the
 /// `navigate` event): the page takes it at start ([`Navigation::take`]).

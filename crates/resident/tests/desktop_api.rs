@@ -6,10 +6,11 @@
 
 use airlock_api::ApiClient;
 use airlock_api::host::Host;
+use airlock_protocol::commands::{Surface, names_for};
 use airlock_resident::autostart::LoginEntry;
+use airlock_resident::desktop_api;
 use airlock_resident::shell::Shell;
 use airlock_resident::window::Windows;
-use airlock_resident::{commands, desktop_api};
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 #[cfg(unix)]
 use futures::StreamExt;
@@ -158,26 +159,23 @@ async fn a_decision_through_the_windows_invoke_is_the_engines_and_bad_invokes_ru
         "{audit}"
     );
 
-    // Every command the UI invokes is in the table, once.
-    let mut names = commands::COMMANDS.to_vec();
-    names.sort_unstable();
-    names.dedup();
-    assert_eq!(names.len(), commands::COMMANDS.len());
+    // Every command the UI calls is the window's in the one table.
+    let window_commands = names_for(Surface::Window);
     let api_ts = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/lib/api.ts"),
     )
     .unwrap();
-    let invoked: Vec<&str> = api_ts
-        .split("invoke")
+    let called: Vec<&str> = api_ts
+        .split("call(")
         .skip(1)
         .filter_map(|rest| rest.split('\'').nth(1))
         .filter(|name| name.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
         .collect();
-    assert!(invoked.len() > 40, "{invoked:?}");
-    for name in invoked {
+    assert!(called.len() > 40, "{called:?}");
+    for name in called {
         assert!(
-            commands::COMMANDS.contains(&name),
-            "the UI invokes `{name}`, which no command answers"
+            window_commands.contains(&name),
+            "the UI calls `{name}`, which is not a command of the window"
         );
     }
 }

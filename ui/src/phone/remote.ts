@@ -1,10 +1,13 @@
 // The phone page's calls to Airlock's phone inbox (crates/remote) over HTTPS, with this device's
-// token. The page is served by that same server, so every path is relative to it. Events come
-// over fetch (EventSource cannot send a token) and are parsed with eventsource-parser.
+// token: the command table's phone subset (crates/protocol/src/commands.rs) through its
+// generated client, posted to /v1/commands/{name}. The page is served by that same server, so
+// every path is relative to it. Events come over fetch (EventSource cannot send a token) and are
+// parsed with eventsource-parser.
 import { createParser } from 'eventsource-parser';
+import { commandClient, type PhoneCommand } from '../lib/bindings/commands';
+import type { DecisionOutcome } from '../lib/bindings/DecisionOutcome';
 import type { DecisionRequest } from '../lib/bindings/DecisionRequest';
 import type { ElicitationAnswer } from '../lib/bindings/ElicitationAnswer';
-import type { InboxItem } from '../lib/bindings/InboxItem';
 
 const TOKEN_KEY = 'airlock.phone.token';
 
@@ -16,9 +19,6 @@ export const deviceToken = {
   set: (token: string) => localStorage.setItem(TOKEN_KEY, token),
   clear: () => localStorage.removeItem(TOKEN_KEY),
 };
-
-/** What a decision became: its status, or why it was refused. */
-export type Outcome = { approval_id: string; status?: string; error?: string; code?: string };
 
 async function request<T>(path: string, init: RequestInit = {}, authorized = true): Promise<T> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -39,18 +39,27 @@ async function request<T>(path: string, init: RequestInit = {}, authorized = tru
 
 const post = (body: unknown): RequestInit => ({ method: 'POST', body: JSON.stringify(body) });
 
+/** The phone's commands of the table, typed by it. */
+const call = commandClient<PhoneCommand>((name, args) => request(`/v1/commands/${name}`, post(args)));
+
+/** The decision's outcome; a refused one is an error (its message). */
+function decided(outcome: DecisionOutcome | undefined): DecisionOutcome {
+  if (!outcome) throw new Error('no outcome for the decision');
+  if (outcome.error) throw new Error(outcome.error.message);
+  return outcome;
+}
+
 export const remote = {
   /** Pairs with a one-time code; keeps the token this device gets. */
   pair: async (code: string, deviceName: string): Promise<void> => {
     const answer = await request<{ token: string }>('/v1/pair', post({ code, device_name: deviceName }), false);
     deviceToken.set(answer.token);
   },
-  inbox: () => request<InboxItem[]>('/v1/inbox'),
-  decide: (decision: DecisionRequest) => request<Outcome>('/v1/decisions', post(decision)),
+  inbox: () => call('inbox', {}),
+  decide: async (decision: DecisionRequest) => decided((await call('decide', { decisions: [decision] }))[0]),
   /** Several decisions in one request (one transaction); an outcome per decision. */
-  decideAll: (decisions: DecisionRequest[]) => request<Outcome[]>('/v1/decisions/batch', post({ decisions })),
-  answer: (approvalId: string, answer: ElicitationAnswer) =>
-    request<unknown>(`/v1/elicitations/${encodeURIComponent(approvalId)}/answer`, post(answer)),
+  decideAll: (decisions: DecisionRequest[]) => call('decide', { decisions }),
+  answer: (approvalId: string, answer: ElicitationAnswer) => call('answer_elicitation', { approvalId, answer }),
   /**
    * Streams the inbox's events (`approval_requested`, `approvals_decided`) to `onEvent` until
    * the stream ends or `signal` aborts; `onOpen` when connected.

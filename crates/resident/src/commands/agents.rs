@@ -2,10 +2,8 @@
 //! command-line tool that ships beside the app), their fallbacks and last requests.
 
 use super::{CommandError, CommandResult};
-use crate::shell::Shell;
 use airlock_connect::{ConnectError, ConnectReport, Options, Target};
-use airlock_core::AgentFallback;
-use airlock_engine::ErrorCode;
+use airlock_engine::{Engine, ErrorCode};
 use airlock_protocol::AgentStatus;
 use std::path::PathBuf;
 
@@ -35,8 +33,8 @@ fn airlock_binary() -> CommandResult<PathBuf> {
     })
 }
 
-fn options(shell: &Shell) -> CommandResult<Options> {
-    let data_dir = shell.engine.data_dir().to_path_buf();
+fn options(engine: &Engine) -> CommandResult<Options> {
+    let data_dir = engine.data_dir().to_path_buf();
     let default = airlock_api::host::resolve_data_dir(None).ok();
     Ok(Options {
         airlock: airlock_binary()?,
@@ -50,18 +48,23 @@ fn target(agent: &str) -> CommandResult<Target> {
     Target::parse(agent, None).map_err(connect_error)
 }
 
-pub async fn agents(shell: &Shell) -> CommandResult<Vec<AgentStatus>> {
-    let views = shell.engine.agents()?;
+/// Each agent as its own config shows it, with what the engine knows of it.
+pub fn statuses(engine: &Engine) -> CommandResult<Vec<AgentStatus>> {
+    let views = engine
+        .agents()
+        .map_err(|e| airlock_engine::commands::Caller::Window.error(e))?;
     airlock_connect::statuses(&views).map_err(connect_error)
 }
 
 /// Installs the agent's hook (its own config), then, inside Airlock, sets its read-only tools to
 /// "approval not required" unless the person chose otherwise — as `airlock connect` does.
-pub async fn connect_agent(shell: &Shell, agent: String) -> CommandResult<ConnectReport> {
-    let target = target(&agent)?;
-    let mut report = airlock_connect::connect(&target, &options(shell)?).map_err(connect_error)?;
+pub fn connect(engine: &Engine, agent: &str) -> CommandResult<ConnectReport> {
+    let target = target(agent)?;
+    let mut report = airlock_connect::connect(&target, &options(engine)?).map_err(connect_error)?;
     if matches!(target, Target::ClaudeCode { .. } | Target::Codex) {
-        let defaults = shell.engine.connect_agent_defaults(target.name())?;
+        let defaults = engine
+            .connect_agent_defaults(target.name())
+            .map_err(|e| airlock_engine::commands::Caller::Window.error(e))?;
         if !defaults.set.is_empty() {
             report.changes.push(format!(
                 "In Airlock, its read-only tools need no approval now: {} (Settings → Tools)",
@@ -78,14 +81,6 @@ pub async fn connect_agent(shell: &Shell, agent: String) -> CommandResult<Connec
     Ok(report)
 }
 
-pub async fn disconnect_agent(_shell: &Shell, agent: String) -> CommandResult<ConnectReport> {
-    airlock_connect::disconnect(&target(&agent)?).map_err(connect_error)
-}
-
-pub async fn set_agent_fallback(
-    shell: &Shell,
-    agent: String,
-    fallback: AgentFallback,
-) -> CommandResult<()> {
-    Ok(shell.engine.set_agent_fallback(&agent, fallback)?)
+pub fn disconnect(agent: &str) -> CommandResult<ConnectReport> {
+    airlock_connect::disconnect(&target(agent)?).map_err(connect_error)
 }

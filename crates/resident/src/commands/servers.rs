@@ -1,475 +1,313 @@
-//! MCP servers in Settings: the list with each server's status, add or edit a definition,
-//! enable, default, trust read-only hints, import a Claude Desktop config, and a log tail. Each
-//! command is a thin call into the engine; the plain functions are what the tests call.
+//! MCP servers in Settings, as the window's commands run them: added, started, failed, imported,
+//! their log. (The commands themselves are the table's; this holds their tests with real servers.)
 
-use super::{CommandError, CommandResult};
-use crate::shell::Shell;
-use airlock_core::{ServerConfig, ServerDefault, parse_mcp_servers_each};
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use airlock_core::{ServerConfig, ServerDefault};
+use airlock_engine::commands::{Caller, DEFAULT_LOG_LINES, import, preview_import};
 use airlock_engine::{Engine, ServerView};
-use serde::Serialize;
-use ts_rs::TS;
+use airlock_protocol::{CommandResult, ErrorCode};
 
-/// How many log lines "Show log" asks for unless told.
-pub const DEFAULT_LOG_LINES: usize = 200;
-
-/// What an import did: the servers added (or whose definition was replaced) and those refused.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct ImportReport {
-    pub added: Vec<String>,
-    pub refused: Vec<RefusedServer>,
+fn list(engine: &Engine) -> CommandResult<Vec<ServerView>> {
+    engine.servers().map_err(|e| Caller::Window.error(e))
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct RefusedServer {
-    pub name: String,
-    pub reason: String,
+fn save(engine: &Engine, name: &str, config: ServerConfig) -> CommandResult<()> {
+    engine
+        .add_server(name.trim(), config)
+        .map_err(|e| Caller::Window.error(e))
 }
 
-pub fn list(engine: &Engine) -> CommandResult<Vec<ServerView>> {
-    Ok(engine.servers()?)
+fn log_tail(engine: &Engine, name: &str, lines: Option<usize>) -> CommandResult<Vec<String>> {
+    engine
+        .server_log_tail(name, lines.unwrap_or(DEFAULT_LOG_LINES))
+        .map_err(|e| Caller::Window.error(e))
+}
+use airlock_engine::EngineConfig;
+use std::path::Path;
+use std::time::Duration;
+
+fn engine(dir: &Path) -> Engine {
+    Engine::open(EngineConfig {
+        data_dir: dir.to_path_buf(),
+        workspace: Some(dir.join("workspace")),
+    })
+    .unwrap()
 }
 
-/// Adds a server, or replaces the definition of the one with this name (its settings stay).
-pub fn save(engine: &Engine, name: &str, config: ServerConfig) -> CommandResult<()> {
-    Ok(engine.add_server(name.trim(), config)?)
-}
-
-/// One server an import would add, as the person confirms it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct ImportCandidate {
-    pub name: String,
-    /// What it runs or reaches (see `ServerConfig::describe`), hidden characters escaped.
-    pub runs: String,
-}
-
-/// What an import would do, shown before anything starts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
-pub struct ImportPreview {
-    pub servers: Vec<ImportCandidate>,
-    pub refused: Vec<RefusedServer>,
-}
-
-fn parse_import(text: &str) -> CommandResult<Vec<airlock_core::server::ParsedServer>> {
-    let config: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
-    let parsed = parse_mcp_servers_each(&config).map_err(invalid)?;
-    if parsed.is_empty() {
-        return Err(invalid("the config has no servers".into()));
-    }
-    Ok(parsed)
-}
-
-/// What [`import`] would add, and what it would refuse: an import starts every server it adds
-/// (an `npx -y …` downloads and runs code), so the person sees this first and confirms.
-pub fn preview_import(text: &str) -> CommandResult<ImportPreview> {
-    let mut preview = ImportPreview {
-        servers: Vec::new(),
-        refused: Vec::new(),
-    };
-    for (name, parsed) in parse_import(text)? {
-        match parsed.and_then(|config| config.validate().map(|()| config)) {
-            Ok(config) => preview.servers.push(ImportCandidate {
-                runs: config.describe(),
-                name,
-            }),
-            Err(reason) => preview.refused.push(RefusedServer { name, reason }),
-        }
-    }
-    Ok(preview)
-}
-
-/// Adds every server of a pasted Claude Desktop config (the whole file or its `mcpServers`
-/// object) that it can, after the person confirmed [`preview_import`]; the others are reported
-/// with why.
-pub fn import(engine: &Engine, text: &str) -> CommandResult<ImportReport> {
-    let parsed = parse_import(text)?;
-    let mut report = ImportReport {
-        added: Vec::new(),
-        refused: Vec::new(),
-    };
-    for (name, parsed) in parsed {
-        match parsed.and_then(|config| engine.add_server(&name, config).map_err(|e| e.to_string()))
-        {
-            Ok(()) => report.added.push(name),
-            Err(reason) => {
-                let reason = reason
-                    .strip_prefix(&format!("server '{name}': "))
-                    .unwrap_or(&reason)
-                    .to_string();
-                report.refused.push(RefusedServer { name, reason });
-            }
-        }
-    }
-    Ok(report)
-}
-
-pub fn log_tail(engine: &Engine, name: &str, lines: Option<usize>) -> CommandResult<Vec<String>> {
-    Ok(engine.server_log_tail(name, lines.unwrap_or(DEFAULT_LOG_LINES))?)
-}
-
-fn invalid(message: String) -> CommandError {
-    CommandError {
-        code: super::error::ErrorCode::Invalid,
-        message,
+/// `@modelcontextprotocol/server-everything` over stdio, run by the Node pinned in
+/// tests/mcp-servers (installed by `scripts/setup.sh --deps-only`). Unix only: that Node is
+/// reached through npm's POSIX shim (docs/PLATFORMS.md).
+#[cfg(unix)]
+fn everything() -> ServerConfig {
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/mcp-servers/node_modules");
+    assert!(
+        dir.exists(),
+        "the test MCP servers are missing: run `bash scripts/setup.sh --deps-only`"
+    );
+    ServerConfig::Stdio {
+        command: dir.join(".bin/node").display().to_string(),
+        args: vec![
+            dir.join("@modelcontextprotocol/server-everything/dist/index.js")
+                .display()
+                .to_string(),
+            "stdio".into(),
+        ],
+        env: Default::default(),
+        cwd: None,
     }
 }
 
-pub async fn servers(shell: &Shell) -> CommandResult<Vec<ServerView>> {
-    list(&shell.engine)
-}
-
-pub async fn save_server(shell: &Shell, name: String, config: ServerConfig) -> CommandResult<()> {
-    save(&shell.engine, &name, config)
-}
-
-pub async fn set_server_enabled(shell: &Shell, name: String, enabled: bool) -> CommandResult<()> {
-    Ok(shell.engine.set_server_enabled(&name, enabled)?)
-}
-
-pub async fn set_server_default(
-    shell: &Shell,
-    name: String,
-    default: ServerDefault,
-) -> CommandResult<()> {
-    Ok(shell.engine.set_server_default(&name, default)?)
-}
-
-pub async fn set_server_trust(shell: &Shell, name: String, trust: bool) -> CommandResult<()> {
-    Ok(shell.engine.set_server_trust(&name, trust)?)
-}
-
-/// Removes a server with its tool settings, rules and remembered decisions; the tool calls still
-/// waiting on it are denied (its questions are cancelled). Returns how many were denied.
-pub async fn remove_server(shell: &Shell, name: String) -> CommandResult<usize> {
-    Ok(shell.engine.remove_server(&name)?)
-}
-
-pub async fn import_servers(shell: &Shell, text: String) -> CommandResult<ImportReport> {
-    import(&shell.engine, &text)
-}
-
-pub async fn preview_import_servers(_shell: &Shell, text: String) -> CommandResult<ImportPreview> {
-    preview_import(&text)
-}
-
-/// What changed in a server's tools since the person last reviewed them.
-pub async fn server_changes(
-    shell: &Shell,
-    name: String,
-) -> CommandResult<Vec<airlock_engine::ToolChange>> {
-    Ok(shell.engine.server_changes(&name)?)
-}
-
-/// The person reviewed `changes` and accepts them: suspended grants apply again. Refused when
-/// the server changed its tools again since they were shown.
-pub async fn accept_server_changes(
-    shell: &Shell,
-    name: String,
-    changes: Vec<airlock_engine::ToolChange>,
-) -> CommandResult<Vec<airlock_engine::ToolChange>> {
-    Ok(shell.engine.accept_server_changes(&name, &changes)?)
-}
-
-pub async fn server_log(
-    shell: &Shell,
-    name: String,
-    lines: Option<usize>,
-) -> CommandResult<Vec<String>> {
-    log_tail(&shell.engine, &name, lines)
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::*;
-    use crate::commands::error::ErrorCode;
-    use airlock_engine::EngineConfig;
-    use std::path::Path;
-    use std::time::Duration;
-
-    fn engine(dir: &Path) -> Engine {
-        Engine::open(EngineConfig {
-            data_dir: dir.to_path_buf(),
-            workspace: Some(dir.join("workspace")),
-        })
+fn view(engine: &Engine, name: &str) -> ServerView {
+    list(engine)
         .unwrap()
-    }
+        .into_iter()
+        .find(|s| s.name == name)
+        .expect("the server is listed")
+}
 
-    /// `@modelcontextprotocol/server-everything` over stdio, run by the Node pinned in
-    /// tests/mcp-servers (installed by `scripts/setup.sh --deps-only`). Unix only: that Node is
-    /// reached through npm's POSIX shim (docs/PLATFORMS.md).
-    #[cfg(unix)]
-    fn everything() -> ServerConfig {
-        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/mcp-servers/node_modules");
-        assert!(
-            dir.exists(),
-            "the test MCP servers are missing: run `bash scripts/setup.sh --deps-only`"
-        );
+/// Waits (up to a minute, for a loaded machine) until the server's state is `state`.
+async fn wait_for_state(engine: &Engine, name: &str, state: &str) -> ServerView {
+    for _ in 0..600 {
+        let server = view(engine, name);
+        if server
+            .status
+            .as_ref()
+            .is_some_and(|s| s.state == state && (state != "ready" || s.tools > 0))
+        {
+            return server;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "server {name} never became {state}: {:?}",
+        view(engine, name).status
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn an_added_server_gets_ready_with_its_tools_and_its_log_tail_shows_its_stderr() {
+    let data = tempfile::tempdir().unwrap();
+    let engine = engine(data.path());
+    let mcp = airlock_mcp::McpManager::start(&engine);
+    save(&engine, "every", everything()).unwrap();
+    let ready = wait_for_state(&engine, "every", "ready").await;
+    assert_eq!(ready.kind, "stdio");
+    assert_eq!(ready.default, ServerDefault::Required, "new servers ask");
+    let status = ready.status.unwrap();
+    assert!(status.pid.is_some() && status.log.is_some(), "{status:?}");
+    assert!(
+        engine
+            .tool_views()
+            .unwrap()
+            .iter()
+            .any(|t| t.server == "every"),
+        "its tools are offered"
+    );
+    let log = log_tail(&engine, "every", None).unwrap();
+    assert!(log.iter().any(|line| line.contains("STDIO")), "{log:?}");
+
+    // Disabled: stopped, tools gone; enabled again: ready again.
+    set_enabled(&engine, "every", false);
+    let disabled = wait_for_state(&engine, "every", "disabled").await;
+    assert!(!disabled.enabled);
+    assert!(
+        !engine
+            .tool_views()
+            .unwrap()
+            .iter()
+            .any(|t| t.server == "every")
+    );
+    set_enabled(&engine, "every", true);
+    wait_for_state(&engine, "every", "ready").await;
+
+    engine
+        .set_server_default("every", ServerDefault::NotRequired)
+        .unwrap();
+    engine.set_server_trust("every", true).unwrap();
+    let changed = view(&engine, "every");
+    assert_eq!(
+        (changed.default, changed.trust_read_only_hints),
+        (ServerDefault::NotRequired, true)
+    );
+    mcp.stop_all();
+}
+
+#[cfg(unix)]
+fn set_enabled(engine: &Engine, name: &str, enabled: bool) {
+    engine.set_server_enabled(name, enabled).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_cannot_start_is_failed_with_its_reason() {
+    let data = tempfile::tempdir().unwrap();
+    let engine = engine(data.path());
+    let mcp = airlock_mcp::McpManager::start(&engine);
+    let mut events = engine.subscribe();
+    let missing = data.path().join("no-such-server").display().to_string();
+    save(
+        &engine,
+        "broken",
         ServerConfig::Stdio {
-            command: dir.join(".bin/node").display().to_string(),
-            args: vec![
-                dir.join("@modelcontextprotocol/server-everything/dist/index.js")
-                    .display()
-                    .to_string(),
-                "stdio".into(),
-            ],
+            command: missing,
+            args: vec![],
             env: Default::default(),
             cwd: None,
+        },
+    )
+    .unwrap();
+    let failed = wait_for_state(&engine, "broken", "failed").await;
+    let reason = failed.status.and_then(|s| s.reason).unwrap_or_default();
+    assert!(reason.contains("no-such-server"), "{reason}");
+    // Each change of its state was announced, so Settings reads the list again.
+    let mut announced = 0;
+    while let Ok(event) = events.try_recv() {
+        if matches!(&event, airlock_engine::EngineEvent::ServersChanged { server } if server == "broken")
+        {
+            announced += 1;
         }
     }
+    assert!(
+        announced >= 2,
+        "added, then starting and failed: {announced} announcements"
+    );
+    mcp.stop_all();
+}
 
-    fn view(engine: &Engine, name: &str) -> ServerView {
-        list(engine)
-            .unwrap()
-            .into_iter()
-            .find(|s| s.name == name)
-            .expect("the server is listed")
-    }
-
-    /// Waits (up to a minute, for a loaded machine) until the server's state is `state`.
-    async fn wait_for_state(engine: &Engine, name: &str, state: &str) -> ServerView {
-        for _ in 0..600 {
-            let server = view(engine, name);
-            if server
-                .status
-                .as_ref()
-                .is_some_and(|s| s.state == state && (state != "ready" || s.tools > 0))
-            {
-                return server;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!(
-            "server {name} never became {state}: {:?}",
-            view(engine, name).status
-        );
-    }
-
-    #[cfg(unix)]
-    #[tokio::test(flavor = "multi_thread")]
-    async fn an_added_server_gets_ready_with_its_tools_and_its_log_tail_shows_its_stderr() {
-        let data = tempfile::tempdir().unwrap();
-        let engine = engine(data.path());
-        let mcp = airlock_mcp::McpManager::start(&engine);
-        save(&engine, "every", everything()).unwrap();
-        let ready = wait_for_state(&engine, "every", "ready").await;
-        assert_eq!(ready.kind, "stdio");
-        assert_eq!(ready.default, ServerDefault::Required, "new servers ask");
-        let status = ready.status.unwrap();
-        assert!(status.pid.is_some() && status.log.is_some(), "{status:?}");
-        assert!(
-            engine
-                .tool_views()
-                .unwrap()
-                .iter()
-                .any(|t| t.server == "every"),
-            "its tools are offered"
-        );
-        let log = log_tail(&engine, "every", None).unwrap();
-        assert!(log.iter().any(|line| line.contains("STDIO")), "{log:?}");
-
-        // Disabled: stopped, tools gone; enabled again: ready again.
-        set_enabled(&engine, "every", false);
-        let disabled = wait_for_state(&engine, "every", "disabled").await;
-        assert!(!disabled.enabled);
-        assert!(
-            !engine
-                .tool_views()
-                .unwrap()
-                .iter()
-                .any(|t| t.server == "every")
-        );
-        set_enabled(&engine, "every", true);
-        wait_for_state(&engine, "every", "ready").await;
-
-        engine
-            .set_server_default("every", ServerDefault::NotRequired)
-            .unwrap();
-        engine.set_server_trust("every", true).unwrap();
-        let changed = view(&engine, "every");
-        assert_eq!(
-            (changed.default, changed.trust_read_only_hints),
-            (ServerDefault::NotRequired, true)
-        );
-        mcp.stop_all();
-    }
-
-    #[cfg(unix)]
-    fn set_enabled(engine: &Engine, name: &str, enabled: bool) {
-        engine.set_server_enabled(name, enabled).unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread")]
-    async fn a_server_that_cannot_start_is_failed_with_its_reason() {
-        let data = tempfile::tempdir().unwrap();
-        let engine = engine(data.path());
-        let mcp = airlock_mcp::McpManager::start(&engine);
-        let mut events = engine.subscribe();
-        let missing = data.path().join("no-such-server").display().to_string();
-        save(
-            &engine,
-            "broken",
-            ServerConfig::Stdio {
-                command: missing,
-                args: vec![],
-                env: Default::default(),
-                cwd: None,
-            },
-        )
-        .unwrap();
-        let failed = wait_for_state(&engine, "broken", "failed").await;
-        let reason = failed.status.and_then(|s| s.reason).unwrap_or_default();
-        assert!(reason.contains("no-such-server"), "{reason}");
-        // Each change of its state was announced, so Settings reads the list again.
-        let mut announced = 0;
-        while let Ok(event) = events.try_recv() {
-            if matches!(&event, airlock_engine::EngineEvent::ServersChanged { server } if server == "broken")
-            {
-                announced += 1;
-            }
-        }
-        assert!(
-            announced >= 2,
-            "added, then starting and failed: {announced} announcements"
-        );
-        mcp.stop_all();
-    }
-
-    /// Security finding: an import started every imported command at once (`npx -y …`
-    /// downloads and runs code). The preview adds and starts nothing and shows what would run.
-    #[test]
-    fn an_import_preview_shows_what_would_run_and_adds_nothing() {
-        let data = tempfile::tempdir().unwrap();
-        let engine = engine(data.path());
-        let text = r#"{"mcpServers": {
+/// Security finding: an import started every imported command at once (`npx -y …`
+/// downloads and runs code). The preview adds and starts nothing and shows what would run.
+#[test]
+fn an_import_preview_shows_what_would_run_and_adds_nothing() {
+    let data = tempfile::tempdir().unwrap();
+    let engine = engine(data.path());
+    let text = r#"{"mcpServers": {
             "files": {"command": "npx", "args": ["-y", "@evil/pkg\u202e"], "env": {"TOKEN": "secret"}},
             "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
             "bad": {"url": "ftp://example.com"}
         }}"#;
-        let preview = preview_import(text).unwrap();
-        let runs: Vec<(&str, &str)> = preview
-            .servers
+    let preview = preview_import(text).unwrap();
+    let runs: Vec<(&str, &str)> = preview
+        .servers
+        .iter()
+        .map(|s| (s.name.as_str(), s.runs.as_str()))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("files", "npx -y @evil/pkg\\u{202E}  [env: TOKEN]"),
+            (
+                "remote",
+                "https://example.com/mcp  [headers: Authorization]"
+            ),
+        ]
+    );
+    assert_eq!(preview.refused.len(), 1);
+    assert!(
+        !runs
             .iter()
-            .map(|s| (s.name.as_str(), s.runs.as_str()))
-            .collect();
-        assert_eq!(
-            runs,
-            [
-                ("files", "npx -y @evil/pkg\\u{202E}  [env: TOKEN]"),
-                (
-                    "remote",
-                    "https://example.com/mcp  [headers: Authorization]"
-                ),
-            ]
-        );
-        assert_eq!(preview.refused.len(), 1);
-        assert!(
-            !runs
-                .iter()
-                .any(|(_, r)| r.contains("secret") || r.contains("Bearer"))
-        );
-        let names: Vec<String> = engine
-            .servers()
-            .unwrap()
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
-        assert!(!names.contains(&"files".to_string()), "{names:?}");
-    }
+            .any(|(_, r)| r.contains("secret") || r.contains("Bearer"))
+    );
+    let names: Vec<String> = engine
+        .servers()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert!(!names.contains(&"files".to_string()), "{names:?}");
+}
 
-    #[test]
-    fn import_adds_what_it_can_and_says_why_the_rest_was_refused() {
-        let data = tempfile::tempdir().unwrap();
-        let engine = engine(data.path());
-        let text = r#"{"mcpServers": {
+#[test]
+fn import_adds_what_it_can_and_says_why_the_rest_was_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let engine = engine(data.path());
+    let text = r#"{"mcpServers": {
             "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
             "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
             "legacy": {"type": "sse", "url": "https://example.com/sse"},
             "builtin": {"command": "x"}
         }}"#;
-        let report = import(&engine, text).unwrap();
-        assert_eq!(report.added, ["files", "remote"]);
-        let refused: Vec<(&str, &str)> = report
-            .refused
-            .iter()
-            .map(|r| (r.name.as_str(), r.reason.as_str()))
-            .collect();
-        assert_eq!(refused.len(), 2, "{refused:?}");
-        assert_eq!(refused[0].0, "builtin");
-        assert!(refused[0].1.contains("built-in"), "{refused:?}");
-        assert_eq!(refused[1].0, "legacy");
-        assert!(
-            refused[1].1.starts_with("the old SSE transport"),
-            "{refused:?}"
-        );
-        let names: Vec<String> = list(&engine).unwrap().into_iter().map(|s| s.name).collect();
-        assert_eq!(names, ["builtin", "files", "remote"]);
-        assert_eq!(view(&engine, "remote").kind, "http");
+    let report = import(&engine, text).unwrap();
+    assert_eq!(report.added, ["files", "remote"]);
+    let refused: Vec<(&str, &str)> = report
+        .refused
+        .iter()
+        .map(|r| (r.name.as_str(), r.reason.as_str()))
+        .collect();
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert_eq!(refused[0].0, "builtin");
+    assert!(refused[0].1.contains("built-in"), "{refused:?}");
+    assert_eq!(refused[1].0, "legacy");
+    assert!(
+        refused[1].1.starts_with("the old SSE transport"),
+        "{refused:?}"
+    );
+    let names: Vec<String> = list(&engine).unwrap().into_iter().map(|s| s.name).collect();
+    assert_eq!(names, ["builtin", "files", "remote"]);
+    assert_eq!(view(&engine, "remote").kind, "http");
 
-        let not_json = import(&engine, "{mcpServers").unwrap_err();
-        assert_eq!(not_json.code, ErrorCode::Invalid);
-        assert!(
-            not_json.message.starts_with("not valid JSON"),
-            "{}",
-            not_json.message
-        );
-        assert_eq!(import(&engine, "[]").unwrap_err().code, ErrorCode::Invalid);
-        assert_eq!(
-            import(&engine, "{}").unwrap_err().message,
-            "the config has no servers"
-        );
-    }
+    let not_json = import(&engine, "{mcpServers").unwrap_err();
+    assert_eq!(not_json.code, ErrorCode::Invalid);
+    assert!(
+        not_json.message.starts_with("not valid JSON"),
+        "{}",
+        not_json.message
+    );
+    assert_eq!(import(&engine, "[]").unwrap_err().code, ErrorCode::Invalid);
+    assert_eq!(
+        import(&engine, "{}").unwrap_err().message,
+        "the config has no servers"
+    );
+}
 
-    #[test]
-    fn save_refuses_what_cannot_start_and_edits_keep_the_settings() {
-        let data = tempfile::tempdir().unwrap();
-        let engine = engine(data.path());
-        let stdio = |command: &str| ServerConfig::Stdio {
-            command: command.into(),
-            args: vec![],
-            env: Default::default(),
-            cwd: None,
-        };
-        let empty = save(&engine, "x", stdio(" ")).unwrap_err();
-        assert_eq!(
-            (empty.code, empty.message.as_str()),
-            (ErrorCode::Invalid, "server 'x': the command is empty")
-        );
-        let bad_name = save(&engine, "a/b", stdio("true")).unwrap_err();
-        assert_eq!(bad_name.code, ErrorCode::Invalid);
-        let http = ServerConfig::Http {
-            url: "example.com/mcp".into(),
-            headers: Default::default(),
-        };
-        assert!(
-            save(&engine, "web", http)
-                .unwrap_err()
-                .message
-                .contains("http://")
-        );
-        assert!(
-            list(&engine).unwrap().iter().all(|s| s.name == "builtin"),
-            "nothing refused was stored"
-        );
+#[test]
+fn save_refuses_what_cannot_start_and_edits_keep_the_settings() {
+    let data = tempfile::tempdir().unwrap();
+    let engine = engine(data.path());
+    let stdio = |command: &str| ServerConfig::Stdio {
+        command: command.into(),
+        args: vec![],
+        env: Default::default(),
+        cwd: None,
+    };
+    let empty = save(&engine, "x", stdio(" ")).unwrap_err();
+    assert_eq!(
+        (empty.code, empty.message.as_str()),
+        (ErrorCode::Invalid, "server 'x': the command is empty")
+    );
+    let bad_name = save(&engine, "a/b", stdio("true")).unwrap_err();
+    assert_eq!(bad_name.code, ErrorCode::Invalid);
+    let http = ServerConfig::Http {
+        url: "example.com/mcp".into(),
+        headers: Default::default(),
+    };
+    assert!(
+        save(&engine, "web", http)
+            .unwrap_err()
+            .message
+            .contains("http://")
+    );
+    assert!(
+        list(&engine).unwrap().iter().all(|s| s.name == "builtin"),
+        "nothing refused was stored"
+    );
 
-        save(&engine, "tool", stdio("first")).unwrap();
-        engine
-            .set_server_default("tool", ServerDefault::NotRequired)
-            .unwrap();
-        save(&engine, "tool", stdio("second")).unwrap();
-        let edited = view(&engine, "tool");
-        assert_eq!(edited.config["command"], "second");
-        assert_eq!(edited.default, ServerDefault::NotRequired);
-    }
+    save(&engine, "tool", stdio("first")).unwrap();
+    engine
+        .set_server_default("tool", ServerDefault::NotRequired)
+        .unwrap();
+    save(&engine, "tool", stdio("second")).unwrap();
+    let edited = view(&engine, "tool");
+    assert_eq!(edited.config["command"], "second");
+    assert_eq!(edited.default, ServerDefault::NotRequired);
+}
 
-    #[test]
-    fn the_log_of_an_unknown_server_is_an_error_and_a_server_without_one_is_empty() {
-        let data = tempfile::tempdir().unwrap();
-        let engine = engine(data.path());
-        let unknown = log_tail(&engine, "ghost", None).unwrap_err();
-        assert_eq!(unknown.code, ErrorCode::UnknownServer);
-        assert_eq!(unknown.message, "no server named 'ghost'");
-        assert!(log_tail(&engine, "builtin", Some(5)).unwrap().is_empty());
-    }
+#[test]
+fn the_log_of_an_unknown_server_is_an_error_and_a_server_without_one_is_empty() {
+    let data = tempfile::tempdir().unwrap();
+    let engine = engine(data.path());
+    let unknown = log_tail(&engine, "ghost", None).unwrap_err();
+    assert_eq!(unknown.code, ErrorCode::UnknownServer);
+    assert_eq!(unknown.message, "no server named 'ghost'");
+    assert!(log_tail(&engine, "builtin", Some(5)).unwrap().is_empty());
 }

@@ -2,6 +2,7 @@
 import type { RefusedServer } from "./RefusedServer";
 
 /**
- * What an import did: the servers added (or whose definition was replaced) and those refused.
+ * What an import did: the servers added (or whose definition was replaced) and those refused,
+ * each with why.
  */
 export type ImportReport = { added: Array<string>, refused: Array<RefusedServer>, };

@@ -1,0 +1,96 @@
+//! The command table on the local API (`POST /v1/commands/{name}`), through the CLI's typed
+//! client: the API's commands run, the window's and unknown ones are refused before anything
+//! runs, and a decision made this way is the engine's like any other.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use airlock_api::{ApiClient, ClientError};
+use airlock_engine::DecisionRequest;
+use airlock_protocol::commands as cmd;
+
+fn refused_code(error: ClientError) -> (u16, String) {
+    match error {
+        ClientError::Refused { status, code, .. } => (status, code),
+        other => panic!("expected a refusal, got {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_api_runs_its_commands_of_the_table_and_refuses_the_windows() {
+    let common::Waiting {
+        host,
+        item,
+        workspace,
+        token,
+        _model,
+        _dir,
+    } = common::one_waiting_write().await;
+    let client = ApiClient::new(&format!("http://{}", host.addr), &token, _dir.path());
+
+    let inbox = client.call(&cmd::Inbox {}).await.unwrap();
+    assert_eq!(inbox.len(), 1);
+    assert_eq!(inbox[0].approval_id, item.approval_id);
+
+    // The window's own commands and unknown ones are refused, and nothing ran.
+    let tray = client.call(&cmd::TrayMenu {}).await.unwrap_err();
+    assert_eq!(refused_code(tray), (403, "not_allowed".into()));
+    let unknown: Result<serde_json::Value, _> = client
+        .post("/v1/commands/format_disk", &serde_json::json!({}))
+        .await;
+    assert_eq!(refused_code(unknown.unwrap_err()), (400, "invalid".into()));
+    let malformed: Result<serde_json::Value, _> = client
+        .post(
+            "/v1/commands/set_paused",
+            &serde_json::json!({"paused": "yes"}),
+        )
+        .await;
+    assert_eq!(
+        refused_code(malformed.unwrap_err()),
+        (400, "invalid".into())
+    );
+    assert!(!host.engine.paused());
+
+    // A stale hash is refused on its own; the right one denies.
+    let stale = DecisionRequest {
+        approval_id: item.approval_id.clone(),
+        approve: true,
+        args_hash: Some("0".repeat(64)),
+        ..DecisionRequest::default()
+    };
+    let outcomes = client
+        .call(&cmd::Decide {
+            decisions: vec![stale],
+            channel: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        outcomes[0].error.as_ref().map(|e| e.code),
+        Some(airlock_protocol::ErrorCode::StaleArguments)
+    );
+    let deny = DecisionRequest {
+        approval_id: item.approval_id.clone(),
+        approve: false,
+        reason: Some("not now".into()),
+        args_hash: Some(item.args_hash.clone()),
+        ..DecisionRequest::default()
+    };
+    let outcomes = client
+        .call(&cmd::Decide {
+            decisions: vec![deny],
+            channel: None,
+        })
+        .await
+        .unwrap();
+    assert!(outcomes[0].error.is_none(), "{outcomes:?}");
+    assert!(client.call(&cmd::Inbox {}).await.unwrap().is_empty());
+    assert!(!workspace.join("target.txt").exists());
+    let audit = host.engine.audit(100).unwrap();
+    assert!(
+        audit
+            .iter()
+            .any(|row| row.actor == "api" && row.action == "denied"),
+        "{audit:?}"
+    );
+}

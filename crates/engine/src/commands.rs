@@ -1,0 +1,497 @@
+//! The one dispatcher of the command table (`airlock_protocol::commands`): the window's invoke,
+//! the local API's `/v1/commands/{name}` and the phone all run a command here, through the same
+//! engine call. Who calls ([`Caller`]) decides only who a decision is recorded as and how an
+//! error reads; which commands a caller may run is the table's. What lives outside the engine
+//! (the tray, the login entry, the agents' config files, the phone inbox's listener) is asked of
+//! a narrow [`Host`]; where there is none (`airlock serve` has no tray) it answers "not
+//! available here".
+
+use crate::{Engine, EngineError};
+use airlock_core::{ArgRule, DecidedBy, Setting, parse_mcp_servers_each};
+use airlock_protocol::commands::{AnyCommand, Command, Surface};
+use airlock_protocol::{
+    AgentStatus, AppInfo, CommandError, CommandResult, ConnectReport, DecisionOutcome,
+    DecisionRequest, ErrorCode, ImportCandidate, ImportPreview, ImportReport, Navigate, Pairing,
+    RefusedServer, RemoteView, SettingsView, ShellOption,
+};
+use serde_json::{Value, json};
+use std::future::Future;
+
+/// How many log lines "Show log" asks for unless told.
+pub const DEFAULT_LOG_LINES: usize = 200;
+/// How many audit rows a listing shows unless told.
+pub const DEFAULT_AUDIT_ROWS: usize = 5000;
+
+/// Who runs a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    /// The desktop app's window.
+    Window,
+    /// The local API: the CLI, scripts.
+    Api,
+    /// A paired phone, by its device name (audited with each decision).
+    Phone { device: String },
+}
+
+impl Caller {
+    pub fn surface(&self) -> Surface {
+        match self {
+            Caller::Window => Surface::Window,
+            Caller::Api => Surface::Api,
+            Caller::Phone { .. } => Surface::Phone,
+        }
+    }
+
+    /// The engine's error as this caller reads it: the window names its own screens where the
+    /// command line's text names a command.
+    pub fn error(&self, error: EngineError) -> CommandError {
+        let message = match self {
+            Caller::Window => error.window_message(),
+            _ => error.to_string(),
+        };
+        CommandError::new(error.code(), message)
+    }
+}
+
+/// What a command needs beyond the engine: the desktop's own state, the agents' config files,
+/// the phone inbox's listener. Every method answers "not available here" unless implemented.
+pub trait Host: Send + Sync {
+    fn app_info(&self) -> CommandResult<AppInfo> {
+        Err(unavailable("app_info"))
+    }
+    fn tray_menu(&self) -> impl Future<Output = CommandResult<Vec<String>>> + Send {
+        async { Err(unavailable("tray_menu")) }
+    }
+    fn take_navigation(&self) -> CommandResult<Option<Navigate>> {
+        Err(unavailable("take_navigation"))
+    }
+    fn start_at_login(&self) -> CommandResult<bool> {
+        Err(unavailable("start_at_login"))
+    }
+    fn set_start_at_login(&self, _enabled: bool) -> CommandResult<bool> {
+        Err(unavailable("set_start_at_login"))
+    }
+    /// Claude Code, Codex, Claude Desktop as their own config files show them.
+    fn agents(&self, _engine: &Engine) -> CommandResult<Vec<AgentStatus>> {
+        Err(unavailable("agents"))
+    }
+    fn connect_agent(&self, _engine: &Engine, _agent: &str) -> CommandResult<ConnectReport> {
+        Err(unavailable("connect_agent"))
+    }
+    fn disconnect_agent(&self, _agent: &str) -> CommandResult<ConnectReport> {
+        Err(unavailable("disconnect_agent"))
+    }
+    /// Turns the phone inbox on at `listen` (`ADDR:PORT`), or off with `None`.
+    fn set_remote_listen(&self, _engine: &Engine, _listen: Option<&str>) -> CommandResult<()> {
+        Err(unavailable("set_remote_listen"))
+    }
+    fn pair_phone(&self, _engine: &Engine) -> CommandResult<Pairing> {
+        Err(unavailable("pair_phone"))
+    }
+    /// This machine's addresses worth suggesting for the phone inbox.
+    fn machine_addresses(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// Grants changed without an engine event (a revoke): the tray reads them again.
+    fn grants_changed(&self) {}
+}
+
+/// A host with nothing of its own: the phone's (its commands need none).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHost;
+
+impl Host for NoHost {}
+
+fn unavailable(what: &str) -> CommandError {
+    CommandError::new(
+        ErrorCode::NotAllowed,
+        format!("`{what}` is not available here (it needs the desktop app)"),
+    )
+}
+
+/// Runs the command `name` with `args` (a JSON object) for `caller`: refused before anything
+/// runs when the name is unknown, the arguments do not fit, or the caller's surface may not
+/// call it.
+pub async fn dispatch<H: Host>(
+    engine: &Engine,
+    host: &H,
+    caller: &Caller,
+    name: &str,
+    args: Value,
+) -> CommandResult<Value> {
+    let command = AnyCommand::parse(name, args)?;
+    if !command.surfaces().contains(&caller.surface()) {
+        return Err(CommandError::new(
+            ErrorCode::NotAllowed,
+            format!(
+                "`{name}` is not a command of the {} (see airlock_protocol::commands)",
+                caller.surface().as_str()
+            ),
+        ));
+    }
+    Run {
+        engine,
+        host,
+        caller,
+    }
+    .run(command)
+    .await
+}
+
+struct Run<'a, H> {
+    engine: &'a Engine,
+    host: &'a H,
+    caller: &'a Caller,
+}
+
+/// The command's response as JSON, typed by the table: a handler that answers another type than
+/// the command declares does not compile.
+fn reply<C: Command>(_: &C, response: CommandResult<C::Response>) -> CommandResult<Value> {
+    serde_json::to_value(response?)
+        .map_err(|e| CommandError::new(ErrorCode::Internal, format!("cannot encode: {e}")))
+}
+
+impl<H: Host> Run<'_, H> {
+    /// The engine's answer, its error as this caller reads it.
+    fn as_command<T>(&self, result: crate::Result<T>) -> CommandResult<T> {
+        result.map_err(|error| self.caller.error(error))
+    }
+
+    async fn run(&self, command: AnyCommand) -> CommandResult<Value> {
+        use AnyCommand as C;
+        let engine = self.engine;
+        match command {
+            C::AppInfoCommand(c) => reply(&c, self.host.app_info()),
+            C::ListSessions(c) => reply(&c, self.as_command(engine.sessions())),
+            C::Transcript(c) => reply(&c, self.as_command(engine.transcript(&c.session))),
+            C::SendMessage(c) => reply(
+                &c,
+                self.as_command(engine.send_message(&c.session, &c.text)),
+            ),
+            C::CancelTurn(c) => reply(&c, self.as_command(engine.cancel(&c.session))),
+            C::Paused(c) => reply(&c, Ok(engine.paused())),
+            C::SetPaused(c) => reply(&c, self.as_command(engine.set_paused(c.paused).map(drop))),
+            C::StorageFailure(c) => reply(&c, Ok(engine.storage_failure())),
+            C::TrayMenu(c) => {
+                let lines = self.host.tray_menu().await;
+                reply(&c, lines)
+            }
+            C::TakeNavigation(c) => reply(&c, self.host.take_navigation()),
+            C::SetSessionMode(c) => {
+                let session = self.as_command(
+                    engine
+                        .set_mode(Some(&c.session), c.mode)
+                        .and_then(|()| engine.session(&c.session)),
+                );
+                reply(&c, session)
+            }
+            C::Inbox(c) => reply(&c, self.as_command(engine.inbox())),
+            C::Decide(mut c) => {
+                let outcomes = self.decide(std::mem::take(&mut c.decisions), c.channel);
+                reply(&c, outcomes)
+            }
+            C::AnswerElicitation(c) => {
+                let answer = c.answer.clone();
+                let answered = match self.caller {
+                    Caller::Phone { device } => {
+                        engine.answer_from_device(&c.approval_id, answer, device)
+                    }
+                    Caller::Window => engine.answer(&c.approval_id, answer, DecidedBy::Inbox),
+                    Caller::Api => engine.answer(&c.approval_id, answer, DecidedBy::Api),
+                };
+                reply(&c, self.as_command(answered))
+            }
+            C::FileOnDiskCommand(c) => {
+                reply(&c, self.as_command(engine.file_on_disk(&c.approval_id)))
+            }
+            C::RuleSuggestions(c) => {
+                reply(&c, self.as_command(engine.suggest_rules(&c.approval_id)))
+            }
+            C::GrantOfferCommand(c) => {
+                reply(&c, self.as_command(engine.grant_offer(&c.approval_id)))
+            }
+            C::InsightsCommand(c) => reply(&c, self.as_command(engine.insights())),
+            C::Settings(c) => reply(&c, self.settings()),
+            C::SetWorkspaceMode(c) => {
+                reply(&c, self.as_command(engine.set_mode(None, Some(c.mode))))
+            }
+            C::SetProvider(c) => {
+                reply(&c, self.as_command(engine.set_provider(c.provider.clone())))
+            }
+            C::SetProviderKey(c) => reply(
+                &c,
+                self.as_command(engine.set_provider_key(c.name.as_deref(), &c.key)),
+            ),
+            C::TestProvider(c) => {
+                let answer = engine
+                    .test_provider(c.provider.clone(), c.api_key.as_deref())
+                    .await;
+                reply(&c, self.as_command(answer))
+            }
+            C::SetToolSetting(c) => reply(
+                &c,
+                self.as_command(engine.set_tool_setting(&c.server, &c.tool, c.setting)),
+            ),
+            C::SetFromNotification(c) => reply(
+                &c,
+                self.as_command(engine.set_from_notification(
+                    &c.server,
+                    c.tool.as_deref(),
+                    c.allow,
+                )),
+            ),
+            C::AddRule(c) => {
+                let rule = ArgRule {
+                    id: Engine::new_rule_id(),
+                    server: c.server.clone(),
+                    tool: c.tool.clone(),
+                    pointer: c.pointer.clone(),
+                    pattern: c.pattern.clone(),
+                    effect: c.effect,
+                };
+                reply(&c, self.as_command(engine.add_rule(rule)))
+            }
+            C::RemoveRule(c) => reply(&c, self.as_command(engine.remove_rule(&c.id))),
+            C::ListRules(c) => reply(&c, self.as_command(engine.rules())),
+            C::RevokeRemembered(c) => {
+                let revoked = self.as_command(engine.revoke_remembered(&c.id));
+                self.host.grants_changed();
+                reply(&c, revoked)
+            }
+            C::SetOption(c) => {
+                let (key, value) = match c.option {
+                    ShellOption::ApprovalTimeoutSecs(secs) => {
+                        (Setting::ApprovalTimeoutSecs, json!(secs))
+                    }
+                    ShellOption::Notifications(on) => (Setting::Notifications, json!(on)),
+                };
+                reply(&c, self.as_command(engine.set_setting(key, &value)))
+            }
+            C::SetWorkspace(c) => reply(&c, self.as_command(engine.set_workspace(&c.folder))),
+            C::SetStartAtLogin(c) => reply(&c, self.host.set_start_at_login(c.enabled)),
+            C::Servers(c) => reply(&c, self.as_command(engine.servers())),
+            C::SaveServer(c) => reply(
+                &c,
+                self.as_command(engine.add_server(c.name.trim(), c.config.clone())),
+            ),
+            C::PreviewImportServers(c) => reply(&c, preview_import(&c.text)),
+            C::ServerChanges(c) => reply(&c, self.as_command(engine.server_changes(&c.name))),
+            C::AcceptServerChanges(c) => reply(
+                &c,
+                self.as_command(engine.accept_server_changes(&c.name, &c.changes)),
+            ),
+            C::SetServerEnabled(c) => reply(
+                &c,
+                self.as_command(engine.set_server_enabled(&c.name, c.enabled)),
+            ),
+            C::SetServerDefault(c) => reply(
+                &c,
+                self.as_command(engine.set_server_default(&c.name, c.default)),
+            ),
+            C::SetServerTrust(c) => reply(
+                &c,
+                self.as_command(engine.set_server_trust(&c.name, c.trust)),
+            ),
+            C::RemoveServer(c) => reply(&c, self.as_command(engine.remove_server(&c.name))),
+            C::ImportServers(c) => reply(&c, import(engine, &c.text)),
+            C::ServerLog(c) => reply(
+                &c,
+                self.as_command(
+                    engine.server_log_tail(&c.name, c.lines.unwrap_or(DEFAULT_LOG_LINES)),
+                ),
+            ),
+            C::Audit(c) => reply(
+                &c,
+                self.as_command(engine.audit(c.limit.unwrap_or(DEFAULT_AUDIT_ROWS))),
+            ),
+            C::Agents(c) => reply(&c, self.host.agents(engine)),
+            C::ConnectAgent(c) => reply(&c, self.host.connect_agent(engine, &c.agent)),
+            C::DisconnectAgent(c) => reply(&c, self.host.disconnect_agent(&c.agent)),
+            C::SetAgentFallback(c) => reply(
+                &c,
+                self.as_command(engine.set_agent_fallback(&c.agent, c.fallback)),
+            ),
+            C::Remote(c) => reply(&c, self.remote()),
+            C::SetRemoteListen(c) => {
+                reply(&c, self.host.set_remote_listen(engine, c.listen.as_deref()))
+            }
+            C::PairPhone(c) => reply(&c, self.host.pair_phone(engine)),
+            C::RevokeDevice(c) => reply(&c, self.as_command(engine.revoke_device(&c.id))),
+            C::SetPush(c) => reply(&c, self.as_command(engine.set_push_ntfy(c.push.clone()))),
+        }
+    }
+
+    /// The whole batch in one durable transaction; each decision succeeds or is refused on its
+    /// own. When the transaction fails (or the caller may not decide so: a phone's grant),
+    /// nothing was decided: the command's error, or for the window every item carries it (the
+    /// inbox shows each item's refusal).
+    fn decide(
+        &self,
+        decisions: Vec<DecisionRequest>,
+        channel: Option<airlock_protocol::Channel>,
+    ) -> CommandResult<Vec<DecisionOutcome>> {
+        let ids: Vec<String> = decisions.iter().map(|d| d.approval_id.clone()).collect();
+        let outcomes = match self.caller {
+            Caller::Window => self
+                .engine
+                .decide_many(decisions, channel.unwrap_or_default().into()),
+            Caller::Api => self.engine.decide_many(decisions, DecidedBy::Api),
+            Caller::Phone { device } => self.engine.decide_many_from_device(decisions, device),
+        };
+        match outcomes {
+            Ok(outcomes) => Ok(ids
+                .into_iter()
+                .zip(outcomes)
+                .map(|(approval_id, outcome)| DecisionOutcome {
+                    approval_id,
+                    error: outcome.err().map(|e| self.caller.error(e)),
+                })
+                .collect()),
+            Err(error) if *self.caller == Caller::Window => {
+                let error = self.caller.error(error);
+                Ok(ids
+                    .into_iter()
+                    .map(|approval_id| DecisionOutcome {
+                        approval_id,
+                        error: Some(error.clone()),
+                    })
+                    .collect())
+            }
+            Err(error) => Err(self.caller.error(error)),
+        }
+    }
+
+    fn settings(&self) -> CommandResult<SettingsView> {
+        let engine = self.engine;
+        Ok(SettingsView {
+            app: self.host.app_info()?,
+            workspace_mode: self.as_command(engine.workspace_mode())?,
+            provider: self.as_command(engine.provider_settings())?,
+            approval_timeout_secs: self
+                .as_command(engine.setting(Setting::ApprovalTimeoutSecs))?
+                .and_then(|v| v.as_u64())
+                .unwrap_or(0),
+            notifications: notifications_enabled(engine),
+            start_at_login: self.host.start_at_login()?,
+            servers: self.as_command(engine.server_settings())?,
+            tools: self.as_command(engine.tool_views())?,
+            rules: self.as_command(engine.rules())?,
+            remembered: self.as_command(engine.remembered())?,
+            provider_kinds: crate::provider_kinds(),
+        })
+    }
+
+    fn remote(&self) -> CommandResult<RemoteView> {
+        let engine = self.engine;
+        Ok(RemoteView {
+            listen: self
+                .as_command(engine.remote_listen())?
+                .map(|a| a.to_string()),
+            devices: self.as_command(engine.devices())?,
+            push: self.as_command(engine.push_ntfy_view())?,
+            addresses: self.host.machine_addresses(),
+        })
+    }
+}
+
+/// Whether new requests raise a desktop notification.
+pub fn notifications_enabled(engine: &Engine) -> bool {
+    !matches!(
+        engine.setting(Setting::Notifications),
+        Ok(Some(Value::Bool(false)))
+    )
+}
+
+fn parse_import(text: &str) -> CommandResult<Vec<airlock_core::server::ParsedServer>> {
+    let config: Value = serde_json::from_str(text)
+        .map_err(|e| CommandError::invalid(format!("not valid JSON: {e}")))?;
+    let parsed = parse_mcp_servers_each(&config).map_err(CommandError::invalid)?;
+    if parsed.is_empty() {
+        return Err(CommandError::invalid("the config has no servers"));
+    }
+    Ok(parsed)
+}
+
+/// What [`import`] would add, and what it would refuse: an import starts every server it adds
+/// (an `npx -y …` downloads and runs code), so the person sees this first and confirms.
+pub fn preview_import(text: &str) -> CommandResult<ImportPreview> {
+    let mut preview = ImportPreview {
+        servers: Vec::new(),
+        refused: Vec::new(),
+    };
+    for (name, parsed) in parse_import(text)? {
+        match parsed.and_then(|config| config.validate().map(|()| config)) {
+            Ok(config) => preview.servers.push(ImportCandidate {
+                runs: config.describe(),
+                name,
+            }),
+            Err(reason) => preview.refused.push(refused(name, reason)),
+        }
+    }
+    Ok(preview)
+}
+
+/// A refused server with why, without the server's name the reason may start with (it is shown
+/// beside it).
+fn refused(name: String, reason: String) -> RefusedServer {
+    let reason = reason
+        .strip_prefix(&format!("server '{name}': "))
+        .unwrap_or(&reason)
+        .to_string();
+    RefusedServer { name, reason }
+}
+
+/// Adds every server of a pasted Claude Desktop config (the whole file or its `mcpServers`
+/// object) that it can; the others are reported, each with why. The one import of every
+/// surface: the window, the API and the CLI.
+pub fn import(engine: &Engine, text: &str) -> CommandResult<ImportReport> {
+    let mut report = ImportReport {
+        added: Vec::new(),
+        refused: Vec::new(),
+    };
+    for (name, parsed) in parse_import(text)? {
+        match parsed.and_then(|config| engine.add_server(&name, config).map_err(|e| e.to_string()))
+        {
+            Ok(()) => report.added.push(name),
+            Err(reason) => report.refused.push(refused(name, reason)),
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_errors_keep_their_meaning_and_the_window_names_its_screens() {
+        let error = Caller::Window.error(EngineError::UnknownSession("x".into()));
+        assert_eq!(error.code, ErrorCode::UnknownSession);
+        assert!(error.message.contains("'x'"), "{}", error.message);
+        let json =
+            serde_json::to_value(Caller::Window.error(EngineError::NoProvider)).unwrap_or_default();
+        assert_eq!(json["code"], "no_provider");
+        // The window points to its Settings screen, not to a shell command; the API and the
+        // phone keep the command line's words.
+        let message = json["message"].as_str().unwrap_or_default();
+        assert!(message.contains("Settings"), "{message}");
+        assert!(!message.contains("airlock "), "{message}");
+        let api = Caller::Api.error(EngineError::NoProvider);
+        assert_eq!(api.message, EngineError::NoProvider.to_string());
+    }
+
+    #[test]
+    fn an_import_preview_refuses_what_cannot_run_and_a_config_without_servers() {
+        let preview = preview_import(
+            r#"{"mcpServers": {"ok": {"command": "true"}, "empty": {"command": " "}}}"#,
+        );
+        let preview = preview.unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(preview.servers.len(), 1);
+        assert_eq!(preview.refused.len(), 1);
+        assert_eq!(preview.refused[0].name, "empty");
+        // The reason is shown beside the name: it does not repeat it.
+        assert_eq!(preview.refused[0].reason, "the command is empty");
+        let none = preview_import("{}").err();
+        assert_eq!(none.map(|e| e.code), Some(ErrorCode::Invalid));
+    }
+}

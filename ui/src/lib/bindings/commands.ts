@@ -1,0 +1,203 @@
+// Generated from crates/protocol/src/commands.rs (the one command table) by
+// `UPDATE_BINDINGS=1 cargo test -p airlock-resident bindings`. Do not edit.
+import type { AddedRule } from './AddedRule';
+import type { AgentFallback } from './AgentFallback';
+import type { AgentStatus } from './AgentStatus';
+import type { AppInfo } from './AppInfo';
+import type { AuditRow } from './AuditRow';
+import type { Channel } from './Channel';
+import type { ConnectReport } from './ConnectReport';
+import type { DecisionOutcome } from './DecisionOutcome';
+import type { DecisionRequest } from './DecisionRequest';
+import type { ElicitationAnswer } from './ElicitationAnswer';
+import type { FileOnDisk } from './FileOnDisk';
+import type { GrantOffer } from './GrantOffer';
+import type { ImportPreview } from './ImportPreview';
+import type { ImportReport } from './ImportReport';
+import type { InboxItem } from './InboxItem';
+import type { Insights } from './Insights';
+import type { MessageRow } from './MessageRow';
+import type { Mode } from './Mode';
+import type { Navigate } from './Navigate';
+import type { NtfyPush } from './NtfyPush';
+import type { Pairing } from './Pairing';
+import type { ProviderSettings } from './ProviderSettings';
+import type { RemoteView } from './RemoteView';
+import type { RuleEffect } from './RuleEffect';
+import type { RulePattern } from './RulePattern';
+import type { RuleRow } from './RuleRow';
+import type { RuleSuggestion } from './RuleSuggestion';
+import type { ServerConfig } from './ServerConfig';
+import type { ServerDefault } from './ServerDefault';
+import type { ServerView } from './ServerView';
+import type { SessionRow } from './SessionRow';
+import type { SettingsView } from './SettingsView';
+import type { ShellOption } from './ShellOption';
+import type { ToolChange } from './ToolChange';
+import type { ToolSetting } from './ToolSetting';
+
+/** Every command: its arguments and its response. */
+export interface Commands {
+  /** The app's version, data directory, workspace and where its API listens. */
+  app_info: { args: Record<symbol, never>; response: AppInfo };
+  list_sessions: { args: Record<symbol, never>; response: Array<SessionRow> };
+  transcript: { args: { session: string, }; response: Array<MessageRow> };
+  /** Starts a turn and returns at once; progress arrives as engine events. */
+  send_message: { args: { session: string, text: string, }; response: SessionRow };
+  cancel_turn: { args: { session: string, }; response: boolean };
+  /** Whether the agents are paused. */
+  paused: { args: Record<symbol, never>; response: boolean };
+  set_paused: { args: { paused: boolean, }; response: null };
+  /** Why Airlock can no longer record decisions (the disk refused a write), if it cannot. */
+  storage_failure: { args: Record<symbol, never>; response: string | null };
+  /** The tray menu's changing lines as shown now; refused where there is no tray. */
+  tray_menu: { args: Record<symbol, never>; response: Array<string> };
+  /** Where a window just created (to open an item) should go; null when it opens as it is. */
+  take_navigation: { args: Record<symbol, never>; response: Navigate | null };
+  /** `mode: null` clears the session's override, so the workspace default applies again. */
+  set_session_mode: { args: { session: string, mode: Mode | null, }; response: SessionRow };
+  /** Every pending item. */
+  inbox: { args: Record<symbol, never>; response: Array<InboxItem> };
+  /** Decides a batch in order, in one transaction; a refused decision does not stop the others. */
+  decide: { args: { decisions: Array<DecisionRequest>,  /**  * Which part of the window decided (the window only; others are who they are).  */ channel?: Channel, }; response: Array<DecisionOutcome> };
+  /** Answers an MCP server's elicitation (its form). */
+  answer_elicitation: { args: { approvalId: string, answer: ElicitationAnswer, }; response: null };
+  /** What is on disk where a pending whole-file write would write. */
+  file_on_disk: { args: { approvalId: string, }; response: FileOnDisk };
+  /** Rules that would let calls like this item's run, each previewed against History. */
+  rule_suggestions: { args: { approvalId: string, }; response: Array<RuleSuggestion> };
+  /** What a grant made from this item covers by default. */
+  grant_offer: { args: { approvalId: string, }; response: GrantOffer };
+  /** Per-tool approval insights with suggestions, and requests per day. */
+  insights: { args: Record<symbol, never>; response: Insights };
+  /** Everything the Settings screen shows. */
+  settings: { args: Record<symbol, never>; response: SettingsView };
+  set_workspace_mode: { args: { mode: Mode, }; response: null };
+  set_provider: { args: { provider: ProviderSettings, }; response: null };
+  /** Keeps a pasted API key in the OS keyring (never in the store); `name: null` is the default provider. */
+  set_provider_key: { args: { name: string | null, key: string, }; response: null };
+  /** "Test connection": one real request to the provider as given (nothing saved); what came back. */
+  test_provider: { args: { provider: ProviderSettings, apiKey: string | null, }; response: string };
+  set_tool_setting: { args: { server: string, tool: string, setting: ToolSetting, }; response: null };
+  /** Whether a notification may approve a tool (or, with `tool` null, a server's tools); null forgets the choice. */
+  set_from_notification: { args: { server: string, tool: string | null, allow: boolean | null, }; response: null };
+  /** Adds an argument rule (an identical one already there says so). */
+  add_rule: { args: { server: string, tool: string, pointer: string, pattern: RulePattern, effect: RuleEffect, }; response: AddedRule };
+  /** Removes a rule (audited); it stops applying at once. */
+  remove_rule: { args: { id: string, }; response: null };
+  /** Every argument rule, oldest first. */
+  list_rules: { args: Record<symbol, never>; response: Array<RuleRow> };
+  revoke_remembered: { args: { id: string, }; response: boolean };
+  set_option: { args: { option: ShellOption, }; response: null };
+  /** The folder Airlock's own tools work in, from the next start on. */
+  set_workspace: { args: { folder: string, }; response: null };
+  /** Starts Airlock at login, hidden in the tray (or no longer); whether it now does. */
+  set_start_at_login: { args: { enabled: boolean, }; response: boolean };
+  servers: { args: Record<symbol, never>; response: Array<ServerView> };
+  /** Adds a server, or replaces the definition of the one with this name (its settings stay). */
+  save_server: { args: { name: string, config: ServerConfig, }; response: null };
+  /** What importing `text` would add and refuse; adds and starts nothing. */
+  preview_import_servers: { args: { text: string, }; response: ImportPreview };
+  /** The server's tools whose definition changed since the person last reviewed them. */
+  server_changes: { args: { name: string, }; response: Array<ToolChange> };
+  /** Accepts the server's changed tools as reviewed; refused when they changed since. */
+  accept_server_changes: { args: { name: string, changes: Array<ToolChange>, }; response: Array<ToolChange> };
+  set_server_enabled: { args: { name: string, enabled: boolean, }; response: null };
+  set_server_default: { args: { name: string, default: ServerDefault, }; response: null };
+  set_server_trust: { args: { name: string, trust: boolean, }; response: null };
+  /** Removes a server; returns how many of its waiting requests were denied. */
+  remove_server: { args: { name: string, }; response: number };
+  /** Adds every valid server of a pasted Claude Desktop config (call after the person confirmed its preview) and reports each refused one with why. */
+  import_servers: { args: { text: string, }; response: ImportReport };
+  server_log: { args: { name: string, lines: number | null, }; response: Array<string> };
+  /** The audit trail, newest last. */
+  audit: { args: { limit: number | null, }; response: Array<AuditRow> };
+  /** Claude Code, Codex, Claude Desktop: connected or not, fallback, last request. */
+  agents: { args: Record<symbol, never>; response: Array<AgentStatus> };
+  connect_agent: { args: { agent: string, }; response: ConnectReport };
+  disconnect_agent: { args: { agent: string, }; response: ConnectReport };
+  set_agent_fallback: { args: { agent: string, fallback: AgentFallback, }; response: null };
+  /** The phone inbox: where it listens (null: off), paired devices, the ntfy push, this machine's addresses. */
+  remote: { args: Record<symbol, never>; response: RemoteView };
+  /** Turns the phone inbox on at ADDR:PORT (never every interface), or off with null. */
+  set_remote_listen: { args: { listen: string | null, }; response: null };
+  /** A one-time pairing code (5 minutes) with the page's URL and the certificate's fingerprint. */
+  pair_phone: { args: Record<symbol, never>; response: Pairing };
+  /** The device's token is refused from now on; whether it was live. */
+  revoke_device: { args: { id: string, }; response: boolean };
+  /** The ntfy push, or off with null; a null token keeps the saved one, '' removes it. */
+  set_push: { args: { push: NtfyPush | null, }; response: null };
+}
+
+export type CommandName = keyof Commands;
+export type CommandArgs<K extends CommandName> = Commands[K]['args'];
+export type CommandResponse<K extends CommandName> = Commands[K]['response'];
+
+/** The surfaces that may call each command (the phone's subset is explicit). */
+export const COMMAND_SURFACES = {
+  app_info: ['window'],
+  list_sessions: ['window', 'api'],
+  transcript: ['window', 'api'],
+  send_message: ['window', 'api'],
+  cancel_turn: ['window', 'api'],
+  paused: ['window', 'api'],
+  set_paused: ['window', 'api'],
+  storage_failure: ['window', 'api'],
+  tray_menu: ['window'],
+  take_navigation: ['window'],
+  set_session_mode: ['window', 'api'],
+  inbox: ['window', 'api', 'phone'],
+  decide: ['window', 'api', 'phone'],
+  answer_elicitation: ['window', 'api', 'phone'],
+  file_on_disk: ['window', 'api'],
+  rule_suggestions: ['window', 'api'],
+  grant_offer: ['window', 'api'],
+  insights: ['window', 'api'],
+  settings: ['window'],
+  set_workspace_mode: ['window', 'api'],
+  set_provider: ['window', 'api'],
+  set_provider_key: ['window', 'api'],
+  test_provider: ['window', 'api'],
+  set_tool_setting: ['window', 'api'],
+  set_from_notification: ['window', 'api'],
+  add_rule: ['window', 'api'],
+  remove_rule: ['window', 'api'],
+  list_rules: ['window', 'api'],
+  revoke_remembered: ['window', 'api'],
+  set_option: ['window', 'api'],
+  set_workspace: ['window', 'api'],
+  set_start_at_login: ['window'],
+  servers: ['window', 'api'],
+  save_server: ['window', 'api'],
+  preview_import_servers: ['window', 'api'],
+  server_changes: ['window', 'api'],
+  accept_server_changes: ['window', 'api'],
+  set_server_enabled: ['window', 'api'],
+  set_server_default: ['window', 'api'],
+  set_server_trust: ['window', 'api'],
+  remove_server: ['window', 'api'],
+  import_servers: ['window', 'api'],
+  server_log: ['window', 'api'],
+  audit: ['window', 'api'],
+  agents: ['window'],
+  connect_agent: ['window'],
+  disconnect_agent: ['window'],
+  set_agent_fallback: ['window', 'api'],
+  remote: ['window'],
+  set_remote_listen: ['window', 'api'],
+  pair_phone: ['window', 'api'],
+  revoke_device: ['window', 'api'],
+  set_push: ['window', 'api'],
+} as const;
+
+/** The commands a paired phone may call. */
+export type PhoneCommand = { [K in CommandName]: 'phone' extends (typeof COMMAND_SURFACES)[K][number] ? K : never }[CommandName];
+
+/** Sends one command (its name and arguments) and resolves with its response. */
+export type Transport = (name: CommandName, args: unknown) => Promise<unknown>;
+
+/** A client typed by the table over `transport` (the window's invoke, the phone's HTTPS). */
+export function commandClient<K extends CommandName = CommandName>(transport: Transport) {
+  return <C extends K>(name: C, args: CommandArgs<C>): Promise<CommandResponse<C>> =>
+    transport(name, args) as Promise<CommandResponse<C>>;
+}
