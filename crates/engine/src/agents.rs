@@ -1469,6 +1469,14 @@ mod tests {
             item.available_decisions,
             vec![Approve, Deny, AllowForChat, Remember, Grant]
         );
+        // A notification may not approve an agent's call, yet the window offers Approve: what
+        // an item offers is not narrowed by one channel's limits.
+        assert!(!engine.notification_may_approve(&item));
+        assert!(
+            engine
+                .decide(approve(&item.approval_id, None), DecidedBy::Notification)
+                .is_err()
+        );
         let refused = engine
             .decide(
                 approve(&item.approval_id, Some(json!({"command": "pwd -P"}))),

@@ -265,3 +265,51 @@ impl ElicitationAnswer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    /// The wire shape every channel sends (`POST /v1/decisions`, the window's `decide`, the
+    /// phone): the decision's kind is a tag, the approval's options sit beside it.
+    #[test]
+    fn a_decision_is_tagged_by_its_kind_on_the_wire() {
+        let read = |value: Value| serde_json::from_value::<DecisionRequest>(value).unwrap();
+        let edit = read(json!({"approval_id": "apr_1", "args_hash": "h",
+            "decision": {"kind": "approve", "args": {"path": "b.txt"}, "grant": {"times": 3}}}));
+        assert_eq!(edit.args_hash.as_deref(), Some("h"));
+        assert_eq!(
+            edit.decision,
+            Decision::Approve(Approval {
+                args: Some(json!({"path": "b.txt"})),
+                grant: Some(GrantRequest {
+                    times: Some(3),
+                    ..GrantRequest::default()
+                }),
+                ..Approval::default()
+            })
+        );
+        assert_eq!(
+            read(json!({"approval_id": "apr_1", "decision": {"kind": "deny", "reason": "no"}}))
+                .decision,
+            DecisionRequest::deny("apr_1", Some("no".into())).decision
+        );
+        let answer = read(json!({"approval_id": "apr_2",
+            "decision": {"kind": "answer", "action": "accept", "content": {"name": "Ada"}}}));
+        assert!(answer.decision.approves());
+        assert!(!answer.decision.keeps_anything());
+        // The old boolean, or a kind nobody defined, is no decision at all.
+        for bad in [
+            json!({"approval_id": "apr_1", "approve": true}),
+            json!({"approval_id": "apr_1", "decision": {"kind": "delegate"}}),
+        ] {
+            assert!(serde_json::from_value::<DecisionRequest>(bad).is_err());
+        }
+        // Round trip.
+        let json = serde_json::to_value(&edit).unwrap();
+        assert_eq!(json["decision"]["kind"], "approve");
+        assert_eq!(read(json), edit);
+    }
+}
