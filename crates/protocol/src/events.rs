@@ -28,8 +28,8 @@ pub struct InboxItem {
     pub message: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<Value>,
-    /// Whether an edited input can run instead (not for a provider's own tools, elicitations,
-    /// or an agent that cannot take one).
+    /// Whether an edited input can run instead: `available_decisions` holds `edit` (kept for
+    /// readers of `inbox --json` that look for it).
     #[serde(default)]
     pub editable: bool,
     /// The decisions it accepts, and so the only ones a channel offers (Codex's

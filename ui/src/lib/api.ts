@@ -37,7 +37,7 @@ import type { ToolSetting } from './bindings/ToolSetting';
 import type { RuleSuggestion } from './bindings/RuleSuggestion';
 import type { Insights } from './bindings/Insights';
 
-export { answer, approval, denial, errorMessage, offers } from './requests';
+export { approval, denial, errorMessage, offers } from './requests';
 
 export const api = {
   /** Claude Code, Codex, Claude Desktop: connected or not, fallback, last request. */

@@ -4,7 +4,6 @@ import type { Approval } from './bindings/Approval';
 import type { CommandError } from './bindings/CommandError';
 import type { DecisionKind } from './bindings/DecisionKind';
 import type { DecisionRequest } from './bindings/DecisionRequest';
-import type { ElicitationAnswer } from './bindings/ElicitationAnswer';
 import type { InboxItem } from './bindings/InboxItem';
 
 /** A command's refusal: `code` for programs, `message` for people. */
@@ -41,9 +40,4 @@ export function denial(item: Shown, reason: string | null, session: string | nul
     session,
     decision: { kind: 'deny', reason, remember: null, exact_args: false },
   };
-}
-
-/** An elicitation's answer (accept with the form's content, decline or cancel). */
-export function answer(item: Shown, reply: ElicitationAnswer): DecisionRequest {
-  return { approval_id: item.approval_id, args_hash: item.args_hash, session: null, decision: { kind: 'answer', ...reply } };
 }

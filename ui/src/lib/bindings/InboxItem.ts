@@ -16,8 +16,8 @@ description: string | null, input_schema: JsonValue | null,
  */
 message?: string | null, schema?: JsonValue | null, 
 /**
- * Whether an edited input can run instead (not for a provider's own tools, elicitations,
- * or an agent that cannot take one).
+ * Whether an edited input can run instead: `available_decisions` holds `edit` (kept for
+ * readers of `inbox --json` that look for it).
  */
 editable: boolean, 
 /**
