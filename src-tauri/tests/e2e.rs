@@ -420,7 +420,8 @@ async fn approve_an_edited_call_and_deny_a_batch_with_a_reason() {
     assert!(!data.path().join("workspace/other.txt").exists());
     let other = api.inbox().await.unwrap();
     let deny: airlock_protocol::DecisionRequest = serde_json::from_value(json!({
-        "approval_id": other[0].approval_id, "approve": false, "reason": "not this chat",
+        "approval_id": other[0].approval_id,
+        "decision": {"kind": "deny", "reason": "not this chat"},
     }))
     .unwrap();
     api.decide(&deny).await.unwrap();

@@ -36,6 +36,7 @@ function item(n: number): InboxItem {
     description: 'Create or overwrite a file in the workspace.',
     input_schema: schema,
     editable: true,
+    available_decisions: ['approve', 'edit', 'deny', 'allow_for_chat', 'remember', 'grant'],
   };
 }
 

@@ -129,6 +129,8 @@ fn key() -> impl Strategy<Value = String> {
     prop_oneof![
         prop::sample::select(vec![
             "approval_id",
+            "decision",
+            "kind",
             "approve",
             "args",
             "args_hash",
@@ -204,11 +206,21 @@ fn decision(known: Known) -> impl Strategy<Value = Value> {
         .prop_map(|(id, approve, hash, args, extra)| {
             let mut object: Map<String, Value> = extra.into_iter().collect();
             object.insert("approval_id".into(), id);
-            object.insert("approve".into(), approve);
             object.insert("args_hash".into(), hash);
-            if let Some(args) = args {
-                object.insert("args".into(), args);
-            }
+            // A decision of a known kind (or anything at all in its place).
+            let decision = match approve {
+                Value::Bool(true) => {
+                    let mut approval = Map::new();
+                    approval.insert("kind".into(), json!("approve"));
+                    if let Some(args) = args {
+                        approval.insert("args".into(), args);
+                    }
+                    Value::Object(approval)
+                }
+                Value::Bool(false) => json!({"kind": "deny"}),
+                other => other,
+            };
+            object.insert("decision".into(), decision);
             Value::Object(object)
         })
 }
@@ -343,12 +355,8 @@ async fn generated_requests_to_every_endpoint_are_refused_clearly_and_run_nothin
     // The real decision still works.
     host.engine
         .decide(
-            airlock_engine::DecisionRequest {
-                approval_id: item.approval_id.clone(),
-                approve: true,
-                args_hash: Some(item.args_hash.clone()),
-                ..Default::default()
-            },
+            airlock_engine::DecisionRequest::approve(item.approval_id.clone())
+                .shown(item.args_hash.clone()),
             airlock_core::DecidedBy::Api,
         )
         .unwrap();

@@ -78,57 +78,79 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
         ("not JSON", "{\"approval_id\":".into(), &[400, 422]),
         (
             "NaN",
-            format!(r#"{{"approval_id":"{id}","approve":NaN}}"#),
+            format!(r#"{{"approval_id":"{id}","decision":NaN}}"#),
             &[400, 422],
         ),
         (
             "wrong types",
-            r#"{"approval_id":5,"approve":"yes"}"#.into(),
+            r#"{"approval_id":5,"decision":"yes"}"#.into(),
             &[400, 422],
         ),
-        ("no id", r#"{"approve":true}"#.into(), &[400, 422]),
+        (
+            "no id",
+            r#"{"decision":{"kind":"approve"}}"#.into(),
+            &[400, 422],
+        ),
+        (
+            "no such kind of decision",
+            format!(r#"{{"approval_id":"{id}","decision":{{"kind":"delegate"}}}}"#),
+            &[400, 422],
+        ),
+        (
+            "a kind the item does not offer",
+            format!(
+                r#"{{"approval_id":"{id}","decision":{{"kind":"answer","action":"accept","content":{{}}}}}}"#
+            ),
+            &[422],
+        ),
         (
             "deeply nested args",
-            format!(r#"{{"approval_id":"{id}","approve":true,"args":{deep}}}"#),
+            format!(r#"{{"approval_id":"{id}","decision":{{"kind":"approve","args":{deep}}}}}"#),
             &[400, 422],
         ),
         (
             "huge args",
-            format!(r#"{{"approval_id":"{id}","approve":true,"args":{{"path":"{huge}"}}}}"#),
+            format!(
+                r#"{{"approval_id":"{id}","decision":{{"kind":"approve","args":{{"path":"{huge}"}}}}}}"#
+            ),
             // 0: the server closed the connection rather than read a body over its limit.
             &[0, 413, 422],
         ),
         (
             "unknown id",
-            r#"{"approval_id":"apr_nope","approve":true}"#.into(),
+            r#"{"approval_id":"apr_nope","decision":{"kind":"approve"}}"#.into(),
             &[404],
         ),
         (
             "another session's id",
-            format!(r#"{{"approval_id":"{id}","approve":true,"session":"other"}}"#),
+            format!(
+                r#"{{"approval_id":"{id}","decision":{{"kind":"approve"}},"session":"other"}}"#
+            ),
             &[403],
         ),
         (
             "edit not an object",
-            format!(r#"{{"approval_id":"{id}","approve":true,"args":[1]}}"#),
+            format!(r#"{{"approval_id":"{id}","decision":{{"kind":"approve","args":[1]}}}}"#),
             &[422],
         ),
         (
             "edit against the schema",
-            format!(r#"{{"approval_id":"{id}","approve":true,"args":{{"path":5}}}}"#),
+            format!(
+                r#"{{"approval_id":"{id}","decision":{{"kind":"approve","args":{{"path":5}}}}}}"#
+            ),
             &[422],
         ),
         (
             "edit out of the workspace",
             format!(
-                r#"{{"approval_id":"{id}","approve":true,"args":{{"path":"../escape.txt","content":"x"}}}}"#
+                r#"{{"approval_id":"{id}","decision":{{"kind":"approve","args":{{"path":"../escape.txt","content":"x"}}}}}}"#
             ),
             &[403, 422],
         ),
         (
             "stale hash",
             format!(
-                r#"{{"approval_id":"{id}","approve":true,"args_hash":"{}"}}"#,
+                r#"{{"approval_id":"{id}","decision":{{"kind":"approve"}},"args_hash":"{}"}}"#,
                 "0".repeat(64)
             ),
             &[409],
@@ -157,7 +179,7 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
     let (status, answer) = api
         .post(
             "/v1/decisions/batch",
-            r#"{"decisions":[{"approval_id":"apr_nope","approve":true}]}"#,
+            r#"{"decisions":[{"approval_id":"apr_nope","decision":{"kind":"approve"}}]}"#,
         )
         .await;
     assert!(status < 500, "{status} {answer}");
@@ -170,7 +192,7 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
     // request that waits still waits.
     let many: Vec<Value> = (0..20_000)
         .map(|i| {
-            serde_json::json!({"approval_id": format!("apr_unknown_{i:06}"), "approve": true, "args_hash": "0".repeat(64)})
+            serde_json::json!({"approval_id": format!("apr_unknown_{i:06}"), "decision": {"kind": "approve"}, "args_hash": "0".repeat(64)})
         })
         .collect();
     let body = serde_json::json!({ "decisions": many }).to_string();
@@ -215,7 +237,9 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
         .http
         .post(format!("{}/v1/decisions", api.base))
         .header("content-type", "application/json")
-        .body(format!(r#"{{"approval_id":"{id}","approve":true}}"#))
+        .body(format!(
+            r#"{{"approval_id":"{id}","decision":{{"kind":"approve"}}}}"#
+        ))
         .send()
         .await
         .unwrap();
@@ -225,7 +249,7 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
 
     // The real decision still works, once; its replay is refused.
     let approve = format!(
-        r#"{{"approval_id":"{id}","approve":true,"args_hash":"{}"}}"#,
+        r#"{{"approval_id":"{id}","decision":{{"kind":"approve"}},"args_hash":"{}"}}"#,
         item.args_hash
     );
     let (status, answer) = api.post("/v1/decisions", &approve).await;

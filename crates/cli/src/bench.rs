@@ -291,11 +291,7 @@ async fn roundtrip(
             }
         };
         client
-            .decide(&DecisionRequest {
-                approval_id,
-                approve: true,
-                ..DecisionRequest::default()
-            })
+            .decide(&DecisionRequest::approve(approval_id))
             .await?;
         // The tool must have run: a round whose call was reported interrupted also completes.
         let mut ran = false;
@@ -471,11 +467,12 @@ async fn insights(sessions: usize, calls: usize, runs: usize) -> anyhow::Result<
         .items
         .iter()
         .enumerate()
-        .map(|(i, item)| DecisionRequest {
-            approval_id: item.approval_id.clone(),
-            approve: i % 10 != 0,
-            reason: (i % 10 == 0).then(|| "not that one".to_string()),
-            ..DecisionRequest::default()
+        .map(|(i, item)| {
+            if i % 10 == 0 {
+                DecisionRequest::deny(item.approval_id.clone(), Some("not that one".into()))
+            } else {
+                DecisionRequest::approve(item.approval_id.clone())
+            }
         })
         .collect();
     let outcomes = seeded.engine.decide_many(requests, DecidedBy::Inbox)?;
@@ -522,11 +519,8 @@ async fn approve_all(sessions: usize, calls: usize) -> anyhow::Result<ExitCode> 
     // What "Approve all" sends: each item with the hash of the arguments shown.
     let requests: Vec<DecisionRequest> = items
         .iter()
-        .map(|item| DecisionRequest {
-            approval_id: item.approval_id.clone(),
-            approve: true,
-            args_hash: Some(item.args_hash.clone()),
-            ..DecisionRequest::default()
+        .map(|item| {
+            DecisionRequest::approve(item.approval_id.clone()).shown(item.args_hash.clone())
         })
         .collect();
     let started = Instant::now();

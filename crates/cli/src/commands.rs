@@ -11,7 +11,7 @@ use airlock_core::RememberScope;
 use airlock_core::display::{cut_middle, visible_line};
 use airlock_engine::{DecisionRequest, InboxItem};
 use airlock_protocol::commands as cmd;
-use airlock_protocol::{GrantArgs, GrantScope};
+use airlock_protocol::{Approval, Decision, GrantArgs, GrantRequest, GrantScope};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -132,20 +132,27 @@ async fn approve(
         bail!("--args must be a JSON object");
     }
     let remember = parse_remember(remember)?;
-    let requests = ids.into_iter().map(|id| DecisionRequest {
-        approval_id: id,
-        approve: true,
-        args: args.clone(),
+    let asked = grant.for_secs.is_some()
+        || grant.times.is_some()
+        || grant.scope.is_some()
+        || grant.any_args
+        || grant.pattern.is_some();
+    let approval = Approval {
+        args,
         for_chat,
         remember,
         exact_args,
-        for_secs: grant.for_secs,
-        times: grant.times,
-        grant_scope: grant.scope,
-        grant_args: grant.any_args.then_some(GrantArgs::Any),
-        grant_pattern: grant.pattern.clone(),
-        ..DecisionRequest::default()
-    });
+        grant: asked.then(|| GrantRequest {
+            for_secs: grant.for_secs,
+            times: grant.times,
+            scope: grant.scope,
+            args: grant.any_args.then_some(GrantArgs::Any),
+            pattern: grant.pattern.clone(),
+        }),
+    };
+    let requests = ids
+        .into_iter()
+        .map(|id| DecisionRequest::new(id, Decision::Approve(approval.clone())));
     decide_all(client, requests.collect()).await
 }
 
@@ -156,12 +163,15 @@ async fn deny(
     remember: Option<String>,
 ) -> anyhow::Result<ExitCode> {
     let remember = parse_remember(remember)?;
-    let requests = ids.into_iter().map(|id| DecisionRequest {
-        approval_id: id,
-        approve: false,
-        reason: reason.clone(),
-        remember,
-        ..DecisionRequest::default()
+    let requests = ids.into_iter().map(|id| {
+        DecisionRequest::new(
+            id,
+            Decision::Deny {
+                reason: reason.clone(),
+                remember,
+                exact_args: false,
+            },
+        )
     });
     decide_all(client, requests.collect()).await
 }
@@ -484,7 +494,7 @@ async fn decide_all(
     let outcomes = client.decide_many(&requests).await?;
     let mut failed = false;
     for (request, outcome) in requests.iter().zip(outcomes) {
-        let verb = if request.approve {
+        let verb = if request.decision.approves() {
             "approved"
         } else {
             "denied"
@@ -492,7 +502,9 @@ async fn decide_all(
         match outcome {
             Ok(answer) => {
                 println!("{verb} {}", request.approval_id);
-                if request.for_secs.is_some() || request.times.is_some() {
+                if matches!(&request.decision, Decision::Approve(Approval { grant: Some(g), .. })
+                    if g.for_secs.is_some() || g.times.is_some())
+                {
                     print_grant_made(client, &answer).await;
                 }
             }

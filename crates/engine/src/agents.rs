@@ -833,12 +833,13 @@ mod tests {
     }
 
     fn approve(id: &str, args: Option<Value>) -> DecisionRequest {
-        DecisionRequest {
-            approval_id: id.into(),
-            approve: true,
-            args,
-            ..DecisionRequest::default()
-        }
+        DecisionRequest::new(
+            id,
+            crate::Decision::Approve(airlock_protocol::Approval {
+                args,
+                ..Default::default()
+            }),
+        )
     }
 
     fn deny_rule(pattern: &str) -> ArgRule {
@@ -985,10 +986,7 @@ mod tests {
         assert_eq!(audited(&engine, "agent_id_reused").len(), 1);
         engine
             .decide(
-                DecisionRequest {
-                    approve: false,
-                    ..approve(&asked.approval_id, None)
-                },
+                DecisionRequest::deny(&asked.approval_id, None),
                 DecidedBy::Inbox,
             )
             .unwrap();
@@ -1201,10 +1199,16 @@ mod tests {
         let item = waiting(&engine).await;
         engine
             .decide(
-                DecisionRequest {
-                    times: Some(2),
-                    ..approve(&item.approval_id, None)
-                },
+                DecisionRequest::new(
+                    &item.approval_id,
+                    crate::Decision::Approve(airlock_protocol::Approval {
+                        grant: Some(airlock_protocol::GrantRequest {
+                            times: Some(2),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    }),
+                ),
                 DecidedBy::Inbox,
             )
             .unwrap();
@@ -1401,6 +1405,58 @@ mod tests {
             "an edit the agent cannot run was accepted"
         );
         call.abort();
+    }
+
+    /// Issue 28: an item says which decisions it takes. A hook that can run an edited input
+    /// (PreToolUse) offers an edit; one that cannot (Codex's PermissionRequest) does not, and
+    /// the engine refuses the edit it did not offer, leaving the call waiting.
+    #[tokio::test]
+    async fn an_agent_that_cannot_run_an_edit_is_not_offered_one() {
+        use crate::DecisionKind::*;
+        let (_dir, engine) = engine();
+        let editable = asking(&engine, bash("ls", Some("c1"), AgentEvent::PreToolUse));
+        let item = waiting(&engine).await;
+        assert_eq!(
+            item.available_decisions,
+            vec![Approve, Edit, Deny, AllowForChat, Remember, Grant]
+        );
+        engine
+            .decide(
+                DecisionRequest::deny(&item.approval_id, None),
+                DecidedBy::Inbox,
+            )
+            .unwrap();
+        editable.await.unwrap().unwrap();
+        let fixed = asking(&engine, bash("pwd", None, AgentEvent::PermissionRequest));
+        let item = waiting(&engine).await;
+        assert_eq!(
+            item.available_decisions,
+            vec![Approve, Deny, AllowForChat, Remember, Grant]
+        );
+        // A notification may not approve an agent's call, yet the window offers Approve: what
+        // an item offers is not narrowed by one channel's limits.
+        assert!(!engine.notification_may_approve(&item));
+        assert!(
+            engine
+                .decide(approve(&item.approval_id, None), DecidedBy::Notification)
+                .is_err()
+        );
+        let refused = engine
+            .decide(
+                approve(&item.approval_id, Some(json!({"command": "pwd -P"}))),
+                DecidedBy::Inbox,
+            )
+            .unwrap_err();
+        assert_eq!(refused.code(), airlock_protocol::ErrorCode::InvalidEdit);
+        assert!(
+            refused.to_string().contains("cannot run an edited input"),
+            "{refused}"
+        );
+        assert_eq!(engine.inbox().unwrap().len(), 1, "still waiting");
+        engine
+            .decide(approve(&item.approval_id, None), DecidedBy::Inbox)
+            .unwrap();
+        assert_eq!(fixed.await.unwrap().unwrap().verdict, AgentVerdict::Allow);
     }
 
     #[tokio::test]

@@ -21,8 +21,8 @@ use airlock_core::schema::{check_answer, with_defaults};
 use airlock_core::suggest::grant_pattern;
 use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope};
 use airlock_protocol::{
-    ApprovalRow, DecidedItem, DecisionRequest, ElicitationAction, ElicitationAnswer, EngineEvent,
-    GrantArgs, GrantScope,
+    Approval, ApprovalRow, DecidedItem, Decision, DecisionKind, DecisionRequest, ElicitationAction,
+    ElicitationAnswer, EngineEvent, GrantArgs, GrantScope,
 };
 use airlock_store::{DecisionInput, GrantLimits, StoreError};
 use serde_json::{Value, json};
@@ -156,41 +156,151 @@ impl Settlement {
 
 impl From<DecisionRequest> for Settlement {
     fn from(request: DecisionRequest) -> Self {
-        Self {
-            approval_id: request.approval_id,
-            resolution: if request.approve {
-                Resolution::Approve { args: request.args }
-            } else {
-                Resolution::Deny
-            },
-            reason: request.reason,
-            session: request.session,
-            args_hash: request.args_hash,
-            remember: request.remember.unwrap_or(RememberScope::Once),
-            exact_args: request.exact_args,
-            for_chat: request.for_chat,
-            grant: (request.for_secs.is_some()
-                || request.times.is_some()
-                || request.grant_scope.is_some()
-                || request.grant_args.is_some()
-                || request.grant_pattern.is_some())
-            .then(|| GrantAsked {
-                for_secs: request.for_secs,
-                times: request.times,
-                // `remember: always` with a grant meant every chat before grants had a scope.
-                scope: request.grant_scope.unwrap_or(
-                    if request.remember == Some(RememberScope::Always) {
-                        GrantScope::All
-                    } else {
-                        GrantScope::Chat
-                    },
-                ),
-                args: request.grant_args.unwrap_or_default(),
-                pattern: request.grant_pattern.clone(),
-                exact_args: request.exact_args,
-            }),
-            device: None,
+        let DecisionRequest {
+            approval_id,
+            decision,
+            session,
+            args_hash,
+        } = request;
+        let mut settlement = Settlement::new(approval_id, Resolution::Deny);
+        settlement.session = session;
+        settlement.args_hash = args_hash;
+        match decision {
+            Decision::Approve(Approval {
+                args,
+                for_chat,
+                remember,
+                exact_args,
+                grant,
+            }) => {
+                settlement.resolution = Resolution::Approve { args };
+                settlement.for_chat = for_chat;
+                settlement.remember = remember.unwrap_or(RememberScope::Once);
+                settlement.exact_args = exact_args;
+                settlement.grant = grant.map(|grant| GrantAsked {
+                    for_secs: grant.for_secs,
+                    times: grant.times,
+                    // `remember: always` with a grant meant every chat before grants had a scope.
+                    scope: grant
+                        .scope
+                        .unwrap_or(if remember == Some(RememberScope::Always) {
+                            GrantScope::All
+                        } else {
+                            GrantScope::Chat
+                        }),
+                    args: grant.args.unwrap_or_default(),
+                    pattern: grant.pattern,
+                    exact_args,
+                });
+            }
+            Decision::Deny {
+                reason,
+                remember,
+                exact_args,
+            } => {
+                settlement.reason = reason;
+                settlement.remember = remember.unwrap_or(RememberScope::Once);
+                settlement.exact_args = exact_args;
+            }
+            Decision::Answer(answer) => settlement.resolution = Resolution::Answer(answer),
         }
+        settlement
+    }
+}
+
+/// The decisions an item accepts — the one place that says so: the inbox item carries them
+/// (`available_decisions`) for every channel to show, and [`Inner::settle`] refuses any other.
+/// An elicitation is answered (accept, decline, cancel); a tool call is approved or denied,
+/// edited only where the edit can run (not a provider's own tool, not an agent that cannot
+/// take one), kept for later calls only where a later call consults what was kept (never for a
+/// provider's own tool: the provider asks each time).
+pub(crate) fn available_decisions(kind: ItemKind, agent_editable: bool) -> Vec<DecisionKind> {
+    use DecisionKind::*;
+    match kind {
+        ItemKind::Elicitation => vec![Accept, Decline, Cancel],
+        ItemKind::ProviderToolCall => vec![Approve, Deny],
+        ItemKind::ToolCall => vec![Approve, Edit, Deny, AllowForChat, Remember, Grant],
+        ItemKind::AgentToolCall if agent_editable => {
+            vec![Approve, Edit, Deny, AllowForChat, Remember, Grant]
+        }
+        ItemKind::AgentToolCall => vec![Approve, Deny, AllowForChat, Remember, Grant],
+    }
+}
+
+/// Why an item refuses a kind of decision it does not offer, as the channel's person reads it.
+fn not_offered(row: &ApprovalRow, kind: DecisionKind) -> (Refusal, String) {
+    let id = &row.approval_id;
+    let elicitation = row.kind == ItemKind::Elicitation;
+    match kind {
+        DecisionKind::Accept | DecisionKind::Decline | DecisionKind::Cancel => (
+            Refusal::Answer,
+            format!("{id} is a tool call, not an elicitation; use approve or deny"),
+        ),
+        _ if elicitation => (
+            Refusal::Invalid,
+            format!("{id} is an elicitation; answer it with `airlock answer`"),
+        ),
+        DecisionKind::Edit if row.kind == ItemKind::ProviderToolCall => (
+            Refusal::Invalid,
+            "the provider runs this tool itself; its arguments cannot be edited, only approved or denied".into(),
+        ),
+        DecisionKind::Edit => (
+            Refusal::Invalid,
+            format!(
+                "{} cannot run an edited input for this request; approve or deny it",
+                row.agent.as_ref().map_or("the agent", |a| a.agent.as_str())
+            ),
+        ),
+        DecisionKind::Grant => (
+            Refusal::Invalid,
+            "the provider runs this tool itself and asks each time; it cannot be granted for later calls".into(),
+        ),
+        DecisionKind::AllowForChat | DecisionKind::Remember => (
+            Refusal::Invalid,
+            "the provider runs this tool itself and asks each time; nothing can be kept for later calls".into(),
+        ),
+        DecisionKind::Approve | DecisionKind::Deny => (
+            Refusal::Invalid,
+            format!("{id} cannot be decided this way"),
+        ),
+    }
+}
+
+/// Whether the agent that asked can run an edited input instead (its hook said so).
+pub(crate) fn agent_editable(row: &ApprovalRow) -> bool {
+    row.agent.as_ref().is_some_and(|a| a.editable)
+}
+
+/// The decision kinds a settlement uses (none for what the engine does on its own: expire,
+/// cancel, withdraw).
+fn kinds_of(settlement: &Settlement) -> Vec<DecisionKind> {
+    let keeps = settlement.remember != RememberScope::Once;
+    match &settlement.resolution {
+        Resolution::Approve { args } => {
+            let mut kinds = vec![if args.is_some() {
+                DecisionKind::Edit
+            } else {
+                DecisionKind::Approve
+            }];
+            if settlement.for_chat {
+                kinds.push(DecisionKind::AllowForChat);
+            }
+            if keeps {
+                kinds.push(DecisionKind::Remember);
+            }
+            if settlement.grant.is_some() {
+                kinds.push(DecisionKind::Grant);
+            }
+            kinds
+        }
+        Resolution::Deny if keeps => vec![DecisionKind::Deny, DecisionKind::Remember],
+        Resolution::Deny => vec![DecisionKind::Deny],
+        Resolution::Answer(answer) => vec![match answer.action {
+            ElicitationAction::Accept => DecisionKind::Accept,
+            ElicitationAction::Decline => DecisionKind::Decline,
+            ElicitationAction::Cancel => DecisionKind::Cancel,
+        }],
+        Resolution::Expire | Resolution::Cancel | Resolution::Withdraw => Vec::new(),
     }
 }
 
@@ -403,15 +513,16 @@ impl Inner {
                 "the arguments changed since they were shown; look again".into(),
             );
         }
-        let id = &settlement.approval_id;
-        let elicitation = row.kind == ItemKind::Elicitation;
+        let offered = available_decisions(row.kind, agent_editable(row));
+        if let Some(kind) = kinds_of(settlement)
+            .into_iter()
+            .find(|kind| !offered.contains(kind))
+        {
+            let (kind, why) = not_offered(row, kind);
+            return refuse(checked, kind, why);
+        }
         match &settlement.resolution {
             Resolution::Expire | Resolution::Cancel | Resolution::Withdraw => checked,
-            Resolution::Answer(_) if !elicitation => refuse(
-                checked,
-                Refusal::Answer,
-                format!("{id} is a tool call, not an elicitation; use approve or deny"),
-            ),
             Resolution::Answer(answer) => match answer_content(row, answer) {
                 Ok(content) => Checked {
                     edited_args: content,
@@ -419,16 +530,6 @@ impl Inner {
                 },
                 Err(why) => refuse(checked, Refusal::Answer, why),
             },
-            Resolution::Approve { .. } | Resolution::Deny if elicitation => refuse(
-                checked,
-                Refusal::Invalid,
-                format!("{id} is an elicitation; answer it with `airlock answer`"),
-            ),
-            Resolution::Deny if settlement.grant.is_some() => refuse(
-                checked,
-                Refusal::Invalid,
-                "a timed or counted grant goes with an approval, not a denial".into(),
-            ),
             Resolution::Deny => checked,
             Resolution::Approve { args } => {
                 if let Err((kind, why)) = self.may_approve(row, args.as_ref(), by, policy) {
@@ -461,10 +562,8 @@ impl Inner {
             if !args.is_object() {
                 return Err(invalid("edited arguments must be a JSON object".into()));
             }
+            // Whether the item takes an edit at all is settled (`available_decisions`).
             match row.kind {
-                ItemKind::ProviderToolCall => {
-                    return Err(invalid("the provider runs this tool itself; its arguments cannot be edited, only approved or denied".into()));
-                }
                 ItemKind::AgentToolCall => agent_edit(self, row, args).map_err(invalid)?,
                 _ => match self.tools.tool(&row.server, &row.tool) {
                     Some(tool) => tool
@@ -551,12 +650,8 @@ impl Inner {
     }
 }
 
-/// An edit of an agent's call: only where the agent can run it, checked against the tool's
-/// schema when Airlock knows the tool (an MCP server proxied by name), and a shell command must
-/// stay a command.
 /// The grant an approval asks for, where one can be kept: not from a notification (one line
-/// and two buttons), not for a tool the provider runs itself (Airlock never sees its later
-/// calls to let them through). It covers the arguments asked for, judged on those that run
+/// and two buttons; a provider's own tool never offers one, see [`available_decisions`]). It covers the arguments asked for, judged on those that run
 /// (`runs`, an edit included).
 fn grant_for(
     row: &ApprovalRow,
@@ -566,12 +661,6 @@ fn grant_for(
 ) -> std::result::Result<Option<GrantLimits>, String> {
     if by == DecidedBy::Notification {
         return Err("a notification approves one call; grants are made in the inbox".into());
-    }
-    if row.kind == ItemKind::ProviderToolCall {
-        return Err(
-            "the provider runs this tool itself and asks each time; it cannot be granted for later calls"
-                .into(),
-        );
     }
     let Some(limits) = asked.limits()? else {
         return Ok(None);
@@ -650,13 +739,10 @@ fn typed_pattern(
     Ok(pattern)
 }
 
+/// An edit of an agent's call: the agent can run one (`available_decisions`), checked against the tool's
+/// schema when Airlock knows the tool (an MCP server proxied by name), and a shell command must
+/// stay a command.
 fn agent_edit(inner: &Inner, row: &ApprovalRow, args: &Value) -> std::result::Result<(), String> {
-    if !row.agent.as_ref().is_some_and(|a| a.editable) {
-        return Err(format!(
-            "{} cannot run an edited input for this request; approve or deny it",
-            row.agent.as_ref().map_or("the agent", |a| a.agent.as_str())
-        ));
-    }
     if let Some(tool) = inner.tools.tool(&row.server, &row.tool) {
         return tool.validate(args).map_err(|error| error.to_string());
     }

@@ -6,7 +6,9 @@ use crate::decision::{Resolution, Settlement};
 use crate::tools::CallContext;
 use crate::{Engine, EngineError, Inner, Result};
 use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, args_hash, ids};
-use airlock_protocol::{ElicitationAction, ElicitationAnswer, EngineEvent};
+use airlock_protocol::{
+    Decision, DecisionRequest, ElicitationAction, ElicitationAnswer, EngineEvent,
+};
 use airlock_store::NewApproval;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -139,13 +141,18 @@ impl Engine {
 
     /// Answers an elicitation. Accepted content must be an object matching the requested
     /// schema (after its defaults are filled in); otherwise nothing changes.
+    /// A decision of kind `answer` ([`Engine::decide`]).
     pub fn answer(
         &self,
         approval_id: &str,
         answer: ElicitationAnswer,
         by: DecidedBy,
     ) -> Result<()> {
-        self.answer_as(Settlement::new(approval_id, Resolution::Answer(answer)), by)
+        self.decide(
+            DecisionRequest::new(approval_id, Decision::Answer(answer)),
+            by,
+        )
+        .map(|_| ())
     }
 
     /// [`Engine::answer`] from a paired device (the phone inbox), audited with its name.
@@ -155,16 +162,12 @@ impl Engine {
         answer: ElicitationAnswer,
         device: &str,
     ) -> Result<()> {
-        let mut settlement = Settlement::new(approval_id, Resolution::Answer(answer));
-        settlement.device = Some(device.to_string());
-        self.answer_as(settlement, DecidedBy::Remote)
-    }
-
-    fn answer_as(&self, settlement: Settlement, by: DecidedBy) -> Result<()> {
-        self.inner
-            .settle(vec![settlement], by)?
-            .pop()
-            .unwrap_or_else(|| Err(EngineError::Invalid("no answer was recorded".into())))
-            .map(|_| ())
+        self.decide_many_from_device(
+            vec![DecisionRequest::new(approval_id, Decision::Answer(answer))],
+            device,
+        )?
+        .pop()
+        .unwrap_or_else(|| Err(EngineError::Invalid("no answer was recorded".into())))
+        .map(|_| ())
     }
 }

@@ -27,9 +27,10 @@ pub mod tools;
 mod views;
 
 pub use airlock_protocol::{
-    AddedRule, ApprovalRow, AuditRow, CallRow, DecidedItem, DecisionRequest, ElicitationAction,
-    ElicitationAnswer, EngineEvent, ErrorCode, InboxItem, MessageRow, RememberedRow, RuleRow,
-    ServerRow, ServerStatus, ServerView, SessionRow, ToolChange, ToolView, TurnOutcome,
+    AddedRule, ApprovalRow, AuditRow, CallRow, DecidedItem, Decision, DecisionKind,
+    DecisionRequest, ElicitationAction, ElicitationAnswer, EngineEvent, ErrorCode, InboxItem,
+    MessageRow, RememberedRow, RuleRow, ServerRow, ServerStatus, ServerView, SessionRow,
+    ToolChange, ToolView, TurnOutcome,
 };
 pub use airlock_protocol::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSettings};
 pub use airlock_store::PinCheck;
@@ -313,9 +314,7 @@ impl Engine {
         requests: Vec<DecisionRequest>,
         device: &str,
     ) -> Result<Vec<Result<ApprovalRow>>> {
-        if let Some(standing) = requests.iter().find(|r| {
-            r.for_chat || r.remember.is_some() || r.for_secs.is_some() || r.times.is_some()
-        }) {
+        if let Some(standing) = requests.iter().find(|r| r.decision.keeps_anything()) {
             return Err(EngineError::NotAllowed(format!(
                 "{}: a paired device decides one call; grants and remembered decisions are made on the desktop",
                 standing.approval_id
@@ -364,14 +363,13 @@ impl Inner {
         } else {
             None
         };
-        let editable = match row.kind {
-            ItemKind::ToolCall => true,
-            ItemKind::AgentToolCall => row.agent.as_ref().is_some_and(|a| a.editable),
-            ItemKind::ProviderToolCall | ItemKind::Elicitation => false,
-        };
+        let available_decisions =
+            decision::available_decisions(row.kind, decision::agent_editable(&row));
+        let editable = available_decisions.contains(&DecisionKind::Edit);
         let agent = row.agent;
         InboxItem {
             editable,
+            available_decisions,
             agent: agent.as_ref().map(|a| a.agent.clone()),
             client: agent.as_ref().and_then(|a| a.client.clone()),
             agent_session: agent.as_ref().map(|a| a.agent_session.clone()),

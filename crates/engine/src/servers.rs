@@ -234,13 +234,13 @@ impl Engine {
             .inbox()?
             .into_iter()
             .filter(|item| item.server == name && item.kind != ItemKind::Elicitation)
-            .map(|item| DecisionRequest {
-                approval_id: item.approval_id,
-                approve: false,
-                reason: Some(format!(
-                    "The MCP server '{name}' was removed, so this call cannot run."
-                )),
-                ..DecisionRequest::default()
+            .map(|item| {
+                DecisionRequest::deny(
+                    item.approval_id,
+                    Some(format!(
+                        "The MCP server '{name}' was removed, so this call cannot run."
+                    )),
+                )
             })
             .collect();
         if denials.is_empty() {

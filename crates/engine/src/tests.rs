@@ -4,6 +4,7 @@
 
 use super::*;
 use airlock_core::{ArgRule, Mode, RememberScope, ToolSetting};
+use airlock_protocol::Approval;
 use airlock_store::StoreError;
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use serde_json::json;
@@ -146,20 +147,16 @@ pub(crate) async fn inbox_of(engine: &Engine, n: usize) -> Vec<InboxItem> {
 }
 
 fn approve(id: &str) -> DecisionRequest {
-    DecisionRequest {
-        approval_id: id.into(),
-        approve: true,
-        ..DecisionRequest::default()
-    }
+    DecisionRequest::approve(id)
 }
 
 fn deny(id: &str, reason: &str) -> DecisionRequest {
-    DecisionRequest {
-        approval_id: id.into(),
-        approve: false,
-        reason: Some(reason.into()),
-        ..DecisionRequest::default()
-    }
+    DecisionRequest::deny(id, Some(reason.into()))
+}
+
+/// An approval with options (an edit, something kept for later).
+fn approving(id: &str, approval: Approval) -> DecisionRequest {
+    DecisionRequest::new(id, Decision::Approve(approval))
 }
 
 /// The tool messages of a recorded request, by tool_call_id.
@@ -203,10 +200,13 @@ async fn approve_with_edited_arguments_runs_the_edit() {
         let edited = json!({"path": "b.txt", "content": "edited"});
         f.engine
             .decide(
-                DecisionRequest {
-                    args: Some(edited.clone()),
-                    ..approve(&items[0].approval_id)
-                },
+                approving(
+                    &items[0].approval_id,
+                    Approval {
+                        args: Some(edited.clone()),
+                        ..Approval::default()
+                    },
+                ),
                 DecidedBy::Inbox,
             )
             .unwrap();
@@ -363,10 +363,13 @@ async fn auto_allowed_read_runs_while_write_waits() {
 #[tokio::test]
 async fn edit_that_fails_the_schema_is_refused_and_the_call_still_waits() {
     let (f, item) = pending_write("done", false).await;
-    let bad = DecisionRequest {
-        args: Some(json!({"path": 7})),
-        ..approve(&item.approval_id)
-    };
+    let bad = approving(
+        &item.approval_id,
+        Approval {
+            args: Some(json!({"path": 7})),
+            ..Approval::default()
+        },
+    );
     let err = f
         .engine
         .decide(bad, DecidedBy::Api)
@@ -478,10 +481,13 @@ async fn modes_and_grants() {
     let items = inbox_of(&f.engine, 1).await;
     f.engine
         .decide(
-            DecisionRequest {
-                for_chat: true,
-                ..approve(&items[0].approval_id)
-            },
+            approving(
+                &items[0].approval_id,
+                Approval {
+                    for_chat: true,
+                    ..Approval::default()
+                },
+            ),
             DecidedBy::Chat,
         )
         .unwrap();
@@ -717,10 +723,13 @@ async fn many_sessions_at_once_each_decision_reaches_its_own_call() {
         let args = json!({"path": format!("{}.txt", item.session), "content": item.session});
         engine
             .decide(
-                DecisionRequest {
-                    args: Some(args),
-                    ..approve(&item.approval_id)
-                },
+                approving(
+                    &item.approval_id,
+                    Approval {
+                        args: Some(args),
+                        ..Approval::default()
+                    },
+                ),
                 DecidedBy::Inbox,
             )
             .unwrap();
@@ -921,14 +930,20 @@ async fn a_batch_of_mixed_decisions_is_applied_item_by_item_and_starts_every_com
     let batch = vec![
         approve(&id("a", 1)),
         deny(&id("a", 2), "not a2"),
-        DecisionRequest {
-            args: Some(json!({"path": "a-3-edited.txt", "content": "edited"})),
-            ..approve(&id("a", 3))
-        },
-        DecisionRequest {
-            args: Some(json!({"path": 7})),
-            ..approve(&id("b", 1))
-        },
+        approving(
+            &id("a", 3),
+            Approval {
+                args: Some(json!({"path": "a-3-edited.txt", "content": "edited"})),
+                ..Approval::default()
+            },
+        ),
+        approving(
+            &id("b", 1),
+            Approval {
+                args: Some(json!({"path": 7})),
+                ..Approval::default()
+            },
+        ),
         approve(&id("b", 3)),
         approve(&id("b", 2)),
     ];
@@ -1085,10 +1100,13 @@ async fn a_store_failure_in_the_middle_of_a_batch_decides_nothing_and_runs_nothi
 #[tokio::test]
 async fn a_decision_with_another_args_hash_is_refused_and_nothing_runs() {
     let (f, item) = pending_write("done", false).await;
-    let stale = |yes: bool| DecisionRequest {
-        approve: yes,
-        args_hash: Some("0".repeat(64)),
-        ..approve(&item.approval_id)
+    let stale = |yes: bool| {
+        let request = if yes {
+            approve(&item.approval_id)
+        } else {
+            DecisionRequest::deny(&item.approval_id, None)
+        };
+        request.shown("0".repeat(64))
     };
     for yes in [true, false] {
         let error = f.engine.decide(stale(yes), DecidedBy::Api).unwrap_err();
@@ -1098,10 +1116,7 @@ async fn a_decision_with_another_args_hash_is_refused_and_nothing_runs() {
     assert!(!f.engine.workspace().join("a.txt").exists());
     f.engine
         .decide(
-            DecisionRequest {
-                args_hash: Some(item.args_hash.clone()),
-                ..approve(&item.approval_id)
-            },
+            approve(&item.approval_id).shown(item.args_hash.clone()),
             DecidedBy::Api,
         )
         .unwrap();
@@ -1124,10 +1139,13 @@ async fn an_approval_never_gets_past_a_deny_rule_or_a_blocked_tool() {
             effect: airlock_core::RuleEffect::Deny,
         })
         .unwrap();
-    let edit = DecisionRequest {
-        args: Some(json!({"path": "secret.txt", "content": "x"})),
-        ..approve(&item.approval_id)
-    };
+    let edit = approving(
+        &item.approval_id,
+        Approval {
+            args: Some(json!({"path": "secret.txt", "content": "x"})),
+            ..Approval::default()
+        },
+    );
     let error = f.engine.decide(edit, DecidedBy::Inbox).unwrap_err();
     assert!(
         matches!(&error, EngineError::NotAllowed(m) if m.contains("no-secrets")),
@@ -1259,12 +1277,15 @@ async fn remembering_an_edited_approval_covers_the_edit_not_the_proposal() {
     let first = inbox_of(&f.engine, 1).await.remove(0);
     f.engine
         .decide(
-            DecisionRequest {
-                args: Some(json!({"command": "echo ok"})),
-                remember: Some(RememberScope::Always),
-                exact_args: true,
-                ..approve(&first.approval_id)
-            },
+            approving(
+                &first.approval_id,
+                Approval {
+                    args: Some(json!({"command": "echo ok"})),
+                    remember: Some(RememberScope::Always),
+                    exact_args: true,
+                    ..Approval::default()
+                },
+            ),
             DecidedBy::Api,
         )
         .unwrap();
@@ -1321,10 +1342,7 @@ async fn one_item_approved_from_three_channels_at_once_runs_once() {
             .into_iter()
             .map(|by| {
                 let (engine, barrier) = (f.engine.clone(), barrier.clone());
-                let request = DecisionRequest {
-                    args_hash: Some(item.args_hash.clone()),
-                    ..approve(&item.approval_id)
-                };
+                let request = approve(&item.approval_id).shown(item.args_hash.clone());
                 std::thread::spawn(move || {
                     barrier.wait();
                     engine.decide(request, by)
@@ -1443,3 +1461,61 @@ async fn an_approval_round_is_five_commits_one_durable_and_few_pages() {
 /// Pages (WAL frames) one approval round of a new session may write: 27 for its rows and
 /// indexes, and the pages a young database adds as its tables grow. 36 before issue 33.
 const ROUND_PAGES: u64 = 28;
+
+/// Issue 28: an elicitation offers accept, decline and cancel — nothing else — and is answered
+/// through the one decision path like any item: a decision of kind `answer`.
+#[tokio::test]
+async fn an_elicitation_offers_its_answers_and_takes_one_as_a_decision() {
+    let (_dir, engine) = empty_engine();
+    let asked = {
+        let engine = engine.clone();
+        tokio::spawn(async move {
+            engine
+                .elicit(crate::ElicitationRequest {
+                    server: "forms".into(),
+                    message: "Your name?".into(),
+                    schema: json!({"type": "object", "required": ["name"],
+                        "properties": {"name": {"type": "string"}}}),
+                    meta: None,
+                    context: None,
+                    property_order: Vec::new(),
+                })
+                .await
+        })
+    };
+    let item = loop {
+        if let Some(item) = engine.inbox().unwrap().pop() {
+            break item;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert_eq!(
+        item.available_decisions,
+        vec![
+            DecisionKind::Accept,
+            DecisionKind::Decline,
+            DecisionKind::Cancel
+        ]
+    );
+    // Approve, deny and an edit are not what a form takes.
+    for decision in [
+        Decision::approve(),
+        Decision::edit(json!({"name": "x"})),
+        DecisionRequest::deny("", None).decision,
+    ] {
+        let request = DecisionRequest::new(&item.approval_id, decision);
+        assert!(engine.decide(request, DecidedBy::Inbox).is_err());
+    }
+    let answer = ElicitationAnswer {
+        action: ElicitationAction::Accept,
+        content: Some(json!({"name": "Ada"})),
+    };
+    engine
+        .decide(
+            DecisionRequest::new(&item.approval_id, Decision::Answer(answer.clone()))
+                .shown(item.args_hash.clone()),
+            DecidedBy::Inbox,
+        )
+        .unwrap();
+    assert_eq!(asked.await.unwrap().unwrap(), answer);
+}

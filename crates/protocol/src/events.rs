@@ -28,10 +28,15 @@ pub struct InboxItem {
     pub message: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema: Option<Value>,
-    /// Whether an edited input can run instead (not for a provider's own tools, elicitations,
-    /// or an agent that cannot take one).
+    /// Whether an edited input can run instead: `available_decisions` holds `edit` (kept for
+    /// readers of `inbox --json` that look for it).
     #[serde(default)]
     pub editable: bool,
+    /// The decisions it accepts, and so the only ones a channel offers (Codex's
+    /// `available_decisions`): an elicitation's accept/decline/cancel, an edit only where an
+    /// edit can run, a grant only where a later call could use it.
+    #[serde(default)]
+    pub available_decisions: Vec<crate::DecisionKind>,
     /// Agent tool calls: the agent (`claude-code`, `codex`, `mcp-client`), the MCP client's
     /// name, the agent's session id and its working folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]

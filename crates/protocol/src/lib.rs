@@ -32,8 +32,8 @@ pub use insights::{
 pub use provider::{HostedMcpServer, ProviderKind, ProviderKindInfo, ProviderSettings};
 pub use remote::{DeviceView, NtfyPush, NtfyPushView, Pairing};
 pub use requests::{
-    DECISIONS_BODY_LIMIT, DecisionRequest, ElicitationAction, ElicitationAnswer, GrantArgs,
-    GrantOffer, GrantScope,
+    Approval, DECISIONS_BODY_LIMIT, Decision, DecisionKind, DecisionRequest, ElicitationAction,
+    ElicitationAnswer, GrantArgs, GrantOffer, GrantRequest, GrantScope,
 };
 pub use rows::{
     AddedRule, AgentOrigin, ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow,

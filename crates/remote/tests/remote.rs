@@ -37,7 +37,7 @@ async fn a_paired_phone_approves_denies_and_edits_and_the_model_reads_each_outco
         .post(
             "/v1/decisions",
             &token,
-            json!({"approval_id": a, "approve": true, "times": 5}),
+            json!({"approval_id": a, "decision": {"kind": "approve", "grant": {"times": 5}}}),
         )
         .await;
     assert_eq!(status, 403);
@@ -45,7 +45,7 @@ async fn a_paired_phone_approves_denies_and_edits_and_the_model_reads_each_outco
         .post(
             "/v1/decisions",
             &token,
-            json!({"approval_id": a, "approve": true, "args_hash": a_hash}),
+            json!({"approval_id": a, "decision": {"kind": "approve"}, "args_hash": a_hash}),
         )
         .await;
     assert_eq!(status, 200);
@@ -54,7 +54,7 @@ async fn a_paired_phone_approves_denies_and_edits_and_the_model_reads_each_outco
         .post(
             "/v1/decisions",
             &token,
-            json!({"approval_id": b, "approve": false, "reason": "not from my phone"}),
+            json!({"approval_id": b, "decision": {"kind": "deny", "reason": "not from my phone"}}),
         )
         .await;
     assert_eq!(status, 200);
@@ -64,12 +64,12 @@ async fn a_paired_phone_approves_denies_and_edits_and_the_model_reads_each_outco
         .post(
             "/v1/decisions",
             &token,
-            json!({"approval_id": c, "approve": true, "args": {"path": "c.txt"}}),
+            json!({"approval_id": c, "decision": {"kind": "approve", "args": {"path": "c.txt"}}}),
         )
         .await;
     assert_eq!(status, 409, "an edit that fails the schema is refused");
     let (status, _) = p
-        .post("/v1/decisions", &token, json!({"approval_id": c, "approve": true, "args": {"path": "c.txt", "content": "edited"}}))
+        .post("/v1/decisions", &token, json!({"approval_id": c, "decision": {"kind": "approve", "args": {"path": "c.txt", "content": "edited"}}}))
         .await;
     assert_eq!(status, 200);
     p.engine.wait_turn("s").await.unwrap();
@@ -134,7 +134,7 @@ async fn a_phone_may_do_nothing_else_and_a_revoked_phone_nothing_at_all() {
     // What it may do, it may do at any size: "Approve all" on 20,000 items (~2.7 MB, past the
     // 1 MB a device may otherwise send) is read whole and answered per item.
     let many: Vec<Value> = (0..20_000)
-        .map(|i| json!({"approval_id": format!("apr_unknown_{i:06}"), "approve": true, "args_hash": "0".repeat(64)}))
+        .map(|i| json!({"approval_id": format!("apr_unknown_{i:06}"), "decision": {"kind": "approve"}, "args_hash": "0".repeat(64)}))
         .collect();
     let (status, outcomes) = p
         .post("/v1/decisions/batch", &token, json!({ "decisions": many }))

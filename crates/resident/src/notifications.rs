@@ -143,13 +143,12 @@ pub fn handle_action(
         ACTION_OPEN => return ActionOutcome::Open,
         _ => return ActionOutcome::Ignored,
     };
-    let request = DecisionRequest {
-        approval_id: approval_id.to_string(),
-        approve,
-        reason: (!approve).then(|| "denied from the notification".to_string()),
-        args_hash: Some(args_hash.to_string()),
-        ..Default::default()
-    };
+    let request = if approve {
+        DecisionRequest::approve(approval_id)
+    } else {
+        DecisionRequest::deny(approval_id, Some("denied from the notification".into()))
+    }
+    .shown(args_hash);
     match engine.decide(request, DecidedBy::Notification) {
         Ok(_) => ActionOutcome::Decided { approve },
         Err(error) => ActionOutcome::Refused(error.to_string()),
@@ -1341,12 +1340,7 @@ mod tests {
         // A decided in the inbox: its notification goes.
         engine
             .decide(
-                DecisionRequest {
-                    approval_id: a.approval_id.clone(),
-                    approve: true,
-                    args_hash: Some(a.args_hash.clone()),
-                    ..Default::default()
-                },
+                DecisionRequest::approve(a.approval_id.clone()).shown(a.args_hash.clone()),
                 DecidedBy::Inbox,
             )
             .unwrap();

@@ -67,6 +67,11 @@ pub(crate) mod tests {
             message: None,
             schema: None,
             editable: true,
+            available_decisions: vec![
+                airlock_protocol::DecisionKind::Approve,
+                airlock_protocol::DecisionKind::Edit,
+                airlock_protocol::DecisionKind::Deny,
+            ],
             agent: None,
             client: None,
             agent_session: None,

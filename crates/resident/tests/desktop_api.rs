@@ -106,14 +106,14 @@ async fn a_decision_through_the_windows_invoke_is_the_engines_and_bad_invokes_ru
     let malformed = invoke(
         api,
         "decide",
-        json!({"decisions": [{"approval_id": approval_id, "approve": "yes"}], "channel": "inbox"}),
+        json!({"decisions": [{"approval_id": approval_id, "decision": "yes"}], "channel": "inbox"}),
     )
     .await;
     assert_eq!(malformed["Err"]["code"], "invalid", "{malformed}");
     // A batch as large as "Approve all" on 20,000 items (~2.7 MB) is read whole (not refused for its
     // size): each unknown id is refused on its own, and nothing else is decided.
     let many: Vec<Value> = (0..20_000)
-        .map(|i| json!({"approval_id": format!("apr_unknown_{i:06}"), "approve": true, "args_hash": "0".repeat(64)}))
+        .map(|i| json!({"approval_id": format!("apr_unknown_{i:06}"), "decision": {"kind": "approve"}, "args_hash": "0".repeat(64)}))
         .collect();
     let large = invoke(
         api,
@@ -128,7 +128,7 @@ async fn a_decision_through_the_windows_invoke_is_the_engines_and_bad_invokes_ru
     let stale = invoke(
         api,
         "decide",
-        json!({"decisions": [{"approval_id": approval_id, "approve": true, "args_hash": "0".repeat(64)}], "channel": "inbox"}),
+        json!({"decisions": [{"approval_id": approval_id, "decision": {"kind": "approve"}, "args_hash": "0".repeat(64)}], "channel": "inbox"}),
     )
     .await;
     assert!(stale["Ok"][0]["error"].is_object(), "{stale}");
@@ -140,7 +140,7 @@ async fn a_decision_through_the_windows_invoke_is_the_engines_and_bad_invokes_ru
     let approved = invoke(
         api,
         "decide",
-        json!({"decisions": [{"approval_id": approval_id, "approve": true, "args_hash": item["args_hash"]}], "channel": "inbox"}),
+        json!({"decisions": [{"approval_id": approval_id, "decision": {"kind": "approve"}, "args_hash": item["args_hash"]}], "channel": "inbox"}),
     )
     .await;
     assert_eq!(approved["Ok"][0]["error"], Value::Null, "{approved}");

@@ -396,14 +396,9 @@ async fn a_requests_notification_is_closed_once_it_is_decided_elsewhere() {
     let sender = sender.unwrap();
 
     let item = api.inbox().await.unwrap().into_iter().next().unwrap();
-    api.decide(&airlock_engine::DecisionRequest {
-        approval_id: item.approval_id,
-        approve: true,
-        args_hash: Some(item.args_hash),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    api.decide(&airlock_engine::DecisionRequest::approve(item.approval_id).shown(item.args_hash))
+        .await
+        .unwrap();
     let closed = eventually(WAIT, || {
         let log = std::fs::read_to_string(&bus_log).unwrap_or_default();
         bus_messages(&log).iter().any(|(header, _)| {

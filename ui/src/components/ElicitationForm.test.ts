@@ -35,6 +35,11 @@ describe('ElicitationForm', () => {
     expect(onanswer).toHaveBeenCalledWith('accept', { name: 'Ada', age: 36, subscribe: true, plan: 'pro', tags: ['a', 'c'] });
   });
 
+  it('shows only the answers the item offers', () => {
+    render(ElicitationForm, { message: 'Sure?', schema: { type: 'object', properties: {} }, actions: ['accept', 'cancel'], onanswer: vi.fn() });
+    expect(screen.getAllByRole('button').map((b) => b.textContent?.trim())).toEqual(['Accept', 'Cancel']);
+  });
+
   it('declines and cancels without content', async () => {
     const onanswer = vi.fn();
     render(ElicitationForm, { message: null, schema, onanswer });

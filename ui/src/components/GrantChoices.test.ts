@@ -25,13 +25,13 @@ describe('GrantChoices', () => {
     expect((screen.getByRole('radio', { name: 'This chat only' }) as HTMLInputElement).checked).toBe(true);
     expect((screen.getByRole('radio', { name: /Arguments like these/ }) as HTMLInputElement).checked).toBe(true);
     await userEvent.click(screen.getByRole('button', { name: 'for 15 min' }));
-    expect(ongrant).toHaveBeenLastCalledWith({ for_secs: 900, grant_scope: 'chat', grant_args: 'suggested' });
+    expect(ongrant).toHaveBeenLastCalledWith({ for_secs: 900, scope: 'chat', args: 'suggested' });
     // Widened in the same control: every chat, any arguments (not a command tool: no confirmation).
     await userEvent.click(screen.getByRole('radio', { name: 'Every chat' }));
     await userEvent.click(screen.getByRole('radio', { name: 'Any arguments' }));
     expect(screen.queryByRole('checkbox')).toBeNull();
     await userEvent.click(screen.getByRole('button', { name: 'for the next' }));
-    expect(ongrant).toHaveBeenLastCalledWith({ times: 2, grant_scope: 'all', grant_args: 'any' });
+    expect(ongrant).toHaveBeenLastCalledWith({ times: 2, scope: 'all', args: 'any' });
   });
 
   it('grants any arguments of a command tool only after an explicit confirmation', async () => {
@@ -48,7 +48,7 @@ describe('GrantChoices', () => {
     expect(ongrant).not.toHaveBeenCalled();
     await userEvent.click(confirm);
     await userEvent.click(screen.getByRole('button', { name: 'for 1 hour' }));
-    expect(ongrant).toHaveBeenLastCalledWith({ for_secs: 3600, grant_scope: 'chat', grant_args: 'any' });
+    expect(ongrant).toHaveBeenLastCalledWith({ for_secs: 3600, scope: 'chat', args: 'any' });
     // Back to arguments like these and again to any: confirmed anew.
     await userEvent.click(screen.getByRole('radio', { name: /Arguments like these/ }));
     await userEvent.click(screen.getByRole('radio', { name: 'Any arguments' }));

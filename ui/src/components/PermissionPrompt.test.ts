@@ -20,6 +20,13 @@ describe('PermissionPrompt', () => {
     expect(screen.getByTestId('prompt-args').textContent).toContain('"path": "file1.txt"');
   });
 
+  it("offers only the item's decisions: a provider's own tool is allowed once or denied, nothing kept", () => {
+    render(PermissionPrompt, { item: item(1, 'demo', { kind: 'provider_tool_call', available_decisions: ['approve', 'deny'] }), ondecide: vi.fn() });
+    const buttons = screen.getAllByRole('button').map((b) => b.textContent?.trim());
+    expect(buttons.slice(1)).toEqual(['Allow once', 'Deny']);
+    expect(screen.queryByTestId('prompt-more')).toBeNull();
+  });
+
   it('offers Allow for this chat, Allow once and Deny, in that order', async () => {
     const ondecide = vi.fn();
     render(PermissionPrompt, { item: item(1), ondecide });
@@ -37,17 +44,17 @@ describe('PermissionPrompt', () => {
     expect(screen.queryByTestId('grant-times')).toBeNull();
     await userEvent.click(screen.getByTestId('prompt-more'));
     await userEvent.click(screen.getByRole('button', { name: 'for 15 min' }));
-    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { for_secs: 900, grant_scope: 'chat', grant_args: 'suggested' } });
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { for_secs: 900, scope: 'chat', args: 'suggested' } });
     await userEvent.click(screen.getByRole('button', { name: 'for 1 hour' }));
-    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { for_secs: 3600, grant_scope: 'chat', grant_args: 'suggested' } });
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { for_secs: 3600, scope: 'chat', args: 'suggested' } });
     // "for the next 2 calls": this one and one more.
     await userEvent.click(screen.getByTestId('grant-times'));
-    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { times: 2, grant_scope: 'chat', grant_args: 'suggested' } });
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { times: 2, scope: 'chat', args: 'suggested' } });
     const count = screen.getByTestId('grant-times-count');
     await userEvent.clear(count);
     await userEvent.type(count, '5');
     await userEvent.click(screen.getByTestId('grant-times'));
-    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { times: 5, grant_scope: 'chat', grant_args: 'suggested' } });
+    expect(ondecide).toHaveBeenLastCalledWith({ approve: true, forChat: false, reason: null, grant: { times: 5, scope: 'chat', args: 'suggested' } });
   });
 
   it('asks for an optional reason before denying', async () => {

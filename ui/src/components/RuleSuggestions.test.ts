@@ -2,7 +2,8 @@ import { render, screen } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import type { RuleSuggestion } from '../lib/bindings/RuleSuggestion';
-import { item } from '../test/fixtures';
+import type { DecisionRequest } from '../lib/bindings/DecisionRequest';
+import { flat, item } from '../test/fixtures';
 import RuleSuggestions from './RuleSuggestions.svelte';
 
 const folder: RuleSuggestion = {
@@ -21,7 +22,7 @@ const file: RuleSuggestion = { ...folder, pattern: 'notes/d.txt', label: 'the fi
 
 const ruleSuggestions = vi.fn(async (_id: string) => [file, folder]);
 const addRule = vi.fn(async (..._args: unknown[]): Promise<unknown> => ({ already_existed: false }));
-const decide = vi.fn(async (decisions: { approval_id: string }[], _channel: string) => decisions.map((d) => ({ approval_id: d.approval_id, error: null })));
+const decide = vi.fn(async (decisions: DecisionRequest[], _channel: string) => decisions.map((d) => ({ approval_id: d.approval_id, error: null })));
 
 vi.mock('../lib/api', async (original) => {
   const actual = await original<typeof import('../lib/api')>();
@@ -31,7 +32,7 @@ vi.mock('../lib/api', async (original) => {
       ...actual.api,
       ruleSuggestions: (id: string) => ruleSuggestions(id),
       addRule: (...a: unknown[]) => addRule(...a),
-      decide: (d: { approval_id: string }[], channel: string) => decide(d, channel),
+      decide: (d: DecisionRequest[], channel: string) => decide(d, channel),
     },
   };
 });
@@ -70,7 +71,7 @@ describe('RuleSuggestions', () => {
     expect(decide).toHaveBeenCalledTimes(1);
     const [decisions, channel] = decide.mock.calls[0];
     expect(channel).toBe('inbox');
-    expect(decisions).toEqual([expect.objectContaining({ approval_id: 'apr_4', approve: true, args_hash: 'hash_4' })]);
+    expect(decisions.map(flat)).toEqual([expect.objectContaining({ approval_id: 'apr_4', approve: true, args_hash: 'hash_4' })]);
   });
 
   it('says so when the rule was there already', async () => {

@@ -22,7 +22,7 @@ import type { ServerConfig } from './bindings/ServerConfig';
 import type { ServerDefault } from './bindings/ServerDefault';
 import type { ToolSetting } from './bindings/ToolSetting';
 
-export { decision, errorMessage } from './requests';
+export { approval, denial, errorMessage, offers } from './requests';
 
 /** Every command of the table, typed by it, over the window's invoke. */
 const call = commandClient((name, args) => invoke(name, args as Record<string, unknown>));

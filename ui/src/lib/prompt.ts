@@ -1,11 +1,10 @@
-import type { GrantArgs } from './bindings/GrantArgs';
-import type { GrantScope } from './bindings/GrantScope';
+import type { GrantRequest } from './bindings/GrantRequest';
 
 /** A timed or counted grant made with an approval: later calls of the tool run without asking
  *  for `for_secs` seconds, or `times - 1` more calls (this one counts), whichever ends first —
- *  in the chats of `grant_scope`, with the arguments of `grant_args` (by default this chat and
- *  arguments like these). */
-export type Grant = { for_secs?: number; times?: number; grant_scope?: GrantScope; grant_args?: GrantArgs };
+ *  in the chats of `scope`, with the arguments of `args` (by default this chat and arguments
+ *  like these). */
+export type Grant = GrantRequest;
 
 /** What the person chose in the permission prompt. */
 export type PromptChoice = { approve: boolean; forChat: boolean; reason: string | null; grant?: Grant };

@@ -1,6 +1,6 @@
 // The window's live state: sessions, the inbox and streamed text, kept current from engine
 // events. Big lists are `$state.raw` and replaced whole, so 10,000 items stay cheap.
-import { api, decision, errorMessage, onEngineEvent, onNavigate, onResync } from './api';
+import { api, approval, errorMessage, onEngineEvent, onNavigate, onResync } from './api';
 import type { DecisionOutcome } from './bindings/DecisionOutcome';
 import type { EngineEvent } from './bindings/EngineEvent';
 import type { InboxItem } from './bindings/InboxItem';
@@ -214,7 +214,7 @@ export class AppState {
    * forgets those approved; the outcomes, in order (a refused one carries its error). */
   async approveAsShown(items: InboxItem[]): Promise<DecisionOutcome[]> {
     const outcomes = await api.decide(
-      items.map((item) => decision({ approval_id: item.approval_id, approve: true, args_hash: item.args_hash })),
+      items.map((item) => approval(item)),
       'inbox',
     );
     this.forget(outcomes.filter((o) => !o.error).map((o) => o.approval_id));

@@ -8,6 +8,7 @@ function item(id: string, path: string): InboxItem {
     approval_id: id, tool_call_id: id, kind: 'tool_call', session: 's', session_id: 'ses_s', server: 'builtin',
     tool: 'write_file', args: { path, content: 'x' }, args_hash: `hash_${id}`, why: 'approval required',
     created_at: '2026-11-25T07:00:00Z', expires_at: null, description: null, input_schema: null, editable: true,
+    available_decisions: ['approve', 'edit', 'deny', 'allow_for_chat', 'remember', 'grant'],
   };
 }
 

@@ -8,7 +8,7 @@ import type { DecisionOutcome } from '../lib/bindings/DecisionOutcome';
 import type { DecisionRequest } from '../lib/bindings/DecisionRequest';
 import { inboxView } from '../lib/inboxView.svelte';
 import { app } from '../lib/state.svelte';
-import { RLO, disguisedCommand, item } from '../test/fixtures';
+import { RLO, disguisedCommand, flat, item } from '../test/fixtures';
 import Inbox from './Inbox.svelte';
 
 const decide = vi.fn(
@@ -72,7 +72,7 @@ describe('Inbox', () => {
     expect(decide).toHaveBeenCalledTimes(1);
     const [decisions, channel] = decide.mock.calls[0];
     expect(channel).toBe('inbox');
-    expect(decisions.map((d) => [d.approval_id, d.approve, d.args_hash])).toEqual([
+    expect(decisions.map(flat).map((d) => [d.approval_id, d.approve, d.args_hash])).toEqual([
       ['apr_1', true, 'hash_1'],
       ['apr_3', true, 'hash_3'],
       ['apr_2', true, 'hash_2'],
@@ -104,7 +104,7 @@ describe('Inbox', () => {
     await user.type(screen.getByLabelText('Deny reason'), 'not these');
     await user.click(screen.getByRole('button', { name: 'Deny 3' }));
     const [decisions] = decide.mock.calls[0];
-    expect(decisions.map((d) => [d.approval_id, d.approve, d.reason])).toEqual([
+    expect(decisions.map(flat).map((d) => [d.approval_id, d.approve, d.reason])).toEqual([
       ['apr_1', false, 'not these'],
       ['apr_2', false, 'not these'],
       ['apr_4', false, 'not these'],
@@ -120,7 +120,7 @@ describe('Inbox', () => {
     await user.click(screen.getByRole('button', { name: 'Deny 4' }));
     const [decisions] = decide.mock.calls[0];
     expect(decisions).toHaveLength(4);
-    expect(decisions.every((d) => !d.approve && d.reason === 'not today' && d.args === null)).toBe(true);
+    expect(decisions.map(flat).every((d) => !d.approve && d.reason === 'not today' && d.args === null)).toBe(true);
   });
 
   it('works from the keyboard: j/k move, x selects, a approves, d denies', async () => {
@@ -130,12 +130,12 @@ describe('Inbox', () => {
     await user.keyboard('jjkx'); // back to the third row (apr_2), selected
     expect(screen.getByTestId('inbox-count').textContent).toBe('4 pending · 2 selected');
     await user.keyboard('a');
-    expect(decide.mock.calls[0][0].map((d) => d.approval_id)).toEqual(['apr_3', 'apr_2']);
+    expect(decide.mock.calls[0][0].map(flat).map((d) => d.approval_id)).toEqual(['apr_3', 'apr_2']);
     app.inbox = [item(1, 'alpha')];
     await tick();
     await user.keyboard('d');
     await user.keyboard('why not{Enter}');
-    expect(decide.mock.calls[1][0]).toMatchObject([{ approval_id: 'apr_1', approve: false, reason: 'why not' }]);
+    expect(decide.mock.calls[1][0].map(flat)).toMatchObject([{ approval_id: 'apr_1', approve: false, reason: 'why not' }]);
   });
 
   it('checks an edit against the schema as one types; an invalid edit cannot be approved', async () => {
@@ -156,7 +156,41 @@ describe('Inbox', () => {
     expect(screen.getByTestId('edit-diff').textContent).toContain('+   "path": "x.txt"');
     expect(screen.getByTestId('edit-diff').textContent).toContain('-   "path": "file1.txt"');
     await user.click(approve);
-    expect(decide.mock.calls[0][0]).toMatchObject([{ approval_id: 'apr_1', approve: true, args: { path: 'x.txt', content: 'hi' } }]);
+    expect(decide.mock.calls[0][0].map(flat)).toMatchObject([{ approval_id: 'apr_1', approve: true, args: { path: 'x.txt', content: 'hi' } }]);
+  });
+
+  it('shows exactly the decisions the item offers, and a batch decides only the items that offer it', async () => {
+    const user = userEvent.setup();
+    // An item the engine marks editable but whose available_decisions say approve or deny only
+    // (a provider's own tool): no Edit, no grant, whatever else it says.
+    app.inbox = [item(1, 'alpha', { available_decisions: ['approve', 'deny'] }), item(2, 'alpha', { available_decisions: ['deny'] })];
+    render(Inbox);
+    const detail = screen.getByTestId('inbox-detail');
+    expect(within(detail).getByTestId('approve')).toBeTruthy();
+    expect(within(detail).getByTestId('deny')).toBeTruthy();
+    expect(within(detail).queryByTestId('edit-args')).toBeNull();
+    expect(within(detail).queryByTestId('grant-900')).toBeNull();
+    await user.keyboard('e');
+    expect(screen.queryByTestId('edit-actions')).toBeNull();
+    // The second offers deny only: no Approve, and the key `a` approves nothing.
+    await user.keyboard('j');
+    expect(within(screen.getByTestId('inbox-detail')).queryByTestId('approve')).toBeNull();
+    await user.keyboard('a');
+    expect(decide).not.toHaveBeenCalled();
+    // Selected together: Approve selected approves the one that offers it.
+    await user.click(checkbox(rows()[0]));
+    await user.click(checkbox(rows()[1]));
+    await user.click(screen.getByRole('button', { name: 'Approve selected' }));
+    expect(decide.mock.calls[0][0].map(flat).map((d) => [d.approval_id, d.approve])).toEqual([['apr_1', true]]);
+  });
+
+  it('disables the batch buttons when no selected item offers them', async () => {
+    const user = userEvent.setup();
+    app.inbox = [item(1, 'alpha', { available_decisions: ['deny'] })];
+    render(Inbox);
+    await user.click(checkbox(rows()[0]));
+    expect((screen.getByTestId('approve-selected') as HTMLButtonElement).disabled).toBe(true);
+    expect((screen.getByTestId('deny-selected') as HTMLButtonElement).disabled).toBe(false);
   });
 
   it('renders only what is on screen for 10,000 items', () => {
@@ -221,7 +255,7 @@ describe('Inbox', () => {
     const detail = screen.getByTestId('inbox-detail');
     await user.click(within(detail).getByRole('button', { name: 'Approve' }));
     expect(decide).toHaveBeenCalledTimes(1);
-    expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve])).toEqual([['apr_1', true]]);
+    expect(decide.mock.calls[0][0].map(flat).map((d) => [d.approval_id, d.approve])).toEqual([['apr_1', true]]);
     expect(screen.getByRole('alert').textContent).toBe(`1 refused: ${stale.message}`);
     expect(screen.getByTestId('inbox-count').textContent).toBe('4 pending');
     expect(shownIds()).toEqual(['apr_1', 'apr_3', 'apr_2', 'apr_4']);
@@ -241,7 +275,7 @@ describe('Inbox', () => {
     render(Inbox);
     await user.keyboard('a');
     expect(decide).toHaveBeenCalledTimes(1);
-    expect(decide.mock.calls[0][0].map((d) => d.approval_id)).toEqual(['apr_1']);
+    expect(decide.mock.calls[0][0].map(flat).map((d) => d.approval_id)).toEqual(['apr_1']);
     expect(screen.getByRole('alert').textContent).toBe(error.message);
     expect(screen.getByTestId('inbox-count').textContent).toBe('4 pending');
     expect(shownIds()).toEqual(['apr_1', 'apr_3', 'apr_2', 'apr_4']);
@@ -256,7 +290,7 @@ describe('Inbox', () => {
     await user.click(checkbox(rows()[2])); // apr_2
     await user.click(screen.getByRole('button', { name: 'Approve selected' }));
     expect(decide).toHaveBeenCalledTimes(1);
-    expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve])).toEqual([
+    expect(decide.mock.calls[0][0].map(flat).map((d) => [d.approval_id, d.approve])).toEqual([
       ['apr_1', true],
       ['apr_3', true],
       ['apr_2', true],
@@ -277,7 +311,7 @@ describe('Inbox', () => {
     await user.click(screen.getByRole('button', { name: 'Deny selected' }));
     await user.click(screen.getByRole('button', { name: 'Deny 2' }));
     expect(decide).toHaveBeenCalledTimes(1);
-    expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve])).toEqual([
+    expect(decide.mock.calls[0][0].map(flat).map((d) => [d.approval_id, d.approve])).toEqual([
       ['apr_3', false],
       ['apr_4', false],
     ]);
@@ -340,7 +374,7 @@ describe('Inbox', () => {
     await user.keyboard('e');
     expect(screen.queryByTestId('approve-edited')).toBeNull();
     await user.click(screen.getByTestId('approve'));
-    expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve, d.args])).toEqual([['apr_2', true, null]]);
+    expect(decide.mock.calls[0][0].map(flat).map((d) => [d.approval_id, d.approve, d.args])).toEqual([['apr_2', true, null]]);
   });
 
   describe('keeps its state', () => {
@@ -351,7 +385,7 @@ describe('Inbox', () => {
       await user.click(checkbox(rows()[2])); // apr_2
       await user.click(rows()[0]); // apr_1 on show, not selected
       await user.click(within(screen.getByTestId('inbox-detail')).getByRole('button', { name: 'Approve' }));
-      expect(decide.mock.calls[0][0].map((d) => d.approval_id)).toEqual(['apr_1']);
+      expect(decide.mock.calls[0][0].map(flat).map((d) => d.approval_id)).toEqual(['apr_1']);
       expect(screen.getByTestId('inbox-count').textContent).toBe('3 pending · 2 selected');
       await user.click(screen.getByRole('button', { name: 'Approve selected' }));
       expect(decide.mock.calls[1][0].map((d) => d.approval_id).sort()).toEqual(['apr_2', 'apr_3']);
@@ -381,7 +415,7 @@ describe('Inbox', () => {
       await user.click(within(detail).getByRole('button', { name: 'Deny…' }));
       await user.type(screen.getByLabelText('Deny reason'), 'not this one');
       await user.click(screen.getByRole('button', { name: 'Deny 1' }));
-      expect(decide.mock.calls[0][0].map((d) => [d.approval_id, d.approve, d.reason])).toEqual([['apr_1', false, 'not this one']]);
+      expect(decide.mock.calls[0][0].map(flat).map((d) => [d.approval_id, d.approve, d.reason])).toEqual([['apr_1', false, 'not this one']]);
       expect(screen.getByTestId('inbox-count').textContent).toBe('3 pending · 2 selected');
     });
 
@@ -394,7 +428,7 @@ describe('Inbox', () => {
       expect(screen.getByTestId('inbox-detail-args').textContent).toContain('file3.txt');
       await user.keyboard('a');
       expect(decide).toHaveBeenCalledTimes(1);
-      expect(decide.mock.calls[0][0].map((d) => d.approval_id)).toEqual(['apr_1', 'apr_3', 'apr_2', 'apr_4']);
+      expect(decide.mock.calls[0][0].map(flat).map((d) => d.approval_id)).toEqual(['apr_1', 'apr_3', 'apr_2', 'apr_4']);
     });
 
     it('keeps the edit buttons above the diff that appears as one types', async () => {

@@ -4,7 +4,8 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Insights as InsightsView } from '../lib/bindings/Insights';
 import type { RuleRow } from '../lib/bindings/RuleRow';
 import { MAX_BAR_PX, dailySeries, daysSummary } from '../lib/insightsChart';
-import { item } from '../test/fixtures';
+import type { DecisionRequest } from '../lib/bindings/DecisionRequest';
+import { flat, item } from '../test/fixtures';
 import Insights from './Insights.svelte';
 
 const view: InsightsView = {
@@ -58,7 +59,7 @@ const removeRule = vi.fn(async (id: string) => {
   rules = rules.filter((row) => row.rule.id !== id);
 });
 const setToolSetting = vi.fn(async (..._args: unknown[]) => undefined);
-const decide = vi.fn(async (decisions: { approval_id: string }[]) => decisions.map((d) => ({ approval_id: d.approval_id, error: null })));
+const decide = vi.fn(async (decisions: DecisionRequest[]) => decisions.map((d) => ({ approval_id: d.approval_id, error: null })));
 
 vi.mock('../lib/api', async (original) => {
   const actual = await original<typeof import('../lib/api')>();
@@ -71,7 +72,7 @@ vi.mock('../lib/api', async (original) => {
       rules: async () => rules,
       removeRule: (id: string) => removeRule(id),
       setToolSetting: (...a: unknown[]) => setToolSetting(...a),
-      decide: (decisions: { approval_id: string }[]) => decide(decisions),
+      decide: (decisions: DecisionRequest[]) => decide(decisions),
     },
   };
 });
@@ -123,7 +124,7 @@ describe('Insights', () => {
     expect(decide).not.toHaveBeenCalled();
     await userEvent.click(within(covered).getByTestId('insight-approve-covered'));
     expect(decide).toHaveBeenCalledTimes(1);
-    expect(decide.mock.calls[0][0]).toEqual([expect.objectContaining({ approval_id: waiting.approval_id, approve: true, args_hash: waiting.args_hash })]);
+    expect(decide.mock.calls[0][0].map(flat)).toEqual([expect.objectContaining({ approval_id: waiting.approval_id, approve: true, args_hash: waiting.args_hash })]);
     expect((await screen.findByTestId('insight-done')).textContent).toContain('Approved 1 waiting call');
     expect(screen.queryByTestId('insight-covered')).toBeNull();
   });

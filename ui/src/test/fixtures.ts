@@ -1,3 +1,5 @@
+import type { DecisionKind } from '../lib/bindings/DecisionKind';
+import type { DecisionRequest } from '../lib/bindings/DecisionRequest';
 import type { InboxItem } from '../lib/bindings/InboxItem';
 
 export const writeFileSchema = {
@@ -7,7 +9,17 @@ export const writeFileSchema = {
   additionalProperties: false,
 };
 
+/** What the engine offers for an item of this kind (engine::decision::available_decisions), for
+ *  fixtures that do not say: a test of what the UI shows passes `available_decisions` itself. */
+export function offered(kind: InboxItem['kind'], editable: boolean): DecisionKind[] {
+  if (kind === 'elicitation') return ['accept', 'decline', 'cancel'];
+  if (kind === 'provider_tool_call') return ['approve', 'deny'];
+  return editable ? ['approve', 'edit', 'deny', 'allow_for_chat', 'remember', 'grant'] : ['approve', 'deny', 'allow_for_chat', 'remember', 'grant'];
+}
+
 export function item(n: number, session = 'demo', overrides: Partial<InboxItem> = {}): InboxItem {
+  const kind = overrides.kind ?? 'tool_call';
+  const editable = overrides.editable ?? true;
   return {
     approval_id: `apr_${n}`,
     tool_call_id: `call_${n}`,
@@ -23,7 +35,8 @@ export function item(n: number, session = 'demo', overrides: Partial<InboxItem> 
     expires_at: null,
     description: 'Write a file in the workspace',
     input_schema: writeFileSchema,
-    editable: true,
+    editable,
+    available_decisions: offered(kind, editable),
     ...overrides,
   };
 }
@@ -73,3 +86,15 @@ export const everythingFormSorted = {
   ...everythingForm,
   properties: Object.fromEntries(Object.entries(everythingForm.properties).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
 };
+
+/** A decision request read as the fields tests compare: approve, the deny's reason, the edit. */
+export function flat(d: DecisionRequest): { approval_id: string; approve: boolean; reason: string | null; args: unknown; args_hash: string | null } {
+  const { decision } = d;
+  return {
+    approval_id: d.approval_id,
+    args_hash: d.args_hash,
+    approve: decision.kind === 'approve' || (decision.kind === 'answer' && decision.action === 'accept'),
+    reason: decision.kind === 'deny' ? decision.reason : null,
+    args: decision.kind === 'approve' ? (decision.args ?? null) : null,
+  };
+}

@@ -3,8 +3,11 @@
 //! documents it follows).
 
 use crate::tests::{inbox_of, turn_end};
-use crate::{DecisionRequest, Engine, EngineConfig, ProviderKind, ProviderSettings};
+use crate::{
+    Decision, DecisionKind, DecisionRequest, Engine, EngineConfig, ProviderKind, ProviderSettings,
+};
 use airlock_core::{DecidedBy, ItemKind, Mode};
+use airlock_protocol::Approval;
 use airlock_testkit::{Reply, ScriptedApproval, ScriptedCall, ScriptedMcpCall, ScriptedModel};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -113,13 +116,24 @@ async fn unreadable_provider_arguments_and_repeated_ids_are_denied_never_asked()
     assert_eq!(items.len(), 1);
     assert_eq!(items[0].kind, ItemKind::ProviderToolCall);
     assert_eq!(items[0].args, json!({}));
+    // The provider runs the tool and asks each time: approve or deny, nothing kept, no edit.
+    assert_eq!(
+        items[0].available_decisions,
+        vec![DecisionKind::Approve, DecisionKind::Deny]
+    );
+    let for_chat = DecisionRequest::new(
+        items[0].approval_id.clone(),
+        Decision::Approve(Approval {
+            for_chat: true,
+            ..Approval::default()
+        }),
+    );
+    let refused = engine.decide(for_chat, DecidedBy::Api).unwrap_err();
+    assert!(refused.to_string().contains("asks each time"), "{refused}");
+    assert_eq!(engine.inbox().unwrap().len(), 1, "still waiting");
     engine
         .decide(
-            DecisionRequest {
-                approval_id: items[0].approval_id.clone(),
-                approve: true,
-                ..Default::default()
-            },
+            DecisionRequest::approve(items[0].approval_id.clone()),
             DecidedBy::Api,
         )
         .unwrap();
@@ -179,11 +193,7 @@ async fn a_function_call_and_a_provider_approval_in_one_step() {
     assert_eq!(items[0].kind, ItemKind::ToolCall);
     engine
         .decide(
-            DecisionRequest {
-                approval_id: items[0].approval_id.clone(),
-                approve: true,
-                ..Default::default()
-            },
+            DecisionRequest::approve(items[0].approval_id.clone()),
             DecidedBy::Api,
         )
         .unwrap();
@@ -196,11 +206,7 @@ async fn a_function_call_and_a_provider_approval_in_one_step() {
     };
     engine
         .decide(
-            DecisionRequest {
-                approval_id: items[0].approval_id.clone(),
-                approve: true,
-                ..Default::default()
-            },
+            DecisionRequest::approve(items[0].approval_id.clone()),
             DecidedBy::Api,
         )
         .unwrap();

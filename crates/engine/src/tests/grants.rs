@@ -3,7 +3,7 @@
 //! a timed grant ends at its time, and nothing is granted that a person did not approve.
 
 use super::*;
-use airlock_protocol::{CallRow, GrantArgs, GrantScope};
+use airlock_protocol::{CallRow, GrantArgs, GrantRequest, GrantScope};
 
 fn write(id: &str, path: &str) -> ScriptedCall {
     call(
@@ -33,11 +33,25 @@ async fn grant_first(
     turn_end(engine, session).await;
 }
 
+/// An approval asking for a grant.
+fn granting(id: &str, grant: GrantRequest) -> DecisionRequest {
+    approving(
+        id,
+        Approval {
+            grant: Some(grant),
+            ..Approval::default()
+        },
+    )
+}
+
 fn approve_times(id: &str, times: u32) -> DecisionRequest {
-    DecisionRequest {
-        times: Some(times),
-        ..approve(id)
-    }
+    granting(
+        id,
+        GrantRequest {
+            times: Some(times),
+            ..GrantRequest::default()
+        },
+    )
 }
 
 #[tokio::test]
@@ -142,9 +156,15 @@ async fn two_chats_racing_for_the_last_use_run_one_call_not_two() {
         false,
     )
     .await;
-    grant_first(&f.engine, "s", "grant", |id| DecisionRequest {
-        grant_scope: Some(GrantScope::All),
-        ..approve_times(id, 2)
+    grant_first(&f.engine, "s", "grant", |id| {
+        granting(
+            id,
+            GrantRequest {
+                times: Some(2),
+                scope: Some(GrantScope::All),
+                ..GrantRequest::default()
+            },
+        )
     })
     .await;
     f.engine.inner.step_gate.hold(2);
@@ -181,10 +201,15 @@ async fn a_timed_grant_ends_at_its_time() {
         false,
     )
     .await;
-    grant_first(&f.engine, "s", "one", |id| DecisionRequest {
-        for_secs: Some(2),
-        grant_scope: Some(GrantScope::All),
-        ..approve(id)
+    grant_first(&f.engine, "s", "one", |id| {
+        granting(
+            id,
+            GrantRequest {
+                for_secs: Some(2),
+                scope: Some(GrantScope::All),
+                ..GrantRequest::default()
+            },
+        )
     })
     .await;
     let grant = f.engine.grants().unwrap().remove(0);
@@ -225,20 +250,16 @@ async fn grants_are_refused_where_nobody_could_see_what_they_let_through() {
     // Nonsense limits.
     refused(approve_times(&item.approval_id, 0), DecidedBy::Inbox);
     refused(
-        DecisionRequest {
-            for_secs: Some(30 * 24 * 3600),
-            ..approve(&item.approval_id)
-        },
+        granting(
+            &item.approval_id,
+            GrantRequest {
+                for_secs: Some(30 * 24 * 3600),
+                ..GrantRequest::default()
+            },
+        ),
         DecidedBy::Inbox,
     );
-    // A denial grants nothing.
-    refused(
-        DecisionRequest {
-            for_secs: Some(60),
-            ..deny(&item.approval_id, "no")
-        },
-        DecidedBy::Inbox,
-    );
+    // A denial grants nothing: `Decision::Deny` has no grant to ask for.
     assert!(f.engine.grants().unwrap().is_empty());
     assert_eq!(f.engine.inbox().unwrap().len(), 1, "still waiting");
     // `--times 1` is a plain approval: nothing kept.
@@ -249,9 +270,13 @@ async fn grants_are_refused_where_nobody_could_see_what_they_let_through() {
 }
 
 fn approve_for_15_min(id: &str) -> DecisionRequest {
-    DecisionRequest {
+    granting(id, for_15_min())
+}
+
+fn for_15_min() -> GrantRequest {
+    GrantRequest {
         for_secs: Some(900),
-        ..approve(id)
+        ..GrantRequest::default()
     }
 }
 
@@ -283,10 +308,13 @@ async fn a_grant_from_one_chats_card_lets_no_other_chats_write_run() {
     assert!(!exists(&f, "b.txt"), "the other chat's write ran unasked");
     f.engine
         .decide(
-            DecisionRequest {
-                grant_scope: Some(GrantScope::All),
-                ..approve_for_15_min(&asked[0].approval_id)
-            },
+            granting(
+                &asked[0].approval_id,
+                GrantRequest {
+                    scope: Some(GrantScope::All),
+                    ..for_15_min()
+                },
+            ),
             DecidedBy::Inbox,
         )
         .unwrap();
@@ -351,10 +379,13 @@ async fn a_grant_covers_the_folder_approved_and_any_arguments_only_when_widened(
     let asked = inbox_of(&f.engine, 1).await;
     f.engine
         .decide(
-            DecisionRequest {
-                grant_args: Some(GrantArgs::Any),
-                ..approve_for_15_min(&asked[0].approval_id)
-            },
+            granting(
+                &asked[0].approval_id,
+                GrantRequest {
+                    args: Some(GrantArgs::Any),
+                    ..for_15_min()
+                },
+            ),
             DecidedBy::Inbox,
         )
         .unwrap();
@@ -379,26 +410,38 @@ async fn a_typed_grant_pattern_must_cover_the_call_approved() {
         error.to_string()
     };
     let id = &item.approval_id;
-    let why = refused(DecisionRequest {
-        grant_pattern: Some("docs/*".into()),
-        ..approve_for_15_min(id)
-    });
+    let why = refused(granting(
+        id,
+        GrantRequest {
+            pattern: Some("docs/*".into()),
+            ..for_15_min()
+        },
+    ));
     assert!(why.contains("does not cover"), "{why}");
-    refused(DecisionRequest {
-        grant_scope: Some(GrantScope::All),
-        ..approve(id)
-    });
-    refused(DecisionRequest {
-        grant_pattern: Some("*".into()),
-        grant_args: Some(GrantArgs::Any),
-        ..approve_for_15_min(id)
-    });
+    refused(granting(
+        id,
+        GrantRequest {
+            scope: Some(GrantScope::All),
+            ..GrantRequest::default()
+        },
+    ));
+    refused(granting(
+        id,
+        GrantRequest {
+            pattern: Some("*".into()),
+            args: Some(GrantArgs::Any),
+            ..for_15_min()
+        },
+    ));
     f.engine
         .decide(
-            DecisionRequest {
-                grant_pattern: Some("*.txt".into()),
-                ..approve_for_15_min(id)
-            },
+            granting(
+                id,
+                GrantRequest {
+                    pattern: Some("*.txt".into()),
+                    ..for_15_min()
+                },
+            ),
             DecidedBy::Inbox,
         )
         .unwrap();

@@ -62,10 +62,13 @@ async fn identical_calls_of_one_step_ask_once_and_follow_its_decision() {
     // An edit of the one request is what all three identical calls run.
     f.engine
         .decide(
-            DecisionRequest {
-                args: Some(json!({"path": "a.txt", "content": "edited"})),
-                ..approve(&a.approval_id)
-            },
+            approving(
+                &a.approval_id,
+                Approval {
+                    args: Some(json!({"path": "a.txt", "content": "edited"})),
+                    ..Approval::default()
+                },
+            ),
             DecidedBy::Inbox,
         )
         .unwrap();
