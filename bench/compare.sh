@@ -3,11 +3,11 @@
 # the same mock OpenAI-compatible server (bench/mock_openai.py) in the same run, alternating
 # (BENCHMARKS.md, "Against the Vercel AI SDK"). Installs the peer's pinned packages itself.
 #
-#   bash bench/compare.sh [airlock binary built with --features bench] [runs] [rounds]
-#   e.g. bash bench/compare.sh target/release/airlock 3 500
+#   bash bench/compare.sh [airlock-bench binary] [runs] [rounds]
+#   e.g. bash bench/compare.sh target/release/airlock-bench 3 500   (cargo build --release -p airlock-bench)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-airlock=${1:-$here/../target/release/airlock}
+airlock_bench=${1:-$here/../target/release/airlock-bench}
 runs=${2:-3}
 rounds=${3:-500}
 port=${PORT:-18765}
@@ -25,6 +25,6 @@ for _ in $(seq 100); do
 done
 base="http://127.0.0.1:$port/v1"
 for run in $(seq "$runs"); do
-  echo "run $run airlock: $("$airlock" bench roundtrip --base-url "$base" --rounds "$rounds" | head -1)"
+  echo "run $run airlock: $("$airlock_bench" roundtrip --base-url "$base" --rounds "$rounds" | head -1)"
   echo "run $run vercel-ai-sdk: $(node "$here/peer-vercel/roundtrip.mjs" --base-url "$base" --rounds "$rounds")"
 done

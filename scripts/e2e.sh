@@ -25,8 +25,9 @@ dunstrc="$AIRLOCK_E2E_OUT/dunstrc"
 # chose its action, and the test then saw a closed notification instead of a decision.
 printf '[global]\n    dmenu = %s\n[urgency_low]\n    timeout = 0\n[urgency_normal]\n    timeout = 0\n[urgency_critical]\n    timeout = 0\n' \
   "$PWD/scripts/e2e-dmenu.sh" >"$dunstrc"
-# The app's two processes (airlock-desktop, airlock-resident) and the tray host double.
-cargo build --workspace --locked --features airlock-cli/test-doubles --bins
+# The app's two processes (airlock-desktop, airlock-resident) and the test doubles (the tray host,
+# the test MCP server).
+cargo build --workspace --locked --bins
 export AIRLOCK_SNI_HOST="${CARGO_TARGET_DIR:-target}/debug/airlock-sni-host"
 # A private session bus with a notification daemon (dunst), a StatusNotifierItem watcher (the
 # tray host a desktop panel provides) and a monitor that records every Notify call; the ignored
@@ -47,6 +48,6 @@ dbus-run-session -- bash -c '
   }
   for _ in $(seq 300); do ready && break; sleep 0.1; done
   ready || { echo "dunst, the tray host or dbus-monitor never started on the bus" >&2; exit 1; }
-  cargo test --workspace --locked --features airlock-cli/test-doubles -- --ignored --nocapture --test-threads 1
+  cargo test --workspace --locked -- --ignored --nocapture --test-threads 1
 '
 echo "Screenshots: $AIRLOCK_E2E_OUT"

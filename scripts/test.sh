@@ -12,12 +12,11 @@ bash scripts/setup.sh --deps-only
 (cd ui && npm run build)
 # The Rust code is rustfmt-formatted (defaults); keep it so.
 cargo fmt --all --check
-# The test doubles (the test MCP server binary) are a feature of the CLI package; the tests need them.
-TEST_FEATURES=(--features airlock-cli/test-doubles)
-cargo clippy --workspace --all-targets --locked "${TEST_FEATURES[@]}" -- -D warnings
-# `airlock bench` is behind a feature (it carries the scripted model, a test double).
-cargo clippy -p airlock-cli --features bench --all-targets --locked -- -D warnings
-cargo test --workspace --locked "${TEST_FEATURES[@]}"
+# The test doubles (airlock-testkit: the test MCP server binary, the scripted model) and the
+# benchmarks (airlock-bench) are workspace crates no shipped crate depends on; building the whole
+# workspace's tests builds the test MCP server the CLI's and the resident's tests spawn.
+cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo test --workspace --locked
 (cd ui && npm run check && npm test && npm run test:browser)
 # The real app under Xvfb through WebDriver, and a notification's action on a private D-Bus.
 bash scripts/e2e.sh

@@ -44,15 +44,14 @@ fi
 
 # The desktop app embeds ui/dist at compile time.
 (cd ui && npm run build)
-cargo clippy --target "$target" --workspace --all-targets --locked \
-  --features airlock-cli/test-doubles -- -D warnings
+cargo clippy --target "$target" --workspace --all-targets --locked -- -D warnings
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine"
 cargo test --target "$target" --locked -p airlock-core -p airlock-protocol -p airlock-store \
   -p airlock-llm -p airlock-engine -p airlock-api -p airlock-mcp -p airlock-connect \
   -p airlock-hook -p airlock-testkit
 # The CLI end to end; architecture.rs runs `cargo metadata` with this machine's (Linux) cargo.
-cargo test --target "$target" --locked -p airlock-cli --features test-doubles \
+cargo test --target "$target" --locked -p airlock-cli \
   --test e2e --test hostile --test crash --test providers_e2e
 # The desktop's unit tests load WebView2Loader.dll from beside the test binary.
 target_dir="${CARGO_TARGET_DIR:-target}/$target/debug"

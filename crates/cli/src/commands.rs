@@ -103,8 +103,6 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
         | Command::Disconnect { .. }
         | Command::McpProxy { .. }
         | Command::Agents { action: None, .. } => bail!("not a client command"),
-        #[cfg(feature = "bench")]
-        Command::Bench { .. } => bail!("not a client command"),
     }
 }
 

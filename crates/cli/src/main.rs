@@ -7,8 +7,6 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod agents;
-#[cfg(feature = "bench")]
-mod bench;
 mod commands;
 mod insights;
 mod mcp_proxy;
@@ -273,12 +271,6 @@ enum Command {
     Remote {
         #[command(subcommand)]
         action: RemoteAction,
-    },
-    /// Benchmarks (built with `--features bench`).
-    #[cfg(feature = "bench")]
-    Bench {
-        #[command(subcommand)]
-        action: bench::BenchAction,
     },
 }
 
@@ -614,8 +606,6 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             command,
         } => mcp_proxy::run(&dir, server, name, command).await,
         Command::Serve { listen, workspace } => serve::run(&dir, &listen, workspace).await,
-        #[cfg(feature = "bench")]
-        Command::Bench { action } => bench::run(action).await,
         other => commands::run(&dir, other).await,
     }
 }

@@ -118,6 +118,16 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-remote",
             ],
         ),
+        // Dev tooling (never shipped: see below): the benchmarks run the engine in process.
+        (
+            "airlock-bench",
+            &[
+                "airlock-core",
+                "airlock-engine",
+                "airlock-api",
+                "airlock-testkit",
+            ],
+        ),
         // The window: its commands run in the resident, reached through the local API.
         ("airlock-desktop", &["airlock-protocol", "airlock-client"]),
     ];
@@ -129,15 +139,48 @@ fn each_part_uses_only_what_it_may() {
     }
 }
 
-/// The scripted model and the test MCP server are test doubles: no shipped crate depends on
-/// them but as a dev-dependency or through an optional feature the release leaves out.
+/// The crates the packages ship: what scripts/package.sh and the release workflow build with
+/// `cargo build -p NAME`, and the window (src-tauri, built by `tauri build`).
+fn shipped_crates() -> BTreeSet<String> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut shipped = set(&["airlock-desktop"]);
+    for script in ["scripts/package.sh", ".github/workflows/release.yml"] {
+        let text = std::fs::read_to_string(format!("{root}/{script}")).unwrap();
+        for line in text.lines().filter(|line| line.contains("cargo build")) {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            for pair in words.windows(2).filter(|pair| pair[0] == "-p") {
+                shipped.insert(pair[1].to_string());
+            }
+        }
+    }
+    assert!(shipped.contains("airlock-cli") && shipped.contains("airlock-resident"));
+    shipped
+}
+
+/// The dev code (the test doubles in airlock-testkit, the benchmarks in airlock-bench) is in no
+/// shipped crate and nothing a shipped crate uses, not even behind an optional feature: only
+/// dev-dependencies may name it.
 #[test]
-fn no_shipped_crate_carries_the_test_doubles() {
-    for (name, (normal, _)) in airlock_dependencies() {
-        assert!(
-            !normal.contains("airlock-testkit"),
-            "{name} depends on airlock-testkit; make it a dev-dependency or an optional feature"
-        );
+fn no_shipped_crate_carries_dev_code() {
+    let crates = airlock_dependencies();
+    let dev_only = set(&["airlock-testkit", "airlock-bench"]);
+    let mut reached = shipped_crates();
+    let mut todo: Vec<String> = reached.iter().cloned().collect();
+    while let Some(name) = todo.pop() {
+        let (normal, optional) = &crates[&name];
+        for dep in normal.union(optional) {
+            assert!(
+                !dev_only.contains(dep),
+                "{name}, which ships, depends on {dep}; only a dev-dependency may"
+            );
+            if reached.insert(dep.clone()) {
+                todo.push(dep.clone());
+            }
+        }
+    }
+    for name in &dev_only {
+        assert!(crates.contains_key(name), "{name} is not in the workspace");
+        assert!(!reached.contains(name), "{name} ships");
     }
 }
 

@@ -10,12 +10,11 @@
 mod common;
 use common::*;
 
+use airlock_testkit::mcp_server::binary as test_server;
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-
-const TEST_SERVER: &str = env!("CARGO_BIN_EXE_airlock-test-mcp-server");
 
 fn filesystem() -> String {
     npm_servers()
@@ -297,7 +296,7 @@ async fn cancel_reaches_the_server_and_a_killed_server_is_restarted() {
             "--env",
             &format!("AIRLOCK_TEST_EVENTS_FILE={}", events.display()),
             "--",
-            TEST_SERVER,
+            test_server(),
         ],
     );
     let first = add_everything(d);
@@ -586,7 +585,7 @@ async fn a_changed_tool_description_suspends_allow_for_this_chat() {
     // First run: the server describes its tool harmlessly.
     let engine = Engine::start_with_env(d, &[(DESCRIPTION, "Keeps a note.")]);
     use_model(d, &model);
-    ok(d, &["servers", "add", "note", "--", TEST_SERVER]);
+    ok(d, &["servers", "add", "note", "--", test_server()]);
     ready(d, "note", 3);
     model.push(call("c1", "note__note", json!({"text": "one"})));
     model.push(Reply::Text("one".into()));
@@ -701,7 +700,7 @@ async fn a_changed_tool_description_suspends_allow_for_this_chat() {
     // A changed server definition (here: its arguments) suspends the grants as well.
     ok(
         d,
-        &["servers", "add", "note", "--", TEST_SERVER, "--verbose"],
+        &["servers", "add", "note", "--", test_server(), "--verbose"],
     );
     ready(d, "note", 3);
     model.push(call("c5", "note__note", json!({"text": "five"})));
@@ -935,7 +934,7 @@ async fn removing_a_server_stops_it_forgets_its_settings_and_denies_its_waiting_
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["servers", "add", "note", "--", TEST_SERVER]);
+    ok(d, &["servers", "add", "note", "--", test_server()]);
     let pid = ready(d, "note", 3)["pid"].as_u64().unwrap();
     ok(d, &["tools", "set", "note/confirm", "not-required"]);
     ok(
@@ -1008,7 +1007,7 @@ async fn removing_a_server_stops_it_forgets_its_settings_and_denies_its_waiting_
     });
 
     // A server added again under the same name starts from the server default: nothing kept.
-    ok(d, &["servers", "add", "note", "--", TEST_SERVER]);
+    ok(d, &["servers", "add", "note", "--", test_server()]);
     ready(d, "note", 3);
     let tools: Vec<Value> = serde_json::from_str(&ok(d, &["tools", "--json"])).unwrap();
     let confirm = tools
@@ -1044,7 +1043,7 @@ async fn a_hostile_server_cannot_get_a_call_run_unasked() {
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
-    ok(d, &["servers", "add", "hostile", "--", TEST_SERVER]);
+    ok(d, &["servers", "add", "hostile", "--", test_server()]);
     ready(d, "hostile", 5);
     let approve_next = |session: &str, message: &str, extra: &[&str]| {
         let waiter = chat_in_background(d, session, message);

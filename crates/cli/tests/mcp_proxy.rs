@@ -13,6 +13,7 @@
 
 mod common;
 
+use airlock_testkit::mcp_server::binary as test_server;
 use common::{BIN, Engine, eventually, everything, node, ok};
 use rmcp::ServiceExt;
 use rmcp::model::{
@@ -24,7 +25,6 @@ use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
 use std::path::Path;
 
-const TEST_SERVER: &str = env!("CARGO_BIN_EXE_airlock-test-mcp-server");
 const DESCRIPTION_VAR: &str = airlock_testkit::mcp_server::DESCRIPTION_VAR;
 const EVENTS_FILE_VAR: &str = airlock_testkit::mcp_server::EVENTS_FILE_VAR;
 
@@ -72,7 +72,7 @@ async fn notes(data_dir: &Path, description: &str) -> Client {
     proxied(
         data_dir,
         "notes",
-        &[TEST_SERVER.into()],
+        &[test_server().into()],
         &[
             (DESCRIPTION_VAR, description),
             (EVENTS_FILE_VAR, events.to_str().unwrap()),
@@ -295,7 +295,7 @@ impl RawClient {
         let mut proxy = tokio::process::Command::new(BIN)
             .arg("--data-dir")
             .arg(data_dir)
-            .args(["mcp-proxy", "--name", "notes", "--", TEST_SERVER])
+            .args(["mcp-proxy", "--name", "notes", "--", test_server()])
             .env(EVENTS_FILE_VAR, data_dir.join("events.txt"))
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())

@@ -251,7 +251,7 @@ async fn quit_from_the_tray_ends_the_resident_with_a_notification_on_screen() {
     let mcp_server = Path::new(RESIDENT).with_file_name("airlock-test-mcp-server");
     assert!(
         mcp_server.exists(),
-        "no {}: cargo build -p airlock-cli --features test-doubles --bins",
+        "no {}: cargo build -p airlock-testkit --bins",
         mcp_server.display()
     );
     let root = tempfile::tempdir().unwrap();

@@ -159,6 +159,26 @@ fn record_event(line: &str) {
     }
 }
 
+/// The `airlock-test-mcp-server` binary beside the running test's own target folder
+/// (`target/<profile>/`; a test runs from its `deps/`). `cargo test --workspace` builds it (this
+/// crate's own test spawns it); a test of another crate run alone fails here with the command.
+pub fn binary() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let name = format!("airlock-test-mcp-server{}", std::env::consts::EXE_SUFFIX);
+        let path = std::env::current_exe()
+            .ok()
+            .and_then(|test| Some(test.parent()?.parent()?.join(&name)))
+            .filter(|path| path.is_file());
+        match path.as_deref().and_then(std::path::Path::to_str) {
+            Some(path) => path.to_string(),
+            None => panic!(
+                "no {name} in this test's target folder: cargo build -p airlock-testkit --bins"
+            ),
+        }
+    })
+}
+
 /// Serves on stdin/stdout until the client goes away.
 pub async fn run() -> Result<(), String> {
     let description = std::env::var(DESCRIPTION_VAR).unwrap_or_else(|_| "Keeps a note.".into());

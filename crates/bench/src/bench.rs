@@ -1,4 +1,4 @@
-//! `airlock bench`: measured figures for BENCHMARKS.md (never timed assertions in tests).
+//! The benchmarks: measured figures for BENCHMARKS.md (never timed assertions in tests).
 
 use airlock_api::ApiClient;
 use airlock_api::discovery;
@@ -165,20 +165,15 @@ async fn hook(runs: usize, warmup: usize, subcommand: bool) -> anyhow::Result<Ex
     let api = LocalApi::bind(dir.path(), &lock, loopback()).await?;
     api.publish(dir.path())?;
     tokio::spawn(api.serve(engine.clone()));
-    let airlock = std::env::current_exe()?;
-    // The hook's command line as `connect` installs it.
+    // The hook's command line as `connect` installs it, run from the binaries built beside this
+    // one (`cargo build --release -p airlock-bench -p airlock-cli`).
     let (program, words): (_, &[&str]) = if subcommand {
-        (airlock, &["hook", "claude-code"])
+        (beside_this_binary("airlock")?, &["hook", "claude-code"])
     } else {
-        let hook = airlock.with_file_name(format!(
-            "{}{}",
-            airlock_core::HOOK_BINARY,
-            std::env::consts::EXE_SUFFIX
-        ));
-        if !hook.is_file() {
-            bail!("{} is not built beside this binary", hook.display());
-        }
-        (hook, &["claude-code"])
+        (
+            beside_this_binary(airlock_core::HOOK_BINARY)?,
+            &["claude-code"],
+        )
     };
     let event = json!({
         "session_id": "bench", "cwd": "/tmp", "hook_event_name": "PreToolUse",
@@ -219,6 +214,19 @@ async fn hook(runs: usize, warmup: usize, subcommand: bool) -> anyhow::Result<Ex
     }
     report("runs", samples, "ms");
     Ok(ExitCode::SUCCESS)
+}
+
+/// `name` (with the platform's executable suffix) in this binary's folder, or what to build.
+fn beside_this_binary(name: &str) -> anyhow::Result<std::path::PathBuf> {
+    let path =
+        std::env::current_exe()?.with_file_name(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    if !path.is_file() {
+        bail!(
+            "{} is not built beside this binary: cargo build --release -p airlock-bench -p airlock-cli",
+            path.display()
+        );
+    }
+    Ok(path)
 }
 
 fn loopback() -> std::net::SocketAddr {
