@@ -16,6 +16,7 @@ mod remote;
 mod serve;
 mod servers;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -213,7 +214,7 @@ enum Command {
     /// The coding agents' hook (Claude Code's and Codex's PreToolUse / PermissionRequest): reads
     /// the event on stdin, waits for the decision, prints it. Installed by `airlock connect`.
     Hook {
-        #[arg(value_parser = ["claude-code", "codex"])]
+        #[arg(value_parser = PossibleValuesParser::new(airlock_agents::hook_agent_names()))]
         agent: String,
         /// The agent's hook timeout (seconds); the fallback is answered a little before it.
         #[arg(long, default_value_t = airlock_core::DEFAULT_HOOK_TIMEOUT_SECS)]
@@ -222,7 +223,7 @@ enum Command {
     /// Send an agent's tool calls through Airlock: `connect claude-code [--project DIR]`,
     /// `connect codex`, `connect claude-desktop` (its MCP servers run through `mcp-proxy`).
     Connect {
-        #[arg(value_parser = airlock_connect::Target::ALL_NAMES)]
+        #[arg(value_parser = PossibleValuesParser::new(airlock_agents::connect::names()))]
         agent: String,
         /// claude-code: this project's `.claude/settings.json` instead of your user settings.
         #[arg(long)]
@@ -238,7 +239,7 @@ enum Command {
     },
     /// Undo `connect`.
     Disconnect {
-        #[arg(value_parser = airlock_connect::Target::ALL_NAMES)]
+        #[arg(value_parser = PossibleValuesParser::new(airlock_agents::connect::names()))]
         agent: String,
         #[arg(long)]
         project: Option<PathBuf>,
@@ -286,7 +287,7 @@ enum AgentsAction {
     /// What the agent's hook answers when Airlock cannot (no engine, or nobody decided in
     /// time): `ask` gives the call back to the agent's own prompt, `deny` denies it.
     Set {
-        #[arg(value_parser = ["claude-code", "codex"])]
+        #[arg(value_parser = PossibleValuesParser::new(airlock_agents::hook_agent_names()))]
         agent: String,
         #[arg(long, value_parser = ["ask", "deny"])]
         fallback: String,

@@ -3,7 +3,7 @@
 
 use super::{CommandError, CommandResult};
 use crate::shell::Shell;
-use airlock_connect::{ConnectError, ConnectReport, Options, Target};
+use airlock_agents::connect::{ConnectError, ConnectReport, Options, Target};
 use airlock_core::AgentFallback;
 use airlock_engine::ErrorCode;
 use airlock_protocol::AgentStatus;
@@ -41,7 +41,7 @@ fn options(shell: &Shell) -> CommandResult<Options> {
     Ok(Options {
         airlock: airlock_binary()?,
         data_dir: (default.as_ref() != Some(&data_dir)).then_some(data_dir),
-        timeout_secs: airlock_connect::DEFAULT_TIMEOUT_SECS,
+        timeout_secs: airlock_agents::connect::DEFAULT_TIMEOUT_SECS,
         codex: None,
     })
 }
@@ -52,15 +52,16 @@ fn target(agent: &str) -> CommandResult<Target> {
 
 pub async fn agents(shell: &Shell) -> CommandResult<Vec<AgentStatus>> {
     let views = shell.engine.agents()?;
-    airlock_connect::statuses(&views).map_err(connect_error)
+    airlock_agents::connect::statuses(&views).map_err(connect_error)
 }
 
 /// Installs the agent's hook (its own config), then, inside Airlock, sets its read-only tools to
 /// "approval not required" unless the person chose otherwise — as `airlock connect` does.
 pub async fn connect_agent(shell: &Shell, agent: String) -> CommandResult<ConnectReport> {
     let target = target(&agent)?;
-    let mut report = airlock_connect::connect(&target, &options(shell)?).map_err(connect_error)?;
-    if matches!(target, Target::ClaudeCode { .. } | Target::Codex) {
+    let mut report =
+        airlock_agents::connect::connect(&target, &options(shell)?).map_err(connect_error)?;
+    if target.agent().dialect().is_some() {
         let defaults = shell.engine.connect_agent_defaults(target.name())?;
         if !defaults.set.is_empty() {
             report.changes.push(format!(
@@ -79,7 +80,7 @@ pub async fn connect_agent(shell: &Shell, agent: String) -> CommandResult<Connec
 }
 
 pub async fn disconnect_agent(_shell: &Shell, agent: String) -> CommandResult<ConnectReport> {
-    airlock_connect::disconnect(&target(&agent)?).map_err(connect_error)
+    airlock_agents::connect::disconnect(&target(&agent)?).map_err(connect_error)
 }
 
 pub async fn set_agent_fallback(
