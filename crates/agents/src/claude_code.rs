@@ -45,11 +45,6 @@ impl Agent for ClaudeCode {
             "Write",
         ]
     }
-
-    #[cfg(feature = "connect")]
-    fn config(&self) -> Option<&'static dyn crate::connect::ConfigWriter> {
-        Some(&ClaudeCode)
-    }
 }
 
 impl HookDialect for ClaudeCode {
@@ -104,6 +99,11 @@ impl HookDialect for ClaudeCode {
             _ => None,
         }
     }
+}
+
+#[cfg(feature = "connect")]
+impl crate::connect::Connectable for ClaudeCode {
+    const WRITER: Option<&'static dyn crate::connect::ConfigWriter> = Some(&ClaudeCode);
 }
 
 #[cfg(feature = "connect")]

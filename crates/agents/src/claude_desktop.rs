@@ -22,11 +22,6 @@ impl Agent for ClaudeDesktop {
     fn asks_as(&self) -> &'static str {
         airlock_core::MCP_CLIENT
     }
-
-    #[cfg(feature = "connect")]
-    fn config(&self) -> Option<&'static dyn crate::connect::ConfigWriter> {
-        Some(&ClaudeDesktop)
-    }
 }
 
 /// The config writer: each command server of `mcpServers` through `airlock mcp-proxy`.
@@ -38,6 +33,10 @@ mod config {
     use crate::connect::{ConfigWriter, ConnectError, ConnectReport, Options, Result};
     use serde_json::{Value, json};
     use std::path::{Path, PathBuf};
+
+    impl crate::connect::Connectable for ClaudeDesktop {
+        const WRITER: Option<&'static dyn ConfigWriter> = Some(&ClaudeDesktop);
+    }
 
     impl ConfigWriter for ClaudeDesktop {
         fn config_path(&self, _project: Option<&Path>) -> Result<PathBuf> {

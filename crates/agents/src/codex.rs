@@ -33,11 +33,6 @@ impl Agent for Codex {
     fn known_tools(&self) -> &'static [&'static str] {
         &["Bash", "apply_patch"]
     }
-
-    #[cfg(feature = "connect")]
-    fn config(&self) -> Option<&'static dyn crate::connect::ConfigWriter> {
-        Some(&Codex)
-    }
 }
 
 impl HookDialect for Codex {
@@ -119,6 +114,10 @@ mod config {
         dirs::home_dir()
             .map(|h| h.join(".codex"))
             .ok_or_else(|| ConnectError::Invalid("no home folder is set ($HOME)".into()))
+    }
+
+    impl crate::connect::Connectable for Codex {
+        const WRITER: Option<&'static dyn ConfigWriter> = Some(&Codex);
     }
 
     impl ConfigWriter for Codex {

@@ -11,9 +11,10 @@
 //! The hook (`airlock-hook`, started for every tool call) uses this crate without `connect`:
 //! the dialects need only core, protocol and serde_json.
 //!
-//! Adding an agent: one file here (a unit struct implementing [`Agent`], and
-//! [`HookDialect`] / `connect::ConfigWriter` where it has them), one line in [`AGENTS`], and
-//! its tests; `registry_tests` then checks it like every other (docs/ARCHITECTURE.md).
+//! Adding an agent: one file here (a unit struct implementing [`Agent`], [`HookDialect`] where
+//! it has a hook, and `connect::Connectable` with its `connect::ConfigWriter` if `connect`
+//! connects it), its name in the `agents!` line, and its tests; `registry_tests` then checks
+//! it like every other (docs/ARCHITECTURE.md).
 
 mod claude_code;
 mod claude_desktop;
@@ -33,8 +34,21 @@ use serde_json::{Value, json};
 use std::io::{BufRead, Read};
 use std::path::Path;
 
-/// Every agent Airlock knows, in the order people see them.
-pub static AGENTS: &[&dyn Agent] = &[&ClaudeCode, &Codex, &ClaudeDesktop, &McpClient];
+/// Declares the list once: [`AGENTS`], and (with `connect`) each agent's config writer beside
+/// it, in a list of its own so that the hook, which reads [`AGENTS`], links no config writer.
+macro_rules! agents {
+    ($($agent:ident),+ $(,)?) => {
+        /// Every agent Airlock knows, in the order people see them.
+        pub static AGENTS: &[&dyn Agent] = &[$(&$agent),+];
+
+        /// [`AGENTS`] with their config writers (`None`: `connect` does not connect it).
+        #[cfg(feature = "connect")]
+        pub(crate) static CONFIG_WRITERS: &[(&dyn Agent, Option<&dyn connect::ConfigWriter>)] =
+            &[$((&$agent, <$agent as connect::Connectable>::WRITER)),+];
+    };
+}
+
+agents!(ClaudeCode, Codex, ClaudeDesktop, McpClient);
 
 /// One agent Airlock answers.
 pub trait Agent: Sync {
@@ -64,12 +78,6 @@ pub trait Agent: Sync {
     /// The tools its hook is known to report (Settings → Tools lists them before it first asks).
     fn known_tools(&self) -> &'static [&'static str] {
         &[]
-    }
-
-    /// What `airlock connect NAME` edits, when it connects this agent.
-    #[cfg(feature = "connect")]
-    fn config(&self) -> Option<&'static dyn connect::ConfigWriter> {
-        None
     }
 }
 

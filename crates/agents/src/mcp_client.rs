@@ -17,3 +17,7 @@ impl Agent for McpClient {
         "MCP client"
     }
 }
+
+/// `connect` does not connect it: its client's own config names `airlock mcp-proxy`.
+#[cfg(feature = "connect")]
+impl crate::connect::Connectable for McpClient {}

@@ -619,3 +619,38 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         other => commands::run(&dir, other).await,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parses(words: &[&str]) -> bool {
+        Cli::try_parse_from(std::iter::once("airlock").chain(words.iter().copied())).is_ok()
+    }
+
+    /// The CLI's agent values come from the one list: every agent whose hook Airlock answers is
+    /// a value of `hook` and `agents set`, every agent `connect` connects one of `connect` and
+    /// `disconnect`, and nothing else is.
+    #[test]
+    fn every_agent_is_a_cli_value_where_it_has_what_the_command_needs() {
+        let connectable = airlock_agents::connect::names();
+        for agent in airlock_agents::AGENTS {
+            let name = agent.name();
+            let hook = agent.dialect().is_some();
+            assert_eq!(parses(&["hook", name]), hook, "hook {name}");
+            assert_eq!(
+                parses(&["agents", "set", name, "--fallback", "deny"]),
+                hook,
+                "agents set {name}"
+            );
+            let connects = connectable.contains(&name);
+            assert_eq!(parses(&["connect", name]), connects, "connect {name}");
+            assert_eq!(parses(&["disconnect", name]), connects, "disconnect {name}");
+            assert!(
+                hook || connects || agent.name() == airlock_core::MCP_CLIENT,
+                "{name} is a value of no command"
+            );
+        }
+        assert!(!parses(&["connect", "cursor"]));
+    }
+}

@@ -31,6 +31,12 @@ pub enum ConnectError {
 
 pub type Result<T> = std::result::Result<T, ConnectError>;
 
+/// Whether `connect` connects an agent, and with what: each agent implements it in its module
+/// (the `agents!` list reads it).
+pub trait Connectable {
+    const WRITER: Option<&'static dyn ConfigWriter> = None;
+}
+
 /// What one agent's `connect` / `disconnect` edits, in its module (one per agent).
 pub trait ConfigWriter: Sync {
     /// Whether `--project DIR` names a project's config instead of the person's.
@@ -71,8 +77,7 @@ impl std::fmt::Debug for Target {
 
 impl Target {
     pub fn parse(agent: &str, project: Option<PathBuf>) -> Result<Self> {
-        let found = crate::by_name(agent).and_then(|a| Some((a, a.config()?)));
-        let Some((agent, writer)) = found else {
+        let Some((agent, writer)) = connectable().find(|(a, _)| a.name() == agent) else {
             return Err(ConnectError::Invalid(format!(
                 "'{agent}' is not an agent Airlock connects; expected one of: {}",
                 names().join(" ")
@@ -110,9 +115,9 @@ impl Target {
 
 /// The agents `airlock connect` connects, with their config writers.
 pub fn connectable() -> impl Iterator<Item = (&'static dyn Agent, &'static dyn ConfigWriter)> {
-    crate::AGENTS
+    crate::CONFIG_WRITERS
         .iter()
-        .filter_map(|agent| Some((*agent, agent.config()?)))
+        .filter_map(|(agent, writer)| Some((*agent, (*writer)?)))
 }
 
 /// Their names: the CLI's values for `connect` and `disconnect`.
