@@ -48,8 +48,8 @@ cargo clippy --target "$target" --workspace --all-targets --locked -- -D warning
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine"
 cargo test --target "$target" --locked -p airlock-core -p airlock-protocol -p airlock-store \
-  -p airlock-llm -p airlock-engine -p airlock-api -p airlock-mcp -p airlock-connect \
-  -p airlock-hook -p airlock-testkit
+  -p airlock-llm -p airlock-engine -p airlock-api -p airlock-mcp -p airlock-agents \
+  -p airlock-hook -p airlock-testkit --features airlock-agents/connect
 # The CLI end to end; architecture.rs runs `cargo metadata` with this machine's (Linux) cargo.
 cargo test --target "$target" --locked -p airlock-cli \
   --test e2e --test hostile --test crash --test providers_e2e

@@ -1,8 +1,8 @@
 //! `airlock connect`, `disconnect` and `agents`: which agents send their tool calls through
 //! Airlock, and what their hooks answer when Airlock cannot.
 
+use airlock_agents::connect::{ConnectReport, Options, Target};
 use airlock_api::ApiClient;
-use airlock_connect::{ConnectReport, Options, Target};
 use airlock_protocol::{AgentStatus, AgentToolDefaults, AgentView};
 use anyhow::Context;
 use serde_json::json;
@@ -108,10 +108,12 @@ pub async fn connect(
         anyhow::bail!("--timeout must be at least 2 seconds");
     }
     let target = Target::parse(agent, project)?;
-    let report = airlock_connect::connect(&target, &options(data_dir, timeout_secs, codex)?)?;
-    let defaults = match target {
-        Target::ClaudeDesktop => None,
-        Target::ClaudeCode { .. } | Target::Codex => Some(
+    let report =
+        airlock_agents::connect::connect(&target, &options(data_dir, timeout_secs, codex)?)?;
+    // An agent whose hook Airlock answers has its own tools, some of which only read.
+    let defaults = match target.agent().dialect() {
+        None => None,
+        Some(_) => Some(
             apply_tool_defaults(data_dir, target.name())
                 .await
                 .with_context(|| {
@@ -127,27 +129,15 @@ pub async fn connect(
     if let (false, Some(defaults)) = (json, &defaults) {
         print_tool_defaults(defaults);
     }
-    if !json && matches!(target, Target::ClaudeCode { .. }) {
-        println!(
-            "  Its tool calls now wait in Airlock's inbox. When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set claude-code --fallback ask` gives it to Claude Code's own permission flow instead, which runs it under its allow rules or bypassPermissions); undo with `airlock disconnect claude-code`."
-        );
-    }
-    if !json && matches!(target, Target::Codex) {
-        println!(
-            "  Its tool calls now wait in Airlock's inbox. When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set codex --fallback ask` gives it to Codex's own approval instead, which may run it); undo with `airlock disconnect codex`."
-        );
-    }
-    if !json && matches!(target, Target::ClaudeDesktop) && report.changed {
-        println!(
-            "  Restart Claude Desktop: its servers' tool calls then wait in Airlock's inbox. When Airlock is not running they are denied, never run; undo with `airlock disconnect claude-desktop`."
-        );
+    if let (false, Some(note)) = (json, target.writer().connected_note(&report)) {
+        println!("  {note}");
     }
     Ok(ExitCode::SUCCESS)
 }
 
 pub fn disconnect(agent: &str, project: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let target = Target::parse(agent, project)?;
-    let report = airlock_connect::disconnect(&target)?;
+    let report = airlock_agents::connect::disconnect(&target)?;
     print_report(&report, None, json, false)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -162,7 +152,7 @@ pub async fn statuses(data_dir: &Path) -> anyhow::Result<(Vec<AgentStatus>, Opti
         },
         Err(error) => (Vec::new(), Some(error.to_string())),
     };
-    let all = airlock_connect::statuses(&views)?;
+    let all = airlock_agents::connect::statuses(&views)?;
     Ok((all, engine_note))
 }
 

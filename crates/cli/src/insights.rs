@@ -1,8 +1,8 @@
 //! `airlock insights` and the rule previews of `rules suggest` / `rules add --dry-run`.
 
 use crate::shown::text;
+use airlock_agents::connect::shell_word as shell_quote;
 use airlock_api::ApiClient;
-use airlock_connect::shell_word as shell_quote;
 use serde_json::Value;
 use std::process::ExitCode;
 

@@ -15,6 +15,7 @@ mod serve;
 mod servers;
 mod shown;
 
+use clap::builder::PossibleValuesParser;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -212,7 +213,7 @@ enum Command {
     /// The coding agents' hook (Claude Code's and Codex's PreToolUse / PermissionRequest): reads
     /// the event on stdin, waits for the decision, prints it. Installed by `airlock connect`.
     Hook {
-        #[arg(value_parser = ["claude-code", "codex"])]
+        #[arg(value_parser = PossibleValuesParser::new(airlock_agents::hook_agent_names()))]
         agent: String,
         /// The agent's hook timeout (seconds); the fallback is answered a little before it.
         #[arg(long, default_value_t = airlock_core::DEFAULT_HOOK_TIMEOUT_SECS)]
@@ -221,7 +222,7 @@ enum Command {
     /// Send an agent's tool calls through Airlock: `connect claude-code [--project DIR]`,
     /// `connect codex`, `connect claude-desktop` (its MCP servers run through `mcp-proxy`).
     Connect {
-        #[arg(value_parser = airlock_connect::Target::ALL_NAMES)]
+        #[arg(value_parser = PossibleValuesParser::new(airlock_agents::connect::names()))]
         agent: String,
         /// claude-code: this project's `.claude/settings.json` instead of your user settings.
         #[arg(long)]
@@ -237,7 +238,7 @@ enum Command {
     },
     /// Undo `connect`.
     Disconnect {
-        #[arg(value_parser = airlock_connect::Target::ALL_NAMES)]
+        #[arg(value_parser = PossibleValuesParser::new(airlock_agents::connect::names()))]
         agent: String,
         #[arg(long)]
         project: Option<PathBuf>,
@@ -279,7 +280,7 @@ enum AgentsAction {
     /// What the agent's hook answers when Airlock cannot (no engine, or nobody decided in
     /// time): `ask` gives the call back to the agent's own prompt, `deny` denies it.
     Set {
-        #[arg(value_parser = ["claude-code", "codex"])]
+        #[arg(value_parser = PossibleValuesParser::new(airlock_agents::hook_agent_names()))]
         agent: String,
         #[arg(long, value_parser = ["ask", "deny"])]
         fallback: String,
@@ -607,5 +608,40 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => mcp_proxy::run(&dir, server, name, command).await,
         Command::Serve { listen, workspace } => serve::run(&dir, &listen, workspace).await,
         other => commands::run(&dir, other).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parses(words: &[&str]) -> bool {
+        Cli::try_parse_from(std::iter::once("airlock").chain(words.iter().copied())).is_ok()
+    }
+
+    /// The CLI's agent values come from the one list: every agent whose hook Airlock answers is
+    /// a value of `hook` and `agents set`, every agent `connect` connects one of `connect` and
+    /// `disconnect`, and nothing else is.
+    #[test]
+    fn every_agent_is_a_cli_value_where_it_has_what_the_command_needs() {
+        let connectable = airlock_agents::connect::names();
+        for agent in airlock_agents::AGENTS {
+            let name = agent.name();
+            let hook = agent.dialect().is_some();
+            assert_eq!(parses(&["hook", name]), hook, "hook {name}");
+            assert_eq!(
+                parses(&["agents", "set", name, "--fallback", "deny"]),
+                hook,
+                "agents set {name}"
+            );
+            let connects = connectable.contains(&name);
+            assert_eq!(parses(&["connect", name]), connects, "connect {name}");
+            assert_eq!(parses(&["disconnect", name]), connects, "disconnect {name}");
+            assert!(
+                hook || connects || agent.name() == airlock_core::MCP_CLIENT,
+                "{name} is a value of no command"
+            );
+        }
+        assert!(!parses(&["connect", "cursor"]));
     }
 }

@@ -59,11 +59,14 @@ fn each_part_uses_only_what_it_may() {
         ("airlock-protocol", &["airlock-core"]),
         ("airlock-store", &["airlock-core", "airlock-protocol"]),
         ("airlock-llm", &[]),
+        // The agents, one module each, and the one list of them: no engine, no store.
+        ("airlock-agents", &["airlock-core", "airlock-protocol"]),
         (
             "airlock-engine",
             &[
                 "airlock-core",
                 "airlock-protocol",
+                "airlock-agents",
                 "airlock-store",
                 "airlock-llm",
             ],
@@ -91,10 +94,13 @@ fn each_part_uses_only_what_it_may() {
         // The agents' hook: a client of the local API (and the agents' fallback file).
         (
             "airlock-hook",
-            &["airlock-core", "airlock-protocol", "airlock-client"],
+            &[
+                "airlock-core",
+                "airlock-protocol",
+                "airlock-agents",
+                "airlock-client",
+            ],
         ),
-        // Other agents' config files: no engine, no store.
-        ("airlock-connect", &["airlock-core", "airlock-protocol"]),
         (
             "airlock-cli",
             &[
@@ -103,7 +109,7 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-engine",
                 "airlock-api",
                 "airlock-mcp",
-                "airlock-connect",
+                "airlock-agents",
                 "airlock-hook",
             ],
         ),
@@ -114,7 +120,7 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-protocol",
                 "airlock-engine",
                 "airlock-api",
-                "airlock-connect",
+                "airlock-agents",
                 "airlock-remote",
             ],
         ),
@@ -562,4 +568,73 @@ fn every_command_is_in_the_one_table() {
         hand_written.is_empty(),
         "ui/src/phone/remote.ts sends {hand_written:?} around the table's client"
     );
+}
+
+/// The hook starts for every tool call and the engine needs only the agents' list: both use
+/// crates/agents without its config writers (the `connect` feature: TOML, file backups), and
+/// the agents' crate keeps those optional.
+#[test]
+fn the_hook_and_the_engine_use_the_agents_without_their_config_writers() {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
+    let out = Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .args(["--manifest-path", manifest])
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let metadata: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let packages = metadata["packages"].as_array().unwrap();
+    let package = |name: &str| {
+        packages
+            .iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is not in the workspace"))
+    };
+    for user in ["airlock-hook", "airlock-engine"] {
+        let agents = package(user)["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == "airlock-agents" && d["kind"].is_null())
+            .unwrap_or_else(|| panic!("{user} does not use airlock-agents"));
+        let features: Vec<&str> = agents["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            !features.contains(&"connect"),
+            "{user} must use airlock-agents without its config writers (connect)"
+        );
+    }
+    let agents = package("airlock-agents");
+    assert!(
+        agents["features"]["default"]
+            .as_array()
+            .is_none_or(|d| d.is_empty()),
+        "airlock-agents' config writers must not be a default feature"
+    );
+    for writer_only in ["toml_edit", "tempfile", "dirs"] {
+        let dependency = agents["dependencies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == writer_only && d["kind"].is_null())
+            .unwrap_or_else(|| panic!("airlock-agents no longer uses {writer_only}"));
+        assert_eq!(
+            dependency["optional"], true,
+            "{writer_only} is for the config writers: optional, behind `connect`"
+        );
+    }
 }

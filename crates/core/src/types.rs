@@ -146,48 +146,6 @@ string_enum!(
     }
 );
 
-string_enum!(
-    /// The coding agents whose hooks Airlock answers.
-    HookAgent, "agent" { ClaudeCode => "claude-code", Codex => "codex" }
-);
-
-impl HookAgent {
-    /// The agent's own tools that only read (or keep the agent's own to-do list): `airlock
-    /// connect` sets them to "approval not required" in Airlock's tool settings unless the
-    /// person chose otherwise, so the agent's reads do not flood the inbox. Codex's hook names
-    /// every command `Bash` and every edit `apply_patch`: it reports no read-only tool.
-    pub fn read_only_tools(self) -> &'static [&'static str] {
-        match self {
-            HookAgent::ClaudeCode => &["Read", "Glob", "Grep", "LS", "NotebookRead", "TodoWrite"],
-            HookAgent::Codex => &[],
-        }
-    }
-
-    /// The tools its hook is known to report (Settings → Tools lists them before the agent
-    /// first asks; the ones it reports later are listed once they have a setting).
-    pub fn known_tools(self) -> &'static [&'static str] {
-        match self {
-            HookAgent::ClaudeCode => &[
-                "Bash",
-                "Edit",
-                "Glob",
-                "Grep",
-                "LS",
-                "MultiEdit",
-                "NotebookEdit",
-                "NotebookRead",
-                "Read",
-                "Task",
-                "TodoWrite",
-                "WebFetch",
-                "WebSearch",
-                "Write",
-            ],
-            HookAgent::Codex => &["Bash", "apply_patch"],
-        }
-    }
-}
-
 /// The agents' own default hook timeout (seconds), which `airlock connect` installs unless told
 /// otherwise.
 pub const DEFAULT_HOOK_TIMEOUT_SECS: u64 = 600;
@@ -214,10 +172,16 @@ impl AgentFallback {
 /// The agent kind of a call through `airlock mcp-proxy` (any MCP client).
 pub const MCP_CLIENT: &str = "mcp-client";
 
+/// The policy sources of the coding agents' own tools (`claude-code/Bash`), which no server may
+/// take as its name. The agents themselves are declared in crates/agents (its `AGENTS`), which
+/// core cannot see; that crate's test `the_hook_agents_are_the_sources_core_reserves` keeps
+/// this list equal to its hook agents.
+pub const AGENT_SOURCES: &[&str] = &["claude-code", "codex"];
+
 /// The policy source of calls made by MCP clients through `airlock mcp-proxy --name NAME`
 /// is NAME; the agents' own tools are `claude-code/TOOL` and `codex/TOOL`.
 pub fn is_hook_agent(source: &str) -> bool {
-    source.parse::<HookAgent>().is_ok()
+    AGENT_SOURCES.contains(&source)
 }
 
 string_enum!(

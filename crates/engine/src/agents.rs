@@ -17,7 +17,7 @@ use crate::decision::{Resolution, Settlement};
 use crate::{Engine, EngineError, Inner, Result};
 use airlock_core::policy::{CallFacts, SessionPolicy, Verdict};
 use airlock_core::{
-    AgentFallback, ApprovalStatus, DecidedBy, HookAgent, ItemKind, MCP_CLIENT, args_hash, ids,
+    AgentFallback, ApprovalStatus, DecidedBy, ItemKind, MCP_CLIENT, args_hash, ids,
     validate_proxied_server_name,
 };
 use airlock_protocol::agents::{FALLBACKS_FILE, MAX_INPUT_BYTES};
@@ -164,15 +164,13 @@ fn session_title(call: &AgentCall) -> Option<String> {
     }
 }
 
-/// Sets an agent's read-only tools ([`HookAgent::read_only_tools`]) to "approval not
-/// required" in the store, keeping any setting the person made.
+/// Sets an agent's read-only tools ([`airlock_agents::Agent::read_only_tools`]) to "approval
+/// not required" in the store, keeping any setting the person made.
 fn seed_read_only_tools(store: &airlock_store::Store, agent: &str) -> Result<AgentToolDefaults> {
-    let hook_agent: HookAgent = agent
-        .parse()
-        .map_err(|e: airlock_core::ParseEnumError| invalid(e.to_string()))?;
+    let hook_agent = hook_agent(agent)?;
     let tools = hook_agent.read_only_tools();
     let set = store.seed_agent_tool_settings(
-        hook_agent.as_str(),
+        hook_agent.name(),
         tools,
         airlock_core::ToolSetting::NotRequired,
     )?;
@@ -182,7 +180,7 @@ fn seed_read_only_tools(store: &airlock_store::Store, agent: &str) -> Result<Age
         .map(|t| t.to_string())
         .collect();
     Ok(AgentToolDefaults {
-        agent: hook_agent.as_str().into(),
+        agent: hook_agent.name().into(),
         set,
         kept,
     })
@@ -205,6 +203,11 @@ fn invalid(message: impl Into<String>) -> EngineError {
     EngineError::Invalid(message.into())
 }
 
+/// The agent whose hook Airlock answers called `name`, or why there is none.
+fn hook_agent(name: &str) -> Result<&'static dyn airlock_agents::Agent> {
+    airlock_agents::hook_agent(name).ok_or_else(|| invalid(airlock_agents::not_a_hook_agent(name)))
+}
+
 /// The agent's call checked: names that fit, an input object of sane size.
 fn check(call: &AgentCall) -> Result<()> {
     let fits = |s: &str, max: usize| {
@@ -217,20 +220,22 @@ fn check(call: &AgentCall) -> Result<()> {
     }
     // Whose tools these are decides which settings and rules apply: a coding agent's own, or
     // the proxied MCP server's (never the built-in server's).
-    match (call.agent.parse::<HookAgent>(), &call.source) {
-        (Ok(agent), source) if source.as_deref().is_none_or(|s| s == agent.as_str()) => {}
-        (Ok(agent), _) => {
+    match (airlock_agents::hook_agent(&call.agent), &call.source) {
+        (Some(agent), source) if source.as_deref().is_none_or(|s| s == agent.name()) => {}
+        (Some(agent), _) => {
+            let agent = agent.name();
             return Err(invalid(format!(
                 "{agent}'s tools are named {agent}/TOOL; it cannot speak for another source"
             )));
         }
-        (Err(_), Some(source)) if call.agent == MCP_CLIENT => {
+        (None, Some(source)) if call.agent == MCP_CLIENT => {
             validate_proxied_server_name(source).map_err(invalid)?;
         }
-        (Err(_), _) => {
+        (None, _) => {
             return Err(invalid(format!(
-                "unknown agent '{}': claude-code, codex, or {MCP_CLIENT} with the proxied server's name",
-                call.agent
+                "unknown agent '{}': {}, or {MCP_CLIENT} with the proxied server's name",
+                call.agent,
+                airlock_agents::hook_agent_names().join(", ")
             )));
         }
     }
@@ -675,11 +680,11 @@ impl Engine {
     /// that asked (MCP clients).
     pub fn agents(&self) -> Result<Vec<AgentView>> {
         let mut known = self.inner.store.agents()?;
-        for agent in HookAgent::ALL {
-            if !known.iter().any(|a| a.name == agent.as_str()) {
+        for agent in airlock_agents::hook_agents() {
+            if !known.iter().any(|a| a.name == agent.name()) {
                 known.push(AgentView {
-                    name: agent.as_str().into(),
-                    fallback: AgentFallback::default_for(agent.as_str()),
+                    name: agent.name().into(),
+                    fallback: AgentFallback::default_for(agent.name()),
                     last_request_at: None,
                     last_tool: None,
                     last_cwd: None,
@@ -691,7 +696,7 @@ impl Engine {
         // the MCP proxy, no decision is a denial.
         for view in known
             .iter_mut()
-            .filter(|v| v.name.parse::<HookAgent>().is_err())
+            .filter(|v| !airlock_agents::is_hook_agent(&v.name))
         {
             view.fallback = AgentFallback::Deny;
         }
@@ -702,12 +707,10 @@ impl Engine {
     /// What an agent's hook answers when Airlock cannot decide in time. Also written to
     /// `agents.json`, which the hook reads when no engine answers.
     pub fn set_agent_fallback(&self, agent: &str, fallback: AgentFallback) -> Result<()> {
-        let agent: HookAgent = agent
-            .parse()
-            .map_err(|e: airlock_core::ParseEnumError| invalid(e.to_string()))?;
+        let agent = hook_agent(agent)?;
         self.inner
             .store
-            .set_agent_fallback(agent.as_str(), fallback)?;
+            .set_agent_fallback(agent.name(), fallback)?;
         self.inner.write_fallbacks()
     }
 }
@@ -1113,14 +1116,8 @@ mod tests {
             workspace: Some(dir.path().join("workspace")),
         })
         .unwrap();
-        assert_eq!(
-            fallback_of(dir.path(), HookAgent::ClaudeCode),
-            AgentFallback::Deny
-        );
-        assert_eq!(
-            fallback_of(dir.path(), HookAgent::Codex),
-            AgentFallback::Deny
-        );
+        assert_eq!(fallback_of(dir.path(), "claude-code"), AgentFallback::Deny);
+        assert_eq!(fallback_of(dir.path(), "codex"), AgentFallback::Deny);
     }
 
     /// Codex's first request records it with its own default: deny, in Settings and in the
@@ -1141,10 +1138,7 @@ mod tests {
         engine
             .set_agent_fallback("claude-code", AgentFallback::Deny)
             .unwrap();
-        assert_eq!(
-            fallback_of(dir.path(), HookAgent::Codex),
-            AgentFallback::Deny
-        );
+        assert_eq!(fallback_of(dir.path(), "codex"), AgentFallback::Deny);
     }
 
     #[tokio::test]

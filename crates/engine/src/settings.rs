@@ -16,8 +16,8 @@ fn agent_tool_views(
     settings: &HashMap<(String, String), ToolSetting>,
 ) -> Vec<ToolView> {
     let mut views = Vec::new();
-    for &agent in airlock_core::HookAgent::ALL {
-        let server = agent.as_str();
+    for agent in airlock_agents::hook_agents() {
+        let server = agent.name();
         let mut tools: Vec<String> = agent.known_tools().iter().map(|t| t.to_string()).collect();
         tools.extend(
             settings
@@ -33,7 +33,7 @@ fn agent_tool_views(
                 model_name: format!("{server}/{tool}"),
                 description: format!(
                     "{}'s own {tool} tool, asked through its hook",
-                    agent_label(agent)
+                    agent.display_name()
                 ),
                 setting: settings
                     .get(&key)
@@ -51,14 +51,6 @@ fn agent_tool_views(
         }
     }
     views
-}
-
-/// The agent's name as people write it.
-fn agent_label(agent: airlock_core::HookAgent) -> &'static str {
-    match agent {
-        airlock_core::HookAgent::ClaudeCode => "Claude Code",
-        airlock_core::HookAgent::Codex => "Codex",
-    }
 }
 
 impl Engine {
@@ -315,7 +307,7 @@ impl Engine {
     /// A tool the engine offers now (a setting for any other would be a silent no-op), or a
     /// coding agent's tool (`claude-code/Bash`): those are known when the agent asks.
     fn require_tool(&self, server: &str, tool: &str) -> Result<()> {
-        let agent_tool = airlock_core::is_hook_agent(server)
+        let agent_tool = airlock_agents::is_hook_agent(server)
             && !tool.trim().is_empty()
             && tool.len() <= 256
             && !tool.chars().any(char::is_control);

@@ -14,12 +14,13 @@
 //! (input it cannot read or that is too large, an unknown agent or event, an engine answer it
 //! cannot read) is a denial at once that names the cause, never retried.
 
+use airlock_agents::{Agent, HookEvent, denied_to_any};
 use airlock_client::agents::fallback_of;
 use airlock_client::{ClientError, one_shot};
-use airlock_core::{AgentFallback, DEFAULT_HOOK_TIMEOUT_SECS, HookAgent};
+use airlock_core::{AgentFallback, DEFAULT_HOOK_TIMEOUT_SECS};
 use airlock_protocol::agents::MAX_INPUT_BYTES;
-use airlock_protocol::{AgentAnswer, AgentCall, AgentEvent, AgentVerdict};
-use serde_json::{Value, json};
+use airlock_protocol::{AgentAnswer, AgentCall, AgentVerdict};
+use serde_json::Value;
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -40,7 +41,7 @@ pub struct HookOutput {
 
 impl HookOutput {
     /// A denial when the hook cannot even start (no data directory, no runtime).
-    pub fn denied(agent: HookAgent, why: &str) -> Self {
+    pub fn denied(agent: &dyn Agent, why: &str) -> Self {
         Self {
             stdout: render(agent, HookEvent::PreToolUse, &denial(why)),
         }
@@ -79,15 +80,19 @@ pub fn parse_command_line(args: impl IntoIterator<Item = OsString>) -> Result<Co
     }
     Ok(CommandLine {
         data_dir,
-        agent: agent.ok_or("name the agent: claude-code or codex")?,
+        agent: agent.ok_or_else(|| format!("name the agent: {}", agent_names()))?,
         timeout_secs,
     })
 }
 
-/// The denial every agent reads: Claude Code's and Codex's PreToolUse answers are the same
-/// words, so it also answers an agent the hook does not know.
-fn denied_to_any(why: &str) -> String {
-    render(HookAgent::ClaudeCode, HookEvent::PreToolUse, &denial(why))
+/// The agents whose hooks this answers, for messages: `claude-code or codex`.
+fn agent_names() -> String {
+    airlock_agents::hook_agent_names().join(" or ")
+}
+
+/// The denial every agent reads (it also answers an agent the hook does not know).
+fn denied(why: &str) -> String {
+    denied_to_any(&format!("Airlock: {why}"))
 }
 
 /// `airlock-hook ARGS…`: the answer for the agent on stdout, always one JSON object. With a
@@ -98,12 +103,10 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) {
         Ok(line) => run_and_print(line.data_dir, &line.agent, line.timeout_secs),
         Err(why) => {
             eprintln!(
-                "airlock-hook: {why}\nusage: airlock-hook [--data-dir DIR] claude-code|codex [--timeout SECS]"
+                "airlock-hook: {why}\nusage: airlock-hook [--data-dir DIR] {} [--timeout SECS]",
+                airlock_agents::hook_agent_names().join("|")
             );
-            println!(
-                "{}",
-                denied_to_any(&format!("the hook's command line: {why}"))
-            );
+            println!("{}", denied(&format!("the hook's command line: {why}")));
         }
     }
 }
@@ -111,11 +114,12 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) {
 /// Runs the hook on a single-threaded runtime and prints its answer (a denial for an agent it
 /// does not know: it cannot tell what that agent would do with no decision).
 pub fn run_and_print(data_dir: Option<PathBuf>, agent: &str, timeout_secs: u64) {
-    let Ok(agent) = agent.parse::<HookAgent>() else {
+    let Some(agent) = airlock_agents::hook_agent(agent) else {
         println!(
             "{}",
-            denied_to_any(&format!(
-                "the hook does not know the agent '{agent}' (claude-code or codex)"
+            denied(&format!(
+                "the hook does not know the agent '{agent}' ({})",
+                agent_names()
             ))
         );
         return;
@@ -135,10 +139,10 @@ pub fn run_and_print(data_dir: Option<PathBuf>, agent: &str, timeout_secs: u64) 
 }
 
 /// Runs the hook: never returns an error.
-pub async fn run(data_dir: &Path, agent: HookAgent, timeout: Duration) -> HookOutput {
+pub async fn run(data_dir: &Path, agent: &dyn Agent, timeout: Duration) -> HookOutput {
     let started = Instant::now();
     let deadline = started + timeout.saturating_sub(margin(timeout));
-    let fallback = fallback_of(data_dir, agent);
+    let fallback = fallback_of(data_dir, agent.name());
     let event = match read_event(deadline) {
         Ok(event) => event,
         Err(why) => {
@@ -147,16 +151,12 @@ pub async fn run(data_dir: &Path, agent: HookAgent, timeout: Duration) -> HookOu
             };
         }
     };
-    let hook_event = match event.get("hook_event_name").and_then(Value::as_str) {
-        Some("PreToolUse") => HookEvent::PreToolUse,
-        Some("PermissionRequest") => HookEvent::PermissionRequest,
+    let hook_event = match HookEvent::of(&event) {
+        Ok(hook_event) => hook_event,
         // Another event (a misconfigured hook): not a call the hook can let through.
-        other => {
+        Err(why) => {
             return HookOutput {
-                stdout: denied_to_any(&format!(
-                    "the hook decides PreToolUse and PermissionRequest, not {}",
-                    other.unwrap_or("an event without a hook_event_name")
-                )),
+                stdout: denied(&why),
             };
         }
     };
@@ -193,12 +193,6 @@ async fn parent_gone() {
     }
     #[cfg(not(unix))]
     std::future::pending::<()>().await
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum HookEvent {
-    PreToolUse,
-    PermissionRequest,
 }
 
 /// Why the fallback answers when the engine was there but nobody decided before the deadline.
@@ -257,102 +251,20 @@ fn read_event(deadline: Instant) -> Result<Value, String> {
     serde_json::from_slice(&bytes).map_err(|e| format!("the hook's input is not JSON: {e}"))
 }
 
-/// How much of an agent's transcript the hook reads for the session's first prompt.
-const TRANSCRIPT_READ_BYTES: u64 = 256 * 1024;
-
-/// The session's first prompt from the agent's transcript (JSON Lines): Claude Code's first
-/// `user` message that is text, or Codex's first `user_message` event. `None` when the file
-/// cannot be read or holds none yet: the session is then named by its folder alone.
-pub fn first_prompt(transcript: &Path) -> Option<String> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(transcript).ok()?;
-    let reader = std::io::BufReader::new(file.take(TRANSCRIPT_READ_BYTES));
-    reader
-        .lines()
-        .map_while(Result::ok)
-        .filter_map(|line| serde_json::from_str::<Value>(&line).ok())
-        .find_map(|entry| prompt_of(&entry))
-}
-
-fn prompt_of(entry: &Value) -> Option<String> {
-    let text = match entry.get("type").and_then(Value::as_str)? {
-        // Claude Code: {"type":"user","message":{"role":"user","content":"…" or [{"type":"text","text":"…"}]}};
-        // tool results are user messages too, and meta entries are not the person's words.
-        "user" if entry.get("isMeta").and_then(Value::as_bool) != Some(true) => {
-            match entry.pointer("/message/content")? {
-                Value::String(text) => text.clone(),
-                Value::Array(blocks) => blocks
-                    .iter()
-                    .find(|b| b.get("type").and_then(Value::as_str) == Some("text"))?
-                    .get("text")?
-                    .as_str()?
-                    .to_string(),
-                _ => return None,
-            }
-        }
-        // Codex 0.169: {"type":"response_item","payload":{"type":"message","role":"user",
-        // "content":[{"type":"input_text","text":"…"}]}} (its environment context is such a
-        // message too, tagged, skipped below).
-        "response_item"
-            if entry.pointer("/payload/type").and_then(Value::as_str) == Some("message")
-                && entry.pointer("/payload/role").and_then(Value::as_str) == Some("user") =>
-        {
-            entry
-                .pointer("/payload/content")?
-                .as_array()?
-                .iter()
-                .find(|b| b.get("type").and_then(Value::as_str) == Some("input_text"))?
-                .get("text")?
-                .as_str()?
-                .to_string()
-        }
-        // Other Codex versions: {"type":"event_msg","payload":{"type":"user_message","message":"…"}}.
-        "event_msg"
-            if entry.pointer("/payload/type").and_then(Value::as_str) == Some("user_message") =>
-        {
-            entry.pointer("/payload/message")?.as_str()?.to_string()
-        }
-        _ => return None,
-    };
-    let text = text.trim();
-    // Claude Code's slash commands and caveats are tagged text, not a prompt.
-    (!text.is_empty() && !text.starts_with('<')).then(|| text.chars().take(500).collect())
-}
-
-/// The agent's event as Airlock's request.
-fn agent_call(agent: HookAgent, event: HookEvent, input: &Value) -> Result<AgentCall, String> {
-    let text = |key: &str| input.get(key).and_then(Value::as_str).map(str::to_string);
-    let tool = text("tool_name").ok_or("the hook's input names no tool (tool_name)")?;
-    let tool_input = input
-        .get("tool_input")
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    // Refused here at once: the engine would refuse it too, or not even read it.
-    let size = tool_input.to_string().len();
+/// The agent's event as Airlock's request, in its dialect. A tool input the engine would
+/// refuse (or not even read) is refused here at once.
+fn agent_call(agent: &dyn Agent, event: HookEvent, input: &Value) -> Result<AgentCall, String> {
+    let dialect = agent
+        .dialect()
+        .ok_or_else(|| format!("Airlock does not answer {}'s hook", agent.display_name()))?;
+    let call = dialect.call(agent.name(), event, input)?;
+    let size = call.input.to_string().len();
     if size > MAX_INPUT_BYTES {
         return Err(format!(
             "the tool's input is too large for Airlock ({size} bytes; the limit is {MAX_INPUT_BYTES})"
         ));
     }
-    Ok(AgentCall {
-        agent: agent.as_str().into(),
-        source: None,
-        client: None,
-        agent_session: text("session_id").unwrap_or_default(),
-        cwd: text("cwd"),
-        tool,
-        input: tool_input,
-        tool_use_id: text("tool_use_id"),
-        event: match event {
-            HookEvent::PreToolUse => AgentEvent::PreToolUse,
-            HookEvent::PermissionRequest => AgentEvent::PermissionRequest,
-        },
-        // Codex rejects an edited input at PermissionRequest.
-        editable: !(agent == HookAgent::Codex && event == HookEvent::PermissionRequest),
-        wait_ms: None,
-        definition: None,
-        prompt: text("transcript_path").and_then(|path| first_prompt(Path::new(&path))),
-    })
+    Ok(call)
 }
 
 /// Asks the engine, coming back after a restart (the same request finds the same item) until
@@ -415,61 +327,17 @@ pub async fn ask_engine(
     }
 }
 
-/// What each agent understands (../AGENT-HOOKS.md): always one JSON object.
-fn render(agent: HookAgent, event: HookEvent, answer: &AgentAnswer) -> String {
-    let reason = answer.reason.clone().unwrap_or_default();
-    let output = match event {
-        HookEvent::PreToolUse => {
-            let mut out = json!({"hookEventName": "PreToolUse"});
-            match (answer.verdict, agent, &answer.updated_input) {
-                (AgentVerdict::Deny, _, _) => {
-                    out["permissionDecision"] = json!("deny");
-                    out["permissionDecisionReason"] = json!(reason);
-                }
-                (AgentVerdict::Allow, _, Some(input)) => {
-                    out["permissionDecision"] = json!("allow");
-                    out["permissionDecisionReason"] = json!("approved in Airlock with an edit");
-                    out["updatedInput"] = input.clone();
-                }
-                (AgentVerdict::Allow, HookAgent::ClaudeCode, None) => {
-                    out["permissionDecision"] = json!("allow");
-                    out["permissionDecisionReason"] = json!(approved_by(answer));
-                }
-                // Codex: a bare "allow" is unsupported (it fails open); letting it through is
-                // no decision at all.
-                (AgentVerdict::Allow, HookAgent::Codex, None) => return "{}".into(),
-                (AgentVerdict::Undecided, HookAgent::ClaudeCode, _) => {
-                    out["permissionDecision"] = json!("ask");
-                    out["permissionDecisionReason"] = json!(reason);
-                }
-                // Codex's "ask" is unsupported too: no decision gives it its own approval.
-                (AgentVerdict::Undecided, HookAgent::Codex, _) => return "{}".into(),
-            }
-            out
-        }
-        HookEvent::PermissionRequest => {
-            let decision = match answer.verdict {
-                AgentVerdict::Allow => {
-                    let mut decision = json!({"behavior": "allow"});
-                    if let (Some(input), HookAgent::ClaudeCode) = (&answer.updated_input, agent) {
-                        decision["updatedInput"] = input.clone();
-                    }
-                    decision
-                }
-                AgentVerdict::Deny => json!({"behavior": "deny", "message": reason}),
-                AgentVerdict::Undecided => return "{}".into(),
-            };
-            json!({"hookEventName": "PermissionRequest", "decision": decision})
-        }
-    };
-    json!({ "hookSpecificOutput": output }).to_string()
-}
-
-fn approved_by(answer: &AgentAnswer) -> String {
-    match answer.decided_by.as_deref() {
-        Some("policy") => "allowed by Airlock's settings".into(),
-        Some(channel) => format!("approved in Airlock ({channel})"),
-        None => "approved in Airlock".into(),
+/// What the agent understands, in its dialect: always one JSON object (a hook agent always
+/// has a dialect; the denial every agent reads otherwise).
+fn render(agent: &dyn Agent, event: HookEvent, answer: &AgentAnswer) -> String {
+    match agent.dialect() {
+        Some(dialect) => dialect.render(event, answer),
+        None => denied_to_any(
+            answer
+                .reason
+                .as_deref()
+                .unwrap_or("Airlock: no hook dialect"),
+        ),
     }
 }
 
@@ -477,107 +345,6 @@ fn approved_by(answer: &AgentAnswer) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    /// The session's first prompt, as each agent writes its transcript: Claude Code's first
-    /// user text (not a tool result, not a tagged command), Codex's first `user_message`.
-    #[test]
-    fn the_first_prompt_is_read_from_either_agents_transcript() {
-        let dir = tempfile::tempdir().unwrap();
-        let claude = dir.path().join("claude.jsonl");
-        let lines = [
-            json!({"type": "summary", "summary": "x"}),
-            json!({"type": "user", "isMeta": true, "message": {"role": "user", "content": "Caveat"}}),
-            json!({"type": "user", "message": {"role": "user", "content": "<command-name>/clear</command-name>"}}),
-            json!({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "Fix the test"}]}}),
-            json!({"type": "user", "message": {"role": "user", "content": "later"}}),
-        ];
-        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
-        std::fs::write(&claude, text.join("\n")).unwrap();
-        assert_eq!(first_prompt(&claude).as_deref(), Some("Fix the test"));
-
-        let codex = dir.path().join("rollout.jsonl");
-        let lines = [
-            json!({"type": "session_meta", "payload": {"id": "x"}}),
-            json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>…"}]}}),
-            json!({"type": "event_msg", "payload": {"type": "user_message", "message": "Run the command"}}),
-        ];
-        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
-        std::fs::write(&codex, text.join("\n")).unwrap();
-        assert_eq!(first_prompt(&codex).as_deref(), Some("Run the command"));
-
-        // Codex 0.169 writes the prompt as a user message after its tagged context.
-        let lines = [
-            json!({"type": "session_meta", "payload": {"id": "x"}}),
-            json!({"type": "response_item", "payload": {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "You are Codex"}]}}),
-            json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>…"}]}}),
-            json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Fix the build"}]}}),
-        ];
-        let text: Vec<String> = lines.iter().map(Value::to_string).collect();
-        std::fs::write(&codex, text.join("\n")).unwrap();
-        assert_eq!(first_prompt(&codex).as_deref(), Some("Fix the build"));
-
-        assert_eq!(first_prompt(&dir.path().join("missing.jsonl")), None);
-    }
-
-    fn answer(verdict: AgentVerdict, edit: Option<Value>) -> AgentAnswer {
-        AgentAnswer {
-            verdict,
-            reason: Some("no".into()),
-            updated_input: edit,
-            approval_id: None,
-            decided_by: Some("inbox".into()),
-        }
-    }
-
-    #[test]
-    fn every_answer_is_one_json_object_in_the_agents_own_words() {
-        for agent in HookAgent::ALL {
-            for event in [HookEvent::PreToolUse, HookEvent::PermissionRequest] {
-                for verdict in [
-                    AgentVerdict::Allow,
-                    AgentVerdict::Deny,
-                    AgentVerdict::Undecided,
-                ] {
-                    for edit in [None, Some(json!({"command": "ls"}))] {
-                        let text = render(*agent, event, &answer(verdict, edit));
-                        let value: Value = serde_json::from_str(&text).unwrap();
-                        assert!(value.is_object(), "{text}");
-                    }
-                }
-            }
-        }
-        // Codex: letting a call through is no decision; never a bare allow (unsupported: open).
-        assert_eq!(
-            render(
-                HookAgent::Codex,
-                HookEvent::PreToolUse,
-                &answer(AgentVerdict::Allow, None)
-            ),
-            "{}"
-        );
-        let edited = render(
-            HookAgent::Codex,
-            HookEvent::PreToolUse,
-            &answer(AgentVerdict::Allow, Some(json!({"command": "ls"}))),
-        );
-        assert!(edited.contains("\"updatedInput\""), "{edited}");
-        let denied = render(
-            HookAgent::ClaudeCode,
-            HookEvent::PermissionRequest,
-            &answer(AgentVerdict::Deny, None),
-        );
-        assert!(
-            denied.contains("\"behavior\":\"deny\"") && denied.contains("\"message\":\"no\""),
-            "{denied}"
-        );
-        // Codex rejects updatedInput at PermissionRequest: never sent there.
-        let permission = render(
-            HookAgent::Codex,
-            HookEvent::PermissionRequest,
-            &answer(AgentVerdict::Allow, Some(json!({"command": "ls"}))),
-        );
-        assert!(!permission.contains("updatedInput"), "{permission}");
-    }
 
     fn words(line: &str) -> Vec<OsString> {
         line.split_whitespace().map(OsString::from).collect()

@@ -53,6 +53,9 @@ mod tests {
         airlock_protocol::FileOnDisk::export_all(&cfg).unwrap();
         // The command table's client, and every type its commands take and give.
         airlock_protocol::commands::export_typescript(&cfg).unwrap();
+        // The agents' names, from the one list of them (not a type: a generated const).
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("agents.ts"), airlock_agents::typescript_names()).unwrap();
     }
 
     /// Every file under `dir` (recursively), by relative path.

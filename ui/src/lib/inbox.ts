@@ -1,6 +1,7 @@
 // The inbox as rows: items grouped by session, or by tool (server/tool: "write_file × 12"), groups
 // in order of their oldest item, items oldest first, with a header row per group. A tool group
 // may be collapsed to its header. Fixed-height rows for the virtual list.
+import { AGENT_NAMES } from './bindings/agents';
 import type { InboxItem } from './bindings/InboxItem';
 import { cutMiddle } from './callView';
 
@@ -106,7 +107,6 @@ export function argsSummary(args: unknown, max = ARGS_SUMMARY_MAX): { line: stri
   return { line: text, cut };
 }
 
-const AGENT_NAMES: Record<string, string> = { 'claude-code': 'Claude Code', codex: 'Codex', 'claude-desktop': 'Claude Desktop' };
 
 /** Who asked, for another agent's call: the coding agent, or the MCP client's own name. */
 export function agentLabel(item: Pick<InboxItem, 'agent' | 'client'>): string {

@@ -2,7 +2,7 @@
 //! command-line tool that ships beside the app), their fallbacks and last requests.
 
 use super::{CommandError, CommandResult};
-use airlock_connect::{ConnectError, ConnectReport, Options, Target};
+use airlock_agents::connect::{ConnectError, ConnectReport, Options, Target};
 use airlock_engine::{Engine, ErrorCode};
 use airlock_protocol::AgentStatus;
 use std::path::PathBuf;
@@ -39,7 +39,7 @@ fn options(engine: &Engine) -> CommandResult<Options> {
     Ok(Options {
         airlock: airlock_binary()?,
         data_dir: (default.as_ref() != Some(&data_dir)).then_some(data_dir),
-        timeout_secs: airlock_connect::DEFAULT_TIMEOUT_SECS,
+        timeout_secs: airlock_agents::connect::DEFAULT_TIMEOUT_SECS,
         codex: None,
     })
 }
@@ -53,15 +53,15 @@ pub fn statuses(engine: &Engine) -> CommandResult<Vec<AgentStatus>> {
     let views = engine
         .agents()
         .map_err(|e| airlock_engine::commands::Caller::Window.error(e))?;
-    airlock_connect::statuses(&views).map_err(connect_error)
+    airlock_agents::connect::statuses(&views).map_err(connect_error)
 }
 
 /// Installs the agent's hook (its own config), then, inside Airlock, sets its read-only tools to
 /// "approval not required" unless the person chose otherwise — as `airlock connect` does.
 pub fn connect(engine: &Engine, agent: &str) -> CommandResult<ConnectReport> {
     let target = target(agent)?;
-    let mut report = airlock_connect::connect(&target, &options(engine)?).map_err(connect_error)?;
-    if matches!(target, Target::ClaudeCode { .. } | Target::Codex) {
+    let mut report = airlock_agents::connect::connect(&target, &options(engine)?).map_err(connect_error)?;
+    if target.agent().dialect().is_some() {
         let defaults = engine
             .connect_agent_defaults(target.name())
             .map_err(|e| airlock_engine::commands::Caller::Window.error(e))?;
@@ -82,5 +82,5 @@ pub fn connect(engine: &Engine, agent: &str) -> CommandResult<ConnectReport> {
 }
 
 pub fn disconnect(agent: &str) -> CommandResult<ConnectReport> {
-    airlock_connect::disconnect(&target(agent)?).map_err(connect_error)
+    airlock_agents::connect::disconnect(&target(agent)?).map_err(connect_error)
 }

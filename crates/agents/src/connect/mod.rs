@@ -1,16 +1,16 @@
-//! `airlock connect` / `disconnect`: edits other agents' own config files so their tool calls go
+//! `airlock connect` / `disconnect` (the `connect` feature): edits other agents' own config files so their tool calls go
 //! through Airlock — the hook entries of Claude Code (`settings.json`) and Codex (`hooks.json`
 //! and its hook trust), or Claude Desktop's `mcpServers`, each rewritten to run through
 //! `airlock mcp-proxy`. Idempotent; keeps a backup of the file as it was; refuses a file it cannot
 //! parse; never drops the person's other entries. No engine needed: these are the agents' files.
+//! Each agent's own writer is in its module ([`ConfigWriter`]); here is what they share.
 
-mod claude_desktop;
-mod codex;
-mod codex_trust;
-mod files;
-mod hooks;
+pub(crate) mod codex_trust;
+pub(crate) mod files;
+pub(crate) mod hooks;
 
-use airlock_core::{HOOK_BINARY, MCP_CLIENT};
+use crate::Agent;
+use airlock_core::HOOK_BINARY;
 pub use airlock_protocol::{AgentConnection, ConnectReport};
 use airlock_protocol::{AgentStatus, AgentView};
 use std::path::{Path, PathBuf};
@@ -31,41 +31,103 @@ pub enum ConnectError {
 
 pub type Result<T> = std::result::Result<T, ConnectError>;
 
-/// What to connect.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// Claude Code's user settings, or a project's (`DIR/.claude/settings.json`).
-    ClaudeCode {
-        project: Option<PathBuf>,
-    },
-    Codex,
-    ClaudeDesktop,
+/// Whether `connect` connects an agent, and with what: each agent implements it in its module
+/// (the `agents!` list reads it).
+pub trait Connectable {
+    const WRITER: Option<&'static dyn ConfigWriter> = None;
+}
+
+/// What one agent's `connect` / `disconnect` edits, in its module (one per agent).
+pub trait ConfigWriter: Sync {
+    /// Whether `--project DIR` names a project's config instead of the person's.
+    fn takes_project(&self) -> bool {
+        false
+    }
+
+    /// The file `connect` edits (`project`: only where [`ConfigWriter::takes_project`]).
+    fn config_path(&self, project: Option<&Path>) -> Result<PathBuf>;
+
+    fn connect(&self, path: &Path, options: &Options) -> Result<ConnectReport>;
+
+    fn disconnect(&self, path: &Path) -> Result<ConnectReport>;
+
+    /// Whether the file sends the agent's calls through Airlock now.
+    fn connected(&self, path: &Path) -> Result<bool>;
+
+    /// What the person should know once it is connected (`airlock connect` prints it).
+    fn connected_note(&self, report: &ConnectReport) -> Option<&'static str>;
+}
+
+/// An agent `airlock connect` connects, and the project it names (Claude Code's only).
+#[derive(Clone)]
+pub struct Target {
+    agent: &'static dyn Agent,
+    writer: &'static dyn ConfigWriter,
+    project: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("agent", &self.agent.name())
+            .field("project", &self.project)
+            .finish()
+    }
 }
 
 impl Target {
     pub fn parse(agent: &str, project: Option<PathBuf>) -> Result<Self> {
-        match (agent, project) {
-            ("claude-code", project) => Ok(Target::ClaudeCode { project }),
-            ("codex", None) => Ok(Target::Codex),
-            ("claude-desktop", None) => Ok(Target::ClaudeDesktop),
-            ("codex" | "claude-desktop", Some(_)) => Err(ConnectError::Invalid(
-                "--project is for claude-code only".into(),
-            )),
-            (other, _) => Err(ConnectError::Invalid(format!(
-                "'{other}' is not an agent Airlock connects; expected one of: claude-code codex claude-desktop"
-            ))),
+        let Some((agent, writer)) = connectable().find(|(a, _)| a.name() == agent) else {
+            return Err(ConnectError::Invalid(format!(
+                "'{agent}' is not an agent Airlock connects; expected one of: {}",
+                names().join(" ")
+            )));
+        };
+        if project.is_some() && !writer.takes_project() {
+            let takes: Vec<&str> = connectable()
+                .filter(|(_, w)| w.takes_project())
+                .map(|(a, _)| a.name())
+                .collect();
+            return Err(ConnectError::Invalid(format!(
+                "--project is for {} only",
+                takes.join(", ")
+            )));
         }
+        Ok(Target {
+            agent,
+            writer,
+            project,
+        })
     }
 
     pub fn name(&self) -> &'static str {
-        match self {
-            Target::ClaudeCode { .. } => "claude-code",
-            Target::Codex => "codex",
-            Target::ClaudeDesktop => "claude-desktop",
-        }
+        self.agent.name()
     }
 
-    pub const ALL_NAMES: [&'static str; 3] = ["claude-code", "codex", "claude-desktop"];
+    pub fn agent(&self) -> &'static dyn Agent {
+        self.agent
+    }
+
+    pub fn writer(&self) -> &'static dyn ConfigWriter {
+        self.writer
+    }
+}
+
+/// The agents `airlock connect` connects, with their config writers.
+pub fn connectable() -> impl Iterator<Item = (&'static dyn Agent, &'static dyn ConfigWriter)> {
+    crate::CONFIG_WRITERS
+        .iter()
+        .filter_map(|(agent, writer)| Some((*agent, (*writer)?)))
+}
+
+/// Their names: the CLI's values for `connect` and `disconnect`.
+pub fn names() -> Vec<&'static str> {
+    connectable().map(|(agent, _)| agent.name()).collect()
+}
+
+/// The person's home folder.
+pub(crate) fn home() -> Result<PathBuf> {
+    dirs::home_dir().ok_or_else(|| ConnectError::Invalid("no home folder is set ($HOME)".into()))
 }
 
 /// How the installed command runs Airlock.
@@ -110,7 +172,7 @@ impl Options {
     }
 
     /// `airlock [--data-dir D] ARGS…`, as words.
-    fn airlock_words(&self, args: &[&str]) -> Vec<String> {
+    pub(crate) fn airlock_words(&self, args: &[&str]) -> Vec<String> {
         self.words_of(&self.airlock, args)
     }
 
@@ -146,65 +208,40 @@ impl Options {
 
 /// The file `connect` edits for this target.
 pub fn config_path(target: &Target) -> Result<PathBuf> {
-    let home = || {
-        dirs::home_dir()
-            .ok_or_else(|| ConnectError::Invalid("no home folder is set ($HOME)".into()))
-    };
-    Ok(match target {
-        Target::ClaudeCode { project: Some(dir) } => dir.join(".claude").join("settings.json"),
-        Target::ClaudeCode { project: None } => home()?.join(".claude").join("settings.json"),
-        Target::Codex => codex::home()?.join("hooks.json"),
-        Target::ClaudeDesktop => claude_desktop::config_path()?,
-    })
+    target.writer.config_path(target.project.as_deref())
 }
 
 pub fn connect(target: &Target, options: &Options) -> Result<ConnectReport> {
-    let path = config_path(target)?;
-    match target {
-        Target::ClaudeCode { .. } => hooks::connect(&path, "claude-code", &["PreToolUse"], options),
-        Target::Codex => codex::connect(&path, options),
-        Target::ClaudeDesktop => claude_desktop::connect(&path, options),
-    }
+    target.writer.connect(&config_path(target)?, options)
 }
 
 pub fn disconnect(target: &Target) -> Result<ConnectReport> {
-    let path = config_path(target)?;
-    match target {
-        Target::ClaudeCode { .. } => hooks::disconnect(&path, "claude-code"),
-        Target::Codex => codex::disconnect(&path),
-        Target::ClaudeDesktop => claude_desktop::disconnect(&path),
-    }
+    target.writer.disconnect(&config_path(target)?)
 }
 
 /// Whether the target's config sends its calls through Airlock now.
 pub fn status(target: &Target) -> Result<AgentConnection> {
     let path = config_path(target)?;
-    let connected = match target {
-        Target::ClaudeCode { .. } => hooks::connected(&path, "claude-code")?,
-        Target::Codex => hooks::connected(&path, "codex")?,
-        Target::ClaudeDesktop => claude_desktop::connected(&path)?,
-    };
     Ok(AgentConnection {
         agent: target.name().into(),
-        connected,
+        connected: target.writer.connected(&path)?,
         path: path.display().to_string(),
     })
 }
 
 /// Every agent Airlock connects, with what the engine knows of it (`views`: its fallback and
-/// last request). Claude Desktop asks through the MCP proxy, as `mcp-client`.
+/// last request, under the name it asks as: Claude Desktop asks as `mcp-client`).
 pub fn statuses(views: &[AgentView]) -> Result<Vec<AgentStatus>> {
-    Target::ALL_NAMES
-        .iter()
-        .map(|name| {
-            let asks_as = if *name == "claude-desktop" {
-                MCP_CLIENT
-            } else {
-                name
+    connectable()
+        .map(|(agent, writer)| {
+            let target = Target {
+                agent,
+                writer,
+                project: None,
             };
             Ok(AgentStatus {
-                connection: status(&Target::parse(name, None)?)?,
-                view: views.iter().find(|v| v.name == asks_as).cloned(),
+                connection: status(&target)?,
+                view: views.iter().find(|v| v.name == agent.asks_as()).cloned(),
             })
         })
         .collect()

@@ -4,7 +4,7 @@
 //! (`codex app-server`, method `hooks/list`, `currentHash`). Airlock asks Codex rather than
 //! recomputing the hash, so a change in how Codex hashes cannot make it trust the wrong thing.
 
-use crate::{ConnectError, Result};
+use crate::connect::{ConnectError, Result};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -130,7 +130,7 @@ fn state_table(document: &mut DocumentMut) -> Option<&mut Table> {
 }
 
 fn write_config(path: &Path, document: &DocumentMut) -> Result<()> {
-    crate::files::write_with_backup(path, &document.to_string()).map(|_| ())
+    crate::connect::files::write_with_backup(path, &document.to_string()).map(|_| ())
 }
 
 /// Records Codex's trust of Airlock's hooks in `hooks_json`. Returns one line per change, or
@@ -148,7 +148,7 @@ pub fn trust(hooks_json: &Path, agent: &str, codex: Option<&Path>) -> Result<Vec
         .iter()
         .filter(|(key, command, _)| {
             key.starts_with(&format!("{}:", source.display()))
-                && crate::hooks::is_our_command(command, agent)
+                && crate::connect::hooks::is_our_command(command, agent)
         })
         .collect();
     if ours.is_empty() {

@@ -4,8 +4,9 @@
 //! (or, as installed before the hook had its own binary, `airlock hook AGENT`); every other
 //! entry is left as it is.
 
-use crate::files::{pretty, read_object, write_with_backup};
-use crate::{ConnectError, ConnectReport, Options, Result};
+use crate::HookEvent;
+use crate::connect::files::{pretty, read_object, write_with_backup};
+use crate::connect::{ConnectError, ConnectReport, Options, Result};
 use airlock_core::HOOK_BINARY;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -76,7 +77,7 @@ pub fn with_hooks(
     config: &Value,
     path: &Path,
     agent: &str,
-    events: &[&str],
+    events: &[HookEvent],
     options: &Options,
 ) -> Result<(Value, Vec<String>)> {
     let mut config = config.clone();
@@ -91,7 +92,7 @@ pub fn with_hooks(
         .ok_or_else(|| unparsable(path, "\"hooks\" is not an object"))?;
     let command = options.hook_command(agent);
     let mut changes = Vec::new();
-    for event in events {
+    for event in events.iter().map(|e| e.as_str()) {
         let groups = hooks
             .entry(event.to_string())
             .or_insert_with(|| json!([]))
@@ -109,7 +110,7 @@ pub fn with_hooks(
 pub fn connect(
     path: &Path,
     agent: &str,
-    events: &[&str],
+    events: &[HookEvent],
     options: &Options,
 ) -> Result<ConnectReport> {
     let before = read_object(path)?;
@@ -137,7 +138,7 @@ pub fn finish(
 ) -> Result<ConnectReport> {
     let changed = before != after;
     let mut changes = changes;
-    if changed && let Some(target) = crate::files::link_target(path) {
+    if changed && let Some(target) = crate::connect::files::link_target(path) {
         changes.push(format!(
             "~ {} is a link: the change is written to {}",
             path.display(),
@@ -249,12 +250,12 @@ mod tests {
                       "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}]},
         });
         std::fs::write(&path, theirs.to_string()).unwrap();
-        let first = connect(&path, "claude-code", &["PreToolUse"], &options()).unwrap();
+        let first = connect(&path, "claude-code", &[HookEvent::PreToolUse], &options()).unwrap();
         assert!(first.changed && first.backup.is_some(), "{first:?}");
         let backup: Value =
             serde_json::from_str(&std::fs::read_to_string(first.backup.unwrap()).unwrap()).unwrap();
         assert_eq!(backup, theirs, "the backup is the file as it was");
-        let second = connect(&path, "claude-code", &["PreToolUse"], &options()).unwrap();
+        let second = connect(&path, "claude-code", &[HookEvent::PreToolUse], &options()).unwrap();
         assert!(!second.changed, "{second:?}");
         let now: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(now["model"], "opus");
@@ -296,7 +297,7 @@ mod tests {
         };
         let path = dir.path().join("settings.json");
         // Before the hook had its own binary (or with none beside `airlock`): `airlock hook`.
-        connect(&path, "codex", &["PreToolUse"], &options).unwrap();
+        connect(&path, "codex", &[HookEvent::PreToolUse], &options).unwrap();
         let old: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let command = old["hooks"]["PreToolUse"][0]["hooks"][0]["command"].clone();
         assert!(
@@ -308,7 +309,7 @@ mod tests {
         );
 
         std::fs::write(bin.join(HOOK_BINARY), "").unwrap();
-        let report = connect(&path, "codex", &["PreToolUse"], &options).unwrap();
+        let report = connect(&path, "codex", &[HookEvent::PreToolUse], &options).unwrap();
         assert!(report.changed);
         let now: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let groups = now["hooks"]["PreToolUse"].as_array().unwrap();
@@ -340,7 +341,7 @@ mod tests {
         let path = dir.path().join("settings.json");
         for text in ["{\"hooks\": ", "[1, 2]", "{\"hooks\": {\"PreToolUse\": 3}}"] {
             std::fs::write(&path, text).unwrap();
-            let error = connect(&path, "codex", &["PreToolUse"], &options()).unwrap_err();
+            let error = connect(&path, "codex", &[HookEvent::PreToolUse], &options()).unwrap_err();
             assert!(
                 matches!(error, ConnectError::Unparsable { .. }),
                 "{text}: {error}"

@@ -2,7 +2,7 @@
 //! parse is refused; a change keeps a backup of the file as it was and lands atomically, through
 //! fresh files only (a planted link is never written through).
 
-use crate::{ConnectError, Result};
+use crate::connect::{ConnectError, Result};
 use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -136,7 +136,7 @@ pub fn pretty(value: &Value) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::is_link;
-    use crate::{Options, Target};
+    use crate::connect::{Options, Target};
     use std::os::unix::fs::symlink;
     use std::path::{Path, PathBuf};
 
@@ -150,11 +150,9 @@ mod tests {
     }
 
     /// `airlock connect claude-code --project DIR`, as the command runs it.
-    fn connect_project(project: &Path) -> crate::Result<airlock_protocol::ConnectReport> {
-        crate::connect(
-            &Target::ClaudeCode {
-                project: Some(project.to_path_buf()),
-            },
+    fn connect_project(project: &Path) -> crate::connect::Result<airlock_protocol::ConnectReport> {
+        crate::connect::connect(
+            &Target::parse("claude-code", Some(project.to_path_buf())).unwrap(),
             &options(),
         )
     }
@@ -254,10 +252,8 @@ mod tests {
         assert_eq!(left.len(), 1, "a temporary file was left: {left:?}");
 
         // And back: disconnect changes the same file.
-        crate::disconnect(&Target::ClaudeCode {
-            project: Some(project.clone()),
-        })
-        .unwrap();
+        crate::connect::disconnect(&Target::parse("claude-code", Some(project.clone())).unwrap())
+            .unwrap();
         assert!(is_link(&settings));
         let after: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
@@ -275,7 +271,7 @@ mod tests {
 
         let error = connect_project(&project).unwrap_err();
         assert!(
-            matches!(&error, crate::ConnectError::Write { message, .. } if message.contains("link")),
+            matches!(&error, crate::connect::ConnectError::Write { message, .. } if message.contains("link")),
             "{error}"
         );
         assert!(is_link(&claude.join("settings.json")));

@@ -1,0 +1,12 @@
+// Generated from crates/agents (AGENTS) by crates/resident/src/bindings.rs. Do not edit.
+
+/** Each agent's name as people write it, by its name in Airlock. */
+export const AGENT_NAMES: Record<string, string> = {
+  "claude-code": "Claude Code",
+  "codex": "Codex",
+  "claude-desktop": "Claude Desktop",
+  "mcp-client": "MCP client",
+};
+
+/** The agents whose hooks Airlock answers: their own tools are `NAME/TOOL`. */
+export const HOOK_AGENTS: string[] = ["claude-code", "codex"];
