@@ -53,10 +53,8 @@ async fn the_api_runs_its_commands_of_the_table_and_refuses_the_windows() {
 
     // A stale hash is refused on its own; the right one denies.
     let stale = DecisionRequest {
-        approval_id: item.approval_id.clone(),
-        approve: true,
         args_hash: Some("0".repeat(64)),
-        ..DecisionRequest::default()
+        ..DecisionRequest::approve(item.approval_id.clone())
     };
     let outcomes = client
         .call(&cmd::Decide {
@@ -70,11 +68,8 @@ async fn the_api_runs_its_commands_of_the_table_and_refuses_the_windows() {
         Some(airlock_protocol::ErrorCode::StaleArguments)
     );
     let deny = DecisionRequest {
-        approval_id: item.approval_id.clone(),
-        approve: false,
-        reason: Some("not now".into()),
         args_hash: Some(item.args_hash.clone()),
-        ..DecisionRequest::default()
+        ..DecisionRequest::deny(item.approval_id.clone(), Some("not now".into()))
     };
     let outcomes = client
         .call(&cmd::Decide {
