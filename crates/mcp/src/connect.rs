@@ -1,6 +1,7 @@
 //! Opening one connection with rmcp: a child process for stdio servers (stderr appended to the
 //! server's log, or passed on when there is none), or a streamable-HTTP transport.
 
+use crate::oauth::TokenStore;
 use airlock_core::ServerConfig;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -19,6 +20,7 @@ pub(crate) async fn connect<C: ClientHandler>(
     config: &ServerConfig,
     log: Option<&Path>,
     client: C,
+    sign_in: Option<&TokenStore>,
 ) -> Result<Connection<C>, String> {
     match config {
         ServerConfig::Stdio {
@@ -76,11 +78,26 @@ pub(crate) async fn connect<C: ClientHandler>(
                 custom.insert(header, value);
             }
             transport.custom_headers = custom;
-            let transport = StreamableHttpClientTransport::from_config(transport);
-            let running = client
-                .serve(transport)
-                .await
-                .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+            // A server signed in to: rmcp's AuthClient sends (and refreshes) its token.
+            let authorized = match sign_in {
+                Some(store) => crate::oauth::authorized_client(store)
+                    .await
+                    .map_err(|e| e.to_string())?,
+                None => None,
+            };
+            let running = match authorized {
+                Some(auth_client) => {
+                    let transport =
+                        StreamableHttpClientTransport::with_client(auth_client, transport);
+                    client.serve(transport).await
+                }
+                None => {
+                    client
+                        .serve(StreamableHttpClientTransport::from_config(transport))
+                        .await
+                }
+            }
+            .map_err(|e| format!("cannot connect to {url}: {e}"))?;
             Ok(Connection { running, pid: None })
         }
     }

@@ -86,7 +86,7 @@ pub async fn run(options: ProxyOptions, gate: Arc<dyn Gate>) -> Result<(), Proxy
         downstream: downstream.clone(),
         definitions: definitions.clone(),
     };
-    let connection = connect(&options.config, options.log.as_deref(), upstream)
+    let connection = connect(&options.config, options.log.as_deref(), upstream, None)
         .await
         .map_err(|message| ProxyError::Upstream {
             name: options.name.clone(),
