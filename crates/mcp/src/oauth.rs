@@ -118,6 +118,10 @@ pub struct TokenStore {
 impl TokenStore {
     /// The store of server `server` at `url` in the data directory `data_dir`.
     pub fn new(data_dir: &Path, server: &str, url: &str) -> Self {
+        // The CLI and the engine may name one data directory differently (relative, a link).
+        let data_dir = &data_dir
+            .canonicalize()
+            .unwrap_or_else(|_| data_dir.to_path_buf());
         Self {
             server: server.to_string(),
             url: url.to_string(),
@@ -387,19 +391,16 @@ pub async fn sign_in(
     })
 }
 
-/// One unauthenticated `initialize` to learn whether the server wants a sign-in, and its
-/// `WWW-Authenticate` challenge (where its metadata is, which scopes it wants).
+/// One unauthenticated request to learn whether the server wants a sign-in (it answers 401),
+/// and its `WWW-Authenticate` challenge (where its metadata is, which scopes it wants). A `ping`,
+/// not an `initialize`: it opens no session on the server.
 async fn probe(url: &str) -> Result<Option<String>, OAuthError> {
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| OAuthError::Discovery(e.to_string()))?;
-    let body = serde_json::json!({
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "airlock", "version": env!("CARGO_PKG_VERSION")}}
-    });
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "ping"});
     let response = client
         .post(url)
         .header("accept", "application/json, text/event-stream")
@@ -407,7 +408,7 @@ async fn probe(url: &str) -> Result<Option<String>, OAuthError> {
         .send()
         .await
         .map_err(|e| OAuthError::Discovery(format!("{url}: {e}")))?;
-    if response.status().is_success() {
+    if response.status() != reqwest::StatusCode::UNAUTHORIZED {
         return Err(OAuthError::NotNeeded);
     }
     Ok(response
