@@ -18,6 +18,8 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
+# The suite kills the client on its timeout: clean up then too (the engine must not outlive it).
+trap 'exit 143' TERM INT
 airlock() { "$airlock_bin" --data-dir "$dir" "$@"; }
 # Polls a command until it succeeds (up to 20 s).
 until_ok() {

@@ -1,12 +1,12 @@
 //! `airlock servers`: MCP servers with their state; add, import and configure them.
 
-use crate::{ServersAction, SignInArgs};
-use airlock_mcp::oauth::{self, ClientIdentity, OAuthError, TokenStore};
 use crate::commands::text;
+use crate::{ServersAction, SignInArgs};
 use airlock_api::ApiClient;
 use airlock_api::client::encode;
 use airlock_core::ServerConfig;
 use airlock_engine::ToolChange;
+use airlock_mcp::oauth::{self, ClientIdentity, OAuthError, TokenStore};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -301,9 +301,7 @@ async fn sign_in(
         None => oauth::open_system_browser(url),
     };
     let announce = |url: &str| {
-        eprintln!(
-            "{name}: sign in in the browser (if it did not open, open this page):\n  {url}"
-        );
+        eprintln!("{name}: sign in in the browser (if it did not open, open this page):\n  {url}");
     };
     match oauth::sign_in(&store, &identity, &open_browser, &announce, SIGN_IN_TIMEOUT).await {
         Ok(()) => {

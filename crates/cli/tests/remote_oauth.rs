@@ -39,7 +39,9 @@ fn browser() -> String {
     format!(
         "{} {}",
         node(),
-        root().join("ui/browser/oauth-sign-in.browser.mjs").display()
+        root()
+            .join("ui/browser/oauth-sign-in.browser.mjs")
+            .display()
     )
 }
 
@@ -82,16 +84,46 @@ fn with_browser(data_dir: &Path, args: &[&str]) -> (String, String) {
     (stdout, said)
 }
 
+/// An MCP client (rmcp's) that launched `airlock mcp-proxy NAME`.
+async fn proxy_client(
+    data_dir: &Path,
+    name: &str,
+) -> rmcp::service::RunningService<rmcp::service::RoleClient, rmcp::model::ClientConfig> {
+    use rmcp::ServiceExt as _;
+    let mut process = tokio::process::Command::new(BIN);
+    process
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["mcp-proxy", name]);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(process)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    rmcp::model::ClientConfig::new(
+        rmcp::model::ClientCapabilities::default(),
+        rmcp::model::Implementation::new("test-client", "1.0"),
+    )
+    .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
+    .serve(transport)
+    .await
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn signs_in_in_the_browser_calls_a_tool_survives_a_refresh_and_logs_out() {
-    let remote = OAuthMcpServer::start(Misbehave::None, ACCESS_TTL).await.unwrap();
+    let remote = OAuthMcpServer::start(Misbehave::None, ACCESS_TTL)
+        .await
+        .unwrap();
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let (dir, _engine) = setup(&model);
     let d = dir.path();
 
     // Sign-in: `servers add --url` finds that the server wants one and runs it in the browser.
     let (stdout, said) = with_browser(d, &["servers", "add", "remote", "--url", &remote.url()]);
-    assert!(stdout.contains("remote: signed in (tokens kept in "), "{stdout}");
+    assert!(
+        stdout.contains("remote: signed in (tokens kept in "),
+        "{stdout}"
+    );
     assert!(said.contains("Signed in. You can close this tab"), "{said}");
     let status = state(d, "remote", "ready");
     assert_eq!(status["tools"], 1, "{status}");
@@ -118,7 +150,28 @@ async fn signs_in_in_the_browser_calls_a_tool_survives_a_refresh_and_logs_out() 
     assert!(remote.refreshes() >= 1, "no refresh happened");
     // Nothing the model was sent carries a token.
     let sent = serde_json::to_string(&model.requests()).unwrap();
-    assert!(!sent.contains("access-") && !sent.contains("refresh-"), "{sent}");
+    assert!(
+        !sent.contains("access-") && !sent.contains("refresh-"),
+        "{sent}"
+    );
+
+    // A stdio-only MCP client reaches the signed-in server through `airlock mcp-proxy`, gated.
+    let proxied = proxy_client(d, "remote").await;
+    let tools = proxied.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 1, "{tools:?}");
+    let call = tokio::spawn(async move {
+        let result = proxied
+            .call_tool(rmcp::model::CallToolRequestParams::new("whoami"))
+            .await;
+        (proxied, result)
+    });
+    let items = inbox(d, 1);
+    ok(d, &["approve", items[0]["approval_id"].as_str().unwrap()]);
+    let (proxied, result) = call.await.unwrap();
+    let result = serde_json::to_string(&result.unwrap()).unwrap();
+    assert!(result.contains("signed in as someone"), "{result}");
+    assert_eq!(remote.tool_calls(), 2);
+    proxied.cancel().await.unwrap();
 
     // A refused refresh: the server shows "sign in again" instead of failing silently.
     remote.refuse_refreshes();

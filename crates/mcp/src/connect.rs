@@ -3,10 +3,10 @@
 
 use crate::oauth::TokenStore;
 use airlock_core::ServerConfig;
+use rmcp::model::ProtocolVersion;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::model::ProtocolVersion;
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use std::collections::HashMap;
 use std::path::Path;
@@ -100,11 +100,17 @@ pub(crate) async fn connect<C: ClientHandler + Clone>(
                 Some(auth_client) => {
                     let transport =
                         StreamableHttpClientTransport::with_client(auth_client, transport.clone());
-                    client.clone().serve_with_lifecycle(transport, newest_first()).await
+                    client
+                        .clone()
+                        .serve_with_lifecycle(transport, newest_first())
+                        .await
                 }
                 None => {
                     let http = StreamableHttpClientTransport::from_config(transport.clone());
-                    client.clone().serve_with_lifecycle(http, newest_first()).await
+                    client
+                        .clone()
+                        .serve_with_lifecycle(http, newest_first())
+                        .await
                 }
             };
             let running = match newest {

@@ -45,7 +45,9 @@ pub enum OAuthError {
     Registration(String),
     #[error("cannot open the loopback listener for the sign-in: {0}")]
     Listener(String),
-    #[error("the sign-in did not come back to Airlock within {0} s (did the page send the browser elsewhere?)")]
+    #[error(
+        "the sign-in did not come back to Airlock within {0} s (did the page send the browser elsewhere?)"
+    )]
     Timeout(u64),
     #[error("refused the sign-in: {0}")]
     Callback(String),
@@ -126,7 +128,9 @@ impl TokenStore {
             server: server.to_string(),
             url: url.to_string(),
             account: format!("mcp-oauth:{server}@{}", data_dir.display()),
-            file: data_dir.join("oauth").join(format!("{}.json", file_stem(server))),
+            file: data_dir
+                .join("oauth")
+                .join(format!("{}.json", file_stem(server))),
         }
     }
 
@@ -326,7 +330,10 @@ pub async fn sign_in(
         .await
         .map_err(discovery)?;
     let metadata = &resolution.metadata;
-    require_secure("the authorization endpoint", &metadata.authorization_endpoint)?;
+    require_secure(
+        "the authorization endpoint",
+        &metadata.authorization_endpoint,
+    )?;
     require_secure("the token endpoint", &metadata.token_endpoint)?;
     if let Some(registration) = &metadata.registration_endpoint {
         require_secure("the registration endpoint", registration)?;
@@ -391,20 +398,44 @@ pub async fn sign_in(
     })
 }
 
-/// One unauthenticated request to learn whether the server wants a sign-in (it answers 401),
-/// and its `WWW-Authenticate` challenge (where its metadata is, which scopes it wants). A `ping`,
-/// not an `initialize`: it opens no session on the server.
+/// The request that asks a server whether it wants a sign-in: a well-formed 2026-07-28
+/// `server/discover` (its headers and `_meta`), which opens no session and is harmless to a
+/// server of an older revision (it refuses an unknown method, or answers 401 like any request
+/// when it wants a sign-in).
+fn discover_request(
+    client: &reqwest::Client,
+    url: &str,
+    token: Option<&str>,
+) -> reqwest::RequestBuilder {
+    const VERSION: &str = "2026-07-28";
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "server/discover",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": VERSION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }},
+    });
+    let request = client
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", VERSION)
+        .header("mcp-method", "server/discover")
+        .json(&body);
+    match token {
+        Some(token) => request.bearer_auth(token),
+        None => request,
+    }
+}
+
+/// Learns whether the server wants a sign-in (it answers 401), and its `WWW-Authenticate`
+/// challenge (where its metadata is, which scopes it wants).
 async fn probe(url: &str) -> Result<Option<String>, OAuthError> {
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(30))
         .build()
         .map_err(|e| OAuthError::Discovery(e.to_string()))?;
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "ping"});
-    let response = client
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .json(&body)
+    let response = discover_request(&client, url, None)
         .send()
         .await
         .map_err(|e| OAuthError::Discovery(format!("{url}: {e}")))?;
@@ -492,7 +523,9 @@ fn check_callback(url: &str) -> Result<(), OAuthError> {
     };
     if let Some(error) = query("error") {
         let description = query("error_description").unwrap_or_default();
-        return Err(OAuthError::Denied(format!("{error} {description}").trim().to_string()));
+        return Err(OAuthError::Denied(
+            format!("{error} {description}").trim().to_string(),
+        ));
     }
     Ok(())
 }
@@ -586,13 +619,7 @@ pub async fn needs_sign_in(store: &TokenStore) -> bool {
     else {
         return false;
     };
-    let mut request = client
-        .post(&store.url)
-        .header("accept", "application/json, text/event-stream")
-        .json(&serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "ping"}));
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
+    let request = discover_request(&client, &store.url, token.as_deref());
     matches!(request.send().await, Ok(r) if r.status() == reqwest::StatusCode::UNAUTHORIZED)
 }
 
@@ -627,12 +654,17 @@ mod tests {
     #[test]
     fn a_token_for_another_resource_is_refused() {
         let server = Url::parse("https://mcp.example.com/mcp").unwrap();
-        let ok = |aud: serde_json::Value| check_audience(&jwt(serde_json::json!({"aud": aud})), &server);
+        let ok =
+            |aud: serde_json::Value| check_audience(&jwt(serde_json::json!({"aud": aud})), &server);
         assert!(ok(serde_json::json!("https://mcp.example.com/mcp")).is_ok());
         assert!(ok(serde_json::json!("https://mcp.example.com")).is_ok());
         assert!(ok(serde_json::json!(["other", "https://mcp.example.com/"])).is_ok());
         let refused = ok(serde_json::json!("https://other.example.com/mcp")).unwrap_err();
-        assert!(refused.to_string().contains("issued for https://other.example.com/mcp"));
+        assert!(
+            refused
+                .to_string()
+                .contains("issued for https://other.example.com/mcp")
+        );
         assert!(ok(serde_json::json!("https://mcp.example.com/mcp-other")).is_err());
         // Opaque tokens say nothing; only the server can tell.
         assert!(check_audience("opaque-token", &server).is_ok());
@@ -646,7 +678,10 @@ mod tests {
         let denied =
             check_callback("http://127.0.0.1:1/callback?error=access_denied&error_description=no")
                 .unwrap_err();
-        assert_eq!(denied.to_string(), "the server refused the sign-in: access_denied no");
+        assert_eq!(
+            denied.to_string(),
+            "the server refused the sign-in: access_denied no"
+        );
     }
 
     #[test]

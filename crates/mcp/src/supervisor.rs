@@ -109,12 +109,11 @@ impl Supervisor {
             list_changed,
         };
         let store = self.sign_in_store();
-        let connection = match connect(&self.config, self.log.as_deref(), client, store.as_ref())
-            .await
-        {
-            Ok(connection) => connection,
-            Err(reason) => return Some(reason),
-        };
+        let connection =
+            match connect(&self.config, self.log.as_deref(), client, store.as_ref()).await {
+                Ok(connection) => connection,
+                Err(reason) => return Some(reason),
+            };
         let peer = connection.running.peer().clone();
         let pid = connection.pid;
         if let Err(reason) = self.offer_tools(&peer, &in_flight, stopped).await {

@@ -32,7 +32,14 @@ async fn sign_in(
     let visited = Arc::new(Mutex::new(Vec::new()));
     let browser = scripted_browser(visited.clone());
     let _ = server;
-    oauth::sign_in(store, &ClientIdentity::default(), &browser, &|_| {}, timeout).await?;
+    oauth::sign_in(
+        store,
+        &ClientIdentity::default(),
+        &browser,
+        &|_| {},
+        timeout,
+    )
+    .await?;
     let visited = visited.lock().unwrap().clone();
     Ok(visited)
 }
@@ -101,7 +108,10 @@ async fn a_callback_with_another_state_is_refused_and_nothing_stored() {
     let error = sign_in(&server, &store, Duration::from_secs(30))
         .await
         .unwrap_err();
-    assert!(error.to_string().contains("`state` is not the one"), "{error}");
+    assert!(
+        error.to_string().contains("`state` is not the one"),
+        "{error}"
+    );
     nothing_stored(dir.path(), &store);
 }
 
@@ -129,9 +139,10 @@ async fn a_token_for_another_resource_is_refused_and_nothing_stored() {
 
 #[tokio::test]
 async fn a_plain_http_endpoint_off_loopback_is_refused_and_nothing_stored() {
-    let server = OAuthMcpServer::start(Misbehave::PlainHttpTokenEndpoint, Duration::from_secs(3600))
-        .await
-        .unwrap();
+    let server =
+        OAuthMcpServer::start(Misbehave::PlainHttpTokenEndpoint, Duration::from_secs(3600))
+            .await
+            .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let store = TokenStore::new(dir.path(), "remote", &server.url());
     let error = sign_in(&server, &store, Duration::from_secs(30))

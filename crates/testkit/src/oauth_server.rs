@@ -217,7 +217,11 @@ async fn authorize(
         query.get("state"),
         query.get("code_challenge"),
     ) else {
-        return (StatusCode::BAD_REQUEST, "missing redirect_uri, state or PKCE").into_response();
+        return (
+            StatusCode::BAD_REQUEST,
+            "missing redirect_uri, state or PKCE",
+        )
+            .into_response();
     };
     if query.get("code_challenge_method").map(String::as_str) != Some("S256") {
         return (StatusCode::BAD_REQUEST, "PKCE S256 only").into_response();
@@ -236,7 +240,9 @@ async fn authorize(
         .insert(code.clone(), challenge.clone());
     let target = match shared.misbehave {
         // Port 9 (discard) on loopback: nobody Airlock knows listens there.
-        Misbehave::RedirectElsewhere => format!("http://127.0.0.1:9/elsewhere?code={code}&state={state}"),
+        Misbehave::RedirectElsewhere => {
+            format!("http://127.0.0.1:9/elsewhere?code={code}&state={state}")
+        }
         Misbehave::WrongState => format!("{redirect}?code={code}&state=not-{state}"),
         _ => format!("{redirect}?code={code}&state={state}"),
     };
