@@ -4,6 +4,7 @@
 # streamable HTTP and, when AIRLOCK_MODEL_URL is set, one chat turn with that (scripted) model,
 # which proposes the scenario's tool call, and an approver that answers every inbox item
 # automatically (approve tool calls, accept elicitations as offered: the form's defaults apply).
+# A server behind OAuth is signed in to by `servers add --url` with curl as the browser.
 #
 # crates/cli/tests/conformance.rs runs the suite with this; it sets AIRLOCK_BIN and the model.
 set -euo pipefail
@@ -17,6 +18,8 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
+# The suite kills the client on its timeout: clean up then too (the engine must not outlive it).
+trap 'exit 143' TERM INT
 airlock() { "$airlock_bin" --data-dir "$dir" "$@"; }
 # Polls a command until it succeeds (up to 20 s).
 until_ok() {
@@ -32,7 +35,17 @@ until_ok() {
 "$airlock_bin" --data-dir "$dir" serve >"$dir/serve.log" 2>&1 &
 pids+=($!)
 until_ok test -f "$dir/api.json"
-airlock servers add conformance --url "$url"
+# The "browser" of a sign-in: the suite's authorization server approves at once and redirects
+# to Airlock's loopback listener, which curl follows like a browser would.
+export AIRLOCK_BROWSER="curl -fsSL -o /dev/null"
+# A pre-registered client (auth/pre-registration) comes in the scenario's context.
+sign_in=()
+if [ -n "${MCP_CONFORMANCE_CONTEXT:-}" ]; then
+  while read -r flag value; do
+    [ -n "${value:-}" ] && sign_in+=("$flag" "$value")
+  done < <(node -e 'const c=JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT);if(c.client_id&&!c.private_key_pem&&!c.idp_id_token&&!c.valid_jwt){console.log("--client-id "+c.client_id);if(c.client_secret)console.log("--client-secret "+c.client_secret)}')
+fi
+airlock servers add conformance --url "$url" "${sign_in[@]}"
 until_ok sh -c "\"$airlock_bin\" --data-dir \"$dir\" servers | grep -q '^conformance	http	ready'"
 
 # Without a model (initialize), connecting — handshake and tools/list — is the whole scenario.

@@ -75,7 +75,9 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
         Command::Pause => pause(&client, true).await,
         Command::Resume => pause(&client, false).await,
         Command::Tools { json, action } => tools(&client, json, action).await,
-        Command::Servers { json, action } => crate::servers::run(&client, json, action).await,
+        Command::Servers { json, action } => {
+            crate::servers::run(&client, data_dir, json, action).await
+        }
         Command::Answer {
             id,
             accept,

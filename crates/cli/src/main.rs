@@ -371,6 +371,20 @@ enum ToolsAction {
     },
 }
 
+/// How Airlock identifies itself to a remote server's sign-in, beyond dynamic registration.
+#[derive(clap::Args, Debug, Default)]
+struct SignInArgs {
+    /// A client ID registered with the server's sign-in by hand (used instead of registering).
+    #[arg(long)]
+    client_id: Option<String>,
+    /// The secret of that client ID, for a confidential client.
+    #[arg(long, requires = "client_id")]
+    client_secret: Option<String>,
+    /// The HTTPS URL of a client ID metadata document, used where the server supports them.
+    #[arg(long)]
+    client_metadata_url: Option<String>,
+}
+
 #[derive(Subcommand, Debug)]
 enum ServersAction {
     /// `servers add NAME -- COMMAND [ARGS...]` (stdio) or `servers add NAME --url URL` (streamable HTTP).
@@ -381,6 +395,11 @@ enum ServersAction {
         /// HTTP header `NAME: VALUE` (repeatable).
         #[arg(long = "header", requires = "url")]
         headers: Vec<String>,
+        #[command(flatten)]
+        sign_in: SignInArgs,
+        /// Add the server without signing in, even when it asks for a sign-in.
+        #[arg(long, requires = "url")]
+        no_sign_in: bool,
         /// Environment variable `NAME=VALUE` for a stdio server (repeatable).
         #[arg(long = "env")]
         env: Vec<String>,
@@ -390,6 +409,17 @@ enum ServersAction {
         /// The command and its arguments, after `--`.
         #[arg(last = true, num_args = 1..)]
         command: Vec<String>,
+    },
+    /// Sign in to a remote server (OAuth): opens the browser on its sign-in page and keeps the
+    /// tokens in the OS keyring. Set AIRLOCK_BROWSER to a command to open the page with it.
+    Login {
+        name: String,
+        #[command(flatten)]
+        sign_in: SignInArgs,
+    },
+    /// Forget a remote server's sign-in (its tokens); it shows "sign in again" until `login`.
+    Logout {
+        name: String,
     },
     /// Import the `mcpServers` of a Claude Desktop style config file.
     Import {

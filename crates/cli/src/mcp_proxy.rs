@@ -6,6 +6,7 @@ use airlock_api::{ApiClient, one_shot};
 use airlock_core::{ServerConfig, validate_proxied_server_name};
 use airlock_engine::{ElicitationAnswer, ServerView};
 use airlock_hook::{NoEngine, ask_engine};
+use airlock_mcp::oauth::TokenStore;
 use airlock_mcp::proxy::{Gate, ProxyOptions};
 use airlock_protocol::{AgentAnswer, AgentCall};
 use anyhow::{Context, bail};
@@ -99,6 +100,11 @@ pub async fn run(
     });
     airlock_mcp::proxy::run(
         ProxyOptions {
+            // A remote server signed in to with `airlock servers login NAME` (same data directory).
+            sign_in: match &config {
+                ServerConfig::Http { url, .. } => Some(TokenStore::new(data_dir, &name, url)),
+                ServerConfig::Stdio { .. } => None,
+            },
             name,
             config,
             log: None,

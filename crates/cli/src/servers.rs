@@ -1,16 +1,19 @@
 //! `airlock servers`: MCP servers with their state; add, import and configure them.
 
-use crate::ServersAction;
 use crate::shown::text;
+use crate::{ServersAction, SignInArgs};
 use airlock_api::ApiClient;
 use airlock_core::display::visible_line;
 use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::ToolChange;
 use airlock_protocol::commands as cmd;
+use airlock_mcp::oauth::{self, ClientIdentity, OAuthError, TokenStore};
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 fn pairs(
     items: &[String],
@@ -30,6 +33,7 @@ fn pairs(
 
 pub async fn run(
     client: &ApiClient,
+    data_dir: &Path,
     json: bool,
     action: Option<ServersAction>,
 ) -> anyhow::Result<ExitCode> {
@@ -41,15 +45,26 @@ pub async fn run(
             name,
             url,
             headers,
+            sign_in: identity,
+            no_sign_in,
             env,
             cwd,
             command,
         } => {
             let config = match url {
-                Some(url) => ServerConfig::Http {
-                    url,
-                    headers: pairs(&headers, ':', "header")?,
-                },
+                Some(url) => {
+                    if server_url(client, &name).await.is_ok() {
+                        bail!("a server named '{name}' exists already");
+                    }
+                    // Signed in before it is added, so that its first connection has the token.
+                    if !no_sign_in {
+                        sign_in(data_dir, &name, &url, identity, true).await?;
+                    }
+                    ServerConfig::Http {
+                        url,
+                        headers: pairs(&headers, ':', "header")?,
+                    }
+                }
                 None => {
                     let Some((program, args)) = command.split_first() else {
                         bail!(
@@ -73,6 +88,20 @@ pub async fn run(
             println!(
                 "added server '{name}' (new servers ask before every tool call; see `airlock servers`)"
             );
+        }
+        ServersAction::Login {
+            name,
+            sign_in: identity,
+        } => {
+            let url = server_url(client, &name).await?;
+            sign_in(data_dir, &name, &url, identity, false).await?;
+            restart(client, &name).await?;
+        }
+        ServersAction::Logout { name } => {
+            let url = server_url(client, &name).await?;
+            TokenStore::new(data_dir, &name, &url).forget()?;
+            restart(client, &name).await?;
+            println!("{name}: signed out (its tokens are forgotten)");
         }
         ServersAction::Import { file, yes } => {
             let contents = std::fs::read_to_string(&file)
@@ -256,6 +285,87 @@ fn review_text(changes: &[ToolChange]) -> String {
     out
 }
 
+/// The URL of remote server `name`.
+async fn server_url(client: &ApiClient, name: &str) -> anyhow::Result<String> {
+    let servers: Value = client.get("/v1/servers").await?;
+    let server = servers
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|server| server["name"] == json!(name))
+        .with_context(|| format!("no server named '{name}' (see `airlock servers`)"))?;
+    server["config"]["url"]
+        .as_str()
+        .map(str::to_string)
+        .with_context(|| format!("'{name}' is not a remote server (it has no URL to sign in to)"))
+}
+
+/// Restarts a server so that it connects with its new sign-in (or without its old one).
+async fn restart(client: &ApiClient, name: &str) -> anyhow::Result<()> {
+    client
+        .call(&cmd::SetServerEnabled {
+            name: name.to_string(),
+            enabled: true,
+        })
+        .await?;
+    Ok(())
+}
+
+/// How long the sign-in page may take before Airlock stops listening for it.
+const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Signs in to the server at `url` (OAuth in the browser). `optional`: a server that does not
+/// ask for a sign-in is fine (when adding one).
+async fn sign_in(
+    data_dir: &Path,
+    name: &str,
+    url: &str,
+    identity: SignInArgs,
+    optional: bool,
+) -> anyhow::Result<()> {
+    let store = TokenStore::new(data_dir, name, url);
+    let identity = ClientIdentity {
+        client_id: identity.client_id,
+        client_secret: identity.client_secret,
+        client_metadata_url: identity.client_metadata_url,
+    };
+    let browser = browser_command();
+    let open_browser = |url: &str| match &browser {
+        Some(command) => run_browser(command, url),
+        None => oauth::open_system_browser(url),
+    };
+    let announce = |url: &str| {
+        eprintln!("{name}: sign in in the browser (if it did not open, open this page):\n  {url}");
+    };
+    match oauth::sign_in(&store, &identity, &open_browser, &announce, SIGN_IN_TIMEOUT).await {
+        Ok(()) => {
+            println!("{name}: signed in (tokens kept in {})", store.location());
+            Ok(())
+        }
+        Err(OAuthError::NotNeeded) if optional => Ok(()),
+        Err(error) => Err(anyhow::anyhow!("{name}: {error}")),
+    }
+}
+
+/// `AIRLOCK_BROWSER`: a command that opens the sign-in page (the URL is its last argument),
+/// instead of the system browser.
+fn browser_command() -> Option<Vec<String>> {
+    let command = std::env::var("AIRLOCK_BROWSER").ok()?;
+    let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
+    (!words.is_empty()).then_some(words)
+}
+
+fn run_browser(command: &[String], url: &str) -> Result<(), String> {
+    let (program, args) = command.split_first().ok_or("AIRLOCK_BROWSER is empty")?;
+    std::process::Command::new(program)
+        .args(args)
+        .arg(url)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map(drop)
+        .map_err(|e| format!("AIRLOCK_BROWSER ({program}): {e}"))
+}
+
 async fn list(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
     let servers: Value = client.get("/v1/servers").await?;
     if json {
@@ -267,6 +377,7 @@ async fn list(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
         let state = match (text(&status["state"]).as_str(), server["kind"].as_str()) {
             (_, Some("builtin")) => "ready".to_string(),
             ("failed", _) => format!("failed: {}", text(&status["reason"])),
+            (airlock_mcp::SIGN_IN_NEEDED, _) => text(&status["reason"]),
             ("", _) => "stopped".to_string(),
             (state, _) => state.to_string(),
         };

@@ -1,11 +1,13 @@
 //! Opening one connection with rmcp: a child process for stdio servers (stderr appended to the
 //! server's log, or passed on when there is none), or a streamable-HTTP transport.
 
+use crate::oauth::TokenStore;
 use airlock_core::ServerConfig;
+use rmcp::model::ProtocolVersion;
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
@@ -15,10 +17,21 @@ pub(crate) struct Connection<C: ClientHandler> {
     pub pid: Option<u32>,
 }
 
-pub(crate) async fn connect<C: ClientHandler>(
+/// A remote server is asked for the newest protocol first (2026-07-28: `server/discover`, no
+/// session); one that does not know it gets the `initialize` handshake of the newest revision
+/// before it (rmcp's fallback, also when `server/discover` goes unanswered for 10 s).
+fn newest_first() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+    }
+}
+
+pub(crate) async fn connect<C: ClientHandler + Clone>(
     config: &ServerConfig,
     log: Option<&Path>,
     client: C,
+    sign_in: Option<&TokenStore>,
 ) -> Result<Connection<C>, String> {
     match config {
         ServerConfig::Stdio {
@@ -76,11 +89,52 @@ pub(crate) async fn connect<C: ClientHandler>(
                 custom.insert(header, value);
             }
             transport.custom_headers = custom;
-            let transport = StreamableHttpClientTransport::from_config(transport);
-            let running = client
-                .serve(transport)
-                .await
-                .map_err(|e| format!("cannot connect to {url}: {e}"))?;
+            // A server signed in to: rmcp's AuthClient sends (and refreshes) its token.
+            let authorized = match sign_in {
+                Some(store) => crate::oauth::authorized_client(store)
+                    .await
+                    .map_err(|e| e.to_string())?,
+                None => None,
+            };
+            let newest = match authorized.clone() {
+                Some(auth_client) => {
+                    let transport =
+                        StreamableHttpClientTransport::with_client(auth_client, transport.clone());
+                    client
+                        .clone()
+                        .serve_with_lifecycle(transport, newest_first())
+                        .await
+                }
+                None => {
+                    let http = StreamableHttpClientTransport::from_config(transport.clone());
+                    client
+                        .clone()
+                        .serve_with_lifecycle(http, newest_first())
+                        .await
+                }
+            };
+            let running = match newest {
+                Ok(running) => running,
+                // A server that answers `server/discover` with something unusable (not the
+                // "unknown method" error rmcp falls back on) still gets the `initialize` of
+                // the revision before, on a new connection.
+                Err(error) => {
+                    tracing::debug!(%error, %url, "server/discover failed; trying initialize");
+                    match authorized {
+                        Some(auth_client) => {
+                            let transport =
+                                StreamableHttpClientTransport::with_client(auth_client, transport);
+                            client.serve(transport).await
+                        }
+                        None => {
+                            client
+                                .serve(StreamableHttpClientTransport::from_config(transport))
+                                .await
+                        }
+                    }
+                    .map_err(|e| format!("cannot connect to {url}: {e}"))?
+                }
+            };
             Ok(Connection { running, pid: None })
         }
     }

@@ -10,9 +10,12 @@
 
 mod client;
 mod connect;
+pub mod oauth;
 pub mod proxy;
 mod source;
 mod supervisor;
+
+pub use supervisor::SIGN_IN_NEEDED;
 
 use airlock_engine::{Engine, ServerHost, ServerStatus};
 use std::collections::HashMap;

@@ -69,6 +69,8 @@ pub struct ProxyOptions {
     pub config: ServerConfig,
     /// Where the server's stderr goes; `None` passes it on to the client (it logs it).
     pub log: Option<PathBuf>,
+    /// A remote server's sign-in (`airlock servers login NAME`), used and refreshed by the proxy.
+    pub sign_in: Option<crate::oauth::TokenStore>,
 }
 
 /// The client that connected to the proxy, once it has initialized.
@@ -86,12 +88,17 @@ pub async fn run(options: ProxyOptions, gate: Arc<dyn Gate>) -> Result<(), Proxy
         downstream: downstream.clone(),
         definitions: definitions.clone(),
     };
-    let connection = connect(&options.config, options.log.as_deref(), upstream)
-        .await
-        .map_err(|message| ProxyError::Upstream {
-            name: options.name.clone(),
-            message,
-        })?;
+    let connection = connect(
+        &options.config,
+        options.log.as_deref(),
+        upstream,
+        options.sign_in.as_ref(),
+    )
+    .await
+    .map_err(|message| ProxyError::Upstream {
+        name: options.name.clone(),
+        message,
+    })?;
     let server = connection.running;
     let info = downstream_info(server.peer().peer_info().as_deref());
     let proxy = Proxy {

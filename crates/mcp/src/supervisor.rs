@@ -3,6 +3,7 @@
 
 use crate::client::{AirlockClient, InFlight};
 use crate::connect::connect;
+use crate::oauth::TokenStore;
 use crate::source::McpTools;
 use airlock_core::{ServerConfig, ToolDef};
 use airlock_engine::PinCheck;
@@ -13,6 +14,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
+
+/// The state of a server that refuses Airlock until the person signs in (again).
+pub const SIGN_IN_NEEDED: &str = "sign-in-needed";
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -46,6 +50,24 @@ impl Supervisor {
             // Stopped: whoever stopped it took its tools away (and may have started a successor).
             let Some(reason) = reason else { return };
             self.engine.unregister_tools(&self.name);
+            // A server that wants a (new) sign-in is not retried: only the person can sign in.
+            // It says so until `airlock servers login` (or a change to the server) restarts it.
+            if let Some(store) = self.sign_in_store()
+                && crate::oauth::needs_sign_in(&store).await
+            {
+                tracing::warn!(server = %self.name, "the MCP server wants a sign-in");
+                self.set(|s| {
+                    s.state = SIGN_IN_NEEDED.into();
+                    s.reason = Some(format!(
+                        "sign in again: airlock servers login {}",
+                        self.name
+                    ));
+                    s.pid = None;
+                    s.tools = 0;
+                });
+                let _ = stop.wait_for(|stop| *stop).await;
+                return;
+            }
             tracing::warn!(server = %self.name, %reason, "MCP server failed; restarting in {backoff:?}");
             self.set(|s| {
                 s.state = "failed".into();
@@ -59,6 +81,16 @@ impl Supervisor {
                 _ = stop.wait_for(|stop| *stop) => return,
             }
             backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    /// Where a remote server's sign-in is kept (none for stdio servers).
+    fn sign_in_store(&self) -> Option<TokenStore> {
+        match &self.config {
+            ServerConfig::Http { url, .. } => {
+                Some(TokenStore::new(self.engine.data_dir(), &self.name, url))
+            }
+            ServerConfig::Stdio { .. } => None,
         }
     }
 
@@ -76,10 +108,12 @@ impl Supervisor {
             in_flight: in_flight.clone(),
             list_changed,
         };
-        let connection = match connect(&self.config, self.log.as_deref(), client).await {
-            Ok(connection) => connection,
-            Err(reason) => return Some(reason),
-        };
+        let store = self.sign_in_store();
+        let connection =
+            match connect(&self.config, self.log.as_deref(), client, store.as_ref()).await {
+                Ok(connection) => connection,
+                Err(reason) => return Some(reason),
+            };
         let peer = connection.running.peer().clone();
         let pid = connection.pid;
         if let Err(reason) = self.offer_tools(&peer, &in_flight, stopped).await {

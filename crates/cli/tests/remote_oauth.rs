@@ -1,0 +1,199 @@
+//! A remote MCP server behind OAuth, end to end: the real `airlock` engine and CLI, the OAuth
+//! test server of airlock-testkit on 127.0.0.1, and the sign-in done in Debian's chromium driven
+//! by Playwright (ui/browser/oauth-sign-in.browser.mjs), which follows the authorization page's
+//! redirect to Airlock's loopback listener. Then a tool call through the inbox, a token refresh,
+//! a refused refresh shown as "sign in again", and a logout.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// Unix only (docs/PLATFORMS.md): chromium and the pinned Node through npm's POSIX shim.
+#![cfg(unix)]
+
+mod common;
+use common::*;
+
+use airlock_testkit::oauth_server::{Misbehave, OAuthMcpServer};
+use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long the test server's access tokens live: short, so that the tool call below needs a
+/// refreshed one.
+const ACCESS_TTL: Duration = Duration::from_secs(3);
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `AIRLOCK_BROWSER` for the sign-in: the Playwright script with chromium.
+fn browser() -> String {
+    let playwright = root().join("ui/node_modules/playwright-core");
+    assert!(
+        playwright.exists(),
+        "playwright-core is not installed: run `(cd ui && npm install --no-audit --no-fund)` (bash scripts/setup.sh --deps-only does)"
+    );
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        Path::new(&chromium).exists(),
+        "chromium is not installed: run `sudo apt-get install -y chromium` (bash scripts/setup.sh --deps-only does)"
+    );
+    format!(
+        "{} {}",
+        node(),
+        root()
+            .join("ui/browser/oauth-sign-in.browser.mjs")
+            .display()
+    )
+}
+
+fn server(data_dir: &Path, name: &str) -> Value {
+    let servers: Vec<Value> = serde_json::from_str(&ok(data_dir, &["servers", "--json"])).unwrap();
+    servers
+        .into_iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or(Value::Null)
+}
+
+fn state(data_dir: &Path, name: &str, wanted: &str) -> Value {
+    eventually(&format!("server {name} {wanted}"), || {
+        let status = server(data_dir, name)["status"].clone();
+        (status["state"] == wanted).then_some(status)
+    })
+}
+
+/// Runs `airlock ARGS` with the Playwright browser; returns stdout and what the page said.
+fn with_browser(data_dir: &Path, args: &[&str]) -> (String, String) {
+    let report = data_dir.join("browser-report.txt");
+    let _ = std::fs::remove_file(&report);
+    let output = std::process::Command::new(BIN)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(args)
+        .env("AIRLOCK_BROWSER", browser())
+        .env("OAUTH_BROWSER_REPORT", &report)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        output.status.success(),
+        "airlock {args:?} failed: {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let said = eventually("the browser's report", || {
+        std::fs::read_to_string(&report).ok()
+    });
+    (stdout, said)
+}
+
+/// An MCP client (rmcp's) that launched `airlock mcp-proxy NAME`.
+async fn proxy_client(
+    data_dir: &Path,
+    name: &str,
+) -> rmcp::service::RunningService<rmcp::service::RoleClient, rmcp::model::ClientConfig> {
+    use rmcp::ServiceExt as _;
+    let mut process = tokio::process::Command::new(BIN);
+    process
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["mcp-proxy", name]);
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(process)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    rmcp::model::ClientConfig::new(
+        rmcp::model::ClientCapabilities::default(),
+        rmcp::model::Implementation::new("test-client", "1.0"),
+    )
+    .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
+    .serve(transport)
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn signs_in_in_the_browser_calls_a_tool_survives_a_refresh_and_logs_out() {
+    let remote = OAuthMcpServer::start(Misbehave::None, ACCESS_TTL)
+        .await
+        .unwrap();
+    let model = ScriptedModel::start(vec![]).await.unwrap();
+    let (dir, _engine) = setup(&model);
+    let d = dir.path();
+
+    // Sign-in: `servers add --url` finds that the server wants one and runs it in the browser.
+    let (stdout, said) = with_browser(d, &["servers", "add", "remote", "--url", &remote.url()]);
+    assert!(
+        stdout.contains("remote: signed in (tokens kept in "),
+        "{stdout}"
+    );
+    assert!(said.contains("Signed in. You can close this tab"), "{said}");
+    let status = state(d, "remote", "ready");
+    assert_eq!(status["tools"], 1, "{status}");
+    // The tokens are nowhere Airlock's other files or the API show.
+    let listing = ok(d, &["servers", "--json"]);
+    assert!(!listing.contains("access-"), "{listing}");
+
+    // The first access token expires; the call needs a refreshed one.
+    tokio::time::sleep(ACCESS_TTL + Duration::from_millis(500)).await;
+    model.push(Reply::ToolCalls(vec![ScriptedCall::new(
+        "c1",
+        "remote__whoami",
+        json!({}),
+    )]));
+    model.push(Reply::Text("done".into()));
+    ok(d, &["chat", "--session", "s", "--no-wait", "who am I?"]);
+    let items = inbox(d, 1);
+    assert_eq!(items[0]["kind"], "tool_call", "{items:?}");
+    ok(d, &["approve", items[0]["approval_id"].as_str().unwrap()]);
+    ok(d, &["wait", "--session", "s"]);
+    let transcript = ok(d, &["transcript", "--session", "s"]);
+    assert!(transcript.contains("signed in as someone"), "{transcript}");
+    assert_eq!(remote.tool_calls(), 1);
+    assert!(remote.refreshes() >= 1, "no refresh happened");
+    // Nothing the model was sent carries a token.
+    let sent = serde_json::to_string(&model.requests()).unwrap();
+    assert!(
+        !sent.contains("access-") && !sent.contains("refresh-"),
+        "{sent}"
+    );
+
+    // A stdio-only MCP client reaches the signed-in server through `airlock mcp-proxy`, gated.
+    let proxied = proxy_client(d, "remote").await;
+    let tools = proxied.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 1, "{tools:?}");
+    let call = tokio::spawn(async move {
+        let result = proxied
+            .call_tool(rmcp::model::CallToolRequestParams::new("whoami"))
+            .await;
+        (proxied, result)
+    });
+    let items = inbox(d, 1);
+    ok(d, &["approve", items[0]["approval_id"].as_str().unwrap()]);
+    let (proxied, result) = call.await.unwrap();
+    let result = serde_json::to_string(&result.unwrap()).unwrap();
+    assert!(result.contains("signed in as someone"), "{result}");
+    assert_eq!(remote.tool_calls(), 2);
+    proxied.cancel().await.unwrap();
+
+    // A refused refresh: the server shows "sign in again" instead of failing silently.
+    remote.refuse_refreshes();
+    remote.revoke_access_tokens();
+    ok(d, &["servers", "enable", "remote"]);
+    let status = state(d, "remote", airlock_mcp::SIGN_IN_NEEDED);
+    assert_eq!(
+        status["reason"], "sign in again: airlock servers login remote",
+        "{status}"
+    );
+    let listing = ok(d, &["servers"]);
+    assert!(
+        listing.contains("remote\thttp\tsign in again: airlock servers login remote"),
+        "{listing}"
+    );
+
+    // Logging out forgets the tokens; the server asks for a sign-in again.
+    let out = ok(d, &["servers", "logout", "remote"]);
+    assert!(out.contains("remote: signed out"), "{out}");
+    state(d, "remote", airlock_mcp::SIGN_IN_NEEDED);
+    assert!(
+        !d.join("oauth").exists() || std::fs::read_dir(d.join("oauth")).unwrap().count() == 0,
+        "logout left the tokens"
+    );
+}

@@ -1,0 +1,183 @@
+//! Signing in to a remote MCP server (crates/mcp/src/oauth.rs) against the OAuth test server of
+//! airlock-testkit on 127.0.0.1: the whole flow with a scripted "browser" (an HTTP client that
+//! follows the authorization page's redirect to Airlock's loopback listener), the token refresh,
+//! and each bad input refused with a clear message and nothing stored.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use airlock_mcp::oauth::{self, ClientIdentity, OAuthError, TokenStore};
+use airlock_testkit::oauth_server::{Misbehave, OAuthMcpServer};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A "browser": follows the authorization URL's redirects like a real one (the last hop is
+/// Airlock's loopback listener), in the background as a real browser would.
+fn scripted_browser(
+    visited: Arc<Mutex<Vec<String>>>,
+) -> impl Fn(&str) -> Result<(), String> + Send + Sync {
+    move |url: &str| {
+        visited.lock().unwrap().push(url.to_string());
+        let url = url.to_string();
+        tokio::spawn(async move {
+            let _ = reqwest::get(url).await;
+        });
+        Ok(())
+    }
+}
+
+async fn sign_in(
+    server: &OAuthMcpServer,
+    store: &TokenStore,
+    timeout: Duration,
+) -> Result<Vec<String>, OAuthError> {
+    let visited = Arc::new(Mutex::new(Vec::new()));
+    let browser = scripted_browser(visited.clone());
+    let _ = server;
+    oauth::sign_in(
+        store,
+        &ClientIdentity::default(),
+        &browser,
+        &|_| {},
+        timeout,
+    )
+    .await?;
+    let visited = visited.lock().unwrap().clone();
+    Ok(visited)
+}
+
+fn nothing_stored(dir: &std::path::Path, store: &TokenStore) {
+    assert!(!store.is_signed_in(), "a refused sign-in kept a token");
+    assert!(
+        !dir.join("oauth").exists() || std::fs::read_dir(dir.join("oauth")).unwrap().count() == 0,
+        "a refused sign-in left a file"
+    );
+}
+
+#[tokio::test]
+async fn signs_in_with_pkce_and_the_narrowest_scope_and_keeps_the_tokens() {
+    let server = OAuthMcpServer::start(Misbehave::None, Duration::from_secs(3600))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::new(dir.path(), "remote", &server.url());
+    assert!(!store.is_signed_in());
+    let visited = sign_in(&server, &store, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let auth_url = url::Url::parse(&visited[0]).unwrap();
+    let query: std::collections::HashMap<_, _> = auth_url.query_pairs().into_owned().collect();
+    assert_eq!(query["code_challenge_method"], "S256");
+    assert!(query["redirect_uri"].starts_with("http://127.0.0.1:"));
+    assert!(query.contains_key("state"));
+    assert_eq!(query["resource"], server.url());
+    // The scope the server's challenge asked for, not everything its metadata lists.
+    assert_eq!(server.scopes_requested(), vec!["mcp:tools".to_string()]);
+    assert!(store.is_signed_in());
+    let client = oauth::authorized_client(&store).await.unwrap();
+    assert!(client.is_some());
+    assert!(!oauth::needs_sign_in(&store).await);
+
+    store.forget().unwrap();
+    assert!(!store.is_signed_in());
+    assert!(oauth::needs_sign_in(&store).await);
+}
+
+#[tokio::test]
+async fn a_redirect_elsewhere_is_refused_and_nothing_stored() {
+    let server = OAuthMcpServer::start(Misbehave::RedirectElsewhere, Duration::from_secs(3600))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::new(dir.path(), "remote", &server.url());
+    let error = sign_in(&server, &store, Duration::from_secs(3))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("did not come back to Airlock"),
+        "{error}"
+    );
+    nothing_stored(dir.path(), &store);
+}
+
+#[tokio::test]
+async fn a_callback_with_another_state_is_refused_and_nothing_stored() {
+    let server = OAuthMcpServer::start(Misbehave::WrongState, Duration::from_secs(3600))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::new(dir.path(), "remote", &server.url());
+    let error = sign_in(&server, &store, Duration::from_secs(30))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("`state` is not the one"),
+        "{error}"
+    );
+    nothing_stored(dir.path(), &store);
+}
+
+#[tokio::test]
+async fn a_token_for_another_resource_is_refused_and_nothing_stored() {
+    let server = OAuthMcpServer::start(
+        Misbehave::TokenForAnotherResource,
+        Duration::from_secs(3600),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::new(dir.path(), "remote", &server.url());
+    let error = sign_in(&server, &store, Duration::from_secs(30))
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("issued for https://another.example.com/mcp"),
+        "{error}"
+    );
+    nothing_stored(dir.path(), &store);
+}
+
+#[tokio::test]
+async fn a_plain_http_endpoint_off_loopback_is_refused_and_nothing_stored() {
+    let server =
+        OAuthMcpServer::start(Misbehave::PlainHttpTokenEndpoint, Duration::from_secs(3600))
+            .await
+            .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::new(dir.path(), "remote", &server.url());
+    let error = sign_in(&server, &store, Duration::from_secs(30))
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("the token endpoint http://auth.example.com/token is plain HTTP"),
+        "{error}"
+    );
+    nothing_stored(dir.path(), &store);
+
+    // A server itself on plain HTTP off loopback is refused before anything is sent.
+    let remote = TokenStore::new(dir.path(), "remote", "http://mcp.example.com/mcp");
+    let error = sign_in(&server, &remote, Duration::from_secs(30))
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("is plain HTTP"), "{error}");
+    nothing_stored(dir.path(), &remote);
+}
+
+#[tokio::test]
+async fn garbage_metadata_is_refused_and_nothing_stored() {
+    let server = OAuthMcpServer::start(Misbehave::GarbageMetadata, Duration::from_secs(3600))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::new(dir.path(), "remote", &server.url());
+    let error = sign_in(&server, &store, Duration::from_secs(30))
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("sign-in metadata is unusable"),
+        "{error}"
+    );
+    nothing_stored(dir.path(), &store);
+}
