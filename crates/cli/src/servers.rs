@@ -53,6 +53,11 @@ pub async fn run(
         } => {
             let config = match url {
                 Some(url) => {
+                    let config = ServerConfig::Http {
+                        url: url.clone(),
+                        headers: pairs(&headers, ':', "header")?,
+                    };
+                    config.validate().map_err(anyhow::Error::msg)?;
                     if server_url(client, &name).await.is_ok() {
                         bail!("a server named '{name}' exists already");
                     }
@@ -60,10 +65,7 @@ pub async fn run(
                     if !no_sign_in {
                         sign_in(data_dir, &name, &url, identity, true).await?;
                     }
-                    ServerConfig::Http {
-                        url,
-                        headers: pairs(&headers, ':', "header")?,
-                    }
+                    config
                 }
                 None => {
                     let Some((program, args)) = command.split_first() else {

@@ -306,8 +306,9 @@ pub async fn sign_in(
     on_url: &(dyn Fn(&str) + Send + Sync),
     timeout: Duration,
 ) -> Result<(), OAuthError> {
-    let server_url = require_secure("the server URL", &store.url)?;
+    // A server that asks for no sign-in may be anywhere; one that does must be secure.
     let challenge = probe(&store.url).await?;
+    let server_url = require_secure("the server URL", &store.url)?;
 
     // The loopback listener first: its port is part of the redirect URI registered below.
     let listener = TcpListener::bind(("127.0.0.1", 0))

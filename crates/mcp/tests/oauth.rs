@@ -156,8 +156,11 @@ async fn a_plain_http_endpoint_off_loopback_is_refused_and_nothing_stored() {
     );
     nothing_stored(dir.path(), &store);
 
-    // A server itself on plain HTTP off loopback is refused before anything is sent.
-    let remote = TokenStore::new(dir.path(), "remote", "http://mcp.example.com/mcp");
+    // A server itself on plain HTTP off loopback is refused once it asks for a sign-in, before
+    // any metadata is read or anything sent to it. (0.0.0.0 reaches this machine on Linux
+    // without being a loopback address: it stands for a host elsewhere, without a network.)
+    let elsewhere = server.url().replace("127.0.0.1", "0.0.0.0");
+    let remote = TokenStore::new(dir.path(), "remote", &elsewhere);
     let error = sign_in(&server, &remote, Duration::from_secs(30))
         .await
         .unwrap_err();

@@ -149,6 +149,16 @@ describe('ServersPanel import', () => {
 });
 
 describe('ServersPanel review of changed tools', () => {
+  it('says "sign in again" for a remote server whose sign-in was refused', async () => {
+    const remote = server('remote');
+    remote.status = { ...remote.status!, state: 'sign-in-needed', reason: 'sign in again: airlock servers login remote', tools: 0 };
+    backend([remote]);
+    render(ServersPanel, { onchange: vi.fn() });
+    await waitFor(() =>
+      expect(screen.getByTestId('server-state').textContent).toBe('sign in again: airlock servers login remote'),
+    );
+  });
+
   it('offers Review only for a server whose tools changed', async () => {
     backend([server('files', 1), server('quiet')]);
     render(ServersPanel, { onchange: vi.fn() });
