@@ -627,8 +627,16 @@ async fn add_server(
     State(s): State<Arc<AppState>>,
     Json(body): Json<ServerBody>,
 ) -> ApiResult<Value> {
-    s.engine.add_server(&body.name, body.config)?;
-    Ok(Json(json!({ "name": body.name })))
+    let name = body.name.clone();
+    table(
+        &s,
+        cmd::SaveServer {
+            name: body.name,
+            config: body.config,
+        },
+    )
+    .await?;
+    Ok(Json(json!({ "name": name })))
 }
 
 /// The `mcpServers` object of a Claude Desktop style config (or the whole file): the table's
@@ -661,13 +669,16 @@ async fn update_server(
     Json(body): Json<ServerUpdate>,
 ) -> ApiResult<Value> {
     if let Some(default) = body.default {
-        s.engine.set_server_default(&name, default)?;
+        let name = name.clone();
+        table(&s, cmd::SetServerDefault { name, default }).await?;
     }
     if let Some(trust) = body.trust_read_only_hints {
-        s.engine.set_server_trust(&name, trust)?;
+        let name = name.clone();
+        table(&s, cmd::SetServerTrust { name, trust }).await?;
     }
     if let Some(enabled) = body.enabled {
-        s.engine.set_server_enabled(&name, enabled)?;
+        let name = name.clone();
+        table(&s, cmd::SetServerEnabled { name, enabled }).await?;
     }
     Ok(Json(json!({ "name": name })))
 }
@@ -966,8 +977,15 @@ async fn insights(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 
 /// The rule added, or the identical one already there with `already_existed: true`.
 async fn add_rule(State(s): State<Arc<AppState>>, Json(body): Json<RuleBody>) -> ApiResult<Value> {
-    let added = s.engine.add_rule(body.rule()?)?;
-    Ok(Json(serde_json::to_value(added).unwrap_or_default()))
+    let rule = body.rule()?;
+    let add = cmd::AddRule {
+        server: rule.server,
+        tool: rule.tool,
+        pointer: rule.pointer,
+        pattern: rule.pattern,
+        effect: rule.effect,
+    };
+    Ok(Json(table(&s, add).await?))
 }
 
 /// Removes a rule; 404 `unknown_rule` when there is none with this id.
