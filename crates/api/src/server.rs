@@ -402,15 +402,11 @@ async fn transcript(State(s): State<Arc<AppState>>, Path(name): Path<String>) ->
 }
 
 async fn provider(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.provider_settings()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Provider {}).await?))
 }
 
 async fn providers(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.providers()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Providers {}).await?))
 }
 
 async fn set_provider(
@@ -546,9 +542,7 @@ async fn remote_pair(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 }
 
 async fn remote_devices(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.devices()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Devices {}).await?))
 }
 
 /// The ntfy push (its token only as `has_token`), or null when off.
@@ -818,9 +812,7 @@ async fn agent_defaults(
 }
 
 async fn tools(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.tool_views()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Tools {}).await?))
 }
 
 #[derive(Deserialize)]
@@ -995,13 +987,11 @@ async fn remove_rule(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> 
 }
 
 async fn remembered(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    let rows = s.engine.remembered()?;
-    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+    Ok(Json(table(&s, cmd::Remembered {}).await?))
 }
 
 async fn grants(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    let rows = s.engine.grants()?;
-    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+    Ok(Json(table(&s, cmd::Grants {}).await?))
 }
 
 async fn revoke(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {
