@@ -402,15 +402,11 @@ async fn transcript(State(s): State<Arc<AppState>>, Path(name): Path<String>) ->
 }
 
 async fn provider(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.provider_settings()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Provider {}).await?))
 }
 
 async fn providers(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.providers()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Providers {}).await?))
 }
 
 async fn set_provider(
@@ -546,9 +542,7 @@ async fn remote_pair(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 }
 
 async fn remote_devices(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.devices()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Devices {}).await?))
 }
 
 /// The ntfy push (its token only as `has_token`), or null when off.
@@ -627,8 +621,16 @@ async fn add_server(
     State(s): State<Arc<AppState>>,
     Json(body): Json<ServerBody>,
 ) -> ApiResult<Value> {
-    s.engine.add_server(&body.name, body.config)?;
-    Ok(Json(json!({ "name": body.name })))
+    let name = body.name.clone();
+    table(
+        &s,
+        cmd::SaveServer {
+            name: body.name,
+            config: body.config,
+        },
+    )
+    .await?;
+    Ok(Json(json!({ "name": name })))
 }
 
 /// The `mcpServers` object of a Claude Desktop style config (or the whole file): the table's
@@ -661,13 +663,16 @@ async fn update_server(
     Json(body): Json<ServerUpdate>,
 ) -> ApiResult<Value> {
     if let Some(default) = body.default {
-        s.engine.set_server_default(&name, default)?;
+        let name = name.clone();
+        table(&s, cmd::SetServerDefault { name, default }).await?;
     }
     if let Some(trust) = body.trust_read_only_hints {
-        s.engine.set_server_trust(&name, trust)?;
+        let name = name.clone();
+        table(&s, cmd::SetServerTrust { name, trust }).await?;
     }
     if let Some(enabled) = body.enabled {
-        s.engine.set_server_enabled(&name, enabled)?;
+        let name = name.clone();
+        table(&s, cmd::SetServerEnabled { name, enabled }).await?;
     }
     Ok(Json(json!({ "name": name })))
 }
@@ -807,9 +812,7 @@ async fn agent_defaults(
 }
 
 async fn tools(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.tool_views()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Tools {}).await?))
 }
 
 #[derive(Deserialize)]
@@ -966,8 +969,15 @@ async fn insights(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 
 /// The rule added, or the identical one already there with `already_existed: true`.
 async fn add_rule(State(s): State<Arc<AppState>>, Json(body): Json<RuleBody>) -> ApiResult<Value> {
-    let added = s.engine.add_rule(body.rule()?)?;
-    Ok(Json(serde_json::to_value(added).unwrap_or_default()))
+    let rule = body.rule()?;
+    let add = cmd::AddRule {
+        server: rule.server,
+        tool: rule.tool,
+        pointer: rule.pointer,
+        pattern: rule.pattern,
+        effect: rule.effect,
+    };
+    Ok(Json(table(&s, add).await?))
 }
 
 /// Removes a rule; 404 `unknown_rule` when there is none with this id.
@@ -977,13 +987,11 @@ async fn remove_rule(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> 
 }
 
 async fn remembered(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    let rows = s.engine.remembered()?;
-    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+    Ok(Json(table(&s, cmd::Remembered {}).await?))
 }
 
 async fn grants(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    let rows = s.engine.grants()?;
-    Ok(Json(serde_json::to_value(rows).unwrap_or_default()))
+    Ok(Json(table(&s, cmd::Grants {}).await?))
 }
 
 async fn revoke(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {

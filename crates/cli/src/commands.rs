@@ -706,22 +706,24 @@ async fn tools(
     match action {
         Some(ToolsAction::Set { target, setting }) => {
             let (server, tool) = split_target(&target)?;
-            let _: Value = client
-                .put(
-                    &format!("/v1/tools/{}/{}", encode(server), encode(tool)),
-                    &json!({ "setting": setting }),
-                )
+            client
+                .call(&cmd::SetToolSetting {
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                    setting: serde_json::from_value(json!(setting))?,
+                })
                 .await?;
             println!("{server}/{tool}: {setting}");
             return Ok(ExitCode::SUCCESS);
         }
         Some(ToolsAction::FromNotification { target, allow }) => {
             let (server, tool) = split_target(&target)?;
-            let _: Value = client
-                .put(
-                    &format!("/v1/tools/{}/{}/notification", encode(server), encode(tool)),
-                    &json!({ "allow": allow }),
-                )
+            client
+                .call(&cmd::SetFromNotification {
+                    server: server.to_string(),
+                    tool: Some(tool.to_string()),
+                    allow: crate::servers::from_notification(&allow),
+                })
                 .await?;
             println!("{server}/{tool}: approve from a notification {allow}");
             return Ok(ExitCode::SUCCESS);

@@ -31,6 +31,15 @@ fn pairs(
         .collect()
 }
 
+/// `on`, `off` or `default` (forget the choice), as `from-notification` takes it.
+pub fn from_notification(allow: &str) -> Option<bool> {
+    match allow {
+        "on" => Some(true),
+        "off" => Some(false),
+        _ => None,
+    }
+}
+
 pub async fn run(
     client: &ApiClient,
     data_dir: &Path,
@@ -163,16 +172,11 @@ pub async fn run(
             println!("{name}: tools without their own setting are approval {default}");
         }
         ServersAction::FromNotification { name, allow } => {
-            let choice = match allow.as_str() {
-                "on" => Some(true),
-                "off" => Some(false),
-                _ => None,
-            };
             client
                 .call(&cmd::SetFromNotification {
                     server: name.clone(),
                     tool: None,
-                    allow: choice,
+                    allow: from_notification(&allow),
                 })
                 .await?;
             println!("{name}: approve its tools from a notification {allow}");

@@ -311,6 +311,12 @@ impl<H: Host> Run<'_, H> {
                 &c,
                 self.as_command(engine.set_agent_fallback(&c.agent, c.fallback)),
             ),
+            C::Tools(c) => reply(&c, self.as_command(engine.tool_views())),
+            C::Remembered(c) => reply(&c, self.as_command(engine.remembered())),
+            C::Grants(c) => reply(&c, self.as_command(engine.grants())),
+            C::Provider(c) => reply(&c, self.as_command(engine.provider_settings())),
+            C::Providers(c) => reply(&c, self.as_command(engine.providers())),
+            C::Devices(c) => reply(&c, self.as_command(engine.devices())),
             C::Remote(c) => reply(&c, self.remote()),
             C::SetRemoteListen(c) => {
                 reply(&c, self.host.set_remote_listen(engine, c.listen.as_deref()))

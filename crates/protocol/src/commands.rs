@@ -298,9 +298,10 @@ use crate::command_types::{
     ShellOption,
 };
 use crate::{
-    AddedRule, AgentStatus, AuditRow, ConnectReport, DecisionRequest, ElicitationAnswer,
-    FileOnDisk, GrantOffer, InboxItem, MessageRow, NtfyPush, Pairing, ProviderSettings, RuleRow,
-    RuleSuggestion, ServerView, SessionRow, ToolChange,
+    AddedRule, AgentStatus, AuditRow, ConnectReport, DecisionRequest, DeviceView,
+    ElicitationAnswer, FileOnDisk, GrantOffer, InboxItem, MessageRow, NtfyPush, Pairing,
+    ProviderSettings, RememberedRow, RuleRow, RuleSuggestion, ServerView, SessionRow, ToolChange,
+    ToolView,
 };
 use airlock_core::{
     AgentFallback, Mode, RuleEffect, RulePattern, ServerConfig, ServerDefault, ToolSetting,
@@ -392,6 +393,18 @@ commands! {
     ConnectAgent = "connect_agent" { agent: String } -> ConnectReport, [Window];
     DisconnectAgent = "disconnect_agent" { agent: String } -> ConnectReport, [Window];
     SetAgentFallback = "set_agent_fallback" { agent: String, fallback: AgentFallback } -> (), [Window, Api];
+    /// Every tool of every server with its setting and where the setting comes from.
+    Tools = "tools" {} -> Vec<ToolView>, [Window, Api];
+    /// The remembered decisions, with the timed and counted grants among them.
+    Remembered = "remembered" {} -> Vec<RememberedRow>, [Window, Api];
+    /// Only the timed and counted grants, with what is left of each.
+    Grants = "grants" {} -> Vec<RememberedRow>, [Window, Api];
+    /// The default model provider, if one is set.
+    Provider = "provider" {} -> Option<ProviderSettings>, [Window, Api];
+    /// Every named provider.
+    Providers = "providers" {} -> Vec<ProviderSettings>, [Window, Api];
+    /// The paired devices, revoked ones included.
+    Devices = "devices" {} -> Vec<DeviceView>, [Window, Api];
     /// The phone inbox: where it listens (null: off), paired devices, the ntfy push, this machine's addresses.
     Remote = "remote" {} -> RemoteView, [Window];
     /// Turns the phone inbox on at ADDR:PORT (never every interface), or off with null.

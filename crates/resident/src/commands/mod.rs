@@ -15,7 +15,6 @@ use airlock_engine::commands::{Caller, Host};
 use airlock_protocol::{AgentStatus, AppInfo, ConnectReport, Navigate, Pairing};
 pub use airlock_protocol::{CommandError, CommandResult, ErrorCode};
 use serde_json::Value;
-use std::future::Future;
 
 /// The desktop's side of the commands, over the resident's [`Shell`].
 pub struct ShellHost<'a>(pub &'a Shell);
@@ -25,8 +24,8 @@ impl Host for ShellHost<'_> {
         Ok(self.0.info())
     }
 
-    fn tray_menu(&self) -> impl Future<Output = CommandResult<Vec<String>>> + Send {
-        async move { Ok(self.0.tray_texts().await) }
+    async fn tray_menu(&self) -> CommandResult<Vec<String>> {
+        Ok(self.0.tray_texts().await)
     }
 
     fn take_navigation(&self) -> CommandResult<Option<Navigate>> {

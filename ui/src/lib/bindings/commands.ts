@@ -9,6 +9,7 @@ import type { Channel } from './Channel';
 import type { ConnectReport } from './ConnectReport';
 import type { DecisionOutcome } from './DecisionOutcome';
 import type { DecisionRequest } from './DecisionRequest';
+import type { DeviceView } from './DeviceView';
 import type { ElicitationAnswer } from './ElicitationAnswer';
 import type { FileOnDisk } from './FileOnDisk';
 import type { GrantOffer } from './GrantOffer';
@@ -22,6 +23,7 @@ import type { Navigate } from './Navigate';
 import type { NtfyPush } from './NtfyPush';
 import type { Pairing } from './Pairing';
 import type { ProviderSettings } from './ProviderSettings';
+import type { RememberedRow } from './RememberedRow';
 import type { RemoteView } from './RemoteView';
 import type { RuleEffect } from './RuleEffect';
 import type { RulePattern } from './RulePattern';
@@ -35,6 +37,7 @@ import type { SettingsView } from './SettingsView';
 import type { ShellOption } from './ShellOption';
 import type { ToolChange } from './ToolChange';
 import type { ToolSetting } from './ToolSetting';
+import type { ToolView } from './ToolView';
 
 /** Every command: its arguments and its response. */
 export interface Commands {
@@ -117,6 +120,18 @@ export interface Commands {
   connect_agent: { args: { agent: string, }; response: ConnectReport };
   disconnect_agent: { args: { agent: string, }; response: ConnectReport };
   set_agent_fallback: { args: { agent: string, fallback: AgentFallback, }; response: null };
+  /** Every tool of every server with its setting and where the setting comes from. */
+  tools: { args: Record<symbol, never>; response: Array<ToolView> };
+  /** The remembered decisions, with the timed and counted grants among them. */
+  remembered: { args: Record<symbol, never>; response: Array<RememberedRow> };
+  /** Only the timed and counted grants, with what is left of each. */
+  grants: { args: Record<symbol, never>; response: Array<RememberedRow> };
+  /** The default model provider, if one is set. */
+  provider: { args: Record<symbol, never>; response: ProviderSettings | null };
+  /** Every named provider. */
+  providers: { args: Record<symbol, never>; response: Array<ProviderSettings> };
+  /** The paired devices, revoked ones included. */
+  devices: { args: Record<symbol, never>; response: Array<DeviceView> };
   /** The phone inbox: where it listens (null: off), paired devices, the ntfy push, this machine's addresses. */
   remote: { args: Record<symbol, never>; response: RemoteView };
   /** Turns the phone inbox on at ADDR:PORT (never every interface), or off with null. */
@@ -183,6 +198,12 @@ export const COMMAND_SURFACES = {
   connect_agent: ['window'],
   disconnect_agent: ['window'],
   set_agent_fallback: ['window', 'api'],
+  tools: ['window', 'api'],
+  remembered: ['window', 'api'],
+  grants: ['window', 'api'],
+  provider: ['window', 'api'],
+  providers: ['window', 'api'],
+  devices: ['window', 'api'],
   remote: ['window'],
   set_remote_listen: ['window', 'api'],
   pair_phone: ['window', 'api'],
