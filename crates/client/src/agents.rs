@@ -24,23 +24,11 @@ mod tests {
     #[test]
     fn every_agent_fails_closed_unless_the_person_chose_otherwise() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(
-            fallback_of(dir.path(), "codex"),
-            AgentFallback::Deny
-        );
-        assert_eq!(
-            fallback_of(dir.path(), "claude-code"),
-            AgentFallback::Deny
-        );
+        assert_eq!(fallback_of(dir.path(), "codex"), AgentFallback::Deny);
+        assert_eq!(fallback_of(dir.path(), "claude-code"), AgentFallback::Deny);
         std::fs::write(dir.path().join(FALLBACKS_FILE), "not json").unwrap();
-        assert_eq!(
-            fallback_of(dir.path(), "codex"),
-            AgentFallback::Deny
-        );
+        assert_eq!(fallback_of(dir.path(), "codex"), AgentFallback::Deny);
         std::fs::write(dir.path().join(FALLBACKS_FILE), r#"{"codex":"ask"}"#).unwrap();
-        assert_eq!(
-            fallback_of(dir.path(), "codex"),
-            AgentFallback::Ask
-        );
+        assert_eq!(fallback_of(dir.path(), "codex"), AgentFallback::Ask);
     }
 }

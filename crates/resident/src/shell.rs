@@ -6,10 +6,10 @@ use crate::autostart::LoginEntry;
 use crate::tray_lines::TrayLine;
 use crate::window::{Navigation, WindowMessage, Windows, WindowsView};
 use airlock_engine::{Engine, Frontend};
+pub use airlock_protocol::AppInfo;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::{Notify, broadcast};
-pub use airlock_protocol::AppInfo;
 
 #[derive(Debug)]
 pub struct Shell {

@@ -60,7 +60,8 @@ pub fn statuses(engine: &Engine) -> CommandResult<Vec<AgentStatus>> {
 /// "approval not required" unless the person chose otherwise — as `airlock connect` does.
 pub fn connect(engine: &Engine, agent: &str) -> CommandResult<ConnectReport> {
     let target = target(agent)?;
-    let mut report = airlock_agents::connect::connect(&target, &options(engine)?).map_err(connect_error)?;
+    let mut report =
+        airlock_agents::connect::connect(&target, &options(engine)?).map_err(connect_error)?;
     if target.agent().dialect().is_some() {
         let defaults = engine
             .connect_agent_defaults(target.name())
