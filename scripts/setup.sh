@@ -99,8 +99,8 @@ fi
 (cd ui && npm run build)
 # The app's two processes (the window and the resident it starts), the `airlock` command-line
 # tool and the agents' hook `airlock-hook` beside the app: Settings → Agents installs hooks that
-# run them. The `setup` profile: release's optimisation with thin LTO (Cargo.toml), minutes
-# instead of the packages' fat-LTO link (BENCHMARKS.md, "Build time"); the packages
+# run them. The `setup` profile: release's optimisation with thin LTO (Cargo.toml), which links
+# much faster than the packages' fat LTO (BENCHMARKS.md, "Build time"); the packages
 # (scripts/package.sh, the release workflow) keep `--release`.
 cargo build --profile setup --locked -p airlock-desktop -p airlock-resident -p airlock-cli
 built="${CARGO_TARGET_DIR:-target}/setup"
