@@ -4,15 +4,13 @@
 //! server-sent events.
 
 use crate::commands::ServeHost;
-use airlock_core::{AgentFallback, Setting};
-use airlock_core::{ArgRule, DecidedBy, Mode, RuleEffect, RulePattern, ToolSetting};
+use airlock_core::AgentFallback;
+use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, ToolSetting};
 use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::commands::Caller;
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
 use airlock_protocol::commands::{self as cmd, Command};
-use airlock_protocol::{
-    AgentAnswer, AgentCall, AgentToolDefaults, AgentView, DECISIONS_BODY_LIMIT,
-};
+use airlock_protocol::{AgentAnswer, AgentCall, DECISIONS_BODY_LIMIT, DecisionOutcome};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -308,26 +306,47 @@ async fn table<C: Command>(s: &AppState, command: C) -> Result<Value, ApiError> 
 }
 
 async fn status(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(json!({
-        "pid": std::process::id(),
-        "version": env!("CARGO_PKG_VERSION"),
-        "data_dir": s.engine.data_dir(),
-        "workspace": s.engine.workspace(),
-        "paused": s.engine.paused(),
-        "storage_error": s.engine.storage_failure(),
-    })))
+    Ok(Json(table(&s, cmd::Status {}).await?))
 }
 
 async fn inbox(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
     Ok(Json(table(&s, cmd::Inbox {}).await?))
 }
 
+/// One decision through the table's `decide`; answers the approval row as decided.
 async fn decide(
     State(s): State<Arc<AppState>>,
     Json(request): Json<DecisionRequest>,
 ) -> ApiResult<Value> {
-    let row = s.engine.decide(request, DecidedBy::Api)?;
-    Ok(Json(serde_json::to_value(row).unwrap_or_default()))
+    let mut outcomes = decide_through_table(&s, vec![request]).await?;
+    let outcome = outcomes.pop().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "no decision was made",
+        )
+    })?;
+    match (outcome.error, outcome.approval) {
+        (Some(error), _) => Err(ApiError::from_command(error)),
+        (None, approval) => Ok(Json(serde_json::to_value(approval).unwrap_or_default())),
+    }
+}
+
+/// The table's `decide` for the API, its outcomes typed.
+async fn decide_through_table(
+    s: &AppState,
+    decisions: Vec<DecisionRequest>,
+) -> Result<Vec<DecisionOutcome>, ApiError> {
+    let outcomes = table(
+        s,
+        cmd::Decide {
+            decisions,
+            channel: None,
+        },
+    )
+    .await?;
+    serde_json::from_value(outcomes)
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))
 }
 
 #[derive(Deserialize)]
@@ -335,28 +354,22 @@ struct DecisionBatch {
     decisions: Vec<DecisionRequest>,
 }
 
-/// Many decisions in one durable transaction. Each item answers on its own, in order:
-/// `{"approval_id", "approval": row}` or `{"approval_id", "error", "code", "status"}` with the
-/// code and HTTP status the single endpoint would have given. A failed transaction (nothing
-/// decided) is the response's own error.
+/// Many decisions in one durable transaction (the table's `decide`). Each item answers on its
+/// own, in order: `{"approval_id", "approval": row}` or `{"approval_id", "error", "code",
+/// "status"}` with the code and HTTP status the single endpoint would have given. A failed
+/// transaction (nothing decided) is the response's own error.
 async fn decide_batch(
     State(s): State<Arc<AppState>>,
     Json(batch): Json<DecisionBatch>,
 ) -> ApiResult<Value> {
-    let ids: Vec<String> = batch
-        .decisions
-        .iter()
-        .map(|d| d.approval_id.clone())
-        .collect();
-    let outcomes = s.engine.decide_many(batch.decisions, DecidedBy::Api)?;
-    let items: Vec<Value> = ids
+    let outcomes = decide_through_table(&s, batch.decisions).await?;
+    let items: Vec<Value> = outcomes
         .into_iter()
-        .zip(outcomes)
-        .map(|(approval_id, outcome)| match outcome {
-            Ok(row) => json!({ "approval_id": approval_id, "approval": row }),
-            Err(error) => {
-                let error = ApiError::from(error);
-                json!({ "approval_id": approval_id, "error": error.message, "code": error.code, "status": error.status.as_u16() })
+        .map(|outcome| match outcome.error {
+            None => json!({ "approval_id": outcome.approval_id, "approval": outcome.approval }),
+            Some(error) => {
+                let error = ApiError::from_command(error);
+                json!({ "approval_id": outcome.approval_id, "error": error.message, "code": error.code, "status": error.status.as_u16() })
             }
         })
         .collect();
@@ -380,16 +393,16 @@ async fn send_message(
     Path(name): Path<String>,
     Json(body): Json<MessageBody>,
 ) -> ApiResult<Value> {
-    if let Some(provider) = &body.provider {
-        s.engine.choose_provider(&name, provider)?;
-    }
-    let session = s.engine.send_message(&name, &body.text)?;
-    Ok(Json(serde_json::to_value(session).unwrap_or_default()))
+    let send = cmd::SendMessage {
+        session: name,
+        text: body.text,
+        provider: body.provider,
+    };
+    Ok(Json(table(&s, send).await?))
 }
 
 async fn wait_turn(State(s): State<Arc<AppState>>, Path(name): Path<String>) -> ApiResult<Value> {
-    let outcome = s.engine.wait_turn(&name).await?;
-    Ok(Json(serde_json::to_value(outcome).unwrap_or_default()))
+    Ok(Json(table(&s, cmd::WaitTurn { session: name }).await?))
 }
 
 async fn cancel(State(s): State<Arc<AppState>>, Path(name): Path<String>) -> ApiResult<Value> {
@@ -413,7 +426,8 @@ async fn set_provider(
     State(s): State<Arc<AppState>>,
     Json(settings): Json<ProviderSettings>,
 ) -> ApiResult<Value> {
-    s.engine.set_provider(settings.clone())?;
+    let provider = settings.clone();
+    table(&s, cmd::SetProvider { provider }).await?;
     Ok(Json(serde_json::to_value(settings).unwrap_or_default()))
 }
 
@@ -473,8 +487,19 @@ struct ModeBody {
 }
 
 async fn set_mode(State(s): State<Arc<AppState>>, Json(body): Json<ModeBody>) -> ApiResult<Value> {
-    s.engine
-        .set_mode(body.session.as_deref(), Some(body.mode))?;
+    let mode = body.mode;
+    match body.session.clone() {
+        Some(session) => {
+            let set = cmd::SetSessionMode {
+                session,
+                mode: Some(mode),
+            };
+            table(&s, set).await?;
+        }
+        None => {
+            table(&s, cmd::SetWorkspaceMode { mode }).await?;
+        }
+    }
     Ok(Json(json!({ "mode": body.mode, "session": body.session })))
 }
 
@@ -484,7 +509,7 @@ struct PausedBody {
 }
 
 async fn paused(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(json!({ "paused": s.engine.paused() })))
+    Ok(Json(json!({ "paused": table(&s, cmd::Paused {}).await? })))
 }
 
 /// "Pause all agents" (and resume): no model request or tool run starts while paused.
@@ -492,28 +517,22 @@ async fn set_paused(
     State(s): State<Arc<AppState>>,
     Json(body): Json<PausedBody>,
 ) -> ApiResult<Value> {
-    let changed = s.engine.set_paused(body.paused)?;
+    let changed = table(
+        &s,
+        cmd::SetPaused {
+            paused: body.paused,
+        },
+    )
+    .await?;
     Ok(Json(json!({ "paused": body.paused, "changed": changed })))
-}
-
-/// The phone inbox's refusals: the engine's as they are; off → 409 `remote_off`; an address this
-/// machine cannot listen on → 400 `invalid`.
-fn remote_error(e: airlock_remote::RemoteError) -> ApiError {
-    match e {
-        airlock_remote::RemoteError::Engine(e) => ApiError::from(e),
-        airlock_remote::RemoteError::Off => {
-            ApiError::new(StatusCode::CONFLICT, "remote_off", e.to_string())
-        }
-        other => ApiError::new(StatusCode::BAD_REQUEST, "invalid", other.to_string()),
-    }
 }
 
 /// The phone inbox: where it listens (null: off) and the paired devices.
 async fn remote(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(json!({
-        "listen": s.engine.remote_listen()?.map(|a| a.to_string()),
-        "devices": s.engine.devices()?,
-    })))
+    let view = table(&s, cmd::Remote {}).await?;
+    Ok(Json(
+        json!({ "listen": view["listen"], "devices": view["devices"] }),
+    ))
 }
 
 #[derive(Deserialize)]
@@ -521,24 +540,25 @@ struct RemoteBody {
     listen: Option<String>,
 }
 
+/// Turns the phone inbox on at an address (or off with null); answers where it now listens.
 async fn set_remote(
     State(s): State<Arc<AppState>>,
     Json(body): Json<RemoteBody>,
 ) -> ApiResult<Value> {
-    let listen = body
-        .listen
-        .as_deref()
-        .map(airlock_remote::parse_listen)
-        .transpose()
-        .map_err(remote_error)?;
-    airlock_remote::enable(&s.engine, listen).map_err(remote_error)?;
-    Ok(Json(json!({ "listen": listen.map(|a| a.to_string()) })))
+    table(
+        &s,
+        cmd::SetRemoteListen {
+            listen: body.listen,
+        },
+    )
+    .await?;
+    let view = table(&s, cmd::Remote {}).await?;
+    Ok(Json(json!({ "listen": view["listen"] })))
 }
 
 /// A one-time pairing code with the page's address and the certificate's fingerprint.
 async fn remote_pair(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    let pairing = airlock_remote::pairing(&s.engine, s.engine.data_dir()).map_err(remote_error)?;
-    Ok(Json(serde_json::to_value(pairing).unwrap_or_default()))
+    Ok(Json(table(&s, cmd::PairPhone {}).await?))
 }
 
 async fn remote_devices(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
@@ -547,9 +567,7 @@ async fn remote_devices(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
 
 /// The ntfy push (its token only as `has_token`), or null when off.
 async fn push(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
-    Ok(Json(
-        serde_json::to_value(s.engine.push_ntfy_view()?).unwrap_or_default(),
-    ))
+    Ok(Json(table(&s, cmd::Push {}).await?))
 }
 
 /// Sets the ntfy push (`null` turns it off); answers what is now set.
@@ -557,7 +575,7 @@ async fn set_push(
     State(s): State<Arc<AppState>>,
     Json(body): Json<Option<airlock_protocol::NtfyPush>>,
 ) -> ApiResult<Value> {
-    s.engine.set_push_ntfy(body)?;
+    table(&s, cmd::SetPush { push: body }).await?;
     push(State(s)).await
 }
 
@@ -578,9 +596,14 @@ async fn show_window(
     body: Option<Json<WindowBody>>,
 ) -> ApiResult<Value> {
     let body = body.map(|Json(body)| body).unwrap_or_default();
-    Ok(Json(
-        json!({ "shown": s.engine.show_frontend(body.approval_id) }),
-    ))
+    let shown = table(
+        &s,
+        cmd::ShowWindow {
+            approval_id: body.approval_id,
+        },
+    )
+    .await?;
+    Ok(Json(json!({ "shown": shown })))
 }
 
 /// Sets one of the settings of [`Setting`] that `airlock settings set` names (the others have
@@ -590,20 +613,11 @@ async fn set_setting(
     Path(key): Path<String>,
     Json(value): Json<Value>,
 ) -> ApiResult<Value> {
-    let Some(setting) = Setting::from_key(&key).filter(|s| s.cli_name().is_some()) else {
-        let known: Vec<&str> = Setting::ALL
-            .iter()
-            .filter(|s| s.cli_name().is_some())
-            .map(|s| s.key())
-            .collect();
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "unknown_setting",
-            format!("no setting '{key}'; known: {}", known.join(", ")),
-        ));
+    let set = cmd::SetSetting {
+        key: key.clone(),
+        value: value.clone(),
     };
-    // The engine checks the value's kind (400 `invalid` when it does not fit).
-    s.engine.set_setting(setting, &value)?;
+    table(&s, set).await?;
     Ok(Json(json!({ key: value })))
 }
 
@@ -640,10 +654,10 @@ async fn import_servers(
     State(s): State<Arc<AppState>>,
     Json(config): Json<Value>,
 ) -> ApiResult<Value> {
-    let report = airlock_engine::commands::import(&s.engine, &config.to_string())
-        .map_err(ApiError::from_command)?;
+    let text = config.to_string();
+    let report = table(&s, cmd::ImportServers { text }).await?;
     Ok(Json(
-        json!({ "imported": report.added, "refused": report.refused }),
+        json!({ "imported": report["added"], "refused": report["refused"] }),
     ))
 }
 
@@ -776,8 +790,8 @@ async fn agent_call(
     Ok(Json(s.engine.agent_call(call).await?))
 }
 
-async fn agents(State(s): State<Arc<AppState>>) -> ApiResult<Vec<AgentView>> {
-    Ok(Json(s.engine.agents()?))
+async fn agents(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
+    Ok(Json(table(&s, cmd::AgentViews {}).await?))
 }
 
 #[derive(Deserialize)]
@@ -807,8 +821,10 @@ async fn set_agent(
 async fn agent_defaults(
     State(s): State<Arc<AppState>>,
     Path(name): Path<String>,
-) -> ApiResult<AgentToolDefaults> {
-    Ok(Json(s.engine.connect_agent_defaults(&name)?))
+) -> ApiResult<Value> {
+    Ok(Json(
+        table(&s, cmd::ApplyAgentDefaults { agent: name }).await?,
+    ))
 }
 
 async fn tools(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
@@ -947,8 +963,15 @@ async fn preview_rule(
     State(s): State<Arc<AppState>>,
     Json(body): Json<RuleBody>,
 ) -> ApiResult<Value> {
-    let preview = s.engine.preview_rule(&body.rule()?)?;
-    Ok(Json(serde_json::to_value(preview).unwrap_or_default()))
+    let rule = body.rule()?;
+    let preview = cmd::PreviewRule {
+        server: rule.server,
+        tool: rule.tool,
+        pointer: rule.pointer,
+        pattern: rule.pattern,
+        effect: rule.effect,
+    };
+    Ok(Json(table(&s, preview).await?))
 }
 
 async fn suggest_rules(State(s): State<Arc<AppState>>, Path(id): Path<String>) -> ApiResult<Value> {

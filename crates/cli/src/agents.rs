@@ -3,9 +3,8 @@
 
 use airlock_agents::connect::{ConnectReport, Options, Target};
 use airlock_api::ApiClient;
-use airlock_protocol::{AgentStatus, AgentToolDefaults, AgentView};
+use airlock_protocol::{AgentStatus, AgentToolDefaults};
 use anyhow::Context;
-use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -68,8 +67,10 @@ fn print_report(
 /// else in the store directly under the engine lock.
 async fn apply_tool_defaults(data_dir: &Path, agent: &str) -> anyhow::Result<AgentToolDefaults> {
     if let Ok(client) = ApiClient::discover(data_dir) {
-        let path = format!("/v1/agents/{}/defaults", airlock_api::client::encode(agent));
-        return Ok(client.post(&path, &json!({})).await?);
+        let defaults = airlock_protocol::commands::ApplyAgentDefaults {
+            agent: agent.to_string(),
+        };
+        return Ok(client.call(&defaults).await?);
     }
     let _lock = airlock_api::discovery::EngineLock::acquire(data_dir)
         .context("Airlock is starting or does not answer")?;
@@ -146,7 +147,10 @@ pub fn disconnect(agent: &str, project: Option<PathBuf>, json: bool) -> anyhow::
 /// last request.
 pub async fn statuses(data_dir: &Path) -> anyhow::Result<(Vec<AgentStatus>, Option<String>)> {
     let (views, engine_note) = match ApiClient::discover(data_dir) {
-        Ok(client) => match client.get::<Vec<AgentView>>("/v1/agents").await {
+        Ok(client) => match client
+            .call(&airlock_protocol::commands::AgentViews {})
+            .await
+        {
             Ok(views) => (views, None),
             Err(error) => (Vec::new(), Some(error.to_string())),
         },
@@ -200,11 +204,11 @@ pub async fn set_fallback(
     agent: &str,
     fallback: &str,
 ) -> anyhow::Result<ExitCode> {
-    let _: serde_json::Value = client
-        .put(
-            &format!("/v1/agents/{}", airlock_api::client::encode(agent)),
-            &json!({ "fallback": fallback }),
-        )
+    client
+        .call(&airlock_protocol::commands::SetAgentFallback {
+            agent: agent.to_string(),
+            fallback: serde_json::from_value(serde_json::json!(fallback))?,
+        })
         .await?;
     println!("{agent}: when Airlock cannot answer, the hook answers {fallback}");
     Ok(ExitCode::SUCCESS)

@@ -5,7 +5,6 @@ use crate::{
     Command, ModeAction, ProviderAction, ProviderSet, RememberedAction, RulesAction,
     SettingsAction, ToolsAction,
 };
-use airlock_api::client::encode;
 use airlock_api::{ApiClient, ClientError};
 use airlock_core::RememberScope;
 use airlock_core::display::{cut_middle, visible_line};
@@ -88,10 +87,8 @@ pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> 
         Command::Settings {
             action: SettingsAction::Set { key, value },
         } => set_setting(&client, &key, &value).await,
-        Command::Remembered { action, json } => {
-            remembered(&client, "/v1/remembered", action, json).await
-        }
-        Command::Grants { action, json } => remembered(&client, "/v1/grants", action, json).await,
+        Command::Remembered { action, json } => remembered(&client, false, action, json).await,
+        Command::Grants { action, json } => remembered(&client, true, action, json).await,
         Command::Audit { limit, json } => audit(&client, limit, json).await,
         Command::Insights { json } => crate::insights::insights(&client, json).await,
         Command::Remote { action } => crate::remote::run(&client, action).await,
@@ -191,7 +188,7 @@ async fn cancel(client: &ApiClient, session: &str) -> anyhow::Result<ExitCode> {
 }
 
 async fn sessions(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
-    let sessions: Value = client.get("/v1/sessions").await?;
+    let sessions = client.call_json(&cmd::ListSessions {}).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&sessions)?);
     } else {
@@ -215,9 +212,22 @@ async fn set_mode(
     mode: &str,
     session: Option<String>,
 ) -> anyhow::Result<ExitCode> {
-    let _: Value = client
-        .put("/v1/mode", &json!({ "mode": mode, "session": session }))
-        .await?;
+    let mode_set: airlock_core::Mode = serde_json::from_value(json!(mode))?;
+    match session.clone() {
+        Some(session) => {
+            client
+                .call_json(&cmd::SetSessionMode {
+                    session,
+                    mode: Some(mode_set),
+                })
+                .await?;
+        }
+        None => {
+            client
+                .call(&cmd::SetWorkspaceMode { mode: mode_set })
+                .await?
+        }
+    }
     match session {
         Some(s) => println!("mode of session '{s}' set to {mode}"),
         None => println!("workspace default mode set to {mode}"),
@@ -236,14 +246,8 @@ async fn open(client: &ApiClient, data_dir: &Path, id: Option<String>) -> anyhow
 }
 
 async fn pause(client: &ApiClient, paused: bool) -> anyhow::Result<ExitCode> {
-    let reply: Value = client
-        .put("/v1/paused", &json!({ "paused": paused }))
-        .await?;
-    let already = if reply["changed"] == json!(false) {
-        " (already)"
-    } else {
-        ""
-    };
+    let changed = client.call(&cmd::SetPaused { paused }).await?;
+    let already = if !changed { " (already)" } else { "" };
     println!(
         "{}{already}",
         if paused {
@@ -289,8 +293,13 @@ async fn set_setting(client: &ApiClient, key: &str, value: &str) -> anyhow::Resu
     let setting =
         airlock_core::Setting::from_cli_name(key).with_context(|| format!("no setting '{key}'"))?;
     let body = setting.parse(value).map_err(anyhow::Error::msg)?;
-    let path = setting.key();
-    let _: Value = client.put(&format!("/v1/settings/{path}"), &body).await?;
+    let key_set = setting.key().to_string();
+    client
+        .call(&cmd::SetSetting {
+            key: key_set,
+            value: body,
+        })
+        .await?;
     println!("{key} set");
     Ok(ExitCode::SUCCESS)
 }
@@ -299,7 +308,7 @@ async fn set_setting(client: &ApiClient, key: &str, value: &str) -> anyhow::Resu
 /// (`/v1/grants`): listed with what is left of each, or one revoked.
 async fn remembered(
     client: &ApiClient,
-    list: &str,
+    grants_only: bool,
     action: Option<RememberedAction>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
@@ -313,7 +322,11 @@ async fn remembered(
         println!("revoked {id}");
         return Ok(ExitCode::SUCCESS);
     }
-    let rows: Value = client.get(list).await?;
+    let rows = if grants_only {
+        client.call_json(&cmd::Grants {}).await?
+    } else {
+        client.call_json(&cmd::Remembered {}).await?
+    };
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(ExitCode::SUCCESS);
@@ -359,7 +372,7 @@ fn limits(entry: &Value) -> String {
 }
 
 async fn audit(client: &ApiClient, limit: usize, json: bool) -> anyhow::Result<ExitCode> {
-    let rows: Value = client.get(&format!("/v1/audit?limit={limit}")).await?;
+    let rows = client.call_json(&cmd::Audit { limit: Some(limit) }).await?;
     for row in rows.as_array().into_iter().flatten() {
         if json {
             println!("{row}");
@@ -533,7 +546,9 @@ async fn print_grant_made(client: &ApiClient, approval: &Value) {
         return;
     };
     let Ok(messages) = client
-        .get::<Value>(&format!("/v1/sessions/{}/transcript", encode(session)))
+        .call_json(&cmd::Transcript {
+            session: session.to_string(),
+        })
         .await
     else {
         return;
@@ -551,8 +566,10 @@ async fn print_grant_made(client: &ApiClient, approval: &Value) {
 }
 
 async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let messages: Value = client
-        .get(&format!("/v1/sessions/{}/transcript", encode(session)))
+    let messages = client
+        .call_json(&cmd::Transcript {
+            session: session.to_string(),
+        })
         .await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&messages)?);
@@ -649,14 +666,15 @@ async fn provider(client: &ApiClient, action: ProviderAction) -> anyhow::Result<
                 "stream": !no_stream, "hosted_mcp": hosted, "max_tokens": max_tokens,
                 "max_retries": max_retries, "timeout_secs": timeout_secs,
             });
-            let _: Value = client.put("/v1/provider", &body).await?;
+            let provider = serde_json::from_value(body)?;
+            client.call(&cmd::SetProvider { provider }).await?;
             match name {
                 Some(name) => println!("provider '{name}' set: {kind} {base_url} model {model}"),
                 None => println!("provider set: {base_url} model {model}"),
             }
         }
         ProviderAction::Show => {
-            let settings: Value = client.get("/v1/providers").await?;
+            let settings = client.call_json(&cmd::Providers {}).await?;
             if settings.as_array().is_none_or(Vec::is_empty) {
                 println!("no provider is configured");
             } else {
@@ -668,24 +686,27 @@ async fn provider(client: &ApiClient, action: ProviderAction) -> anyhow::Result<
             std::io::stdin()
                 .read_line(&mut key)
                 .context("cannot read the API key from stdin")?;
-            let _: Value = client
-                .put(
-                    "/v1/provider/key",
-                    &json!({ "name": name, "key": key.trim() }),
-                )
+            client
+                .call(&cmd::SetProviderKey {
+                    name,
+                    key: key.trim().to_string(),
+                })
                 .await?;
             println!("the API key is in the OS keyring");
         }
         ProviderAction::Test { name } => {
-            let all: Vec<Value> = client.get("/v1/providers").await?;
-            let settings = all
+            let all = client.call(&cmd::Providers {}).await?;
+            let provider = all
                 .into_iter()
-                .find(|p| p["name"].as_str() == name.as_deref())
+                .find(|p| p.name == name)
                 .context("no such provider is configured")?;
-            let answer: Value = client
-                .post("/v1/provider/test", &json!({ "provider": settings }))
+            let answer = client
+                .call(&cmd::TestProvider {
+                    provider,
+                    api_key: None,
+                })
                 .await?;
-            println!("{}", text(&answer["message"]));
+            println!("{}", text(&Value::String(answer)));
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -730,7 +751,7 @@ async fn tools(
         }
         None => {}
     }
-    let tools: Value = client.get("/v1/tools").await?;
+    let tools = client.call_json(&cmd::Tools {}).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&tools)?);
         return Ok(ExitCode::SUCCESS);
@@ -745,7 +766,7 @@ async fn tools(
         );
     }
     // Servers whose tools are missing above, and why.
-    let servers: Value = client.get("/v1/servers").await?;
+    let servers = client.call_json(&cmd::Servers {}).await?;
     for server in servers.as_array().into_iter().flatten() {
         let status = &server["status"];
         match status["state"].as_str() {
@@ -772,15 +793,35 @@ async fn rules(client: &ApiClient, action: RulesAction) -> anyhow::Result<ExitCo
             dry_run,
         } => {
             let (server, tool) = split_target(&target)?;
-            let mut body =
-                json!({ "server": server, "tool": tool, "pointer": pointer, "effect": effect });
-            body[if regex { "regex" } else { "glob" }] = json!(pattern);
+            let (server, tool) = (server.to_string(), tool.to_string());
+            let pattern = if regex {
+                airlock_core::RulePattern::Regex(pattern)
+            } else {
+                airlock_core::RulePattern::Glob(pattern)
+            };
+            let effect: airlock_core::RuleEffect = serde_json::from_value(json!(effect))?;
             if dry_run {
-                let preview: Value = client.post("/v1/rules/preview", &body).await?;
+                let preview = client
+                    .call_json(&cmd::PreviewRule {
+                        server,
+                        tool,
+                        pointer,
+                        pattern,
+                        effect,
+                    })
+                    .await?;
                 crate::insights::print_rule_preview(&preview);
                 return Ok(ExitCode::SUCCESS);
             }
-            let rule: Value = client.post("/v1/rules", &body).await?;
+            let rule = client
+                .call_json(&cmd::AddRule {
+                    server,
+                    tool,
+                    pointer,
+                    pattern,
+                    effect,
+                })
+                .await?;
             if rule["already_existed"] == json!(true) {
                 println!(
                     "rule {} is already there, identical; nothing changed",
@@ -806,8 +847,8 @@ async fn rules(client: &ApiClient, action: RulesAction) -> anyhow::Result<ExitCo
             println!("removed rule {id}");
         }
         RulesAction::Suggest { id, json } => {
-            let found: Value = client
-                .get(&format!("/v1/approvals/{}/rule-suggestions", encode(&id)))
+            let found = client
+                .call_json(&cmd::RuleSuggestions { approval_id: id })
                 .await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&found)?);
@@ -818,7 +859,7 @@ async fn rules(client: &ApiClient, action: RulesAction) -> anyhow::Result<ExitCo
             }
         }
         RulesAction::List { json } => {
-            let rows: Value = client.get("/v1/rules").await?;
+            let rows = client.call_json(&cmd::ListRules {}).await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&rows)?);
             } else {

@@ -47,7 +47,9 @@ pub fn print_rule_preview(rule: &Value) {
 }
 
 pub async fn insights(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
-    let found: Value = client.get("/v1/insights").await?;
+    let found = client
+        .call_json(&airlock_protocol::commands::InsightsCommand {})
+        .await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&found["tools"])?);
         return Ok(ExitCode::SUCCESS);

@@ -4,7 +4,7 @@
 
 use airlock_api::{ApiClient, one_shot};
 use airlock_core::{ServerConfig, validate_proxied_server_name};
-use airlock_engine::{ElicitationAnswer, ServerView};
+use airlock_engine::ElicitationAnswer;
 use airlock_hook::{NoEngine, ask_engine};
 use airlock_mcp::oauth::TokenStore;
 use airlock_mcp::proxy::{Gate, ProxyOptions};
@@ -60,7 +60,7 @@ impl Gate for ApiGate {
 async fn configured(data_dir: &Path, name: &str) -> anyhow::Result<ServerConfig> {
     validate_proxied_server_name(name).map_err(anyhow::Error::msg)?;
     let client = ApiClient::discover(data_dir)?;
-    let servers: Vec<ServerView> = client.get("/v1/servers").await?;
+    let servers = client.call(&airlock_protocol::commands::Servers {}).await?;
     let Some(server) = servers.into_iter().find(|s| s.name == name) else {
         bail!(
             "no server named '{name}' in Airlock (see `airlock servers`); to proxy any command: mcp-proxy --name NAME -- COMMAND ARGS..."

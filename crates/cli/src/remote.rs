@@ -3,7 +3,7 @@
 use crate::RemoteAction;
 use crate::shown::text;
 use airlock_api::ApiClient;
-use airlock_api::client::encode;
+use airlock_protocol::commands as cmd;
 use anyhow::bail;
 use serde_json::{Value, json};
 use std::process::ExitCode;
@@ -11,20 +11,23 @@ use std::process::ExitCode;
 pub async fn run(client: &ApiClient, action: RemoteAction) -> anyhow::Result<ExitCode> {
     match action {
         RemoteAction::Enable { listen } => {
-            let answer: Value = client
-                .put("/v1/remote", &json!({ "listen": listen }))
+            client
+                .call(&cmd::SetRemoteListen {
+                    listen: Some(listen),
+                })
                 .await?;
+            let answer = client.call_json(&cmd::Remote {}).await?;
             println!(
                 "the phone inbox listens on https://{} — pair a device with `airlock remote pair`",
                 text(&answer["listen"])
             );
         }
         RemoteAction::Disable => {
-            let _: Value = client.put("/v1/remote", &json!({ "listen": null })).await?;
+            client.call(&cmd::SetRemoteListen { listen: None }).await?;
             println!("the phone inbox is off");
         }
         RemoteAction::Pair { json } => {
-            let pairing: Value = client.post("/v1/remote/pair", &json!({})).await?;
+            let pairing = client.call_json(&cmd::PairPhone {}).await?;
             if json {
                 let shown = json!({
                     "url": pairing["url"], "code": pairing["code"],
@@ -51,7 +54,7 @@ pub async fn run(client: &ApiClient, action: RemoteAction) -> anyhow::Result<Exi
             }
         }
         RemoteAction::Devices { json } => {
-            let devices: Value = client.get("/v1/remote/devices").await?;
+            let devices = client.call_json(&cmd::Devices {}).await?;
             if json {
                 let listed: Vec<Value> = devices
                     .as_array()
@@ -77,10 +80,8 @@ pub async fn run(client: &ApiClient, action: RemoteAction) -> anyhow::Result<Exi
             }
         }
         RemoteAction::Revoke { id } => {
-            let answer: Value = client
-                .delete(&format!("/v1/remote/devices/{}", encode(&id)))
-                .await?;
-            if answer["revoked"] != json!(true) {
+            let revoked = client.call(&cmd::RevokeDevice { id: id.clone() }).await?;
+            if !revoked {
                 bail!("no paired device {id} (or it was revoked already)");
             }
             println!("revoked {id}");
@@ -92,8 +93,8 @@ pub async fn run(client: &ApiClient, action: RemoteAction) -> anyhow::Result<Exi
             off,
             json,
         } => {
-            let push: Value = if off {
-                client.put("/v1/remote/push", &Value::Null).await?
+            if off {
+                client.call(&cmd::SetPush { push: None }).await?;
             } else if let (Some(server), Some(topic)) = (server, topic) {
                 let token = match token_env {
                     Some(var) => match std::env::var(&var) {
@@ -102,15 +103,14 @@ pub async fn run(client: &ApiClient, action: RemoteAction) -> anyhow::Result<Exi
                     },
                     None => None,
                 };
-                client
-                    .put(
-                        "/v1/remote/push",
-                        &json!({ "server": server, "topic": topic, "token": token }),
-                    )
-                    .await?
-            } else {
-                client.get("/v1/remote/push").await?
-            };
+                let push = airlock_protocol::NtfyPush {
+                    server,
+                    topic,
+                    token,
+                };
+                client.call(&cmd::SetPush { push: Some(push) }).await?;
+            }
+            let push = client.call_json(&cmd::Push {}).await?;
             if json {
                 println!("{push}");
             } else if push.is_null() {

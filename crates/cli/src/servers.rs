@@ -293,7 +293,7 @@ fn review_text(changes: &[ToolChange]) -> String {
 
 /// The URL of remote server `name`.
 async fn server_url(client: &ApiClient, name: &str) -> anyhow::Result<String> {
-    let servers: Value = client.get("/v1/servers").await?;
+    let servers = client.call_json(&cmd::Servers {}).await?;
     let server = servers
         .as_array()
         .into_iter()
@@ -373,7 +373,7 @@ fn run_browser(command: &[String], url: &str) -> Result<(), String> {
 }
 
 async fn list(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
-    let servers: Value = client.get("/v1/servers").await?;
+    let servers = client.call_json(&cmd::Servers {}).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&servers)?);
         return Ok(ExitCode::SUCCESS);

@@ -535,6 +535,33 @@ fn every_command_is_in_the_one_table() {
             "{entry} must run commands through the one dispatcher"
         );
     }
+    // The local API's REST paths are aliases of table commands: a handler reaches the engine
+    // only through the dispatcher. The agents' own routes (a hook's or the MCP proxy's call
+    // held open, the event stream) are not a person's commands; `command` and `table` are the
+    // dispatcher's entries.
+    let api = std::fs::read_to_string(root.join("crates/api/src/server.rs")).unwrap();
+    let not_commands = ["agent_call", "elicit", "events", "command", "table"];
+    for handler in api.split("\nasync fn ").skip(1) {
+        let name: String = handler
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if not_commands.contains(&name.as_str()) {
+            continue;
+        }
+        assert!(
+            !handler.contains("s.engine"),
+            "crates/api/src/server.rs: `{name}` calls the engine itself; add a command to the table and run it (`table(&s, cmd::…)`)"
+        );
+    }
+    for (at, _) in api.match_indices("airlock_engine::commands::") {
+        let rest = &api[at + "airlock_engine::commands::".len()..];
+        assert!(
+            rest.starts_with("dispatch(") || rest.starts_with("Caller"),
+            "crates/api/src/server.rs runs an engine helper around the dispatcher: {}",
+            rest.lines().next().unwrap_or_default()
+        );
+    }
     let desktop = std::fs::read_to_string(root.join("crates/resident/src/desktop_api.rs")).unwrap();
     assert!(
         desktop.contains("commands::dispatch("),

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 #[cfg(feature = "api-client")]
 use {
     crate::discovery,
+    airlock_protocol::commands as cmd,
     airlock_protocol::{DecisionRequest, InboxItem, TurnOutcome},
-    serde_json::json,
     std::path::Path,
 };
 
@@ -197,60 +197,67 @@ impl ApiClient {
         self.post(&path, &args).await
     }
 
+    /// [`Self::call`] with the response as the JSON it came as: for the CLI's listings, which
+    /// print it (`--json`) or read a few fields of it.
+    pub async fn call_json<C: airlock_protocol::Command>(
+        &self,
+        command: &C,
+    ) -> Result<Value, ClientError> {
+        let args = serde_json::to_value(command).map_err(|e| ClientError::Decode(e.to_string()))?;
+        let path = format!("{}{}", airlock_protocol::commands::COMMANDS_PATH, C::NAME);
+        self.post(&path, &args).await
+    }
+
     pub async fn inbox(&self) -> Result<Vec<InboxItem>, ClientError> {
-        self.get("/v1/inbox").await
+        self.call(&cmd::Inbox {}).await
     }
 
+    /// One decision; the approval row as decided.
     pub async fn decide(&self, request: &DecisionRequest) -> Result<Value, ClientError> {
-        self.post(
-            "/v1/decisions",
-            &serde_json::to_value(request).unwrap_or_default(),
-        )
-        .await
+        self.decide_many(std::slice::from_ref(request))
+            .await?
+            .pop()
+            .unwrap_or_else(|| Err(ClientError::Decode("no answer to the decision".into())))
     }
 
-    /// Many decisions in one transaction; one answer per request, in order, each refused or
-    /// not on its own ([`ClientError::Refused`] for a refusal).
+    /// Many decisions in one transaction (the table's `decide`); one answer per request, in
+    /// order, each refused or not on its own ([`ClientError::Refused`] for a refusal).
     pub async fn decide_many(
         &self,
         requests: &[DecisionRequest],
     ) -> Result<Vec<Result<Value, ClientError>>, ClientError> {
-        let answers: Vec<Value> = self
-            .post("/v1/decisions/batch", &json!({ "decisions": requests }))
+        let outcomes = self
+            .call(&cmd::Decide {
+                decisions: requests.to_vec(),
+                channel: None,
+            })
             .await?;
-        if answers.len() != requests.len() {
+        if outcomes.len() != requests.len() {
             return Err(ClientError::Decode(format!(
                 "{} answers to {} decisions",
-                answers.len(),
+                outcomes.len(),
                 requests.len()
             )));
         }
-        Ok(answers
+        Ok(outcomes
             .into_iter()
-            .map(|answer| match answer.get("error").and_then(Value::as_str) {
-                Some(message) => Err(ClientError::Refused {
-                    status: answer
-                        .get("status")
-                        .and_then(Value::as_u64)
-                        .and_then(|s| u16::try_from(s).ok())
-                        .unwrap_or(500),
-                    code: answer
-                        .get("code")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    message: message.to_string(),
+            .map(|outcome| match outcome.error {
+                Some(error) => Err(ClientError::Refused {
+                    status: error.code.http_status(),
+                    code: error.code.as_str().to_string(),
+                    message: error.message,
                 }),
-                None => Ok(answer.get("approval").cloned().unwrap_or(Value::Null)),
+                None => Ok(serde_json::to_value(outcome.approval).unwrap_or(Value::Null)),
             })
             .collect())
     }
 
     pub async fn send_message(&self, session: &str, text: &str) -> Result<Value, ClientError> {
-        self.post(
-            &format!("/v1/sessions/{}/messages", encode(session)),
-            &json!({ "text": text }),
-        )
+        self.call_json(&cmd::SendMessage {
+            session: session.to_string(),
+            text: text.to_string(),
+            provider: None,
+        })
         .await
     }
 
@@ -261,25 +268,28 @@ impl ApiClient {
         text: &str,
         provider: &str,
     ) -> Result<Value, ClientError> {
-        self.post(
-            &format!("/v1/sessions/{}/messages", encode(session)),
-            &json!({ "text": text, "provider": provider }),
-        )
+        self.call_json(&cmd::SendMessage {
+            session: session.to_string(),
+            text: text.to_string(),
+            provider: Some(provider.to_string()),
+        })
         .await
     }
 
     pub async fn wait_turn(&self, session: &str) -> Result<TurnOutcome, ClientError> {
-        self.get(&format!("/v1/sessions/{}/turn", encode(session)))
-            .await
+        self.call(&cmd::WaitTurn {
+            session: session.to_string(),
+        })
+        .await
     }
 
     /// Brings the desktop app's window forward (on an inbox item). False when the engine has no
     /// window (`airlock serve`).
     pub async fn show_window(&self, approval_id: Option<&str>) -> Result<bool, ClientError> {
-        let reply: Value = self
-            .post("/v1/window", &json!({ "approval_id": approval_id }))
-            .await?;
-        Ok(reply["shown"] == json!(true))
+        self.call(&cmd::ShowWindow {
+            approval_id: approval_id.map(str::to_string),
+        })
+        .await
     }
 }
 

@@ -11,8 +11,8 @@ use airlock_core::{ArgRule, DecidedBy, Setting, parse_mcp_servers_each};
 use airlock_protocol::commands::{AnyCommand, Command, Surface};
 use airlock_protocol::{
     AgentStatus, AppInfo, CommandError, CommandResult, ConnectReport, DecisionOutcome,
-    DecisionRequest, ErrorCode, ImportCandidate, ImportPreview, ImportReport, Navigate, Pairing,
-    RefusedServer, RemoteView, SettingsView, ShellOption,
+    DecisionRequest, EngineStatus, ErrorCode, ImportCandidate, ImportPreview, ImportReport,
+    Navigate, Pairing, RefusedServer, RemoteView, SettingsView, ShellOption,
 };
 use serde_json::{Value, json};
 use std::future::Future;
@@ -164,13 +164,38 @@ impl<H: Host> Run<'_, H> {
             C::AppInfoCommand(c) => reply(&c, self.host.app_info()),
             C::ListSessions(c) => reply(&c, self.as_command(engine.sessions())),
             C::Transcript(c) => reply(&c, self.as_command(engine.transcript(&c.session))),
-            C::SendMessage(c) => reply(
+            C::SendMessage(c) => {
+                let chosen = match &c.provider {
+                    Some(provider) => engine.choose_provider(&c.session, provider),
+                    None => Ok(()),
+                };
+                let sent = chosen.and_then(|()| engine.send_message(&c.session, &c.text));
+                reply(&c, self.as_command(sent))
+            }
+            C::WaitTurn(c) => {
+                let outcome = engine.wait_turn(&c.session).await;
+                reply(&c, self.as_command(outcome))
+            }
+            C::Status(c) => reply(
                 &c,
-                self.as_command(engine.send_message(&c.session, &c.text)),
+                Ok(EngineStatus {
+                    pid: std::process::id(),
+                    version: env!("CARGO_PKG_VERSION").to_string(),
+                    data_dir: engine.data_dir().to_path_buf(),
+                    workspace: engine.workspace().to_path_buf(),
+                    paused: engine.paused(),
+                    storage_error: engine.storage_failure(),
+                }),
             ),
+            C::ShowWindow(c) => reply(&c, Ok(engine.show_frontend(c.approval_id.clone()))),
+            C::SetSetting(c) => {
+                let set = named_setting(&c.key)
+                    .and_then(|key| self.as_command(engine.set_setting(key, &c.value)));
+                reply(&c, set)
+            }
             C::CancelTurn(c) => reply(&c, self.as_command(engine.cancel(&c.session))),
             C::Paused(c) => reply(&c, Ok(engine.paused())),
-            C::SetPaused(c) => reply(&c, self.as_command(engine.set_paused(c.paused).map(drop))),
+            C::SetPaused(c) => reply(&c, self.as_command(engine.set_paused(c.paused))),
             C::StorageFailure(c) => reply(&c, Ok(engine.storage_failure())),
             C::TrayMenu(c) => {
                 let lines = self.host.tray_menu().await;
@@ -241,15 +266,12 @@ impl<H: Host> Run<'_, H> {
                 )),
             ),
             C::AddRule(c) => {
-                let rule = ArgRule {
-                    id: Engine::new_rule_id(),
-                    server: c.server.clone(),
-                    tool: c.tool.clone(),
-                    pointer: c.pointer.clone(),
-                    pattern: c.pattern.clone(),
-                    effect: c.effect,
-                };
+                let rule = new_rule(&c.server, &c.tool, &c.pointer, &c.pattern, c.effect);
                 reply(&c, self.as_command(engine.add_rule(rule)))
+            }
+            C::PreviewRule(c) => {
+                let rule = new_rule(&c.server, &c.tool, &c.pointer, &c.pattern, c.effect);
+                reply(&c, self.as_command(engine.preview_rule(&rule)))
             }
             C::RemoveRule(c) => reply(&c, self.as_command(engine.remove_rule(&c.id))),
             C::ListRules(c) => reply(&c, self.as_command(engine.rules())),
@@ -305,6 +327,10 @@ impl<H: Host> Run<'_, H> {
                 self.as_command(engine.audit(c.limit.unwrap_or(DEFAULT_AUDIT_ROWS))),
             ),
             C::Agents(c) => reply(&c, self.host.agents(engine)),
+            C::AgentViews(c) => reply(&c, self.as_command(engine.agents())),
+            C::ApplyAgentDefaults(c) => {
+                reply(&c, self.as_command(engine.connect_agent_defaults(&c.agent)))
+            }
             C::ConnectAgent(c) => reply(&c, self.host.connect_agent(engine, &c.agent)),
             C::DisconnectAgent(c) => reply(&c, self.host.disconnect_agent(&c.agent)),
             C::SetAgentFallback(c) => reply(
@@ -323,6 +349,7 @@ impl<H: Host> Run<'_, H> {
             }
             C::PairPhone(c) => reply(&c, self.host.pair_phone(engine)),
             C::RevokeDevice(c) => reply(&c, self.as_command(engine.revoke_device(&c.id))),
+            C::Push(c) => reply(&c, self.as_command(engine.push_ntfy_view())),
             C::SetPush(c) => reply(&c, self.as_command(engine.set_push_ntfy(c.push.clone()))),
         }
     }
@@ -348,9 +375,19 @@ impl<H: Host> Run<'_, H> {
             Ok(outcomes) => Ok(ids
                 .into_iter()
                 .zip(outcomes)
-                .map(|(approval_id, outcome)| DecisionOutcome {
-                    approval_id,
-                    error: outcome.err().map(|e| self.caller.error(e)),
+                .map(|(approval_id, outcome)| match outcome {
+                    // The API's scripts read the row decided; the window and the phone follow
+                    // the inbox's events and get the outcome only.
+                    Ok(row) => DecisionOutcome {
+                        approval_id,
+                        error: None,
+                        approval: (*self.caller == Caller::Api).then_some(row),
+                    },
+                    Err(error) => DecisionOutcome {
+                        approval_id,
+                        error: Some(self.caller.error(error)),
+                        approval: None,
+                    },
                 })
                 .collect()),
             Err(error) if *self.caller == Caller::Window => {
@@ -360,6 +397,7 @@ impl<H: Host> Run<'_, H> {
                     .map(|approval_id| DecisionOutcome {
                         approval_id,
                         error: Some(error.clone()),
+                        approval: None,
                     })
                     .collect())
             }
@@ -398,6 +436,42 @@ impl<H: Host> Run<'_, H> {
             addresses: self.host.machine_addresses(),
         })
     }
+}
+
+/// A new argument rule with a fresh id.
+fn new_rule(
+    server: &str,
+    tool: &str,
+    pointer: &str,
+    pattern: &airlock_core::RulePattern,
+    effect: airlock_core::RuleEffect,
+) -> ArgRule {
+    ArgRule {
+        id: Engine::new_rule_id(),
+        server: server.to_string(),
+        tool: tool.to_string(),
+        pointer: pointer.to_string(),
+        pattern: pattern.clone(),
+        effect,
+    }
+}
+
+/// The setting `key` names, among those a person sets by name (`airlock settings set`); the
+/// others have commands of their own (mode, paused).
+fn named_setting(key: &str) -> CommandResult<Setting> {
+    Setting::from_key(key)
+        .filter(|setting| setting.cli_name().is_some())
+        .ok_or_else(|| {
+            let known: Vec<&str> = Setting::ALL
+                .iter()
+                .filter(|setting| setting.cli_name().is_some())
+                .map(|setting| setting.key())
+                .collect();
+            CommandError::new(
+                ErrorCode::UnknownSetting,
+                format!("no setting '{key}'; known: {}", known.join(", ")),
+            )
+        })
 }
 
 /// Whether new requests raise a desktop notification.

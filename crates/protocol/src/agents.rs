@@ -68,6 +68,7 @@ pub struct AgentCall {
 /// What `airlock connect` set inside Airlock: the agent's read-only tools it made "approval not
 /// required" (`set`) and those whose setting it kept because the person had chosen one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AgentToolDefaults {
     pub agent: String,
     pub set: Vec<String>,

@@ -36,6 +36,10 @@ impl From<Channel> for DecidedBy {
 pub struct DecisionOutcome {
     pub approval_id: String,
     pub error: Option<CommandError>,
+    /// The item as decided, when it was (what the local API's `/v1/decisions` answers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub approval: Option<crate::ApprovalRow>,
 }
 
 /// What an import did: the servers added (or whose definition was replaced) and those refused,
@@ -69,6 +73,21 @@ pub struct ImportCandidate {
 pub struct ImportPreview {
     pub servers: Vec<ImportCandidate>,
     pub refused: Vec<RefusedServer>,
+}
+
+/// The engine as `airlock status` shows it: which process, which version, which data directory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct EngineStatus {
+    pub pid: u32,
+    pub version: String,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub data_dir: PathBuf,
+    #[cfg_attr(feature = "ts", ts(type = "string"))]
+    pub workspace: PathBuf,
+    pub paused: bool,
+    /// Why Airlock can no longer record decisions, if it cannot.
+    pub storage_error: Option<String>,
 }
 
 /// Shown in Settings, so a person knows which data directory this window owns.

@@ -312,12 +312,32 @@ commands! {
     AppInfoCommand = "app_info" {} -> crate::command_types::AppInfo, [Window];
     ListSessions = "list_sessions" {} -> Vec<SessionRow>, [Window, Api];
     Transcript = "transcript" { session: String } -> Vec<MessageRow>, [Window, Api];
-    /// Starts a turn and returns at once; progress arrives as engine events.
-    SendMessage = "send_message" { session: String, text: String } -> SessionRow, [Window, Api];
+    /// Starts a turn and returns at once; progress arrives as engine events. `provider` (a
+    /// named one) is the session's from this message on.
+    SendMessage = "send_message" {
+        session: String,
+        text: String,
+        #[serde(default)]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        provider: Option<String>,
+    } -> SessionRow, [Window, Api];
+    /// Waits until the session's turn ends (at once when none runs); how it ended.
+    WaitTurn = "wait_turn" { session: String } -> crate::TurnOutcome, [Api];
     CancelTurn = "cancel_turn" { session: String } -> bool, [Window, Api];
     /// Whether the agents are paused.
     Paused = "paused" {} -> bool, [Window, Api];
-    SetPaused = "set_paused" { paused: bool } -> (), [Window, Api];
+    /// Pauses (or resumes) every agent; whether that changed anything.
+    SetPaused = "set_paused" { paused: bool } -> bool, [Window, Api];
+    /// The engine's process, version, data directory, workspace, pause and storage state.
+    Status = "status" {} -> crate::command_types::EngineStatus, [Api];
+    /// Brings the desktop app's window forward (on an inbox item); false where there is none.
+    ShowWindow = "show_window" { approval_id: Option<String> } -> bool, [Api];
+    /// Sets a setting `airlock settings set` names, after checking its kind.
+    SetSetting = "set_setting" {
+        key: String,
+        #[cfg_attr(feature = "ts", ts(type = "unknown"))]
+        value: Value,
+    } -> (), [Api];
     /// Why Airlock can no longer record decisions (the disk refused a write), if it cannot.
     StorageFailure = "storage_failure" {} -> Option<String>, [Window, Api];
     /// The tray menu's changing lines as shown now; refused where there is no tray.
@@ -361,6 +381,8 @@ commands! {
     AddRule = "add_rule" { server: String, tool: String, pointer: String, pattern: RulePattern, effect: RuleEffect } -> AddedRule, [Window, Api];
     /// Removes a rule (audited); it stops applying at once.
     RemoveRule = "remove_rule" { id: String } -> (), [Window, Api];
+    /// What a rule would have matched in History, without adding it.
+    PreviewRule = "preview_rule" { server: String, tool: String, pointer: String, pattern: RulePattern, effect: RuleEffect } -> RuleSuggestion, [Window, Api];
     /// Every argument rule, oldest first.
     ListRules = "list_rules" {} -> Vec<RuleRow>, [Window, Api];
     RevokeRemembered = "revoke_remembered" { id: String } -> bool, [Window, Api];
@@ -392,6 +414,10 @@ commands! {
     Agents = "agents" {} -> Vec<AgentStatus>, [Window];
     ConnectAgent = "connect_agent" { agent: String } -> ConnectReport, [Window];
     DisconnectAgent = "disconnect_agent" { agent: String } -> ConnectReport, [Window];
+    /// The agents as Airlock knows them: fallback and last request (no config files read).
+    AgentViews = "agent_views" {} -> Vec<crate::AgentView>, [Api];
+    /// `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval, unless the person chose otherwise.
+    ApplyAgentDefaults = "apply_agent_defaults" { agent: String } -> crate::AgentToolDefaults, [Api];
     SetAgentFallback = "set_agent_fallback" { agent: String, fallback: AgentFallback } -> (), [Window, Api];
     /// Every tool of every server with its setting and where the setting comes from.
     Tools = "tools" {} -> Vec<ToolView>, [Window, Api];
@@ -406,13 +432,15 @@ commands! {
     /// The paired devices, revoked ones included.
     Devices = "devices" {} -> Vec<DeviceView>, [Window, Api];
     /// The phone inbox: where it listens (null: off), paired devices, the ntfy push, this machine's addresses.
-    Remote = "remote" {} -> RemoteView, [Window];
+    Remote = "remote" {} -> RemoteView, [Window, Api];
     /// Turns the phone inbox on at ADDR:PORT (never every interface), or off with null.
     SetRemoteListen = "set_remote_listen" { listen: Option<String> } -> (), [Window, Api];
     /// A one-time pairing code (5 minutes) with the page's URL and the certificate's fingerprint.
     PairPhone = "pair_phone" {} -> Pairing, [Window, Api];
     /// The device's token is refused from now on; whether it was live.
     RevokeDevice = "revoke_device" { id: String } -> bool, [Window, Api];
+    /// The ntfy push as set (its token only as whether one is kept), or null when off.
+    Push = "push" {} -> Option<crate::NtfyPushView>, [Window, Api];
     /// The ntfy push, or off with null; a null token keeps the saved one, '' removes it.
     SetPush = "set_push" { push: Option<NtfyPush> } -> (), [Window, Api];
 }

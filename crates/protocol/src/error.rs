@@ -21,6 +21,8 @@ pub enum ErrorCode {
     UnknownTool,
     UnknownServer,
     UnknownRule,
+    /// No setting of this name that a person sets by name.
+    UnknownSetting,
     Busy,
     NoProvider,
     Invalid,
@@ -42,6 +44,7 @@ impl ErrorCode {
             ErrorCode::UnknownTool => "unknown_tool",
             ErrorCode::UnknownServer => "unknown_server",
             ErrorCode::UnknownRule => "unknown_rule",
+            ErrorCode::UnknownSetting => "unknown_setting",
             ErrorCode::Busy => "busy",
             ErrorCode::NoProvider => "no_provider",
             ErrorCode::Invalid => "invalid",
@@ -63,7 +66,8 @@ impl ErrorCode {
             | ErrorCode::UnknownSession
             | ErrorCode::UnknownTool
             | ErrorCode::UnknownServer
-            | ErrorCode::UnknownRule => 404,
+            | ErrorCode::UnknownRule
+            | ErrorCode::UnknownSetting => 404,
             ErrorCode::ForeignSession | ErrorCode::NotAllowed => 403,
             ErrorCode::AlreadyDecided
             | ErrorCode::StaleArguments

@@ -20,8 +20,8 @@ pub use agents::{
     AgentVerdict, AgentView, ConnectReport,
 };
 pub use command_types::{
-    AppInfo, Channel, DecisionOutcome, ImportCandidate, ImportPreview, ImportReport, Navigate,
-    RefusedServer, RemoteView, SettingsView, ShellOption,
+    AppInfo, Channel, DecisionOutcome, EngineStatus, ImportCandidate, ImportPreview, ImportReport,
+    Navigate, RefusedServer, RemoteView, SettingsView, ShellOption,
 };
 pub use commands::{AnyCommand, Command, CommandSpec, Surface};
 pub use error::{CommandError, CommandResult, ErrorCode};

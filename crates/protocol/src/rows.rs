@@ -6,7 +6,7 @@ use airlock_core::policy::{Remembered, Step};
 use airlock_core::{
     ApprovalStatus, ArgRule, CallState, ItemKind, Mode, ServerDefault, SessionStatus,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -118,7 +118,7 @@ pub struct RememberedRow {
     pub created_at: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ApprovalRow {
     pub approval_id: String,
@@ -139,7 +139,7 @@ pub struct ApprovalRow {
 }
 
 /// Where an agent tool call comes from.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct AgentOrigin {
     pub agent: String,

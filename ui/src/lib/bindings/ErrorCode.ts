@@ -4,4 +4,4 @@
  * What went wrong, in words a program can match (the UI switches on it, the API sends it as
  * `code`).
  */
-export type ErrorCode = "unknown_approval" | "already_decided" | "foreign_session" | "invalid_edit" | "stale_arguments" | "not_allowed" | "unknown_session" | "unknown_tool" | "unknown_server" | "unknown_rule" | "busy" | "no_provider" | "invalid" | "storage_failed" | "internal";
+export type ErrorCode = "unknown_approval" | "already_decided" | "foreign_session" | "invalid_edit" | "stale_arguments" | "not_allowed" | "unknown_session" | "unknown_tool" | "unknown_server" | "unknown_rule" | "unknown_setting" | "busy" | "no_provider" | "invalid" | "storage_failed" | "internal";

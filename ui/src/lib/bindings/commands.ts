@@ -3,6 +3,8 @@
 import type { AddedRule } from './AddedRule';
 import type { AgentFallback } from './AgentFallback';
 import type { AgentStatus } from './AgentStatus';
+import type { AgentToolDefaults } from './AgentToolDefaults';
+import type { AgentView } from './AgentView';
 import type { AppInfo } from './AppInfo';
 import type { AuditRow } from './AuditRow';
 import type { Channel } from './Channel';
@@ -11,6 +13,7 @@ import type { DecisionOutcome } from './DecisionOutcome';
 import type { DecisionRequest } from './DecisionRequest';
 import type { DeviceView } from './DeviceView';
 import type { ElicitationAnswer } from './ElicitationAnswer';
+import type { EngineStatus } from './EngineStatus';
 import type { FileOnDisk } from './FileOnDisk';
 import type { GrantOffer } from './GrantOffer';
 import type { ImportPreview } from './ImportPreview';
@@ -21,6 +24,7 @@ import type { MessageRow } from './MessageRow';
 import type { Mode } from './Mode';
 import type { Navigate } from './Navigate';
 import type { NtfyPush } from './NtfyPush';
+import type { NtfyPushView } from './NtfyPushView';
 import type { Pairing } from './Pairing';
 import type { ProviderSettings } from './ProviderSettings';
 import type { RememberedRow } from './RememberedRow';
@@ -38,6 +42,7 @@ import type { ShellOption } from './ShellOption';
 import type { ToolChange } from './ToolChange';
 import type { ToolSetting } from './ToolSetting';
 import type { ToolView } from './ToolView';
+import type { TurnOutcome } from './TurnOutcome';
 
 /** Every command: its arguments and its response. */
 export interface Commands {
@@ -45,12 +50,21 @@ export interface Commands {
   app_info: { args: Record<symbol, never>; response: AppInfo };
   list_sessions: { args: Record<symbol, never>; response: Array<SessionRow> };
   transcript: { args: { session: string, }; response: Array<MessageRow> };
-  /** Starts a turn and returns at once; progress arrives as engine events. */
-  send_message: { args: { session: string, text: string, }; response: SessionRow };
+  /** Starts a turn and returns at once; progress arrives as engine events. `provider` (a named one) is the session's from this message on. */
+  send_message: { args: { session: string, text: string, provider?: string, }; response: SessionRow };
+  /** Waits until the session's turn ends (at once when none runs); how it ended. */
+  wait_turn: { args: { session: string, }; response: TurnOutcome };
   cancel_turn: { args: { session: string, }; response: boolean };
   /** Whether the agents are paused. */
   paused: { args: Record<symbol, never>; response: boolean };
-  set_paused: { args: { paused: boolean, }; response: null };
+  /** Pauses (or resumes) every agent; whether that changed anything. */
+  set_paused: { args: { paused: boolean, }; response: boolean };
+  /** The engine's process, version, data directory, workspace, pause and storage state. */
+  status: { args: Record<symbol, never>; response: EngineStatus };
+  /** Brings the desktop app's window forward (on an inbox item); false where there is none. */
+  show_window: { args: { approvalId: string | null, }; response: boolean };
+  /** Sets a setting `airlock settings set` names, after checking its kind. */
+  set_setting: { args: { key: string, value: unknown, }; response: null };
   /** Why Airlock can no longer record decisions (the disk refused a write), if it cannot. */
   storage_failure: { args: Record<symbol, never>; response: string | null };
   /** The tray menu's changing lines as shown now; refused where there is no tray. */
@@ -88,6 +102,8 @@ export interface Commands {
   add_rule: { args: { server: string, tool: string, pointer: string, pattern: RulePattern, effect: RuleEffect, }; response: AddedRule };
   /** Removes a rule (audited); it stops applying at once. */
   remove_rule: { args: { id: string, }; response: null };
+  /** What a rule would have matched in History, without adding it. */
+  preview_rule: { args: { server: string, tool: string, pointer: string, pattern: RulePattern, effect: RuleEffect, }; response: RuleSuggestion };
   /** Every argument rule, oldest first. */
   list_rules: { args: Record<symbol, never>; response: Array<RuleRow> };
   revoke_remembered: { args: { id: string, }; response: boolean };
@@ -119,6 +135,10 @@ export interface Commands {
   agents: { args: Record<symbol, never>; response: Array<AgentStatus> };
   connect_agent: { args: { agent: string, }; response: ConnectReport };
   disconnect_agent: { args: { agent: string, }; response: ConnectReport };
+  /** The agents as Airlock knows them: fallback and last request (no config files read). */
+  agent_views: { args: Record<symbol, never>; response: Array<AgentView> };
+  /** `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval, unless the person chose otherwise. */
+  apply_agent_defaults: { args: { agent: string, }; response: AgentToolDefaults };
   set_agent_fallback: { args: { agent: string, fallback: AgentFallback, }; response: null };
   /** Every tool of every server with its setting and where the setting comes from. */
   tools: { args: Record<symbol, never>; response: Array<ToolView> };
@@ -140,6 +160,8 @@ export interface Commands {
   pair_phone: { args: Record<symbol, never>; response: Pairing };
   /** The device's token is refused from now on; whether it was live. */
   revoke_device: { args: { id: string, }; response: boolean };
+  /** The ntfy push as set (its token only as whether one is kept), or null when off. */
+  push: { args: Record<symbol, never>; response: NtfyPushView | null };
   /** The ntfy push, or off with null; a null token keeps the saved one, '' removes it. */
   set_push: { args: { push: NtfyPush | null, }; response: null };
 }
@@ -154,9 +176,13 @@ export const COMMAND_SURFACES = {
   list_sessions: ['window', 'api'],
   transcript: ['window', 'api'],
   send_message: ['window', 'api'],
+  wait_turn: ['api'],
   cancel_turn: ['window', 'api'],
   paused: ['window', 'api'],
   set_paused: ['window', 'api'],
+  status: ['api'],
+  show_window: ['api'],
+  set_setting: ['api'],
   storage_failure: ['window', 'api'],
   tray_menu: ['window'],
   take_navigation: ['window'],
@@ -177,6 +203,7 @@ export const COMMAND_SURFACES = {
   set_from_notification: ['window', 'api'],
   add_rule: ['window', 'api'],
   remove_rule: ['window', 'api'],
+  preview_rule: ['window', 'api'],
   list_rules: ['window', 'api'],
   revoke_remembered: ['window', 'api'],
   set_option: ['window', 'api'],
@@ -197,6 +224,8 @@ export const COMMAND_SURFACES = {
   agents: ['window'],
   connect_agent: ['window'],
   disconnect_agent: ['window'],
+  agent_views: ['api'],
+  apply_agent_defaults: ['api'],
   set_agent_fallback: ['window', 'api'],
   tools: ['window', 'api'],
   remembered: ['window', 'api'],
@@ -204,10 +233,11 @@ export const COMMAND_SURFACES = {
   provider: ['window', 'api'],
   providers: ['window', 'api'],
   devices: ['window', 'api'],
-  remote: ['window'],
+  remote: ['window', 'api'],
   set_remote_listen: ['window', 'api'],
   pair_phone: ['window', 'api'],
   revoke_device: ['window', 'api'],
+  push: ['window', 'api'],
   set_push: ['window', 'api'],
 } as const;
 
