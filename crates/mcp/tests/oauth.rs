@@ -81,80 +81,62 @@ async fn signs_in_with_pkce_and_the_narrowest_scope_and_keeps_the_tokens() {
     assert!(oauth::needs_sign_in(&store).await);
 }
 
-#[tokio::test]
-async fn a_redirect_elsewhere_is_refused_and_nothing_stored() {
-    let server = OAuthMcpServer::start(Misbehave::RedirectElsewhere, Duration::from_secs(3600))
+/// A sign-in to a server that misbehaves as `misbehave` says: refused with an error that says
+/// `why`, and nothing kept. Returns the server and the data directory for further checks.
+async fn refused(
+    misbehave: Misbehave,
+    wait: Duration,
+    why: &str,
+) -> (OAuthMcpServer, tempfile::TempDir) {
+    let server = OAuthMcpServer::start(misbehave, Duration::from_secs(3600))
         .await
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let store = TokenStore::new(dir.path(), "remote", &server.url());
-    let error = sign_in(&server, &store, Duration::from_secs(3))
-        .await
-        .unwrap_err();
-    assert!(
-        error.to_string().contains("did not come back to Airlock"),
-        "{error}"
-    );
+    let error = sign_in(&server, &store, wait).await.unwrap_err();
+    assert!(error.to_string().contains(why), "{error}");
     nothing_stored(dir.path(), &store);
+    (server, dir)
+}
+
+#[tokio::test]
+async fn a_redirect_elsewhere_is_refused_and_nothing_stored() {
+    refused(
+        Misbehave::RedirectElsewhere,
+        Duration::from_secs(3),
+        "did not come back to Airlock",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_callback_with_another_state_is_refused_and_nothing_stored() {
-    let server = OAuthMcpServer::start(Misbehave::WrongState, Duration::from_secs(3600))
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let store = TokenStore::new(dir.path(), "remote", &server.url());
-    let error = sign_in(&server, &store, Duration::from_secs(30))
-        .await
-        .unwrap_err();
-    assert!(
-        error.to_string().contains("`state` is not the one"),
-        "{error}"
-    );
-    nothing_stored(dir.path(), &store);
+    refused(
+        Misbehave::WrongState,
+        Duration::from_secs(30),
+        "`state` is not the one",
+    )
+    .await;
 }
 
 #[tokio::test]
 async fn a_token_for_another_resource_is_refused_and_nothing_stored() {
-    let server = OAuthMcpServer::start(
+    refused(
         Misbehave::TokenForAnotherResource,
-        Duration::from_secs(3600),
+        Duration::from_secs(30),
+        "issued for https://another.example.com/mcp",
     )
-    .await
-    .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let store = TokenStore::new(dir.path(), "remote", &server.url());
-    let error = sign_in(&server, &store, Duration::from_secs(30))
-        .await
-        .unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .contains("issued for https://another.example.com/mcp"),
-        "{error}"
-    );
-    nothing_stored(dir.path(), &store);
+    .await;
 }
 
 #[tokio::test]
 async fn a_plain_http_endpoint_off_loopback_is_refused_and_nothing_stored() {
-    let server =
-        OAuthMcpServer::start(Misbehave::PlainHttpTokenEndpoint, Duration::from_secs(3600))
-            .await
-            .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let store = TokenStore::new(dir.path(), "remote", &server.url());
-    let error = sign_in(&server, &store, Duration::from_secs(30))
-        .await
-        .unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .contains("the token endpoint http://auth.example.com/token is plain HTTP"),
-        "{error}"
-    );
-    nothing_stored(dir.path(), &store);
+    let (server, dir) = refused(
+        Misbehave::PlainHttpTokenEndpoint,
+        Duration::from_secs(30),
+        "the token endpoint http://auth.example.com/token is plain HTTP",
+    )
+    .await;
 
     // A server itself on plain HTTP off loopback is refused once it asks for a sign-in, before
     // any metadata is read or anything sent to it. (0.0.0.0 reaches this machine on Linux
@@ -170,17 +152,10 @@ async fn a_plain_http_endpoint_off_loopback_is_refused_and_nothing_stored() {
 
 #[tokio::test]
 async fn garbage_metadata_is_refused_and_nothing_stored() {
-    let server = OAuthMcpServer::start(Misbehave::GarbageMetadata, Duration::from_secs(3600))
-        .await
-        .unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let store = TokenStore::new(dir.path(), "remote", &server.url());
-    let error = sign_in(&server, &store, Duration::from_secs(30))
-        .await
-        .unwrap_err();
-    assert!(
-        error.to_string().contains("sign-in metadata is unusable"),
-        "{error}"
-    );
-    nothing_stored(dir.path(), &store);
+    refused(
+        Misbehave::GarbageMetadata,
+        Duration::from_secs(30),
+        "sign-in metadata is unusable",
+    )
+    .await;
 }
