@@ -63,7 +63,7 @@ try {
   const approveMs = Date.now() - start;
   const decided = await page.evaluate(() => window.__airlockMock.decided);
   assert.equal(decided.length, 10000);
-  assert.ok(decided.every((d) => d.approve && d.args === null && d.args_hash === `hash_${d.approval_id.slice(4)}`));
+  assert.ok(decided.every((d) => d.decision.kind === 'approve' && (d.decision.args ?? null) === null && d.args_hash === `hash_${d.approval_id.slice(4)}`));
   assert.deepEqual(errors, []);
 
   // The chat shows the pending call as seed 003's prompt inside the assistant message.
@@ -87,8 +87,8 @@ try {
   await chat.waitForFunction(() => window.__airlockMock.decided.length === 1);
   const [denied] = await chat.evaluate(() => window.__airlockMock.decided);
   assert.deepEqual(
-    { id: denied.approval_id, approve: denied.approve, reason: denied.reason, session: denied.session },
-    { id: 'apr_0', approve: false, reason: 'not on Fridays', session: 'research' },
+    { id: denied.approval_id, kind: denied.decision.kind, reason: denied.decision.reason, session: denied.session },
+    { id: 'apr_0', kind: 'deny', reason: 'not on Fridays', session: 'research' },
   );
   assert.deepEqual(errors, []);
   console.log(`inbox with 10000 pending: opened in ${openMs} ms, approve all in ${approveMs} ms (browser, mocked shell)`);
