@@ -23,14 +23,6 @@ fn filesystem() -> String {
         .to_string()
 }
 
-fn server(data_dir: &Path, name: &str) -> Value {
-    let servers: Vec<Value> = serde_json::from_str(&ok(data_dir, &["servers", "--json"])).unwrap();
-    servers
-        .into_iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or(Value::Null)
-}
-
 /// Waits until the server is ready with its tools listed; returns its status.
 fn ready(data_dir: &Path, name: &str, min_tools: u64) -> Value {
     eventually(&format!("server {name} ready"), || {

@@ -45,14 +45,6 @@ fn browser() -> String {
     )
 }
 
-fn server(data_dir: &Path, name: &str) -> Value {
-    let servers: Vec<Value> = serde_json::from_str(&ok(data_dir, &["servers", "--json"])).unwrap();
-    servers
-        .into_iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or(Value::Null)
-}
-
 fn state(data_dir: &Path, name: &str, wanted: &str) -> Value {
     eventually(&format!("server {name} {wanted}"), || {
         let status = server(data_dir, name)["status"].clone();

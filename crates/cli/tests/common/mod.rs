@@ -171,6 +171,15 @@ pub fn ok(data_dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The server `name` as `airlock servers --json` shows it (null when there is none).
+pub fn server(data_dir: &Path, name: &str) -> Value {
+    let servers: Vec<Value> = serde_json::from_str(&ok(data_dir, &["servers", "--json"])).unwrap();
+    servers
+        .into_iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or(Value::Null)
+}
+
 /// Polls until `check` returns a value (every step of these tests waits on an outcome, not a time).
 pub fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
     let started = Instant::now();
