@@ -131,6 +131,22 @@ async fn a_phone_may_do_nothing_else_and_a_revoked_phone_nothing_at_all() {
         p.engine.workspace_mode().unwrap(),
         airlock_core::Mode::NeverAsk
     );
+    // The command table's route on the phone: well-formed commands of the window and the API
+    // (an allow rule for every command, never ask, pause) are refused, and nothing changes.
+    for (name, args) in [
+        (
+            "add_rule",
+            json!({"server": "builtin", "tool": "run_command", "pointer": "/command",
+                   "pattern": {"kind": "glob", "pattern": "*"}, "effect": "allow"}),
+        ),
+        ("set_workspace_mode", json!({"mode": "never-ask"})),
+        ("set_paused", json!({"paused": true})),
+    ] {
+        let (status, body) = p.post(&format!("/v1/commands/{name}"), &token, args).await;
+        assert_eq!(status, 403, "{name}: {body}");
+    }
+    assert!(p.engine.rules().unwrap().is_empty());
+    assert!(!p.engine.paused());
     // What it may do, it may do at any size: "Approve all" on 20,000 items (~2.7 MB, past the
     // 1 MB a device may otherwise send) is read whole and answered per item.
     let many: Vec<Value> = (0..20_000)
