@@ -99,11 +99,10 @@ fi
 (cd ui && npm run build)
 # The app's two processes (the window and the resident it starts), the `airlock` command-line
 # tool and the agents' hook `airlock-hook` beside the app: Settings → Agents installs hooks that
-# run them. The `setup` profile: release's optimisation with thin LTO (Cargo.toml), which links
-# much faster than the packages' fat LTO (BENCHMARKS.md, "Build time"); the packages
-# (scripts/package.sh, the release workflow) keep `--release`.
-cargo build --profile setup --locked -p airlock-desktop -p airlock-resident -p airlock-cli
-built="${CARGO_TARGET_DIR:-target}/setup"
+# run them. `--release`, what the packages ship: on 2 cores it also builds faster than thin LTO
+# (BENCHMARKS.md, "Build time").
+cargo build --release --locked -p airlock-desktop -p airlock-resident -p airlock-cli
+built="${CARGO_TARGET_DIR:-target}/release"
 # ...and on the person's PATH: copies (not links into this clone), so the hooks `airlock connect`
 # installs keep working after a `cargo clean`; running this script again updates them.
 bin_dir="$HOME/.local/bin"
