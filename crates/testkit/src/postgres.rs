@@ -46,7 +46,7 @@ impl PostgresCluster {
     fn start() -> Result<Self, String> {
         let bin = binaries()?;
         remove_abandoned(&bin);
-        let folder = std::env::temp_dir().join(format!("{PREFIX}{}", std::process::id()));
+        let folder = base_folder().join(format!("{PREFIX}{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&folder);
         let socket = folder.join("socket");
         std::fs::create_dir_all(&socket).map_err(|e| format!("{}: {e}", socket.display()))?;
@@ -136,6 +136,16 @@ impl PostgresCluster {
             "host={} port={PORT} user={USER} dbname={name}",
             self.socket_folder().display()
         )
+    }
+}
+
+/// Where clusters are made: the temporary folder, or /tmp under root, whose server (nobody)
+/// may not be able to reach a private TMPDIR.
+fn base_folder() -> PathBuf {
+    if as_root() {
+        PathBuf::from("/tmp")
+    } else {
+        std::env::temp_dir()
     }
 }
 
@@ -258,7 +268,7 @@ fn stop(bin: &Path, folder: &Path) {
 
 /// Clusters whose test process is gone and whose watchdog did not stop them (killed with it).
 fn remove_abandoned(bin: &Path) {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+    let Ok(entries) = std::fs::read_dir(base_folder()) else {
         return;
     };
     for entry in entries.flatten() {
