@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up what is missing on Debian/Ubuntu and starts the Airlock desktop app:
 #   - system packages (C toolchain, WebKitGTK and friends for Tauri, and what the tests use:
-#     Xvfb, WebKitWebDriver, a notification daemon, chromium, strace to inject disk faults), through apt-get;
+#     Xvfb, WebKitWebDriver, a notification daemon, chromium, strace to inject disk faults,
+#     PostgreSQL for the store's second adapter), through apt-get;
 #   - the UI's npm packages (npm ci in ui/), the pinned MCP servers of tests/mcp-servers and the
 #     coding agents of tests/agents (Claude Code, Codex) for the
 #     end-to-end tests, and with --deps-only tauri-driver and actionlint (the GitHub workflows'
@@ -22,6 +23,9 @@ PACKAGES=(
   # The OS keyring's Secret Service for the provider's API key (and its test), with libdbus for
   # the keyring crate.
   gnome-keyring libdbus-1-dev
+  # PostgreSQL, for the store's PostgreSQL adapter: its tests start throwaway clusters of their
+  # own (crates/testkit/src/postgres.rs), never the one the package may start.
+  postgresql
 )
 missing=()
 command -v npm >/dev/null || missing+=(nodejs npm)

@@ -15,6 +15,9 @@ cargo fmt --all --check
 # The test doubles (airlock-testkit: the test MCP server binary, the scripted model) and the
 # benchmarks (airlock-bench) are workspace crates no shipped crate depends on; building the whole
 # workspace's tests builds the test MCP server the CLI's and the resident's tests spawn.
+# Every platform's packages of the lock file: crates/cli/tests/architecture.rs reads the whole
+# resolved graph with `cargo metadata --offline`, which a Linux build alone does not download.
+cargo fetch --locked
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
 (cd ui && npm run check && npm test && npm run test:browser)

@@ -47,7 +47,7 @@ fi
 cargo clippy --target "$target" --workspace --all-targets --locked -- -D warnings
 
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$wine"
-cargo test --target "$target" --locked -p airlock-core -p airlock-protocol -p airlock-store \
+cargo test --target "$target" --locked -p airlock-core -p airlock-protocol -p airlock-store-port -p airlock-store-sqlite \
   -p airlock-llm -p airlock-engine -p airlock-api -p airlock-mcp -p airlock-agents \
   -p airlock-hook -p airlock-testkit --features airlock-agents/connect
 # The CLI end to end; architecture.rs runs `cargo metadata` with this machine's (Linux) cargo.

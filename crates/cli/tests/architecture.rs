@@ -57,7 +57,16 @@ fn each_part_uses_only_what_it_may() {
     let allowed: &[(&str, &[&str])] = &[
         ("airlock-core", &[]),
         ("airlock-protocol", &["airlock-core"]),
-        ("airlock-store", &["airlock-core", "airlock-protocol"]),
+        // The store port (the operations as traits, no backend) and its two adapters.
+        ("airlock-store-port", &["airlock-core", "airlock-protocol"]),
+        (
+            "airlock-store-sqlite",
+            &["airlock-core", "airlock-protocol", "airlock-store-port"],
+        ),
+        (
+            "airlock-store-postgres",
+            &["airlock-core", "airlock-protocol", "airlock-store-port"],
+        ),
         ("airlock-llm", &[]),
         // The agents, one module each, and the one list of them: no engine, no store.
         ("airlock-agents", &["airlock-core", "airlock-protocol"]),
@@ -67,7 +76,8 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-core",
                 "airlock-protocol",
                 "airlock-agents",
-                "airlock-store",
+                "airlock-store-port",
+                "airlock-store-sqlite",
                 "airlock-llm",
             ],
         ),
@@ -235,7 +245,9 @@ fn compiled_with(name: &str) -> BTreeSet<String> {
 fn the_hook_and_the_window_reach_neither_the_engine_nor_the_store() {
     let forbidden = set(&[
         "airlock-engine",
-        "airlock-store",
+        "airlock-store-port",
+        "airlock-store-sqlite",
+        "airlock-store-postgres",
         "airlock-api",
         "airlock-mcp",
         "airlock-remote",

@@ -166,7 +166,10 @@ fn session_title(call: &AgentCall) -> Option<String> {
 
 /// Sets an agent's read-only tools ([`airlock_agents::Agent::read_only_tools`]) to "approval
 /// not required" in the store, keeping any setting the person made.
-fn seed_read_only_tools(store: &airlock_store::Store, agent: &str) -> Result<AgentToolDefaults> {
+fn seed_read_only_tools(
+    store: &dyn airlock_store::Store,
+    agent: &str,
+) -> Result<AgentToolDefaults> {
     let hook_agent = hook_agent(agent)?;
     let tools = hook_agent.read_only_tools();
     let set = store.seed_agent_tool_settings(
@@ -194,9 +197,9 @@ pub fn connect_agent_defaults_offline(data_dir: &Path, agent: &str) -> Result<Ag
         message: e.to_string(),
     })?;
     crate::data_dir::close(data_dir)?;
-    let store = airlock_store::Store::open(&data_dir.join("airlock.db"))?;
+    let store = crate::open_store(data_dir)?;
     crate::data_dir::make_private(data_dir, &crate::data_dir::default_workspace(data_dir))?;
-    seed_read_only_tools(&store, agent)
+    seed_read_only_tools(store.as_ref(), agent)
 }
 
 fn invalid(message: impl Into<String>) -> EngineError {
@@ -475,7 +478,7 @@ impl Engine {
     /// `airlock connect`'s settings inside Airlock: the agent's read-only tools need no
     /// approval, unless the person already chose a setting for one (kept, never overwritten).
     pub fn connect_agent_defaults(&self, agent: &str) -> Result<AgentToolDefaults> {
-        let defaults = seed_read_only_tools(&self.inner.store, agent)?;
+        let defaults = seed_read_only_tools(self.inner.store.as_ref(), agent)?;
         self.inner.invalidate_policy();
         Ok(defaults)
     }

@@ -12,7 +12,7 @@ impl Inner {
     /// The provider a session uses (its chosen named one, else the default); `None` for a
     /// session not created yet.
     pub(crate) fn provider_for(&self, session_id: Option<&str>) -> Result<Arc<dyn ModelProvider>> {
-        let chosen = provider::chosen(&self.store, session_id)?;
+        let chosen = provider::chosen(self.store.as_ref(), session_id)?;
         let key = provider::cache_key(chosen.as_deref());
         if let Some(provider) = self
             .providers
@@ -23,7 +23,7 @@ impl Inner {
         {
             return Ok(provider);
         }
-        let settings = provider::settings_of(&self.store, chosen)?;
+        let settings = provider::settings_of(self.store.as_ref(), chosen)?;
         let built = provider::build(&settings, provider::keyring_key(&self.data_dir, &settings)?)?;
         self.providers
             .write()

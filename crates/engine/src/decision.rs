@@ -400,10 +400,10 @@ impl Inner {
                 .unwrap_or_else(|p| p.into_inner())
                 .extend(started.iter().cloned());
         };
-        let outcomes = match self.store.decide_and_start(&inputs, noted) {
+        let outcomes = match self.store.decide_and_start(&inputs, &noted) {
             Ok(decided) => decided.outcomes,
             Err(error) => {
-                if error.is_disk_failure() {
+                if error.is_unavailable() {
                     // The person is told it failed; if it reached the disk anyway, the next
                     // start must not run it.
                     let approved: Vec<&str> = inputs

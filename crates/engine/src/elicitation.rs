@@ -113,11 +113,9 @@ impl Engine {
                 item: Box::new(inner.inbox_item(row)),
             });
         }
-        loop {
-            match inner.store.approval_status(&approval_id)? {
-                Some(ApprovalStatus::Pending) | None => {}
-                Some(_) => break,
-            }
+        while let Some(ApprovalStatus::Pending) | None =
+            inner.store.approval_status(&approval_id)?
+        {
             // A cancelled turn settles the item in the store without a wake-up: look again now
             // and then.
             tokio::select! {

@@ -66,7 +66,7 @@ impl EngineError {
 
     pub fn code(&self) -> ErrorCode {
         match self {
-            EngineError::Store(error) if error.is_disk_failure() => ErrorCode::StorageFailed,
+            EngineError::Store(error) if error.is_unavailable() => ErrorCode::StorageFailed,
             EngineError::Store(StoreError::UnknownApproval(_)) => ErrorCode::UnknownApproval,
             EngineError::Store(StoreError::AlreadyDecided { .. }) => ErrorCode::AlreadyDecided,
             EngineError::Store(StoreError::ForeignSession { .. }) => ErrorCode::ForeignSession,

@@ -57,6 +57,13 @@ use tools::builtin::BuiltinTools;
 
 pub type Result<T> = std::result::Result<T, EngineError>;
 
+/// The desktop's store: the data directory's one SQLite file, behind the store port.
+pub(crate) fn open_store(data_dir: &Path) -> Result<Box<dyn Store>> {
+    let store = airlock_store_sqlite::Store::open(&data_dir.join("airlock.db"))
+        .map_err(airlock_store::StoreError::from)?;
+    Ok(Box::new(store))
+}
+
 /// Where the engine keeps its things.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -87,7 +94,7 @@ pub(crate) struct Turn {
 }
 
 pub(crate) struct Inner {
-    pub store: Store,
+    pub store: Box<dyn Store>,
     pub tools: ToolRegistry,
     /// The built-in tools, told which environment variables are secrets.
     pub builtin: BuiltinTools,
@@ -153,7 +160,7 @@ impl Engine {
         };
         create(&data_dir)?;
         data_dir::close(&data_dir)?;
-        let store = Store::open(&data_dir.join("airlock.db"))?;
+        let store = open_store(&data_dir)?;
         // A folder given at start wins; else the one chosen in Settings; else the default.
         let chosen = store
             .setting(airlock_core::Setting::Workspace.key())?
@@ -175,16 +182,16 @@ impl Engine {
         let tools = ToolRegistry::default();
         let builtin = BuiltinTools::new(workspace.clone());
         tools.register(BUILTIN_SERVER, Arc::new(builtin.clone()));
-        for settings in provider::load(&store)?
+        for settings in provider::load(store.as_ref())?
             .into_iter()
-            .chain(provider::load_named(&store)?.into_values())
+            .chain(provider::load_named(store.as_ref())?.into_values())
         {
             if let Some(name) = &settings.api_key_env {
                 builtin.hide_env(name);
             }
         }
         let (events, _) = broadcast::channel(4096);
-        let paused = pause::load(&store)?;
+        let paused = pause::load(store.as_ref())?;
         let engine = Self {
             inner: Arc::new(Inner {
                 store,
@@ -226,8 +233,8 @@ impl Engine {
     }
 
     #[cfg(test)]
-    pub(crate) fn store(&self) -> &Store {
-        &self.inner.store
+    pub(crate) fn store(&self) -> &dyn Store {
+        self.inner.store.as_ref()
     }
 
     pub fn tools(&self) -> &ToolRegistry {

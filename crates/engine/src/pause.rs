@@ -9,7 +9,7 @@ use crate::{Engine, EngineEvent, Inner, Result};
 use serde_json::Value;
 use tokio::sync::watch;
 
-pub(crate) fn load(store: &airlock_store::Store) -> Result<watch::Sender<bool>> {
+pub(crate) fn load(store: &dyn airlock_store::Store) -> Result<watch::Sender<bool>> {
     let paused = matches!(
         store.setting(airlock_core::Setting::Paused.key())?,
         Some(Value::Bool(true))

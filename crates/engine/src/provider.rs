@@ -90,14 +90,14 @@ fn unreadable(e: serde_json::Error) -> EngineError {
     EngineError::Provider(format!("stored provider settings are unreadable: {e}"))
 }
 
-pub(crate) fn load(store: &Store) -> Result<Option<ProviderSettings>> {
+pub(crate) fn load(store: &dyn Store) -> Result<Option<ProviderSettings>> {
     match store.setting(DEFAULT_KEY.key())? {
         None => Ok(None),
         Some(value) => serde_json::from_value(value).map(Some).map_err(unreadable),
     }
 }
 
-pub(crate) fn load_named(store: &Store) -> Result<BTreeMap<String, ProviderSettings>> {
+pub(crate) fn load_named(store: &dyn Store) -> Result<BTreeMap<String, ProviderSettings>> {
     match store.setting(NAMED_KEY.key())? {
         None => Ok(BTreeMap::new()),
         Some(value) => serde_json::from_value(value).map_err(unreadable),
@@ -105,7 +105,7 @@ pub(crate) fn load_named(store: &Store) -> Result<BTreeMap<String, ProviderSetti
 }
 
 /// Stores `settings` as the default provider or as the named one it names.
-pub(crate) fn save(store: &Store, settings: &ProviderSettings) -> Result<()> {
+pub(crate) fn save(store: &dyn Store, settings: &ProviderSettings) -> Result<()> {
     let value = serde_json::to_value(settings).map_err(unreadable)?;
     match &settings.name {
         None => store.set_setting(DEFAULT_KEY.key(), &value)?,
@@ -122,7 +122,7 @@ pub(crate) fn save(store: &Store, settings: &ProviderSettings) -> Result<()> {
 }
 
 /// The name of the provider a session chose, if it chose one.
-pub(crate) fn chosen(store: &Store, session_id: Option<&str>) -> Result<Option<String>> {
+pub(crate) fn chosen(store: &dyn Store, session_id: Option<&str>) -> Result<Option<String>> {
     Ok(match session_id {
         Some(id) => store
             .setting(&session_key(id))?
@@ -132,7 +132,7 @@ pub(crate) fn chosen(store: &Store, session_id: Option<&str>) -> Result<Option<S
 }
 
 /// The settings of the provider a session chose (`chosen`), else of the default.
-pub(crate) fn settings_of(store: &Store, chosen: Option<String>) -> Result<ProviderSettings> {
+pub(crate) fn settings_of(store: &dyn Store, chosen: Option<String>) -> Result<ProviderSettings> {
     match chosen {
         Some(name) => load_named(store)?.remove(&name).ok_or_else(|| {
             EngineError::Provider(format!(
@@ -144,7 +144,7 @@ pub(crate) fn settings_of(store: &Store, chosen: Option<String>) -> Result<Provi
 }
 
 /// Makes the session use the named provider from now on.
-pub(crate) fn choose(store: &Store, session_id: &str, name: &str) -> Result<()> {
+pub(crate) fn choose(store: &dyn Store, session_id: &str, name: &str) -> Result<()> {
     if !load_named(store)?.contains_key(name) {
         return Err(EngineError::Provider(format!(
             "no provider named '{name}'; add it with `airlock provider set --name {name} --kind ... --base-url URL --model NAME`"

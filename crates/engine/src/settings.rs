@@ -55,14 +55,15 @@ fn agent_tool_views(
 
 impl Engine {
     pub fn provider_settings(&self) -> Result<Option<ProviderSettings>> {
-        provider::load(&self.inner.store)
+        provider::load(self.inner.store.as_ref())
     }
 
     /// The default provider first (when set), then the named ones by name.
     pub fn providers(&self) -> Result<Vec<ProviderSettings>> {
-        let mut all: Vec<ProviderSettings> =
-            provider::load(&self.inner.store)?.into_iter().collect();
-        all.extend(provider::load_named(&self.inner.store)?.into_values());
+        let mut all: Vec<ProviderSettings> = provider::load(self.inner.store.as_ref())?
+            .into_iter()
+            .collect();
+        all.extend(provider::load_named(self.inner.store.as_ref())?.into_values());
         Ok(all)
     }
 
@@ -73,7 +74,7 @@ impl Engine {
             .api_key_env
             .as_deref()
             .is_some_and(|v| !v.trim().is_empty());
-        let kept_before = provider::settings_of(&self.inner.store, settings.name.clone())
+        let kept_before = provider::settings_of(self.inner.store.as_ref(), settings.name.clone())
             .is_ok_and(|old| old.api_key_in_keyring);
         if names_variable && (settings.api_key_in_keyring || kept_before) {
             secrets::forget(&self.inner.data_dir, settings.name.as_deref())?;
@@ -86,7 +87,7 @@ impl Engine {
             &settings,
             provider::keyring_key(&self.inner.data_dir, &settings)?,
         )?;
-        provider::save(&self.inner.store, &settings)?;
+        provider::save(self.inner.store.as_ref(), &settings)?;
         if let Some(name) = &settings.api_key_env {
             self.inner.builtin.hide_env(name);
         }
@@ -104,7 +105,8 @@ impl Engine {
     pub fn set_provider_key(&self, provider: Option<&str>, key: &str) -> Result<()> {
         let key =
             ApiKey::new(key).ok_or_else(|| EngineError::Invalid("the API key is empty".into()))?;
-        let mut settings = provider::settings_of(&self.inner.store, provider.map(str::to_string))?;
+        let mut settings =
+            provider::settings_of(self.inner.store.as_ref(), provider.map(str::to_string))?;
         secrets::store(&self.inner.data_dir, provider, &key)?;
         settings.api_key_env = None;
         settings.api_key_in_keyring = true;
@@ -160,7 +162,7 @@ impl Engine {
                 why,
             });
         }
-        provider::choose(&self.inner.store, &row.id, name)
+        provider::choose(self.inner.store.as_ref(), &row.id, name)
     }
 
     /// Sets the workspace default, or one session's mode (`None` clears the override).

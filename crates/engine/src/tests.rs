@@ -620,7 +620,7 @@ async fn a_call_started_by_a_decision_just_before_a_crash_is_reported_interrupte
     {
         // What the previous engine left on disk: the decision committed (and with it the call
         // marked running), then the process died before the tool was invoked.
-        let store = Store::open(&dir.path().join("airlock.db")).unwrap();
+        let store = airlock_store_sqlite::Store::open(&dir.path().join("airlock.db")).unwrap();
         let settings = ProviderSettings {
             base_url: model.base_url(),
             model: "scripted".into(),

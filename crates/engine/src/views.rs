@@ -3,7 +3,6 @@
 
 use crate::*;
 use airlock_core::{Mode, Setting};
-use airlock_store::Store;
 use serde_json::Value;
 
 impl Engine {
@@ -70,7 +69,7 @@ impl Engine {
 
     /// A fresh id for an argument rule.
     pub fn new_rule_id() -> String {
-        Store::new_rule_id()
+        airlock_store_sqlite::Store::new_rule_id()
     }
 
     /// Compares an MCP tool's definition with its pin (pinning it when first seen); a change

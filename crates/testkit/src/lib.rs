@@ -22,6 +22,8 @@
 pub mod faults;
 pub mod mcp_server;
 pub mod oauth_server;
+#[cfg(unix)]
+pub mod postgres;
 #[cfg(target_os = "linux")]
 pub mod sni_host;
 

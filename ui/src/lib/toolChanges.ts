@@ -3,7 +3,7 @@
 import type { ToolChange } from './bindings/ToolChange';
 import { canonical, diffJson, type DiffLine } from './diff';
 
-/** The fields of a tool's definition the engine pins (crates/store/src/pins.rs), in review order. */
+/** The fields of a tool's definition the engine pins (crates/store-sqlite/src/pins.rs), in review order. */
 export const PINNED_FIELDS = ['description', 'input_schema', 'annotations'] as const;
 
 export type FieldChange = {

@@ -1,7 +1,10 @@
-//! Airlock's one SQLite file: rusqlite (bundled), migrations, WAL, `BEGIN IMMEDIATE`, and
-//! `synchronous=FULL` so that a decision is on disk before the tool it allows runs.
+//! Airlock's one SQLite file, the store port's desktop adapter: rusqlite (bundled), migrations,
+//! WAL, `BEGIN IMMEDIATE`, and `synchronous=FULL` so that a decision is on disk before the tool
+//! it allows runs.
 //!
 //! One module per table family; every write that belongs together is one immediate transaction.
+//! The engine reaches it only through the port's traits (`port.rs`), whose errors carry no
+//! rusqlite type; the methods here keep the adapter's own error, `StoreError`.
 
 mod agents;
 mod approvals;
@@ -11,7 +14,7 @@ mod devices;
 mod grants;
 mod history;
 mod pins;
-mod policy_inputs;
+mod port;
 mod remembered;
 mod requests;
 mod rules;
@@ -21,22 +24,21 @@ mod settings;
 mod tool_settings;
 mod wal;
 
-pub use agents::{AgentActivity, EarlierAgentRequest, NewAgentRequest};
-pub use airlock_protocol::{
-    ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
+pub use airlock_store_port::{
+    AgentActivity, ApprovalRow, AskedRow, AuditRow, CallRow, DecisionInput, DecisionOutcome,
+    DecisionRow, EarlierAgentRequest, GrantLimits, MessageRow, NewAgentRequest, NewApproval,
+    NewCall, PastCall, PinCheck, RememberedRow, RuleRow, ServerRow, SessionRow, WriteCounters, now,
+    time_before,
 };
-pub use approvals::{Decided, DecisionInput, DecisionOutcome, GrantLimits, NewApproval};
-pub use calls::NewCall;
-pub use history::{AskedRow, PastCall};
-pub use pins::PinCheck;
-pub use requests::DecisionRow;
-pub use wal::WriteCounters;
+pub use approvals::Decided;
 
 use rusqlite::{Connection, OpenFlags, Params, Row};
 use rusqlite_migration::{M, Migrations};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
+/// The adapter's own error (with rusqlite's); the port's `StoreError` is what leaves the crate
+/// through the traits (`port.rs` converts).
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error(
@@ -119,20 +121,6 @@ fn migrations() -> Migrations<'static> {
 /// The number of migrations this build knows: the newest schema version it can open.
 pub fn supported_schema_version() -> i64 {
     MIGRATIONS.len() as i64
-}
-
-/// A time `ago` before now, as the RFC 3339 text every table stores (to compare with it).
-pub fn time_before(ago: std::time::Duration) -> String {
-    let then = time::OffsetDateTime::now_utc() - ago;
-    then.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| then.unix_timestamp().to_string())
-}
-
-/// Now, as the RFC 3339 text every table stores.
-pub fn now() -> String {
-    let now = time::OffsetDateTime::now_utc();
-    now.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| now.unix_timestamp().to_string())
 }
 
 /// The database. One connection behind a mutex: SQLite serialises writers anyway, and the

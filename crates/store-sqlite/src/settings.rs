@@ -2,8 +2,7 @@
 //! settings, rules, remembered decisions and grants each have their own module.
 
 use crate::audit::insert_audit;
-use crate::{CachedExt, Result, Store, parse_enum, parse_json};
-use airlock_core::Mode;
+use crate::{CachedExt, Result, Store, parse_json};
 use rusqlite::{OptionalExtension, params};
 use serde_json::{Value, json};
 
@@ -36,12 +35,5 @@ impl Store {
                 &json!({ "key": key, "value": value }),
             )
         })
-    }
-
-    pub fn workspace_mode(&self) -> Result<Mode> {
-        match self.setting(airlock_core::Setting::WorkspaceMode.key())? {
-            Some(Value::String(text)) => parse_enum(&text, "workspace mode"),
-            _ => Ok(Mode::Ask),
-        }
     }
 }

@@ -75,8 +75,8 @@ impl Store {
                     )?;
                     if old.as_deref().is_some_and(|old| old != definition_hash) {
                         tx.run(
-                            "UPDATE tool_pins SET change = 'the server definition (command, arguments, environment or URL) changed' WHERE server = ?1",
-                            [name],
+                            "UPDATE tool_pins SET change = ?2 WHERE server = ?1",
+                            params![name, airlock_store_port::written::SERVER_DEFINITION_CHANGED],
                         )?;
                     }
                     insert_audit(tx, "user", "server_changed", None, None, None, &json!({"server": name, "config": config}))

@@ -3,42 +3,10 @@
 //! (the policy asks) until the person reviews it.
 
 use crate::audit::insert_audit;
-use crate::{CachedExt, Result, Store, StoreError, parse_json};
+use crate::{CachedExt, PinCheck, Result, Store, StoreError, parse_json};
+use airlock_store_port::written;
 use rusqlite::{OptionalExtension, params};
 use serde_json::{Value, json};
-
-/// What comparing a tool's definition with its pin found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PinCheck {
-    /// First seen: pinned now.
-    New,
-    /// Same as pinned (and not suspended).
-    Same,
-    /// Differs from the pin, or the server's definition changed: what changed.
-    Changed(String),
-}
-
-/// Names the top-level fields that differ between two definitions, e.g. "description changed".
-fn what_changed(pinned: &Value, current: &Value) -> String {
-    let mut keys: Vec<&String> = pinned
-        .as_object()
-        .into_iter()
-        .flat_map(|o| o.keys())
-        .chain(current.as_object().into_iter().flat_map(|o| o.keys()))
-        .collect();
-    keys.sort();
-    keys.dedup();
-    let changed: Vec<String> = keys
-        .into_iter()
-        .filter(|key| pinned.get(key.as_str()) != current.get(key.as_str()))
-        .map(|key| key.replace('_', " "))
-        .collect();
-    if changed.is_empty() {
-        "definition changed".into()
-    } else {
-        format!("{} changed", changed.join(", "))
-    }
-}
 
 impl Store {
     /// Compares a tool's definition with its pin; pins it when first seen. A change is kept
@@ -71,7 +39,7 @@ impl Store {
                 return Ok(change.map_or(PinCheck::Same, PinCheck::Changed));
             }
             let change = if pinned_hash != hash {
-                Some(what_changed(&parse_json(&pinned, "tool pin")?, definition))
+                Some(written::what_changed(&parse_json(&pinned, "tool pin")?, definition))
             } else {
                 change
             };
@@ -168,6 +136,7 @@ impl Store {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use airlock_store_port::Store as _;
 
     #[test]
     fn a_changed_tool_or_server_is_suspended_until_reviewed() {

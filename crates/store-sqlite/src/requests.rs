@@ -1,18 +1,8 @@
 //! Requests that belong to no tool call (elicitations) and reading a decision back.
 
-use crate::{Result, Store, parse_json};
+use crate::{DecisionRow, Result, Store, parse_json};
 use airlock_core::ApprovalStatus;
 use rusqlite::OptionalExtension;
-use serde::Serialize;
-use serde_json::Value;
-
-/// A decision as stored, for the waiter that needs its content (elicitation answers).
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct DecisionRow {
-    pub approve: bool,
-    pub reason: Option<String>,
-    pub edited_args: Option<Value>,
-}
 
 impl Store {
     pub fn decision(&self, approval_id: &str) -> Result<Option<DecisionRow>> {

@@ -154,9 +154,9 @@ impl Store {
 }
 
 fn validate_name(name: &str) -> Result<()> {
-    if name.trim().is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
+    if !airlock_store_port::valid_session_name(name) {
         return Err(StoreError::Invalid(
-            "a session name needs 1 to 200 printable characters".into(),
+            airlock_store_port::SESSION_NAME_RULE.into(),
         ));
     }
     Ok(())

@@ -4,105 +4,15 @@
 //! decision or for ten thousand at once.
 
 use crate::audit::insert_audit;
-use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
-use airlock_core::policy::GrantPattern;
-use airlock_core::{ApprovalStatus, DecidedBy, ItemKind, RememberScope, args_hash, ids};
+use crate::{
+    CachedExt, DecisionInput, DecisionOutcome, NewApproval, Result, Store, StoreError, now,
+    parse_enum, parse_json,
+};
+use airlock_core::{ApprovalStatus, RememberScope, args_hash, ids};
 use airlock_protocol::{AgentOrigin, ApprovalRow};
+use airlock_store_port::written;
 use rusqlite::{Connection, Row, params};
 use serde_json::{Value, json};
-
-#[derive(Debug, Clone)]
-pub struct NewApproval {
-    pub approval_id: String,
-    pub tool_call_id: Option<String>,
-    pub session_id: String,
-    pub kind: ItemKind,
-    pub server: String,
-    pub tool: String,
-    pub args: Value,
-    pub args_hash: String,
-    pub why: String,
-    pub expires_at: Option<String>,
-}
-
-/// One way a pending item leaves the inbox, as the engine has checked it.
-#[derive(Debug, Clone)]
-pub struct DecisionInput {
-    pub approval_id: String,
-    /// When the channel acts within one session, the decision must belong to it.
-    pub session_id: Option<String>,
-    /// Where the item goes: approved, denied, expired or cancelled.
-    pub status: ApprovalStatus,
-    pub reason: Option<String>,
-    /// Already validated by the engine (schema, deny rules).
-    pub edited_args: Option<Value>,
-    pub remember: RememberScope,
-    /// Remember for the arguments that run only, rather than the whole tool.
-    pub remember_exact_args: bool,
-    pub for_chat: bool,
-    /// A timed or counted grant made with the approval: later calls of the tool in its chats
-    /// whose arguments it covers run until it ends.
-    pub grant: Option<GrantLimits>,
-    pub decided_by: DecidedBy,
-    /// The paired device it came from (the phone inbox), named in the audit trail.
-    pub device: Option<String>,
-    /// The engine's reason to refuse this decision, found before the transaction: the refusal
-    /// is recorded in the audit trail and changes nothing else.
-    pub refusal: Option<String>,
-}
-
-impl DecisionInput {
-    /// A plain decision: once, no reason, the arguments as shown.
-    pub fn new(
-        approval_id: impl Into<String>,
-        status: ApprovalStatus,
-        decided_by: DecidedBy,
-    ) -> Self {
-        Self {
-            approval_id: approval_id.into(),
-            session_id: None,
-            status,
-            reason: None,
-            edited_args: None,
-            remember: RememberScope::Once,
-            remember_exact_args: false,
-            for_chat: false,
-            grant: None,
-            decided_by,
-            device: None,
-            refusal: None,
-        }
-    }
-
-    pub fn approve(&self) -> bool {
-        self.status == ApprovalStatus::Approved
-    }
-}
-
-/// A grant made with an approval: how long it lasts (until a time, for a number of calls, or
-/// both, whichever ends first) and what it covers (its chat or every chat; a pattern of the
-/// arguments, exactly these, or any).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct GrantLimits {
-    /// RFC 3339, UTC.
-    pub expires_at: Option<String>,
-    /// Calls after this one.
-    pub uses: Option<u32>,
-    /// Only the approval's chat (its session), not every chat.
-    pub in_chat: bool,
-    /// Exactly the arguments that run.
-    pub exact_args: bool,
-    /// The pattern the arguments must match (with `exact_args` false; `None`: any).
-    pub pattern: Option<GrantPattern>,
-    /// What it covers as a person reads it; the approved call shows it.
-    pub covers: String,
-}
-
-#[derive(Debug, Clone)]
-pub struct DecisionOutcome {
-    pub approval: ApprovalRow,
-    pub run_args: Value,
-}
 
 /// Keeps a new inbox item; `origin` (another agent's: which, its client, its folder) joins the
 /// audit entry, so the trail says who asked.
@@ -130,10 +40,6 @@ pub(crate) fn insert_approval(
         at,
         a.expires_at,
     ])?;
-    let mut detail = json!({ "server": a.server, "tool": a.tool, "args": a.args, "why": a.why });
-    if let Some(origin) = origin {
-        detail["origin"] = origin;
-    }
     insert_audit(
         tx,
         "policy",
@@ -141,7 +47,7 @@ pub(crate) fn insert_approval(
         Some(&a.session_id),
         a.tool_call_id.as_deref(),
         Some(&a.approval_id),
-        &detail,
+        &written::requested_detail(a, origin),
     )?;
     Ok(())
 }
@@ -291,7 +197,7 @@ impl Store {
             if row.status != ApprovalStatus::Approved {
                 return Ok(false);
             }
-            let message = "not run: the disk refused to record this approval when it was given, so it was never confirmed";
+            let message = written::UNCONFIRMED;
             let changed = match &row.tool_call_id {
                 Some(call_id) => tx.run(
                     "UPDATE tool_calls SET state = 'failed', run_args = NULL, result = ?2, updated_at = ?3
@@ -499,18 +405,7 @@ fn apply_decision(
         Some(&row.session_id),
         row.tool_call_id.as_deref(),
         Some(id),
-        &json!({
-            "server": row.server, "tool": row.tool,
-            "args_shown": row.args, "args_run": approve.then_some(&run_args),
-            "edited": input.edited_args.is_some(), "reason": input.reason,
-            "remember": input.remember.as_str(), "for_chat": input.for_chat,
-            "device": input.device,
-            "grant": grant.map(|g| json!({
-                "id": grant_id, "expires_at": g.expires_at, "uses": g.uses,
-                "scope": if g.in_chat { "chat" } else { "all" },
-                "exact_args": g.exact_args, "pattern": g.pattern, "covers": g.covers,
-            })),
-        }),
+        &written::decision_detail(input, &row, &run_args, grant_id.as_deref()),
     )?;
     let approval = ApprovalRow { status, ..row };
     Ok(DecisionOutcome { approval, run_args })
@@ -581,12 +476,7 @@ fn write_outcome(
             params![call_id, run_args.to_string(), at],
         )?);
     }
-    let reason = input.reason.as_deref().filter(|r| !r.trim().is_empty());
-    let result = if input.status == ApprovalStatus::Cancelled {
-        json!({"type": "cancelled", "reason": reason.unwrap_or("cancelled")})
-    } else {
-        airlock_core::execution_denied(reason.unwrap_or("denied by the user"))
-    };
+    let result = written::unapproved_result(input);
     Ok(tx.run(
         "UPDATE tool_calls SET state = ?2, result = ?3, updated_at = ?4 WHERE id = ?1 AND state = 'pending'",
         params![call_id, input.status.as_str(), result.to_string(), at],

@@ -1,34 +1,17 @@
 //! Other agents' tool calls (the agent gateway): the request kept beside its inbox item, found
 //! again by its key; and the agents' fallbacks and last requests.
 
-use crate::approvals::{NewApproval, insert_approval, query};
+use crate::approvals::{insert_approval, query};
 use crate::audit::insert_audit;
 use crate::remembered::take_grant_use;
-use crate::{CachedExt, Result, Store, now, parse_enum};
+use crate::{
+    AgentActivity, CachedExt, EarlierAgentRequest, NewAgentRequest, NewApproval, Result, Store,
+    now, parse_enum,
+};
 use airlock_core::AgentFallback;
-use airlock_protocol::{AgentView, ApprovalRow};
+use airlock_protocol::AgentView;
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::{Value, json};
-
-/// Where an agent tool call comes from, kept with its inbox item.
-#[derive(Debug, Clone)]
-pub struct NewAgentRequest {
-    pub request_key: String,
-    pub agent: String,
-    pub client: Option<String>,
-    pub agent_session: String,
-    pub cwd: Option<String>,
-    pub editable: bool,
-}
-
-/// An agent's last request, for `airlock agents`.
-#[derive(Debug, Clone)]
-pub struct AgentActivity<'a> {
-    pub agent: &'a str,
-    pub tool: &'a str,
-    pub cwd: Option<&'a str>,
-    pub outcome: &'a str,
-}
+use serde_json::Value;
 
 fn touch_agent(tx: &rusqlite::Connection, activity: &AgentActivity<'_>, at: &str) -> Result<()> {
     // A new agent starts with its own default fallback (the one that fails closed).
@@ -47,13 +30,6 @@ fn touch_agent(tx: &rusqlite::Connection, activity: &AgentActivity<'_>, at: &str
         ],
     )?;
     Ok(())
-}
-
-/// An agent's earlier request: its item, and when it was decided (once it was).
-#[derive(Debug, Clone)]
-pub struct EarlierAgentRequest {
-    pub row: ApprovalRow,
-    pub decided_at: Option<String>,
 }
 
 /// The requests of `approval_id, decided_at` rows, in their order.
@@ -84,10 +60,7 @@ impl Store {
                 tx,
                 approval,
                 &at,
-                Some(json!({
-                    "agent": origin.agent, "client": origin.client, "cwd": origin.cwd,
-                    "agent_session": origin.agent_session,
-                })),
+                Some(airlock_store_port::written::agent_origin(origin)),
             )?;
             tx.run(
                 "INSERT INTO agent_requests (approval_id, request_key, agent, client, agent_session, cwd, editable)

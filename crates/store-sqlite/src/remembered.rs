@@ -68,10 +68,9 @@ pub(crate) fn take_grant_use(
     let Some((Some(left), expires_at)) = found else {
         return Err(StoreError::GrantUsedUp(grant.to_string()));
     };
-    let expired = expires_at.as_deref().is_some_and(|expires| {
-        airlock_core::policy::unix_seconds(expires)
-            .is_none_or(|expires| expires <= airlock_core::policy::unix_now())
-    });
+    let expired = expires_at
+        .as_deref()
+        .is_some_and(airlock_store_port::written::grant_has_ended);
     if left <= 0 || expired {
         return Err(StoreError::GrantUsedUp(grant.to_string()));
     }

@@ -2,42 +2,20 @@
 //! preview (which past calls of a tool it would have matched, and which of those a person
 //! denied) and the approval insights (how each tool's requests were decided, and how fast).
 
-use crate::{Result, Store, StoreError, parse_json};
+use crate::{AskedRow, PastCall, Result, Store, StoreError, parse_json};
+use airlock_store_port::written;
 use serde_json::Value;
-
-/// One past call of a tool, as History recorded it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PastCall {
-    pub args: Value,
-    /// A person denied it when asked.
-    pub denied_by_person: bool,
-}
-
-/// One request put to a person, and how it ended.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AskedRow {
-    pub server: String,
-    pub tool: String,
-    pub created_at: String,
-    /// `None` while it waits.
-    pub decided_at: Option<String>,
-    /// `approved`, `denied`, `expired`, `cancelled`, `withdrawn`, `pending`.
-    pub status: String,
-    pub args: Value,
-}
-
-/// The audit actions that record one call each (asked, or decided by the settings at once).
-const CALL_ACTIONS: &str =
-    "'approval_requested', 'auto_allowed', 'auto_denied', 'agent_allowed', 'agent_denied'";
 
 impl Store {
     /// Every call of `server/tool` in History, oldest first.
     pub fn past_calls(&self, server: &str, tool: &str) -> Result<Vec<PastCall>> {
         self.read(|conn| {
+            let call_actions = written::CALL_ACTIONS.map(|action| format!("'{action}'"));
+            let call_actions = call_actions.join(", ");
             let mut stmt = conn.prepare_cached(&format!(
                 "SELECT a.detail, r.status FROM audit a
                  LEFT JOIN approval_requests r ON r.approval_id = a.approval_id
-                 WHERE a.action IN ({CALL_ACTIONS})
+                 WHERE a.action IN ({call_actions})
                    AND json_extract(a.detail, '$.server') = ?1
                    AND json_extract(a.detail, '$.tool') = ?2
                  ORDER BY a.id"

@@ -13,6 +13,7 @@
 //! the log in place instead of growing it, and `journal_size_limit` keeps it bounded after a
 //! burst without shrinking it below its usual size.
 
+use crate::WriteCounters;
 use rusqlite::Connection;
 use std::cell::Cell;
 use std::ffi::c_int;
@@ -53,36 +54,6 @@ pub(crate) fn install(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT)?;
     conn.wal_hook(Some(note_log_pages));
     Ok(())
-}
-
-/// What the store's commits and checkpoints wrote since it was opened: SQLite's own counts.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct WriteCounters {
-    /// Committed write transactions.
-    pub commits: u64,
-    /// Of those, at `synchronous=FULL`: each synced the log before it returned.
-    pub durable_commits: u64,
-    /// Pages (WAL frames) the commits appended to the log.
-    pub pages: u64,
-    /// Checkpoints that copied pages from the log into the database file (each syncs both).
-    pub checkpoints: u64,
-    /// Log pages those checkpoints copied.
-    pub checkpointed_pages: u64,
-}
-
-impl WriteCounters {
-    /// What happened between `earlier` and `self`.
-    pub fn since(&self, earlier: &WriteCounters) -> WriteCounters {
-        WriteCounters {
-            commits: self.commits.saturating_sub(earlier.commits),
-            durable_commits: self.durable_commits.saturating_sub(earlier.durable_commits),
-            pages: self.pages.saturating_sub(earlier.pages),
-            checkpoints: self.checkpoints.saturating_sub(earlier.checkpoints),
-            checkpointed_pages: self
-                .checkpointed_pages
-                .saturating_sub(earlier.checkpointed_pages),
-        }
-    }
 }
 
 #[derive(Debug, Default)]

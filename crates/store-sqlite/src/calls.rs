@@ -1,37 +1,17 @@
 //! Messages and the tool calls inside assistant messages, with the call state machine.
 
-use crate::approvals::{NewApproval, insert_approval};
+use crate::approvals::insert_approval;
 use crate::audit::insert_audit;
 use crate::remembered::take_grant_use;
-use crate::{CachedExt, Result, Store, StoreError, now, parse_enum, parse_json};
+use crate::{
+    CachedExt, NewApproval, NewCall, Result, Store, StoreError, now, parse_enum, parse_json,
+};
 use airlock_core::CallState;
 use airlock_core::policy::Step;
 use airlock_protocol::{CallRow, MessageRow};
+use airlock_store_port::written;
 use rusqlite::{Connection, Row, params};
-use serde_json::{Value, json};
-
-/// A call as the engine proposes to record it.
-#[derive(Debug, Clone)]
-pub struct NewCall {
-    pub id: String,
-    pub provider_call_id: String,
-    pub model_name: String,
-    pub server: String,
-    pub tool: String,
-    pub raw_args: String,
-    pub args: Option<Value>,
-    pub args_hash: Option<String>,
-    pub state: CallState,
-    pub policy_step: Option<Step>,
-    pub policy_why: Option<String>,
-    /// Set when the call is settled at once (invalid, or denied by policy).
-    pub result: Option<Value>,
-    /// The counted grant that lets it run: one use is taken in the transaction that records it.
-    pub grant_use: Option<String>,
-    /// An identical earlier call of the same step (same tool, same arguments) whose approval
-    /// request decides this one too: it waits without a request of its own.
-    pub same_as: Option<String>,
-}
+use serde_json::Value;
 
 /// The last column: what a grant made by approving the call covers.
 pub(crate) const CALL_COLUMNS: &str = "id, session_id, message_id, position, provider_call_id, model_name, \
@@ -188,15 +168,7 @@ impl Store {
                 if let (CallState::AutoAllowed, Some(grant)) = (call.state, &call.grant_use) {
                     take_grant_use(tx, grant, session_id, Some(&call.id), &at)?;
                 }
-                if matches!(
-                    call.state,
-                    CallState::AutoAllowed | CallState::Denied | CallState::Invalid
-                ) {
-                    let action = match call.state {
-                        CallState::AutoAllowed => "auto_allowed",
-                        CallState::Denied => "auto_denied",
-                        _ => "invalid_call",
-                    };
+                if let Some((action, detail)) = written::policy_audit(call) {
                     insert_audit(
                         tx,
                         "policy",
@@ -204,10 +176,7 @@ impl Store {
                         Some(session_id),
                         Some(&call.id),
                         None,
-                        &json!({
-                            "server": call.server, "tool": call.tool, "args": call.args,
-                            "step": call.policy_step.map(Step::as_str), "why": call.policy_why,
-                        }),
+                        &detail,
                     )?;
                 }
             }
@@ -318,17 +287,6 @@ impl Store {
                 [call_id],
                 |r| r.get(0),
             )?;
-            let mut detail = json!({ "result": result });
-            // A command's exit code and a failure's message, beside the result, where History
-            // shows them.
-            if let Some(code) = result.get("exit_code") {
-                detail["exit_code"] = code.clone();
-            }
-            if state == CallState::Failed
-                && let Some(message) = result.get("message")
-            {
-                detail["error"] = message.clone();
-            }
             insert_audit(
                 tx,
                 "engine",
@@ -336,7 +294,7 @@ impl Store {
                 Some(&session),
                 Some(call_id),
                 None,
-                &detail,
+                &written::finished_detail(state, result),
             )?;
             Ok(())
         })

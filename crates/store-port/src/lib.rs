@@ -1,0 +1,328 @@
+//! The store port: every operation the engine asks of its database, as traits by concept, with
+//! the types they take and give and the one error type, which carries no backend's type.
+//!
+//! Two adapters implement it: `airlock-store-sqlite` (the desktop default: one SQLite file, no
+//! server) and `airlock-store-postgres` (a team's shared PostgreSQL). Each operation is one
+//! transaction in the adapter: what belongs together commits together or not at all.
+//!
+//! The traits are synchronous. The engine calls its store from its async tasks and from plain
+//! functions alike, and SQLite (the default) is a blocking library whose calls take
+//! microseconds: an async port would box a future per call and change every call site. The
+//! PostgreSQL adapter runs its pooled async client on a runtime of its own and waits for each
+//! operation, as a SQLite call waits for its disk.
+
+mod error;
+mod types;
+pub mod written;
+
+pub use airlock_protocol::{
+    ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
+};
+pub use error::{Result, StoreError};
+pub use types::{
+    AgentActivity, AskedRow, Decided, DecisionInput, DecisionOutcome, DecisionRow,
+    EarlierAgentRequest, GrantLimits, NewAgentRequest, NewApproval, NewCall, PastCall, PinCheck,
+    WriteCounters,
+};
+
+use airlock_core::policy::{PolicyInputs, ServerPolicy};
+use airlock_core::{
+    AgentFallback, ApprovalStatus, ArgRule, CallState, ItemKind, Mode, ServerDefault,
+    SessionStatus, ToolSetting,
+};
+use airlock_protocol::{AddedRule, AgentView, DeviceView};
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// A time `ago` before now, as the RFC 3339 text every table stores (to compare with it).
+pub fn time_before(ago: std::time::Duration) -> String {
+    let then = time::OffsetDateTime::now_utc() - ago;
+    then.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| then.unix_timestamp().to_string())
+}
+
+/// Now, as the RFC 3339 text every table stores.
+pub fn now() -> String {
+    time_before(std::time::Duration::ZERO)
+}
+
+/// What a session's name must be, as a person is told.
+pub const SESSION_NAME_RULE: &str = "a session name needs 1 to 200 printable characters";
+
+/// Whether `name` may name a session ([`SESSION_NAME_RULE`]).
+pub fn valid_session_name(name: &str) -> bool {
+    !name.trim().is_empty() && name.len() <= 200 && !name.chars().any(char::is_control)
+}
+
+/// Sessions (chats): name, mode override, status.
+pub trait Sessions {
+    /// The session with this name, created if it does not exist yet.
+    fn ensure_session(&self, name: &str) -> Result<SessionRow>;
+    /// Starts a turn in one transaction: the session (created if new), the user message, and
+    /// the status that tells a restarted engine to resume it.
+    fn start_turn(&self, name: &str, text: &str) -> Result<(SessionRow, i64)>;
+    fn session_by_name(&self, name: &str) -> Result<Option<SessionRow>>;
+    fn session(&self, id: &str) -> Result<Option<SessionRow>>;
+    fn sessions(&self) -> Result<Vec<SessionRow>>;
+    /// The name a person reads for a session whose name is a key (an agent's session id).
+    fn set_session_title(&self, id: &str, title: &str) -> Result<()>;
+    fn set_session_mode(&self, id: &str, mode: Option<Mode>) -> Result<()>;
+    fn set_session_status(
+        &self,
+        id: &str,
+        status: SessionStatus,
+        error: Option<&str>,
+    ) -> Result<()>;
+}
+
+/// Messages and the tool calls inside assistant messages, with the call state machine.
+pub trait Calls {
+    fn append_user_message(&self, session_id: &str, content: &str) -> Result<i64>;
+    /// The step, its calls and their approval requests in one transaction; a counted grant's
+    /// use is taken in it (`GrantUsedUp` when another step took the last one first).
+    fn record_assistant_step(
+        &self,
+        session_id: &str,
+        content: &str,
+        calls: &[NewCall],
+        approvals: &[NewApproval],
+    ) -> Result<i64>;
+    fn messages(&self, session_id: &str) -> Result<Vec<MessageRow>>;
+    fn calls_of_message(&self, message_id: i64) -> Result<Vec<CallRow>>;
+    fn call(&self, call_id: &str) -> Result<Option<CallRow>>;
+    fn running_calls(&self) -> Result<Vec<CallRow>>;
+    fn mark_running(&self, calls: &[(String, Value)]) -> Result<()>;
+    /// Claims calls for invocation (`invoked_at`): the ids claimed now, never twice.
+    fn claim_invocation(&self, call_ids: &[&str]) -> Result<Vec<String>>;
+    fn finish_call(&self, call_id: &str, state: CallState, result: &Value) -> Result<()>;
+}
+
+/// Approval requests and the decisions on them.
+pub trait Approvals {
+    fn pending_approvals(&self) -> Result<Vec<ApprovalRow>>;
+    fn approval(&self, approval_id: &str) -> Result<Option<ApprovalRow>>;
+    fn approvals_of_message(&self, message_id: i64) -> Result<Vec<ApprovalRow>>;
+    fn approvals_by_ids(&self, ids: &[&str]) -> Result<HashMap<String, ApprovalRow>>;
+    /// An approval whose commit the disk refused no longer lets its call run.
+    fn unconfirm_decision(&self, approval_id: &str) -> Result<bool>;
+    fn pending_of_session(&self, session_id: &str) -> Result<Vec<String>>;
+    fn decide(&self, input: &DecisionInput) -> Result<DecisionOutcome>;
+    /// Each decision's own refusal is its own result; a failure of the database fails all.
+    fn decide_many(&self, inputs: &[DecisionInput]) -> Result<Vec<Result<DecisionOutcome>>>;
+    /// The batch in one durable transaction; a fully decided step's approved calls are
+    /// started and claimed in it. `started` is told them right after the commit: SQLite's
+    /// store does it before any other thread can read what the commit wrote; PostgreSQL's
+    /// cannot keep other connections from reading it first, so an engine on it must not take a
+    /// `running` call it finds meanwhile for a failed run.
+    fn decide_and_start(
+        &self,
+        inputs: &[DecisionInput],
+        started: &dyn Fn(&[String]),
+    ) -> Result<Decided>;
+}
+
+/// Requests that belong to no tool call (elicitations) and reading a decision back.
+pub trait Requests {
+    fn decision(&self, approval_id: &str) -> Result<Option<DecisionRow>>;
+    fn decided_by(&self, approval_id: &str) -> Result<Option<String>>;
+    fn pending_of_kind(&self, kind: ItemKind) -> Result<Vec<String>>;
+    fn insert_request(&self, approval: &NewApproval) -> Result<()>;
+    fn approval_status(&self, approval_id: &str) -> Result<Option<ApprovalStatus>>;
+}
+
+/// Other agents' tool calls (the gateway): the request beside its inbox item, found again by
+/// its key; the agents' fallbacks and last requests.
+pub trait AgentRequests {
+    fn insert_agent_request(&self, approval: &NewApproval, origin: &NewAgentRequest) -> Result<()>;
+    fn agent_requests_by_key(&self, request_key: &str) -> Result<Vec<EarlierAgentRequest>>;
+    fn recent_agent_request(
+        &self,
+        agent: &str,
+        agent_session: &str,
+        tool: &str,
+        args_hash: &str,
+    ) -> Result<Option<EarlierAgentRequest>>;
+    fn record_agent_call(
+        &self,
+        activity: &AgentActivity<'_>,
+        session_id: &str,
+        detail: &Value,
+        grant_use: Option<&str>,
+    ) -> Result<()>;
+    fn note_agent_outcome(&self, agent: &str, outcome: &str) -> Result<()>;
+    fn agents(&self) -> Result<Vec<AgentView>>;
+    fn set_agent_fallback(&self, agent: &str, fallback: AgentFallback) -> Result<()>;
+}
+
+/// Key/value settings (their keys, kinds and defaults: `airlock_core::Setting`).
+pub trait Settings {
+    fn setting(&self, key: &str) -> Result<Option<Value>>;
+    /// Sets and audits it in one transaction.
+    fn set_setting(&self, key: &str, value: &Value) -> Result<()>;
+    /// The workspace's mode: the setting, else Ask.
+    fn workspace_mode(&self) -> Result<Mode> {
+        match self.setting(airlock_core::Setting::WorkspaceMode.key())? {
+            Some(Value::String(text)) => {
+                text.parse().map_err(|e: <Mode as std::str::FromStr>::Err| {
+                    StoreError::CorruptJson {
+                        what: "workspace mode",
+                        message: e.to_string(),
+                    }
+                })
+            }
+            _ => Ok(Mode::Ask),
+        }
+    }
+}
+
+/// Per-tool settings, and what a notification may approve.
+pub trait ToolSettings {
+    fn seed_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()>;
+    fn seed_agent_tool_settings(
+        &self,
+        server: &str,
+        tools: &[&str],
+        setting: ToolSetting,
+    ) -> Result<Vec<String>>;
+    fn set_tool_setting(&self, server: &str, tool: &str, setting: ToolSetting) -> Result<()>;
+    fn tool_settings(&self) -> Result<Vec<(String, String, ToolSetting)>>;
+    fn set_from_notification(
+        &self,
+        server: &str,
+        tool: Option<&str>,
+        allow: Option<bool>,
+    ) -> Result<()>;
+    /// What a notification may approve (the setting is "approve from a notification", not a
+    /// conversion).
+    #[allow(clippy::wrong_self_convention)]
+    fn from_notification(&self) -> Result<Vec<(String, Option<String>, bool)>>;
+}
+
+/// MCP servers: their default, trust, configuration.
+pub trait Servers {
+    fn ensure_server(&self, name: &str, default: ServerDefault, config: &Value) -> Result<()>;
+    fn set_server_default(&self, name: &str, default: ServerDefault) -> Result<()>;
+    fn servers(&self) -> Result<Vec<ServerRow>>;
+    fn upsert_server(&self, name: &str, config: &Value, definition_hash: &str) -> Result<()>;
+    fn remove_server(&self, name: &str) -> Result<()>;
+    fn set_server_trust(&self, name: &str, trust_read_only_hints: bool) -> Result<()>;
+    fn set_server_enabled(&self, name: &str, enabled: bool) -> Result<()>;
+}
+
+/// The rug-pull guard: pins of each MCP tool's definition.
+pub trait Pins {
+    fn check_pin(
+        &self,
+        server: &str,
+        tool: &str,
+        definition: &Value,
+        hash: &str,
+    ) -> Result<PinCheck>;
+    fn accept_pin(&self, server: &str, tool: &str) -> Result<bool>;
+    fn current_definition(&self, server: &str, tool: &str) -> Result<Option<Value>>;
+    fn tool_changes(&self, server: &str) -> Result<Vec<(String, String, Value, Value)>>;
+    fn suspended_tools(&self) -> Result<Vec<(String, String, String)>>;
+}
+
+/// Argument rules.
+pub trait Rules {
+    /// A rule identical to one already there adds nothing and is not audited.
+    fn add_rule(&self, rule: &ArgRule) -> Result<AddedRule>;
+    fn remove_rule(&self, id: &str) -> Result<bool>;
+    fn rules(&self) -> Result<Vec<RuleRow>>;
+}
+
+/// What a person's answers keep: remembered decisions, timed and counted grants, and the
+/// grants for one chat.
+pub trait Grants {
+    fn remembered(&self) -> Result<Vec<RememberedRow>>;
+    fn revoke_remembered(&self, id: &str) -> Result<bool>;
+    /// `(server, tool)` allowed for this chat.
+    fn session_grants(&self, session_id: &str) -> Result<Vec<(String, String)>>;
+}
+
+/// Paired phones.
+pub trait Devices {
+    fn add_device(&self, id: &str, name: &str, token_hash: &str) -> Result<DeviceView>;
+    fn device_by_token_hash(&self, token_hash: &str) -> Result<Option<DeviceView>>;
+    fn devices(&self) -> Result<Vec<DeviceView>>;
+    fn revoke_device(&self, id: &str) -> Result<bool>;
+}
+
+/// The audit trail.
+pub trait Audit {
+    fn audit(
+        &self,
+        actor: &str,
+        action: &str,
+        session_id: Option<&str>,
+        approval_id: Option<&str>,
+        detail: &Value,
+    ) -> Result<()>;
+    /// The newest `limit` rows, newest first.
+    fn audit_rows(&self, limit: usize) -> Result<Vec<AuditRow>>;
+}
+
+/// The calls in History read back (rule previews, approval insights).
+pub trait History {
+    fn past_calls(&self, server: &str, tool: &str) -> Result<Vec<PastCall>>;
+    fn asked_rows(&self) -> Result<Vec<AskedRow>>;
+}
+
+/// The whole store as the engine holds it (`Box<dyn Store>`): every concept, and what it
+/// reports of itself.
+pub trait Store:
+    Sessions
+    + Calls
+    + Approvals
+    + Requests
+    + AgentRequests
+    + Settings
+    + ToolSettings
+    + Servers
+    + Pins
+    + Rules
+    + Grants
+    + Devices
+    + Audit
+    + History
+    + Send
+    + Sync
+{
+    /// Everything the policy needs, read in one go.
+    fn policy_inputs(&self) -> Result<PolicyInputs> {
+        let servers = self
+            .servers()?
+            .into_iter()
+            .map(|s| {
+                (
+                    s.name,
+                    ServerPolicy {
+                        default: s.default,
+                        trust_read_only_hints: s.trust_read_only_hints,
+                    },
+                )
+            })
+            .collect();
+        Ok(PolicyInputs {
+            workspace_mode: Some(self.workspace_mode()?),
+            servers,
+            tool_settings: self.tool_settings()?,
+            rules: self.rules()?.into_iter().map(|r| r.rule).collect(),
+            remembered: self.remembered()?.into_iter().map(|r| r.entry).collect(),
+            suspended: self.suspended_tools()?,
+            from_notification: self.from_notification()?,
+        })
+    }
+
+    /// Why the store stopped writing (the disk refused a write), if it did: nothing more is
+    /// decided until it is opened again.
+    fn failure(&self) -> Option<String> {
+        None
+    }
+
+    /// What the store's commits wrote since it was opened (where the backend counts them).
+    fn write_counters(&self) -> WriteCounters {
+        WriteCounters::default()
+    }
+}
