@@ -10,7 +10,8 @@
 //! request key (agent, session, tool-use id) AND the same tool and arguments (`args_hash`); an
 //! id reused for another call is a new request, said so in its reason and the audit trail, and
 //! a call without an id never follows a decided answer (only Codex's PermissionRequest does,
-//! for the call it just decided). Every reuse is audited. A restarted engine withdraws the
+//! for the call it just decided; and Qwen Code's PreToolUse, which follows its PermissionRequest,
+//! finds the answer that PermissionRequest got). Every reuse is audited. A restarted engine withdraws the
 //! items nobody came back for, and none of them can be approved while nobody waits on it.
 
 use crate::decision::{Resolution, Settlement};
@@ -405,14 +406,15 @@ impl Engine {
                         other.row.tool
                     ));
                 }
-                match call.event {
-                    AgentEvent::PermissionRequest => store.recent_agent_request(
-                        &call.agent,
-                        &call.agent_session,
-                        &call.tool,
-                        hash,
-                    )?,
-                    _ => None,
+                // Codex's PermissionRequest after its PreToolUse, Qwen Code's PreToolUse after
+                // its PermissionRequest: the call just decided.
+                let follows_decision = call.event == AgentEvent::PermissionRequest
+                    || airlock_agents::hook_agent(&call.agent)
+                        .is_some_and(|agent| agent.asks_permission_first());
+                if follows_decision {
+                    store.recent_agent_request(&call.agent, &call.agent_session, &call.tool, hash)?
+                } else {
+                    None
                 }
             }
         };
@@ -1554,5 +1556,40 @@ mod tests {
             AgentVerdict::Undecided,
             "a changed tool ran"
         );
+    }
+
+    /// Qwen Code asks at PermissionRequest (no id) and then runs PreToolUse (with its id) on
+    /// the call it was allowed: that PreToolUse gets the answer just given, no second item; a
+    /// call of another command asks as usual.
+    #[tokio::test]
+    async fn qwens_pre_tool_use_after_its_permission_request_is_not_asked_again() {
+        let (_dir, engine) = engine();
+        let qwen = |command: &str, id: Option<&str>, event| AgentCall {
+            agent: "qwen".into(),
+            tool: "run_shell_command".into(),
+            ..bash(command, id, event)
+        };
+        let call = asking(&engine, qwen("make", None, AgentEvent::PermissionRequest));
+        let item = waiting(&engine).await;
+        engine
+            .decide(approve(&item.approval_id, None), DecidedBy::Inbox)
+            .unwrap();
+        assert_eq!(call.await.unwrap().unwrap().verdict, AgentVerdict::Allow);
+        let then = engine
+            .agent_call(qwen("make", Some("toolu_9"), AgentEvent::PreToolUse))
+            .await
+            .unwrap();
+        assert_eq!(then.verdict, AgentVerdict::Allow);
+        assert!(engine.inbox().unwrap().is_empty(), "asked twice");
+
+        let other = asking(&engine, qwen("rm -rf x", Some("toolu_10"), AgentEvent::PreToolUse));
+        let item = waiting(&engine).await;
+        engine
+            .decide(
+                DecisionRequest::deny(&item.approval_id, None),
+                DecidedBy::Inbox,
+            )
+            .unwrap();
+        assert_eq!(other.await.unwrap().unwrap().verdict, AgentVerdict::Deny);
     }
 }
