@@ -98,10 +98,10 @@ impl HookDialect for Codex {
 #[cfg(feature = "connect")]
 mod config {
     use super::Codex;
+    use crate::Agent;
     use crate::connect::{
         ConfigWriter, ConnectError, ConnectReport, Options, Result, codex_trust, hooks,
     };
-    use crate::Agent;
     use std::path::{Path, PathBuf};
 
     const LAYOUT: hooks::Layout = hooks::Layout::grouped(&["PreToolUse", "PermissionRequest"]);

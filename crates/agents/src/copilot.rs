@@ -31,7 +31,15 @@ impl Agent for Copilot {
     }
 
     fn known_tools(&self) -> &'static [&'static str] {
-        &["bash", "create", "edit", "glob", "grep", "view", "web_fetch"]
+        &[
+            "bash",
+            "create",
+            "edit",
+            "glob",
+            "grep",
+            "view",
+            "web_fetch",
+        ]
     }
 }
 

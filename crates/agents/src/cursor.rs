@@ -31,7 +31,9 @@ impl Agent for Cursor {
     }
 
     fn known_tools(&self) -> &'static [&'static str] {
-        &["Delete", "Glob", "Grep", "LS", "MCP", "Read", "Shell", "Write"]
+        &[
+            "Delete", "Glob", "Grep", "LS", "MCP", "Read", "Shell", "Write",
+        ]
     }
 }
 

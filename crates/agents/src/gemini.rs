@@ -156,7 +156,9 @@ mod config {
 
     impl ConfigWriter for Gemini {
         fn config_path(&self, _project: Option<&Path>) -> Result<PathBuf> {
-            Ok(crate::connect::home()?.join(".gemini").join("settings.json"))
+            Ok(crate::connect::home()?
+                .join(".gemini")
+                .join("settings.json"))
         }
 
         fn connect(&self, path: &Path, options: &Options) -> Result<ConnectReport> {

@@ -58,7 +58,17 @@ macro_rules! agents {
     };
 }
 
-agents!(ClaudeCode, Codex, Copilot, Qwen, Gemini, Cursor, Goose, ClaudeDesktop, McpClient);
+agents!(
+    ClaudeCode,
+    Codex,
+    Copilot,
+    Qwen,
+    Gemini,
+    Cursor,
+    Goose,
+    ClaudeDesktop,
+    McpClient
+);
 
 /// One agent Airlock answers.
 pub trait Agent: Sync {

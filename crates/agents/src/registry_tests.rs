@@ -107,7 +107,10 @@ fn every_hook_dialect_round_trips_an_event_and_every_answer() {
             let tool = dialect.fields().tool.trim_start_matches('/');
             let mut without_tool = input.clone();
             without_tool[tool] = Value::Null;
-            assert!(dialect.call(name, hook_event, &without_tool).is_err(), "{name}");
+            assert!(
+                dialect.call(name, hook_event, &without_tool).is_err(),
+                "{name}"
+            );
             assert!(
                 dialect.event(&json!({"hook_event_name": "Stop"})).is_err(),
                 "{name}"
@@ -205,12 +208,56 @@ fn every_connectable_agent_is_a_cli_value_with_a_config_file() {
 #[test]
 fn every_hook_config_writer_connects_once_and_disconnects_cleanly() {
     let expected: &[(&str, &[&str])] = &[
-        ("claude-code", &["\"PreToolUse\"", "\"onFailure\": \"block\"", "\"timeout\": 30"]),
-        ("copilot", &["\"version\": 1", "\"preToolUse\"", "\"bash\": \"exec ", "\"timeoutSec\": 30"]),
-        ("qwen", &["\"PreToolUse\"", "\"PermissionRequest\"", "\"timeout\": 30000"]),
-        ("gemini", &["\"BeforeTool\"", "\"matcher\": \".*\"", "\"timeout\": 30000"]),
-        ("cursor", &["\"version\": 1", "\"preToolUse\"", "\"failClosed\": true", "\"timeout\": 30"]),
-        ("goose", &["\"PreToolUse\"", "\"on_failure\": \"block\"", "\"timeout\": 30"]),
+        (
+            "claude-code",
+            &[
+                "\"PreToolUse\"",
+                "\"onFailure\": \"block\"",
+                "\"timeout\": 30",
+            ],
+        ),
+        (
+            "copilot",
+            &[
+                "\"version\": 1",
+                "\"preToolUse\"",
+                "\"bash\": \"exec ",
+                "\"timeoutSec\": 30",
+            ],
+        ),
+        (
+            "qwen",
+            &[
+                "\"PreToolUse\"",
+                "\"PermissionRequest\"",
+                "\"timeout\": 30000",
+            ],
+        ),
+        (
+            "gemini",
+            &[
+                "\"BeforeTool\"",
+                "\"matcher\": \".*\"",
+                "\"timeout\": 30000",
+            ],
+        ),
+        (
+            "cursor",
+            &[
+                "\"version\": 1",
+                "\"preToolUse\"",
+                "\"failClosed\": true",
+                "\"timeout\": 30",
+            ],
+        ),
+        (
+            "goose",
+            &[
+                "\"PreToolUse\"",
+                "\"on_failure\": \"block\"",
+                "\"timeout\": 30",
+            ],
+        ),
     ];
     let options = connect::Options {
         airlock: "/opt/airlock/airlock".into(),

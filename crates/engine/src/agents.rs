@@ -412,7 +412,12 @@ impl Engine {
                     || airlock_agents::hook_agent(&call.agent)
                         .is_some_and(|agent| agent.asks_permission_first());
                 if follows_decision {
-                    store.recent_agent_request(&call.agent, &call.agent_session, &call.tool, hash)?
+                    store.recent_agent_request(
+                        &call.agent,
+                        &call.agent_session,
+                        &call.tool,
+                        hash,
+                    )?
                 } else {
                     None
                 }
@@ -1582,7 +1587,10 @@ mod tests {
         assert_eq!(then.verdict, AgentVerdict::Allow);
         assert!(engine.inbox().unwrap().is_empty(), "asked twice");
 
-        let other = asking(&engine, qwen("rm -rf x", Some("toolu_10"), AgentEvent::PreToolUse));
+        let other = asking(
+            &engine,
+            qwen("rm -rf x", Some("toolu_10"), AgentEvent::PreToolUse),
+        );
         let item = waiting(&engine).await;
         engine
             .decide(

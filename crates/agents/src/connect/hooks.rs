@@ -178,7 +178,12 @@ pub fn with_hooks(
     Ok((config, changes))
 }
 
-pub fn connect(path: &Path, agent: &str, layout: &Layout, options: &Options) -> Result<ConnectReport> {
+pub fn connect(
+    path: &Path,
+    agent: &str,
+    layout: &Layout,
+    options: &Options,
+) -> Result<ConnectReport> {
     let before = read_object(path)?;
     let (after, changes) = with_hooks(&before, path, agent, layout, options)?;
     finish(path, agent, &before, &after, changes)
@@ -186,7 +191,12 @@ pub fn connect(path: &Path, agent: &str, layout: &Layout, options: &Options) -> 
 
 /// Removes Airlock's hook. With `own_file` (a file only Airlock writes: Copilot's
 /// `hooks/airlock.json`, goose's plugin), a file left with nothing but its own fields is removed.
-pub fn disconnect(path: &Path, agent: &str, layout: &Layout, own_file: bool) -> Result<ConnectReport> {
+pub fn disconnect(
+    path: &Path,
+    agent: &str,
+    layout: &Layout,
+    own_file: bool,
+) -> Result<ConnectReport> {
     if !path.exists() {
         return finish(path, agent, &json!({}), &json!({}), Vec::new());
     }
@@ -203,7 +213,11 @@ pub fn disconnect(path: &Path, agent: &str, layout: &Layout, own_file: bool) -> 
             path: path.display().to_string(),
             changed: true,
             backup: None,
-            changes: [changes, vec![format!("- {} (Airlock's own file)", path.display())]].concat(),
+            changes: [
+                changes,
+                vec![format!("- {} (Airlock's own file)", path.display())],
+            ]
+            .concat(),
         });
     }
     finish(path, agent, &before, &after, changes)
