@@ -412,12 +412,18 @@ impl Engine {
                     || airlock_agents::hook_agent(&call.agent)
                         .is_some_and(|agent| agent.asks_permission_first());
                 if follows_decision {
-                    store.recent_agent_request(
+                    match store.recent_agent_request(
                         &call.agent,
                         &call.agent_session,
                         &call.tool,
                         hash,
-                    )?
+                    )? {
+                        Some(same) => Some(same),
+                        None if call.event == AgentEvent::PreToolUse => {
+                            self.approved_with_this_edit(call, hash)?
+                        }
+                        None => None,
+                    }
                 } else {
                     None
                 }
@@ -437,6 +443,30 @@ impl Engine {
             }),
         )?;
         Ok(Earlier::Same(Box::new(earlier.row)))
+    }
+
+    /// The request just approved with an edit that is this call's input (Qwen Code runs
+    /// PreToolUse with the arguments its PermissionRequest was approved with).
+    fn approved_with_this_edit(
+        &self,
+        call: &AgentCall,
+        hash: &str,
+    ) -> Result<Option<EarlierAgentRequest>> {
+        let store = &self.inner.store;
+        let Some(latest) =
+            store.latest_agent_request(&call.agent, &call.agent_session, &call.tool)?
+        else {
+            return Ok(None);
+        };
+        if latest.row.status != ApprovalStatus::Approved {
+            return Ok(None);
+        }
+        let edited = store
+            .decision(&latest.row.approval_id)?
+            .and_then(|decision| decision.edited_args);
+        Ok(edited
+            .is_some_and(|args| args_hash(&args) == hash)
+            .then_some(latest))
     }
 
     /// Whether an earlier request of the same call still answers it: pending (a call without
@@ -1572,6 +1602,8 @@ mod tests {
         let qwen = |command: &str, id: Option<&str>, event| AgentCall {
             agent: "qwen".into(),
             tool: "run_shell_command".into(),
+            // Qwen runs an edit at PermissionRequest only.
+            editable: event == AgentEvent::PermissionRequest,
             ..bash(command, id, event)
         };
         let call = asking(&engine, qwen("make", None, AgentEvent::PermissionRequest));
@@ -1586,6 +1618,30 @@ mod tests {
             .unwrap();
         assert_eq!(then.verdict, AgentVerdict::Allow);
         assert!(engine.inbox().unwrap().is_empty(), "asked twice");
+
+        // Approved with an edit: Qwen's PreToolUse carries the edited command, and is the
+        // same call.
+        let call = asking(
+            &engine,
+            qwen("make all", None, AgentEvent::PermissionRequest),
+        );
+        let item = waiting(&engine).await;
+        engine
+            .decide(
+                approve(&item.approval_id, Some(json!({"command": "make test"}))),
+                DecidedBy::Inbox,
+            )
+            .unwrap();
+        assert_eq!(call.await.unwrap().unwrap().verdict, AgentVerdict::Allow);
+        let edited = engine
+            .agent_call(qwen("make test", Some("toolu_11"), AgentEvent::PreToolUse))
+            .await
+            .unwrap();
+        assert_eq!(edited.verdict, AgentVerdict::Allow);
+        assert!(
+            engine.inbox().unwrap().is_empty(),
+            "the edit was asked again"
+        );
 
         let other = asking(
             &engine,
