@@ -1,5 +1,8 @@
 //! Claude Code: its PreToolUse hook in its `settings.json` (the person's, or a project's
-//! `.claude/settings.json`), answered with `allow` / `deny` / `ask` and `updatedInput`.
+//! `.claude/settings.json`), answered with `allow` / `deny` / `ask` and `updatedInput`. The hook
+//! is installed with `onFailure: "block"` (Claude Code 2.1.295 and later): a hook that cannot
+//! answer (not found, crashed, killed) blocks the call instead of handing it to Claude Code's
+//! own permission flow, which may run it.
 
 use crate::answers::{NONE, approved_by, permission_request, pre_tool_use};
 use crate::{Agent, HookDialect, HookEvent, prompt_text};
@@ -101,6 +104,13 @@ impl HookDialect for ClaudeCode {
     }
 }
 
+/// Its PreToolUse hook, blocking when the hook fails.
+#[cfg(feature = "connect")]
+const LAYOUT: crate::connect::hooks::Layout = crate::connect::hooks::Layout {
+    handler_fields: r#"{"type": "command", "onFailure": "block"}"#,
+    ..crate::connect::hooks::Layout::grouped(&["PreToolUse"])
+};
+
 #[cfg(feature = "connect")]
 impl crate::connect::Connectable for ClaudeCode {
     const WRITER: Option<&'static dyn crate::connect::ConfigWriter> = Some(&ClaudeCode);
@@ -129,23 +139,23 @@ impl crate::connect::ConfigWriter for ClaudeCode {
         path: &std::path::Path,
         options: &crate::connect::Options,
     ) -> crate::connect::Result<crate::connect::ConnectReport> {
-        crate::connect::hooks::connect(path, self.name(), &[HookEvent::PreToolUse], options)
+        crate::connect::hooks::connect(path, self.name(), &LAYOUT, options)
     }
 
     fn disconnect(
         &self,
         path: &std::path::Path,
     ) -> crate::connect::Result<crate::connect::ConnectReport> {
-        crate::connect::hooks::disconnect(path, self.name())
+        crate::connect::hooks::disconnect(path, self.name(), &LAYOUT, false)
     }
 
     fn connected(&self, path: &std::path::Path) -> crate::connect::Result<bool> {
-        crate::connect::hooks::connected(path, self.name())
+        crate::connect::hooks::connected(path, self.name(), &LAYOUT)
     }
 
     fn connected_note(&self, _report: &crate::connect::ConnectReport) -> Option<&'static str> {
         Some(
-            "Its tool calls now wait in Airlock's inbox. When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set claude-code --fallback ask` gives it to Claude Code's own permission flow instead, which runs it under its allow rules or bypassPermissions); undo with `airlock disconnect claude-code`.",
+            "Its tool calls now wait in Airlock's inbox. When Airlock is not running or nobody decides in time, the call is denied (and when the hook itself cannot answer, Claude Code blocks it: `onFailure: block`, Claude Code 2.1.295 or later) (`airlock agents set claude-code --fallback ask` gives it to Claude Code's own permission flow instead, which runs it under its allow rules or bypassPermissions); undo with `airlock disconnect claude-code`.",
         )
     }
 }

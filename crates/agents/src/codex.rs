@@ -98,13 +98,13 @@ impl HookDialect for Codex {
 #[cfg(feature = "connect")]
 mod config {
     use super::Codex;
+    use crate::Agent;
     use crate::connect::{
         ConfigWriter, ConnectError, ConnectReport, Options, Result, codex_trust, hooks,
     };
-    use crate::{Agent, HookEvent};
     use std::path::{Path, PathBuf};
 
-    const EVENTS: [HookEvent; 2] = [HookEvent::PreToolUse, HookEvent::PermissionRequest];
+    const LAYOUT: hooks::Layout = hooks::Layout::grouped(&["PreToolUse", "PermissionRequest"]);
 
     /// `$CODEX_HOME`, else `~/.codex`.
     pub fn home() -> Result<PathBuf> {
@@ -128,7 +128,7 @@ mod config {
         fn connect(&self, path: &Path, options: &Options) -> Result<ConnectReport> {
             let agent = self.name();
             let stale = hooks::our_keys(path, agent)?;
-            let mut report = hooks::connect(path, agent, &EVENTS, options)?;
+            let mut report = hooks::connect(path, agent, &LAYOUT, options)?;
             let fresh = hooks::our_keys(path, agent)?;
             let gone: Vec<String> = stale.into_iter().filter(|k| !fresh.contains(k)).collect();
             let mut trusted = codex_trust::forget(path, &gone)?;
@@ -140,7 +140,7 @@ mod config {
 
         fn disconnect(&self, path: &Path) -> Result<ConnectReport> {
             let keys = hooks::our_keys(path, self.name())?;
-            let mut report = hooks::disconnect(path, self.name())?;
+            let mut report = hooks::disconnect(path, self.name(), &LAYOUT, false)?;
             let forgotten = codex_trust::forget(path, &keys)?;
             report.changes.extend(forgotten.iter().cloned());
             report.changed |= !forgotten.is_empty();
@@ -148,7 +148,7 @@ mod config {
         }
 
         fn connected(&self, path: &Path) -> Result<bool> {
-            hooks::connected(path, self.name())
+            hooks::connected(path, self.name(), &LAYOUT)
         }
 
         fn connected_note(&self, _report: &ConnectReport) -> Option<&'static str> {

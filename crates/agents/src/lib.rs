@@ -19,7 +19,12 @@
 mod claude_code;
 mod claude_desktop;
 mod codex;
+mod copilot;
+mod cursor;
+mod gemini;
+mod goose;
 mod mcp_client;
+mod qwen;
 
 #[cfg(feature = "connect")]
 pub mod connect;
@@ -27,7 +32,12 @@ pub mod connect;
 pub use claude_code::ClaudeCode;
 pub use claude_desktop::ClaudeDesktop;
 pub use codex::Codex;
+pub use copilot::Copilot;
+pub use cursor::Cursor;
+pub use gemini::Gemini;
+pub use goose::Goose;
 pub use mcp_client::McpClient;
+pub use qwen::Qwen;
 
 use airlock_protocol::{AgentAnswer, AgentCall, AgentEvent};
 use serde_json::{Value, json};
@@ -48,7 +58,17 @@ macro_rules! agents {
     };
 }
 
-agents!(ClaudeCode, Codex, ClaudeDesktop, McpClient);
+agents!(
+    ClaudeCode,
+    Codex,
+    Copilot,
+    Qwen,
+    Gemini,
+    Cursor,
+    Goose,
+    ClaudeDesktop,
+    McpClient
+);
 
 /// One agent Airlock answers.
 pub trait Agent: Sync {
@@ -78,6 +98,12 @@ pub trait Agent: Sync {
     /// The tools its hook is known to report (Settings → Tools lists them before it first asks).
     fn known_tools(&self) -> &'static [&'static str] {
         &[]
+    }
+
+    /// Whether its hook asks at PermissionRequest before PreToolUse about the same call (Qwen
+    /// Code): the engine then answers that PreToolUse with the decision just made.
+    fn asks_permission_first(&self) -> bool {
+        false
     }
 }
 
@@ -181,35 +207,89 @@ impl HookEvent {
     }
 }
 
-/// How one agent's hook speaks (/work/shared/AGENT-HOOKS.md has what each was seen to do).
+/// Where an agent's hook event keeps what Airlock reads, as JSON pointers (the first one
+/// present wins).
+#[derive(Debug, Clone, Copy)]
+pub struct EventFields {
+    pub session: &'static [&'static str],
+    pub cwd: &'static [&'static str],
+    pub tool: &'static str,
+    /// The tool's input: an object, or JSON text of one (Cursor's MCP calls).
+    pub input: &'static str,
+    pub tool_use_id: &'static [&'static str],
+    pub transcript: Option<&'static str>,
+}
+
+/// Claude Code's event fields, which Codex, Qwen Code and Gemini CLI share.
+pub const CLAUDE_FIELDS: EventFields = EventFields {
+    session: &["/session_id"],
+    cwd: &["/cwd"],
+    tool: "/tool_name",
+    input: "/tool_input",
+    tool_use_id: &["/tool_use_id"],
+    transcript: Some("/transcript_path"),
+};
+
+/// How one agent's hook speaks (/work/shared/AGENT-HOOKS.md and AGENT-ACP.md have what each
+/// was seen to do).
 pub trait HookDialect: Sync {
+    /// The events `connect` installs its hook on and the hook decides.
+    fn events(&self) -> &'static [HookEvent] {
+        &HookEvent::ALL
+    }
+
+    /// Which of them this input is, or why it is none the hook decides.
+    fn event(&self, input: &Value) -> Result<HookEvent, String> {
+        HookEvent::of(input)
+    }
+
     /// Whether the agent runs an edited input at this event (Codex rejects one at
     /// PermissionRequest): the inbox offers "edit" only where it does.
     fn editable(&self, event: HookEvent) -> bool;
 
-    /// Airlock's answer in the agent's words: always one JSON object, never a failure (the
+    /// Airlock's answer in the agent's words: always one JSON object, never a failure (most
     /// agents fail open on anything else).
     fn render(&self, event: HookEvent, answer: &AgentAnswer) -> String;
 
     /// The person's prompt, when this entry of the agent's transcript (JSON Lines) is one.
     fn prompt_of(&self, entry: &Value) -> Option<String>;
 
-    /// The agent's event as Airlock's request. Claude Code and Codex send the same fields.
+    /// Where its events keep the session, folder, tool and input.
+    fn fields(&self) -> &'static EventFields {
+        &CLAUDE_FIELDS
+    }
+
+    /// The agent's event as Airlock's request, read through [`HookDialect::fields`].
     fn call(&self, agent: &str, event: HookEvent, input: &Value) -> Result<AgentCall, String> {
-        let text = |key: &str| input.get(key).and_then(Value::as_str).map(str::to_string);
-        let tool = text("tool_name").ok_or("the hook's input names no tool (tool_name)")?;
+        let fields = self.fields();
+        let text = |pointers: &[&str]| {
+            pointers
+                .iter()
+                .find_map(|p| input.pointer(p).and_then(Value::as_str))
+                .map(str::to_string)
+        };
+        let tool = text(&[fields.tool]).ok_or_else(|| {
+            format!(
+                "the hook's input names no tool ({})",
+                fields.tool.trim_start_matches('/')
+            )
+        })?;
+        let tool_input = match input.pointer(fields.input) {
+            None | Some(Value::Null) => json!({}),
+            Some(Value::String(text)) => {
+                serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.clone()))
+            }
+            Some(other) => other.clone(),
+        };
         Ok(AgentCall {
             agent: agent.into(),
             source: None,
             client: None,
-            agent_session: text("session_id").unwrap_or_default(),
-            cwd: text("cwd"),
+            agent_session: text(fields.session).unwrap_or_default(),
+            cwd: text(fields.cwd),
             tool,
-            input: input
-                .get("tool_input")
-                .cloned()
-                .unwrap_or_else(|| json!({})),
-            tool_use_id: text("tool_use_id"),
+            input: tool_input,
+            tool_use_id: text(fields.tool_use_id),
             event: match event {
                 HookEvent::PreToolUse => AgentEvent::PreToolUse,
                 HookEvent::PermissionRequest => AgentEvent::PermissionRequest,
@@ -217,7 +297,26 @@ pub trait HookDialect: Sync {
             editable: self.editable(event),
             wait_ms: None,
             definition: None,
-            prompt: text("transcript_path").and_then(|path| first_prompt(self, Path::new(&path))),
+            prompt: fields
+                .transcript
+                .and_then(|pointer| input.pointer(pointer))
+                .and_then(Value::as_str)
+                .and_then(|path| first_prompt(self, Path::new(path))),
+        })
+    }
+
+    /// An event of this agent as its hook receives it (for the registry's tests): `Bash`
+    /// running `git status` in `/work/project`, session `s1`, call `toolu_1`.
+    #[cfg(test)]
+    fn example_event(&self, event: HookEvent, transcript: &Path) -> Value {
+        json!({
+            "session_id": "s1",
+            "transcript_path": transcript.display().to_string(),
+            "cwd": "/work/project",
+            "hook_event_name": event.as_str(),
+            "tool_name": "Bash",
+            "tool_input": {"command": "git status"},
+            "tool_use_id": "toolu_1",
         })
     }
 }

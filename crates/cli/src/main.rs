@@ -220,11 +220,13 @@ enum Command {
         timeout: u64,
     },
     /// Send an agent's tool calls through Airlock: `connect claude-code [--project DIR]`,
-    /// `connect codex`, `connect claude-desktop` (its MCP servers run through `mcp-proxy`).
+    /// `codex`, `copilot`, `qwen [--project DIR]`, `gemini`, `cursor [--project DIR]`, `goose`
+    /// (their hooks), `claude-desktop` (its MCP servers run through `mcp-proxy`).
     Connect {
         #[arg(value_parser = PossibleValuesParser::new(airlock_agents::connect::names()))]
         agent: String,
-        /// claude-code: this project's `.claude/settings.json` instead of your user settings.
+        /// claude-code, qwen, cursor: this project's settings (`.claude/settings.json`,
+        /// `.qwen/settings.json`, `.cursor/hooks.json`) instead of your user settings.
         #[arg(long)]
         project: Option<PathBuf>,
         /// The hook's timeout in the agent's config (seconds).
@@ -672,6 +674,6 @@ mod tests {
                 "{name} is a value of no command"
             );
         }
-        assert!(!parses(&["connect", "cursor"]));
+        assert!(!parses(&["connect", "cline"]));
     }
 }

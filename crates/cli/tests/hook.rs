@@ -155,7 +155,7 @@ fn bad_input_is_denied_at_once_with_its_cause() {
     }
     // An agent the hook does not know, or a command line it cannot read: still a denial in
     // the words both agents read.
-    for args in [vec!["cursor"], vec![], vec!["codex", "--timeout"]] {
+    for args in [vec!["cline"], vec![], vec!["codex", "--timeout"]] {
         let mut child = Command::new(HOOK)
             .args(&args)
             .stdin(Stdio::piped())

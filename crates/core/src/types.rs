@@ -176,7 +176,15 @@ pub const MCP_CLIENT: &str = "mcp-client";
 /// take as its name. The agents themselves are declared in crates/agents (its `AGENTS`), which
 /// core cannot see; that crate's test `the_hook_agents_are_the_sources_core_reserves` keeps
 /// this list equal to its hook agents.
-pub const AGENT_SOURCES: &[&str] = &["claude-code", "codex"];
+pub const AGENT_SOURCES: &[&str] = &[
+    "claude-code",
+    "codex",
+    "copilot",
+    "qwen",
+    "gemini",
+    "cursor",
+    "goose",
+];
 
 /// The policy source of calls made by MCP clients through `airlock mcp-proxy --name NAME`
 /// is NAME; the agents' own tools are `claude-code/TOOL` and `codex/TOOL`.

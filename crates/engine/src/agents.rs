@@ -10,7 +10,8 @@
 //! request key (agent, session, tool-use id) AND the same tool and arguments (`args_hash`); an
 //! id reused for another call is a new request, said so in its reason and the audit trail, and
 //! a call without an id never follows a decided answer (only Codex's PermissionRequest does,
-//! for the call it just decided). Every reuse is audited. A restarted engine withdraws the
+//! for the call it just decided; and Qwen Code's PreToolUse, which follows its PermissionRequest,
+//! finds the answer that PermissionRequest got). Every reuse is audited. A restarted engine withdraws the
 //! items nobody came back for, and none of them can be approved while nobody waits on it.
 
 use crate::decision::{Resolution, Settlement};
@@ -408,14 +409,26 @@ impl Engine {
                         other.row.tool
                     ));
                 }
-                match call.event {
-                    AgentEvent::PermissionRequest => store.recent_agent_request(
+                // Codex's PermissionRequest after its PreToolUse, Qwen Code's PreToolUse after
+                // its PermissionRequest: the call just decided.
+                let follows_decision = call.event == AgentEvent::PermissionRequest
+                    || airlock_agents::hook_agent(&call.agent)
+                        .is_some_and(|agent| agent.asks_permission_first());
+                if follows_decision {
+                    match store.recent_agent_request(
                         &call.agent,
                         &call.agent_session,
                         &call.tool,
                         hash,
-                    )?,
-                    _ => None,
+                    )? {
+                        Some(same) => Some(same),
+                        None if call.event == AgentEvent::PreToolUse => {
+                            self.approved_with_this_edit(call, hash)?
+                        }
+                        None => None,
+                    }
+                } else {
+                    None
                 }
             }
         };
@@ -433,6 +446,30 @@ impl Engine {
             }),
         )?;
         Ok(Earlier::Same(Box::new(earlier.row)))
+    }
+
+    /// The request just approved with an edit that is this call's input (Qwen Code runs
+    /// PreToolUse with the arguments its PermissionRequest was approved with).
+    fn approved_with_this_edit(
+        &self,
+        call: &AgentCall,
+        hash: &str,
+    ) -> Result<Option<EarlierAgentRequest>> {
+        let store = &self.inner.store;
+        let Some(latest) =
+            store.latest_agent_request(&call.agent, &call.agent_session, &call.tool)?
+        else {
+            return Ok(None);
+        };
+        if latest.row.status != ApprovalStatus::Approved {
+            return Ok(None);
+        }
+        let edited = store
+            .decision(&latest.row.approval_id)?
+            .and_then(|decision| decision.edited_args);
+        Ok(edited
+            .is_some_and(|args| args_hash(&args) == hash)
+            .then_some(latest))
     }
 
     /// Whether an earlier request of the same call still answers it: pending (a call without
@@ -1557,5 +1594,69 @@ mod tests {
             AgentVerdict::Undecided,
             "a changed tool ran"
         );
+    }
+
+    /// Qwen Code asks at PermissionRequest (no id) and then runs PreToolUse (with its id) on
+    /// the call it was allowed: that PreToolUse gets the answer just given, no second item; a
+    /// call of another command asks as usual.
+    #[tokio::test]
+    async fn qwens_pre_tool_use_after_its_permission_request_is_not_asked_again() {
+        let (_dir, engine) = engine();
+        let qwen = |command: &str, id: Option<&str>, event| AgentCall {
+            agent: "qwen".into(),
+            tool: "run_shell_command".into(),
+            // Qwen runs an edit at PermissionRequest only.
+            editable: event == AgentEvent::PermissionRequest,
+            ..bash(command, id, event)
+        };
+        let call = asking(&engine, qwen("make", None, AgentEvent::PermissionRequest));
+        let item = waiting(&engine).await;
+        engine
+            .decide(approve(&item.approval_id, None), DecidedBy::Inbox)
+            .unwrap();
+        assert_eq!(call.await.unwrap().unwrap().verdict, AgentVerdict::Allow);
+        let then = engine
+            .agent_call(qwen("make", Some("toolu_9"), AgentEvent::PreToolUse))
+            .await
+            .unwrap();
+        assert_eq!(then.verdict, AgentVerdict::Allow);
+        assert!(engine.inbox().unwrap().is_empty(), "asked twice");
+
+        // Approved with an edit: Qwen's PreToolUse carries the edited command, and is the
+        // same call.
+        let call = asking(
+            &engine,
+            qwen("make all", None, AgentEvent::PermissionRequest),
+        );
+        let item = waiting(&engine).await;
+        engine
+            .decide(
+                approve(&item.approval_id, Some(json!({"command": "make test"}))),
+                DecidedBy::Inbox,
+            )
+            .unwrap();
+        assert_eq!(call.await.unwrap().unwrap().verdict, AgentVerdict::Allow);
+        let edited = engine
+            .agent_call(qwen("make test", Some("toolu_11"), AgentEvent::PreToolUse))
+            .await
+            .unwrap();
+        assert_eq!(edited.verdict, AgentVerdict::Allow);
+        assert!(
+            engine.inbox().unwrap().is_empty(),
+            "the edit was asked again"
+        );
+
+        let other = asking(
+            &engine,
+            qwen("rm -rf x", Some("toolu_10"), AgentEvent::PreToolUse),
+        );
+        let item = waiting(&engine).await;
+        engine
+            .decide(
+                DecisionRequest::deny(&item.approval_id, None),
+                DecidedBy::Inbox,
+            )
+            .unwrap();
+        assert_eq!(other.await.unwrap().unwrap().verdict, AgentVerdict::Deny);
     }
 }

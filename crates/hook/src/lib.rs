@@ -1,11 +1,13 @@
-//! The coding agents' hook (Claude Code's and Codex's PreToolUse and PermissionRequest): the
-//! command an agent runs before each tool call. It reads the event on stdin, asks the engine,
+//! The coding agents' hook (Claude Code's and Codex's PreToolUse and PermissionRequest, Qwen
+//! Code's the same, Copilot CLI's and Cursor's preToolUse, Gemini CLI's BeforeTool, goose's
+//! PreToolUse, each in its agent's dialect from crates/agents): the command an agent runs
+//! before each tool call. It reads the event on stdin, asks the engine,
 //! waits for the person and prints what that agent understands. It runs as its own small
 //! binary, `airlock-hook` (what `airlock connect` installs: an agent starts it for every tool
 //! call, and the whole `airlock` binary takes longer to start than the rest of the hook), and
 //! as `airlock hook`.
 //!
-//! Both agents FAIL OPEN when a hook crashes, prints something that is not JSON, or outlives
+//! Most agents FAIL OPEN when a hook crashes, prints something that is not JSON, or outlives
 //! its timeout (the call then goes on to the agent's own permission flow, where it may simply
 //! run). So the hook never fails: whatever happens it prints valid JSON, exits 0, and answers
 //! before its deadline — the decision, or, when no engine answers or nobody decided in time,
@@ -151,12 +153,21 @@ pub async fn run(data_dir: &Path, agent: &dyn Agent, timeout: Duration) -> HookO
             };
         }
     };
-    let hook_event = match HookEvent::of(&event) {
-        Ok(hook_event) => hook_event,
-        // Another event (a misconfigured hook): not a call the hook can let through.
-        Err(why) => {
+    let hook_event = match agent.dialect().map(|dialect| dialect.event(&event)) {
+        Some(Ok(hook_event)) => hook_event,
+        // Another event (a misconfigured hook): not a call the hook can let through, denied
+        // in the agent's own words (another agent's words may read as no decision).
+        Some(Err(why)) => {
             return HookOutput {
-                stdout: denied(&why),
+                stdout: render(agent, HookEvent::PreToolUse, &denial(&why)),
+            };
+        }
+        None => {
+            return HookOutput {
+                stdout: denied(&format!(
+                    "Airlock does not answer {}'s hook",
+                    agent.display_name()
+                )),
             };
         }
     };

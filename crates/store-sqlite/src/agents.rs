@@ -132,6 +132,33 @@ impl Store {
         })
     }
 
+    /// The newest request of this agent session for this tool, whatever its arguments: the
+    /// call an agent runs with the arguments it was approved with, edited (Qwen Code's
+    /// PreToolUse after its PermissionRequest).
+    pub fn latest_agent_request(
+        &self,
+        agent: &str,
+        agent_session: &str,
+        tool: &str,
+    ) -> Result<Option<EarlierAgentRequest>> {
+        self.read(|conn| {
+            let found: Option<(String, Option<String>)> = conn
+                .query_row(
+                    "SELECT g.approval_id, d.decided_at FROM agent_requests g
+                     JOIN approval_requests a ON a.approval_id = g.approval_id
+                     LEFT JOIN decisions d ON d.approval_id = g.approval_id
+                     WHERE g.agent = ?1 AND g.agent_session = ?2 AND a.tool = ?3
+                     ORDER BY g.rowid DESC LIMIT 1",
+                    params![agent, agent_session, tool],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            Ok(earlier_requests(conn, found.into_iter().collect())?
+                .into_iter()
+                .next())
+        })
+    }
+
     /// Records an agent's call the policy decided without asking (History shows it) and the
     /// agent's last request. Not synced on its own: nothing waits on it.
     /// Records an agent's call the policy decided at once. `grant_use`: the counted grant

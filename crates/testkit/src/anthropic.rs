@@ -65,7 +65,14 @@ pub(crate) async fn create(
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (request, reply, n) = match take_reply(&shared, &headers, &body, last_is_user, error) {
+    let (request, reply, n) = match take_reply(
+        &shared,
+        &headers,
+        &body,
+        last_is_user,
+        crate::not_smart,
+        error,
+    ) {
         Ok(taken) => taken,
         Err(response) => return *response,
     };

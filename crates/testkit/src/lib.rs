@@ -120,6 +120,12 @@ pub enum Fallback {
     /// The benchmark loop: if the last message in the request has role "user", a call to
     /// `tool_name` with `args` (a fresh call id `call_<n>` each time); otherwise `Text("done")`.
     RoundTrip { tool_name: String, args: Value },
+    /// For agents that make side calls on the same model (a title, a memory, a classifier;
+    /// Qwen Code, Copilot CLI, Gemini CLI), which a positional script cannot foresee: `call`
+    /// whenever the request offers its tool and holds no tool result yet; once it holds tool
+    /// results, a text that repeats them ("Done. The tool said: …", so a test reads what the
+    /// model was told); otherwise the text "ok". OpenAI chat completions and Gemini only.
+    Smart { call: ScriptedCall },
 }
 
 pub(crate) struct Shared {
@@ -183,7 +189,7 @@ impl ScriptedModel {
     ) -> std::io::Result<ScriptedModel> {
         let fallback_args = match &fallback {
             Fallback::RoundTrip { args, .. } => args.to_string(),
-            Fallback::Exhausted => String::new(),
+            Fallback::Exhausted | Fallback::Smart { .. } => String::new(),
         };
         let shared = Arc::new(Shared {
             replies: Mutex::new(replies.into()),
@@ -204,6 +210,7 @@ impl ScriptedModel {
             .route("/v1/chat/completions", post(completions))
             .route("/v1/responses", post(responses::create))
             .route("/v1/messages", post(anthropic::create))
+            .route("/v1beta/models/{model_action}", post(gemini::create))
             .route("/v1/models", get(models))
             .layer(DefaultBodyLimit::max(256 * 1024 * 1024))
             .with_state(shared.clone());
@@ -237,7 +244,13 @@ impl ScriptedModel {
         lock(&self.shared.replies).push_back(reply);
     }
 
-    /// Every request body received (on any of the three endpoints), in order, including ones
+    /// The Gemini API base (`GOOGLE_GEMINI_BASE_URL`), e.g. `http://127.0.0.1:PORT`.
+    pub fn gemini_base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request body received (on any of the model endpoints; Gemini's `countTokens`
+    /// excepted), in order, including ones
     /// answered with errors. A body that is not JSON is recorded as a JSON string of its text.
     pub fn requests(&self) -> Vec<Value> {
         lock(&self.shared.requests).clone()
@@ -350,6 +363,7 @@ pub(crate) fn take_reply(
     headers: &HeaderMap,
     body: &Bytes,
     last_is_user: impl Fn(&Value) -> bool,
+    smart: impl Fn(&Value, &ScriptedCall) -> Reply,
     error: impl Fn(u16, Option<u64>, &str) -> Response,
 ) -> Result<(Value, Reply, u64), Box<Response>> {
     let request: Value = serde_json::from_slice(body)
@@ -390,6 +404,7 @@ pub(crate) fn take_reply(
                 }])
             }
             Fallback::RoundTrip { .. } => Reply::Text("done".to_string()),
+            Fallback::Smart { call } => smart(&request, call),
         },
     };
     Ok((request, reply, n))
@@ -420,8 +435,14 @@ async fn completions(
             .and_then(Value::as_str)
             == Some("user")
     };
-    let (request, reply, n) = match take_reply(&shared, &headers, &body, last_is_user, openai_error)
-    {
+    let (request, reply, n) = match take_reply(
+        &shared,
+        &headers,
+        &body,
+        last_is_user,
+        smart_chat,
+        openai_error,
+    ) {
         Ok(taken) => taken,
         Err(response) => return *response,
     };
@@ -451,6 +472,53 @@ async fn completions(
             None,
             "scripted hosted-MCP replies exist only in the Responses API",
         ),
+    }
+}
+
+/// The smart reply ([`Fallback::Smart`]) to a chat completions request.
+fn smart_chat(request: &Value, call: &ScriptedCall) -> Reply {
+    let messages = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let results: Vec<String> = messages
+        .iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("tool"))
+        .map(|m| match m.get("content") {
+            Some(Value::String(text)) => text.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        })
+        .collect();
+    let offered = request
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|tools| {
+            tools
+                .iter()
+                .any(|t| t.pointer("/function/name").and_then(Value::as_str) == Some(&call.name))
+        });
+    smart_reply(call, offered, &results)
+}
+
+/// What [`Fallback::Smart`] answers, given whether the request offers the call's tool and the
+/// tool results it holds.
+pub(crate) fn smart_reply(call: &ScriptedCall, offered: bool, results: &[String]) -> Reply {
+    if !results.is_empty() {
+        Reply::Text(format!("Done. The tool said: {}", results.join(" | ")))
+    } else if offered {
+        Reply::ToolCalls(vec![call.clone()])
+    } else {
+        Reply::Text("ok".into())
+    }
+}
+
+/// The wire formats that have no smart replies.
+pub(crate) fn not_smart(_request: &Value, _call: &ScriptedCall) -> Reply {
+    Reply::Error {
+        status: 500,
+        retry_after: None,
     }
 }
 
@@ -786,6 +854,7 @@ pub fn parse_script(text: &str) -> Result<Vec<Reply>, serde_json::Error> {
 }
 
 mod anthropic;
+mod gemini;
 mod responses;
 
 #[cfg(test)]

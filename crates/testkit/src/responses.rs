@@ -55,11 +55,17 @@ pub(crate) async fn create(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (request, reply, n) =
-        match take_reply(&shared, &headers, &body, last_is_user, crate::openai_error) {
-            Ok(taken) => taken,
-            Err(response) => return *response,
-        };
+    let (request, reply, n) = match take_reply(
+        &shared,
+        &headers,
+        &body,
+        last_is_user,
+        crate::not_smart,
+        crate::openai_error,
+    ) {
+        Ok(taken) => taken,
+        Err(response) => return *response,
+    };
     let (stream, model) = crate::stream_and_model(&request);
     let out = Out {
         id: format!("resp_{n}"),

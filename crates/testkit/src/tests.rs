@@ -637,3 +637,165 @@ fn pieces_cover_the_text() {
         }
     }
 }
+
+async fn post_gemini(server: &ScriptedModel, action: &str, body: Value) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!(
+            "{}/v1beta/models/gemini-2.5-flash:{action}",
+            server.gemini_base_url()
+        ))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The Gemini API as Gemini CLI reads it: a streamed function call, then (streamed) text in
+/// pieces with `finishReason` on the last; `countTokens` answered and not recorded.
+#[tokio::test]
+async fn gemini_streams_a_function_call_then_text() {
+    let server = ScriptedModel::start(vec![
+        Reply::ToolCalls(vec![ScriptedCall::new(
+            "c1",
+            "run_shell_command",
+            json!({"command": "ls"}),
+        )]),
+        Reply::Text("all done here".into()),
+    ])
+    .await
+    .unwrap();
+    let asked = json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]});
+    let tokens: Value = post_gemini(&server, "countTokens", asked.clone())
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(tokens["totalTokens"].as_u64().unwrap() > 0, "{tokens}");
+    let text = post_gemini(&server, "streamGenerateContent?alt=sse", asked)
+        .await
+        .text()
+        .await
+        .unwrap();
+    let events: Vec<Value> = data_lines(&text)
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 1, "{text}");
+    let part = &events[0]["candidates"][0]["content"]["parts"][0];
+    assert_eq!(part["functionCall"]["name"], "run_shell_command");
+    assert_eq!(part["functionCall"]["args"], json!({"command": "ls"}));
+    assert_eq!(events[0]["candidates"][0]["finishReason"], "STOP");
+
+    let text = post_gemini(
+        &server,
+        "streamGenerateContent?alt=sse",
+        json!({"contents": []}),
+    )
+    .await
+    .text()
+    .await
+    .unwrap();
+    let events: Vec<Value> = data_lines(&text)
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let joined: String = events
+        .iter()
+        .map(|e| {
+            e["candidates"][0]["content"]["parts"][0]["text"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(joined, "all done here");
+    assert!(events.len() > 1, "{text}");
+    assert!(events.last().unwrap()["candidates"][0]["finishReason"] == "STOP");
+    assert!(events[0]["candidates"][0].get("finishReason").is_none());
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "countTokens is not a model turn"
+    );
+    let error = post_gemini(&server, "generateContent", json!({})).await;
+    assert_eq!(error.status(), 500);
+    let body: Value = error.json().await.unwrap();
+    assert_eq!(body["error"]["status"], "INTERNAL");
+}
+
+/// The smart fallback: the call while its tool is offered and no result is there, then the
+/// results repeated, and "ok" to side calls that offer no such tool — on both wire formats.
+#[tokio::test]
+async fn the_smart_fallback_answers_side_calls_and_repeats_tool_results() {
+    let call = ScriptedCall::new("call_1", "run_shell_command", json!({"command": "ls"}));
+    let server = ScriptedModel::start_with(Vec::new(), Fallback::Smart { call })
+        .await
+        .unwrap();
+    let offer = json!([{"type": "function", "function": {"name": "run_shell_command"}}]);
+    let side: Value = post(
+        &server,
+        json!({"messages": [{"role": "user", "content": "title?"}]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(side["choices"][0]["message"]["content"], "ok");
+    let first: Value = post(
+        &server,
+        json!({"tools": offer, "messages": [{"role": "user", "content": "go"}]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        first["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
+        "run_shell_command"
+    );
+    let after: Value = post(
+        &server,
+        json!({"tools": offer, "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "tool", "tool_call_id": "call_1", "content": "denied: not here"},
+        ]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        after["choices"][0]["message"]["content"],
+        "Done. The tool said: denied: not here"
+    );
+
+    let gemini_offer = json!([{"functionDeclarations": [{"name": "run_shell_command"}]}]);
+    let asked: Value = post_gemini(
+        &server,
+        "generateContent",
+        json!({"tools": gemini_offer, "contents": [{"role": "user", "parts": [{"text": "go"}]}]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        asked["candidates"][0]["content"]["parts"][0]["functionCall"]["name"],
+        "run_shell_command"
+    );
+    let told: Value = post_gemini(
+        &server,
+        "generateContent",
+        json!({"tools": gemini_offer, "contents": [
+            {"role": "user", "parts": [{"text": "go"}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command", "response": {"error": "no"}}}]},
+        ]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let said = told["candidates"][0]["content"]["parts"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert!(said.contains("\"error\":\"no\""), "{said}");
+}

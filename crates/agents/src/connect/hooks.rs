@@ -1,22 +1,80 @@
-//! The hook entries Claude Code (`settings.json`) and Codex (`hooks.json`) share:
-//! `{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": …,
-//! "timeout": …}]}]}}`. Airlock's entries are the ones whose command runs `airlock-hook AGENT`
-//! (or, as installed before the hook had its own binary, `airlock hook AGENT`); every other
-//! entry is left as it is.
+//! The hook entries of the agents' JSON configs. Claude Code (`settings.json`), Codex
+//! (`hooks.json`), Qwen Code and Gemini CLI (`settings.json`) and goose (a plugin's
+//! `hooks.json`) nest handlers in matcher groups: `{"hooks": {"PreToolUse": [{"matcher": "*",
+//! "hooks": [{"type": "command", "command": …, "timeout": …}]}]}}`; Copilot CLI and Cursor list
+//! them under the event (`{"version": 1, "hooks": {"preToolUse": [{"bash": …}]}}`). Each agent's
+//! [`Layout`] says which, and how it spells the command, the timeout and its fail-closed switch.
+//! Airlock's entries are the ones whose command runs `airlock-hook AGENT` (or, as installed
+//! before the hook had its own binary, `airlock hook AGENT`); every other entry is left as it is.
 
-use crate::HookEvent;
 use crate::connect::files::{pretty, read_object, write_with_backup};
 use crate::connect::{ConnectError, ConnectReport, Options, Result};
 use airlock_core::HOOK_BINARY;
 use serde_json::{Value, json};
 use std::path::Path;
 
+/// How one agent's config holds a hook handler.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    /// The events Airlock's handler is installed on, as the agent names them.
+    pub events: &'static [&'static str],
+    /// `Some(matcher)`: handlers nest in a group `{"matcher", "hooks": […]}` (`Some("")`: a
+    /// group without a matcher); `None`: handlers are listed under the event.
+    pub group_matcher: Option<&'static str>,
+    /// The key that holds the command (`command`; Copilot: `bash`).
+    pub command_key: &'static str,
+    /// The key that holds the timeout (`timeout`; Copilot: `timeoutSec`).
+    pub timeout_key: &'static str,
+    /// Whether the timeout is in milliseconds (Qwen Code, Gemini CLI) rather than seconds.
+    pub timeout_in_ms: bool,
+    /// More fields of the handler, as JSON text: the agent's fail-closed switch and the like.
+    pub handler_fields: &'static str,
+    /// Fields the file itself needs (`{"version": 1}`), as JSON text.
+    pub file_fields: &'static str,
+}
+
+impl Layout {
+    /// Claude Code's and Codex's shape, on these events.
+    pub const fn grouped(events: &'static [&'static str]) -> Self {
+        Layout {
+            events,
+            group_matcher: Some("*"),
+            command_key: "command",
+            timeout_key: "timeout",
+            timeout_in_ms: false,
+            handler_fields: r#"{"type": "command"}"#,
+            file_fields: "{}",
+        }
+    }
+
+    fn handler(&self, command: &str, options: &Options) -> Value {
+        let mut handler = object_of(self.handler_fields);
+        handler[self.command_key] = json!(command);
+        handler[self.timeout_key] = if self.timeout_in_ms {
+            json!(options.timeout_secs.saturating_mul(1000))
+        } else {
+            json!(options.timeout_secs)
+        };
+        handler
+    }
+}
+
+/// A layout's JSON text as an object (its texts are constants of this crate).
+fn object_of(text: &str) -> Value {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}))
+}
+
 /// Whether a hook handler is Airlock's for this agent.
 fn is_ours(handler: &Value, agent: &str) -> bool {
-    handler
-        .get("command")
-        .and_then(Value::as_str)
-        .is_some_and(|command| is_our_command(command, agent))
+    ["command", "bash"].iter().any(|key| {
+        handler
+            .get(key)
+            .and_then(Value::as_str)
+            .is_some_and(|command| is_our_command(command, agent))
+    })
 }
 
 /// Whether a hook command runs Airlock's hook for this agent.
@@ -57,6 +115,12 @@ fn remove_ours(config: &mut Value, path: &Path, agent: &str) -> Result<Vec<Strin
                 }
             }
         }
+        // Handlers listed under the event itself (Copilot CLI, Cursor).
+        let before = groups.len();
+        groups.retain(|handler| !is_ours(handler, agent));
+        for _ in groups.len()..before {
+            removed.push(format!("- {event} hook: airlock hook {agent}"));
+        }
         groups.retain(|g| {
             g.get("hooks")
                 .and_then(Value::as_array)
@@ -72,12 +136,12 @@ fn remove_ours(config: &mut Value, path: &Path, agent: &str) -> Result<Vec<Strin
     Ok(removed)
 }
 
-/// The config with Airlock's hook on these events (replacing an older one of Airlock's).
+/// The config with Airlock's hook on the layout's events (replacing an older one of Airlock's).
 pub fn with_hooks(
     config: &Value,
     path: &Path,
     agent: &str,
-    events: &[HookEvent],
+    layout: &Layout,
     options: &Options,
 ) -> Result<(Value, Vec<String>)> {
     let mut config = config.clone();
@@ -85,23 +149,30 @@ pub fn with_hooks(
     let object = config
         .as_object_mut()
         .ok_or_else(|| unparsable(path, "not a JSON object"))?;
+    if let Value::Object(fields) = object_of(layout.file_fields) {
+        for (key, value) in fields {
+            object.entry(key).or_insert(value);
+        }
+    }
     let hooks = object
         .entry("hooks")
         .or_insert_with(|| json!({}))
         .as_object_mut()
         .ok_or_else(|| unparsable(path, "\"hooks\" is not an object"))?;
     let command = options.hook_command(agent);
+    let handler = layout.handler(&command, options);
     let mut changes = Vec::new();
-    for event in events.iter().map(|e| e.as_str()) {
+    for event in layout.events {
         let groups = hooks
             .entry(event.to_string())
             .or_insert_with(|| json!([]))
             .as_array_mut()
             .ok_or_else(|| unparsable(path, &format!("\"hooks.{event}\" is not a list")))?;
-        groups.push(json!({
-            "matcher": "*",
-            "hooks": [{"type": "command", "command": command, "timeout": options.timeout_secs}],
-        }));
+        groups.push(match layout.group_matcher {
+            Some("") => json!({"hooks": [handler.clone()]}),
+            Some(matcher) => json!({"matcher": matcher, "hooks": [handler.clone()]}),
+            None => handler.clone(),
+        });
         changes.push(format!("+ {event} hook (every tool): {command}"));
     }
     Ok((config, changes))
@@ -110,21 +181,45 @@ pub fn with_hooks(
 pub fn connect(
     path: &Path,
     agent: &str,
-    events: &[HookEvent],
+    layout: &Layout,
     options: &Options,
 ) -> Result<ConnectReport> {
     let before = read_object(path)?;
-    let (after, changes) = with_hooks(&before, path, agent, events, options)?;
+    let (after, changes) = with_hooks(&before, path, agent, layout, options)?;
     finish(path, agent, &before, &after, changes)
 }
 
-pub fn disconnect(path: &Path, agent: &str) -> Result<ConnectReport> {
+/// Removes Airlock's hook. With `own_file` (a file only Airlock writes: Copilot's
+/// `hooks/airlock.json`, goose's plugin), a file left with nothing but its own fields is removed.
+pub fn disconnect(
+    path: &Path,
+    agent: &str,
+    layout: &Layout,
+    own_file: bool,
+) -> Result<ConnectReport> {
     if !path.exists() {
         return finish(path, agent, &json!({}), &json!({}), Vec::new());
     }
     let before = read_object(path)?;
     let mut after = before.clone();
     let changes = remove_ours(&mut after, path, agent)?;
+    if own_file && !changes.is_empty() && after == object_of(layout.file_fields) {
+        std::fs::remove_file(path).map_err(|e| ConnectError::Write {
+            path: path.into(),
+            message: e.to_string(),
+        })?;
+        return Ok(ConnectReport {
+            agent: agent.into(),
+            path: path.display().to_string(),
+            changed: true,
+            backup: None,
+            changes: [
+                changes,
+                vec![format!("- {} (Airlock's own file)", path.display())],
+            ]
+            .concat(),
+        });
+    }
     finish(path, agent, &before, &after, changes)
 }
 
@@ -203,22 +298,23 @@ fn snake_case(event: &str) -> String {
     out
 }
 
-pub fn connected(path: &Path, agent: &str) -> Result<bool> {
+/// Whether Airlock's hook is on the layout's first event (its gate).
+pub fn connected(path: &Path, agent: &str, layout: &Layout) -> Result<bool> {
     let config = read_object(path)?;
+    let Some(event) = layout.events.first() else {
+        return Ok(false);
+    };
     Ok(config
-        .get("hooks")
-        .and_then(Value::as_object)
-        .is_some_and(|hooks| {
-            hooks
-                .get("PreToolUse")
-                .and_then(Value::as_array)
-                .is_some_and(|groups| {
-                    groups.iter().any(|g| {
-                        g.get("hooks")
-                            .and_then(Value::as_array)
-                            .is_some_and(|handlers| handlers.iter().any(|h| is_ours(h, agent)))
-                    })
-                })
+        .pointer(&format!("/hooks/{event}"))
+        .and_then(Value::as_array)
+        .is_some_and(|entries| {
+            entries.iter().any(|entry| {
+                is_ours(entry, agent)
+                    || entry
+                        .get("hooks")
+                        .and_then(Value::as_array)
+                        .is_some_and(|handlers| handlers.iter().any(|h| is_ours(h, agent)))
+            })
         }))
 }
 
@@ -227,6 +323,8 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::path::PathBuf;
+
+    const PRE: Layout = Layout::grouped(&["PreToolUse"]);
 
     fn options() -> Options {
         Options {
@@ -250,12 +348,12 @@ mod tests {
                       "Stop": [{"hooks": [{"type": "command", "command": "notify.sh"}]}]},
         });
         std::fs::write(&path, theirs.to_string()).unwrap();
-        let first = connect(&path, "claude-code", &[HookEvent::PreToolUse], &options()).unwrap();
+        let first = connect(&path, "claude-code", &PRE, &options()).unwrap();
         assert!(first.changed && first.backup.is_some(), "{first:?}");
         let backup: Value =
             serde_json::from_str(&std::fs::read_to_string(first.backup.unwrap()).unwrap()).unwrap();
         assert_eq!(backup, theirs, "the backup is the file as it was");
-        let second = connect(&path, "claude-code", &[HookEvent::PreToolUse], &options()).unwrap();
+        let second = connect(&path, "claude-code", &PRE, &options()).unwrap();
         assert!(!second.changed, "{second:?}");
         let now: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(now["model"], "opus");
@@ -269,16 +367,16 @@ mod tests {
             command,
             r#"exec '/opt/air lock/airlock' --data-dir '/data/it'\''s' hook claude-code --timeout 30"#
         );
-        assert!(connected(&path, "claude-code").unwrap());
+        assert!(connected(&path, "claude-code", &PRE).unwrap());
 
-        let undone = disconnect(&path, "claude-code").unwrap();
+        let undone = disconnect(&path, "claude-code", &PRE, false).unwrap();
         assert!(undone.changed);
         let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(
             after, theirs,
             "disconnect leaves the person's file as it was"
         );
-        assert!(!connected(&path, "claude-code").unwrap());
+        assert!(!connected(&path, "claude-code", &PRE).unwrap());
     }
 
     // Unix only: the command is written for /bin/sh (`exec`, sh quoting, `/` paths); what the
@@ -297,7 +395,7 @@ mod tests {
         };
         let path = dir.path().join("settings.json");
         // Before the hook had its own binary (or with none beside `airlock`): `airlock hook`.
-        connect(&path, "codex", &[HookEvent::PreToolUse], &options).unwrap();
+        connect(&path, "codex", &PRE, &options).unwrap();
         let old: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let command = old["hooks"]["PreToolUse"][0]["hooks"][0]["command"].clone();
         assert!(
@@ -309,7 +407,7 @@ mod tests {
         );
 
         std::fs::write(bin.join(HOOK_BINARY), "").unwrap();
-        let report = connect(&path, "codex", &[HookEvent::PreToolUse], &options).unwrap();
+        let report = connect(&path, "codex", &PRE, &options).unwrap();
         assert!(report.changed);
         let now: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let groups = now["hooks"]["PreToolUse"].as_array().unwrap();
@@ -326,13 +424,13 @@ mod tests {
                 bin.join(HOOK_BINARY).display()
             )
         );
-        assert!(connected(&path, "codex").unwrap());
+        assert!(connected(&path, "codex", &PRE).unwrap());
         assert!(
-            !connected(&path, "claude-code").unwrap(),
+            !connected(&path, "claude-code", &PRE).unwrap(),
             "one agent's hook is not another's"
         );
-        disconnect(&path, "codex").unwrap();
-        assert!(!connected(&path, "codex").unwrap());
+        disconnect(&path, "codex", &PRE, false).unwrap();
+        assert!(!connected(&path, "codex", &PRE).unwrap());
     }
 
     #[test]
@@ -341,7 +439,7 @@ mod tests {
         let path = dir.path().join("settings.json");
         for text in ["{\"hooks\": ", "[1, 2]", "{\"hooks\": {\"PreToolUse\": 3}}"] {
             std::fs::write(&path, text).unwrap();
-            let error = connect(&path, "codex", &[HookEvent::PreToolUse], &options()).unwrap_err();
+            let error = connect(&path, "codex", &PRE, &options()).unwrap_err();
             assert!(
                 matches!(error, ConnectError::Unparsable { .. }),
                 "{text}: {error}"

@@ -4,9 +4,14 @@
 export const AGENT_NAMES: Record<string, string> = {
   "claude-code": "Claude Code",
   "codex": "Codex",
+  "copilot": "GitHub Copilot CLI",
+  "qwen": "Qwen Code",
+  "gemini": "Gemini CLI",
+  "cursor": "Cursor",
+  "goose": "goose",
   "claude-desktop": "Claude Desktop",
   "mcp-client": "MCP client",
 };
 
 /** The agents whose hooks Airlock answers: their own tools are `NAME/TOOL`. */
-export const HOOK_AGENTS: string[] = ["claude-code", "codex"];
+export const HOOK_AGENTS: string[] = ["claude-code", "codex", "copilot", "qwen", "gemini", "cursor", "goose"];

@@ -1,0 +1,162 @@
+//! Qwen Code: its hooks in `~/.qwen/settings.json` (Claude Code's shape, the timeout in
+//! milliseconds). PermissionRequest, where Qwen would ask the person, is the full gate: allow,
+//! allow with `updatedInput` (the edited input runs) and deny with a message the model reads.
+//! PreToolUse, which fires for every call (also in `--approval-mode yolo`, where nothing asks),
+//! can deny but ignores an edited input. Qwen fails open on a hook that errors or times out,
+//! so the hook always answers in time with valid JSON.
+
+use crate::answers::{NONE, approved_by, permission_request, pre_tool_use};
+use crate::{Agent, HookDialect, HookEvent};
+use airlock_protocol::{AgentAnswer, AgentVerdict};
+use serde_json::{Value, json};
+
+/// Qwen Code (`qwen`).
+#[derive(Debug, Clone, Copy)]
+pub struct Qwen;
+
+impl Agent for Qwen {
+    fn name(&self) -> &'static str {
+        "qwen"
+    }
+
+    fn display_name(&self) -> &'static str {
+        "Qwen Code"
+    }
+
+    fn dialect(&self) -> Option<&'static dyn HookDialect> {
+        Some(&Qwen)
+    }
+
+    fn read_only_tools(&self) -> &'static [&'static str] {
+        &[
+            "read_file",
+            "read_many_files",
+            "list_directory",
+            "glob",
+            "grep_search",
+            "todo_write",
+        ]
+    }
+
+    fn known_tools(&self) -> &'static [&'static str] {
+        &[
+            "edit",
+            "glob",
+            "grep_search",
+            "list_directory",
+            "read_file",
+            "read_many_files",
+            "run_shell_command",
+            "save_memory",
+            "todo_write",
+            "web_fetch",
+            "write_file",
+        ]
+    }
+
+    /// Qwen asks at PermissionRequest first and runs PreToolUse after it allowed the call.
+    fn asks_permission_first(&self) -> bool {
+        true
+    }
+}
+
+impl HookDialect for Qwen {
+    /// Qwen runs the original input when PreToolUse answers an edit.
+    fn editable(&self, event: HookEvent) -> bool {
+        event == HookEvent::PermissionRequest
+    }
+
+    fn render(&self, event: HookEvent, answer: &AgentAnswer) -> String {
+        let reason = answer.reason.as_deref().unwrap_or_default();
+        match (event, answer.verdict) {
+            (HookEvent::PreToolUse, AgentVerdict::Deny) => pre_tool_use("deny", reason, None),
+            // An edit is decided at PermissionRequest; PreToolUse would ignore one.
+            (HookEvent::PreToolUse, AgentVerdict::Allow) => {
+                pre_tool_use("allow", &approved_by(answer), None)
+            }
+            // "ask" is a denial in Qwen ("User confirmation required"): no decision instead.
+            (HookEvent::PreToolUse, AgentVerdict::Undecided) => NONE.into(),
+            (HookEvent::PermissionRequest, AgentVerdict::Allow) => {
+                let mut decision = json!({"behavior": "allow"});
+                if let Some(input) = &answer.updated_input {
+                    decision["updatedInput"] = input.clone();
+                }
+                permission_request(decision)
+            }
+            (HookEvent::PermissionRequest, AgentVerdict::Deny) => {
+                permission_request(json!({"behavior": "deny", "message": reason}))
+            }
+            (HookEvent::PermissionRequest, AgentVerdict::Undecided) => NONE.into(),
+        }
+    }
+
+    /// Qwen's transcript: `{"type": "user", "message": {"role": "user", "parts": [{"text"}]}}`.
+    fn prompt_of(&self, entry: &Value) -> Option<String> {
+        if entry.get("type").and_then(Value::as_str)? != "user" {
+            return None;
+        }
+        let message = entry.get("message")?;
+        let blocks = message.get("parts").or_else(|| message.get("content"))?;
+        match blocks {
+            Value::String(text) => crate::prompt_text(text),
+            Value::Array(parts) => crate::prompt_text(
+                parts
+                    .iter()
+                    .find_map(|part| part.get("text").and_then(Value::as_str))?,
+            ),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(feature = "connect")]
+mod config {
+    use super::Qwen;
+    use crate::Agent;
+    use crate::connect::hooks::{self, Layout};
+    use crate::connect::{ConfigWriter, ConnectReport, Options, Result};
+    use std::path::{Path, PathBuf};
+
+    /// PreToolUse first: it is the gate `connected` looks for. Qwen's timeout is in ms.
+    const LAYOUT: Layout = Layout {
+        timeout_in_ms: true,
+        ..Layout::grouped(&["PreToolUse", "PermissionRequest"])
+    };
+
+    impl crate::connect::Connectable for Qwen {
+        const WRITER: Option<&'static dyn ConfigWriter> = Some(&Qwen);
+    }
+
+    impl ConfigWriter for Qwen {
+        fn takes_project(&self) -> bool {
+            true
+        }
+
+        fn config_path(&self, project: Option<&Path>) -> Result<PathBuf> {
+            Ok(match project {
+                Some(dir) => dir.to_path_buf(),
+                None => crate::connect::home()?,
+            }
+            .join(".qwen")
+            .join("settings.json"))
+        }
+
+        fn connect(&self, path: &Path, options: &Options) -> Result<ConnectReport> {
+            hooks::connect(path, self.name(), &LAYOUT, options)
+        }
+
+        fn disconnect(&self, path: &Path) -> Result<ConnectReport> {
+            hooks::disconnect(path, self.name(), &LAYOUT, false)
+        }
+
+        fn connected(&self, path: &Path) -> Result<bool> {
+            hooks::connected(path, self.name(), &LAYOUT)
+        }
+
+        fn connected_note(&self, _report: &ConnectReport) -> Option<&'static str> {
+            Some(
+                "Its tool calls now wait in Airlock's inbox: where Qwen would ask you (approval mode default) you can approve, deny with a message the model reads, or edit the arguments; in yolo mode every call still waits, but an edit cannot be made there. When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set qwen --fallback ask` gives it to Qwen's own prompt instead). Qwen runs a call whose hook crashes: the hook never does, but no setting of Qwen's makes that closed. Undo with `airlock disconnect qwen`.",
+            )
+        }
+    }
+}
