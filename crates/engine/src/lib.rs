@@ -22,7 +22,9 @@ mod secrets;
 pub mod servers;
 mod sessions;
 mod settings;
+mod routing;
 mod shell;
+mod team;
 pub mod tools;
 mod views;
 
@@ -111,6 +113,8 @@ pub(crate) struct Inner {
     /// Calls a decision started and claimed in its own transaction, not yet invoked: the
     /// turn invokes each once (taking it out). Any other `running` call must be claimed first.
     pub started_by_decision: Mutex<HashSet<String>>,
+    /// A team server's members and routes, as the decision path needs them (`team`).
+    pub team: routing::TeamState,
     /// Where tests hold steps between deciding and recording, to force them to race.
     #[cfg(test)]
     pub step_gate: driver::StepGate,
@@ -204,11 +208,13 @@ impl Engine {
                 agent_waiters: agents::AgentWaiters::default(),
                 pairing: remote::PairingCodes::default(),
                 started_by_decision: Mutex::new(HashSet::new()),
+                team: routing::TeamState::default(),
                 #[cfg(test)]
                 step_gate: driver::StepGate::default(),
             }),
         };
         engine.recover()?;
+        team::start_escalations(&engine.inner);
         Ok(engine)
     }
 

@@ -306,6 +306,7 @@ use crate::{
 use airlock_core::{
     AgentFallback, Mode, RuleEffect, RulePattern, ServerConfig, ServerDefault, ToolSetting,
 };
+use crate::team::{MemberView, NewMember, RouteView, TeamRole};
 
 commands! {
     /// The app's version, data directory, workspace and where its API listens.
@@ -443,6 +444,38 @@ commands! {
     Push = "push" {} -> Option<crate::NtfyPushView>, [Window, Api];
     /// The ntfy push, or off with null; a null token keeps the saved one, '' removes it.
     SetPush = "set_push" { push: Option<NtfyPush> } -> (), [Window, Api];
+    /// Makes the first admin of a team server that has no member yet (no token needed, and
+    /// refused once there is a member); their token, shown once.
+    TeamInit = "team_init" { name: String } -> NewMember, [Api];
+    /// Adds a member (admin, approver or viewer) in these groups; their token, shown once.
+    TeamAdd = "team_add" {
+        name: String,
+        role: TeamRole,
+        #[serde(default)]
+        groups: Vec<String>,
+    } -> NewMember, [Api];
+    /// The team's members (never their tokens).
+    TeamMembers = "team_members" {} -> Vec<MemberView>, [Window, Api];
+    /// Removes a member: their token is refused from now on; whether there was one.
+    TeamRemove = "team_remove" { name: String } -> bool, [Api];
+    /// Sends the calls of SERVER/TOOL (whose argument at `pointer` matches `pattern`, when
+    /// given) to a person or group, needing `quorum` approvals, escalated after a while.
+    TeamRoute = "team_route" {
+        server: String,
+        tool: String,
+        pointer: Option<String>,
+        pattern: Option<String>,
+        to: String,
+        quorum: Option<u32>,
+        escalate_after_secs: Option<u64>,
+        escalate_to: Option<String>,
+    } -> RouteView, [Api];
+    /// The routes, oldest first (the first that matches a call applies).
+    TeamRoutes = "team_routes" {} -> Vec<RouteView>, [Window, Api];
+    /// Removes a route (items already routed keep theirs); whether there was one.
+    TeamUnroute = "team_unroute" { id: String } -> bool, [Api];
+    /// Hands a waiting item to another person, with a note for them.
+    Delegate = "delegate" { approval_id: String, to: String, note: Option<String> } -> (), [Window, Api];
 }
 
 #[cfg(test)]

@@ -46,6 +46,8 @@ pub struct DecisionInput {
     pub decided_by: DecidedBy,
     /// The paired device it came from (the phone inbox), named in the audit trail.
     pub device: Option<String>,
+    /// The team member who decided (a team server), named in the audit trail.
+    pub person: Option<String>,
     /// The engine's reason to refuse this decision, found before the transaction: the refusal
     /// is recorded in the audit trail and changes nothing else.
     pub refusal: Option<String>,
@@ -70,6 +72,7 @@ impl DecisionInput {
             grant: None,
             decided_by,
             device: None,
+            person: None,
             refusal: None,
         }
     }
@@ -377,7 +380,7 @@ impl Store {
                                 input.session_id.as_deref(),
                                 None,
                                 Some(&input.approval_id),
-                                &json!({ "approve": input.approve(), "error": error.to_string() }),
+                                &json!({ "approve": input.approve(), "error": error.to_string(), "person": input.person }),
                             )?;
                             outcomes.push(Err(error));
                         }
@@ -505,6 +508,7 @@ fn apply_decision(
             "edited": input.edited_args.is_some(), "reason": input.reason,
             "remember": input.remember.as_str(), "for_chat": input.for_chat,
             "device": input.device,
+            "person": input.person,
             "grant": grant.map(|g| json!({
                 "id": grant_id, "expires_at": g.expires_at, "uses": g.uses,
                 "scope": if g.in_chat { "chat" } else { "all" },

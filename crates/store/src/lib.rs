@@ -10,10 +10,12 @@ mod calls;
 mod devices;
 mod grants;
 mod history;
+mod members;
 mod pins;
 mod policy_inputs;
 mod remembered;
 mod requests;
+mod routes;
 mod rules;
 mod servers;
 mod sessions;
@@ -30,6 +32,8 @@ pub use calls::NewCall;
 pub use history::{AskedRow, PastCall};
 pub use pins::PinCheck;
 pub use requests::DecisionRow;
+pub use routes::{ItemRouting, NewRoute};
+pub use members::NewMemberRow;
 pub use wal::WriteCounters;
 
 use rusqlite::{Connection, OpenFlags, Params, Row};
@@ -97,7 +101,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 12] = [
+const MIGRATIONS: [&str; 13] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -110,6 +114,7 @@ const MIGRATIONS: [&str; 12] = [
     include_str!("migration_10_grant_scope.sql"),
     include_str!("migration_11_session_title.sql"),
     include_str!("migration_12_round_pages.sql"),
+    include_str!("migration_16_team.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
