@@ -125,7 +125,9 @@ pub async fn run(client: &ApiClient, action: TeamAction) -> anyhow::Result<ExitC
                     (first.clone(), Some(next.clone()))
                 }
                 [_, _] => bail!("a second --to is where it goes after --escalate-after"),
-                _ => bail!("--to names who decides, and a second one who decides after --escalate-after; no more"),
+                _ => bail!(
+                    "--to names who decides, and a second one who decides after --escalate-after; no more"
+                ),
             };
             let route = client
                 .call(&cmd::TeamRoute {

@@ -140,13 +140,15 @@ impl ApiClient {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, ClientError> {
-        let response = self.authorized(request).send().await.map_err(|e| {
-            ClientError::Unreachable {
-                data_dir: self.data_dir.clone(),
-                message: e.to_string(),
-                refused: e.is_connect(),
-            }
-        })?;
+        let response =
+            self.authorized(request)
+                .send()
+                .await
+                .map_err(|e| ClientError::Unreachable {
+                    data_dir: self.data_dir.clone(),
+                    message: e.to_string(),
+                    refused: e.is_connect(),
+                })?;
         let status = response.status();
         let body: Value = response
             .json()
@@ -171,15 +173,15 @@ impl ApiClient {
     /// A streaming GET (server-sent events): the response once its headers arrived.
     pub async fn stream(&self, path: &str) -> Result<reqwest::Response, ClientError> {
         let request = self.http.get(self.url(path));
-        let response = self
-            .authorized(request)
-            .send()
-            .await
-            .map_err(|e| ClientError::Unreachable {
-                data_dir: self.data_dir.clone(),
-                message: e.to_string(),
-                refused: e.is_connect(),
-            })?;
+        let response =
+            self.authorized(request)
+                .send()
+                .await
+                .map_err(|e| ClientError::Unreachable {
+                    data_dir: self.data_dir.clone(),
+                    message: e.to_string(),
+                    refused: e.is_connect(),
+                })?;
         let status = response.status();
         if !status.is_success() {
             let body: Value = response.json().await.unwrap_or(Value::Null);

@@ -534,7 +534,10 @@ impl Inner {
             if member.role < TeamRole::Approver {
                 return TeamStep::Refused(
                     Refusal::Forbidden,
-                    format!("{} is a viewer: viewers read, approvers decide", member.name),
+                    format!(
+                        "{} is a viewer: viewers read, approvers decide",
+                        member.name
+                    ),
                 );
             }
             if let Some(why) = crate::routing::not_theirs(member, routed) {

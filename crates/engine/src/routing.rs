@@ -122,7 +122,6 @@ impl Inner {
         }
         Ok(routing)
     }
-
 }
 
 /// What routing needs of an item (a row of the decision path, an inbox item).
@@ -171,4 +170,3 @@ fn route_matches(route: &RouteView, item: &Routable<'_>) -> bool {
         _ => true,
     }
 }
-

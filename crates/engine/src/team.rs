@@ -246,9 +246,7 @@ impl Engine {
         if member.role == TeamRole::Admin {
             return Ok(items);
         }
-        let routing = self
-            .inner
-            .routing_for(items.iter().map(Routable::from))?;
+        let routing = self.inner.routing_for(items.iter().map(Routable::from))?;
         Ok(items
             .into_iter()
             .filter(|item| {
@@ -340,12 +338,10 @@ impl Inner {
             }
             if routing.at_last_step() {
                 expired.push(
-                    Settlement::new(&routing.approval_id, Resolution::Expire).with_reason(
-                        format!(
-                            "nobody answered in time (last asked: {}); denied",
-                            routing.assignee.replace(':', " ")
-                        ),
-                    ),
+                    Settlement::new(&routing.approval_id, Resolution::Expire).with_reason(format!(
+                        "nobody answered in time (last asked: {}); denied",
+                        routing.assignee.replace(':', " ")
+                    )),
                 );
                 continue;
             }
@@ -372,9 +368,11 @@ impl Inner {
 /// Starts the task that escalates routed items when their time comes (woken when an item is
 /// routed or the team changes; it ends with the engine).
 pub(crate) fn start_escalations(inner: &Arc<Inner>) {
-    if let Ok(active) = inner.store.has_members().and_then(|members| {
-        Ok(members || !inner.store.routes()?.is_empty())
-    }) && active
+    if let Ok(active) = inner
+        .store
+        .has_members()
+        .and_then(|members| Ok(members || !inner.store.routes()?.is_empty()))
+        && active
     {
         inner.team.activate();
     }

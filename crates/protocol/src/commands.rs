@@ -297,6 +297,7 @@ use crate::command_types::{
     Channel, DecisionOutcome, ImportPreview, ImportReport, Navigate, RemoteView, SettingsView,
     ShellOption,
 };
+use crate::team::{MemberView, NewMember, RouteView, TeamRole};
 use crate::{
     AddedRule, AgentStatus, AuditRow, ConnectReport, DecisionRequest, DeviceView,
     ElicitationAnswer, FileOnDisk, GrantOffer, InboxItem, MessageRow, NtfyPush, Pairing,
@@ -306,7 +307,6 @@ use crate::{
 use airlock_core::{
     AgentFallback, Mode, RuleEffect, RulePattern, ServerConfig, ServerDefault, ToolSetting,
 };
-use crate::team::{MemberView, NewMember, RouteView, TeamRole};
 
 commands! {
     /// The app's version, data directory, workspace and where its API listens.

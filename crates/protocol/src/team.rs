@@ -44,9 +44,7 @@ impl std::str::FromStr for TeamRole {
             "viewer" => Ok(TeamRole::Viewer),
             "approver" => Ok(TeamRole::Approver),
             "admin" => Ok(TeamRole::Admin),
-            other => Err(format!(
-                "no role '{other}'; one of admin, approver, viewer"
-            )),
+            other => Err(format!("no role '{other}'; one of admin, approver, viewer")),
         }
     }
 }

@@ -30,10 +30,10 @@ pub use airlock_protocol::{
 pub use approvals::{Decided, DecisionInput, DecisionOutcome, GrantLimits, NewApproval};
 pub use calls::NewCall;
 pub use history::{AskedRow, PastCall};
+pub use members::NewMemberRow;
 pub use pins::PinCheck;
 pub use requests::DecisionRow;
 pub use routes::{ItemRouting, NewRoute};
-pub use members::NewMemberRow;
 pub use wal::WriteCounters;
 
 use rusqlite::{Connection, OpenFlags, Params, Row};

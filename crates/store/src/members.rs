@@ -20,18 +20,25 @@ pub struct NewMemberRow {
 const COLUMNS: &str = "id, name, role, groups, created_at";
 
 fn member(row: &Row<'_>) -> rusqlite::Result<(String, String, String, String, String)> {
-    Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))
+    Ok((
+        row.get(0)?,
+        row.get(1)?,
+        row.get(2)?,
+        row.get(3)?,
+        row.get(4)?,
+    ))
 }
 
 fn parsed(
     (id, name, role, groups, created_at): (String, String, String, String, String),
 ) -> Result<MemberView> {
-    let groups = serde_json::from_value(parse_json(&groups, "a member's groups")?).map_err(|e| {
-        StoreError::CorruptJson {
-            what: "a member's groups",
-            message: e.to_string(),
-        }
-    })?;
+    let groups =
+        serde_json::from_value(parse_json(&groups, "a member's groups")?).map_err(|e| {
+            StoreError::CorruptJson {
+                what: "a member's groups",
+                message: e.to_string(),
+            }
+        })?;
     Ok(MemberView {
         id,
         name,

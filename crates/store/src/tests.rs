@@ -779,7 +779,10 @@ mod team {
         let moved = store.escalate(&id, 0, None).unwrap().unwrap();
         assert_eq!((moved.step, moved.assignee.as_str()), (1, "group:oncall"));
         assert!(store.escalate(&id, 0, None).unwrap().is_none(), "twice");
-        assert!(store.escalate(&id, 1, None).unwrap().is_none(), "past the last step");
+        assert!(
+            store.escalate(&id, 1, None).unwrap().is_none(),
+            "past the last step"
+        );
         // Handed to one person: the assignee changes, the step stays.
         let handed = store
             .delegate(&id, "person:cy", Some("yours"), "ana")

@@ -79,7 +79,11 @@ async fn inbox_as(engine: &Engine, member: &MemberView) -> Vec<String> {
 }
 
 fn pending(engine: &Engine, id: &str) -> bool {
-    engine.inbox().unwrap().iter().any(|item| item.approval_id == id)
+    engine
+        .inbox()
+        .unwrap()
+        .iter()
+        .any(|item| item.approval_id == id)
 }
 
 /// Waits (with a deadline, on the engine's events) for the item to be announced again: the
@@ -114,21 +118,30 @@ async fn a_quorum_of_two_runs_only_after_two_different_people_approve_the_same_a
     let written = f.engine.workspace().join("a.txt");
 
     // One approval is counted, and decides nothing.
-    let first = decide_as(&f.engine, &people.ana, approve(&id)).await.unwrap();
+    let first = decide_as(&f.engine, &people.ana, approve(&id))
+        .await
+        .unwrap();
     assert_eq!(first.error, None);
     assert!(pending(&f.engine, &id), "one approval of two ran it");
     // The same person again is still one person.
-    let again = decide_as(&f.engine, &people.ana, approve(&id)).await.unwrap();
+    let again = decide_as(&f.engine, &people.ana, approve(&id))
+        .await
+        .unwrap();
     assert_eq!(again.error, None);
     assert!(pending(&f.engine, &id), "the same person twice ran it");
     // The desktop's own decision is no team member's: it cannot stand in for one.
     let local = f.engine.decide(approve(&id), DecidedBy::Inbox);
-    assert!(matches!(local, Err(EngineError::NotAllowed(_))), "{local:?}");
+    assert!(
+        matches!(local, Err(EngineError::NotAllowed(_))),
+        "{local:?}"
+    );
     assert!(pending(&f.engine, &id));
     assert!(!written.exists());
 
     // A second person's approval of the same arguments runs it.
-    let second = decide_as(&f.engine, &people.bo, approve(&id)).await.unwrap();
+    let second = decide_as(&f.engine, &people.bo, approve(&id))
+        .await
+        .unwrap();
     assert_eq!(second.error, None);
     assert!(!pending(&f.engine, &id));
     turn_end(&f.engine, "s").await;
@@ -157,7 +170,9 @@ async fn an_edit_starts_the_count_again_and_one_denial_is_final() {
     f.engine.send_message("s", "write").unwrap();
     let id = inbox_of(&f.engine, 1).await.remove(0).approval_id;
 
-    decide_as(&f.engine, &people.ana, approve(&id)).await.unwrap();
+    decide_as(&f.engine, &people.ana, approve(&id))
+        .await
+        .unwrap();
     // Bo approves other arguments: that is one approval of those, not a second of ana's.
     let edited = approving(
         &id,
@@ -168,7 +183,10 @@ async fn an_edit_starts_the_count_again_and_one_denial_is_final() {
     );
     let outcome = decide_as(&f.engine, &people.bo, edited).await.unwrap();
     assert_eq!(outcome.error, None);
-    assert!(pending(&f.engine, &id), "an edit was counted with the original");
+    assert!(
+        pending(&f.engine, &id),
+        "an edit was counted with the original"
+    );
 
     // One denial ends it, and its reason reaches the model.
     let denied = decide_as(&f.engine, &people.ana, deny(&id, "not on a Friday"))
@@ -199,7 +217,9 @@ async fn an_unanswered_item_escalates_to_the_second_group() {
     // First with release, not on-call.
     assert_eq!(inbox_as(&f.engine, &people.ana).await, [id.clone()]);
     assert!(inbox_as(&f.engine, &people.cy).await.is_empty());
-    let early = decide_as(&f.engine, &people.cy, approve(&id)).await.unwrap();
+    let early = decide_as(&f.engine, &people.cy, approve(&id))
+        .await
+        .unwrap();
     assert_eq!(
         early.error.map(|e| e.code),
         Some(airlock_protocol::ErrorCode::NotAllowed)
@@ -211,9 +231,13 @@ async fn an_unanswered_item_escalates_to_the_second_group() {
     announced_again(&mut events, &id).await;
     assert_eq!(inbox_as(&f.engine, &people.cy).await, [id.clone()]);
     assert!(inbox_as(&f.engine, &people.ana).await.is_empty());
-    let late = decide_as(&f.engine, &people.ana, approve(&id)).await.unwrap();
+    let late = decide_as(&f.engine, &people.ana, approve(&id))
+        .await
+        .unwrap();
     assert!(late.error.is_some(), "release still decided it");
-    let answered = decide_as(&f.engine, &people.cy, approve(&id)).await.unwrap();
+    let answered = decide_as(&f.engine, &people.cy, approve(&id))
+        .await
+        .unwrap();
     assert_eq!(answered.error, None);
     turn_end(&f.engine, "s").await;
     assert!(f.engine.workspace().join("a.txt").exists());
@@ -257,10 +281,20 @@ async fn a_viewer_reads_the_inbox_and_cannot_decide() {
         .decide_many_as_member(vec![approve(&item.approval_id)], &people.vi)
         .unwrap()
         .remove(0);
-    assert!(matches!(direct, Err(EngineError::NotAllowed(_))), "{direct:?}");
+    assert!(
+        matches!(direct, Err(EngineError::NotAllowed(_))),
+        "{direct:?}"
+    );
     // Nor change a setting.
     let caller = Caller::Member(people.vi.clone());
-    let paused = dispatch(&f.engine, &NoHost, &caller, "set_paused", json!({"paused": true})).await;
+    let paused = dispatch(
+        &f.engine,
+        &NoHost,
+        &caller,
+        "set_paused",
+        json!({"paused": true}),
+    )
+    .await;
     assert!(paused.is_err());
     assert!(!f.engine.paused());
     assert!(pending(&f.engine, &item.approval_id));
@@ -277,7 +311,11 @@ async fn delegation_hands_the_item_to_one_person() {
     // Someone else's item is not theirs to hand on.
     let caller = Caller::Member(people.cy.clone());
     let args = json!({"approvalId": id, "to": "cy", "note": "yours"});
-    assert!(dispatch(&f.engine, &NoHost, &caller, "delegate", args).await.is_err());
+    assert!(
+        dispatch(&f.engine, &NoHost, &caller, "delegate", args)
+            .await
+            .is_err()
+    );
 
     let caller = Caller::Member(people.ana.clone());
     let args = json!({"approvalId": id, "to": "cy", "note": "you know this service"});
@@ -286,9 +324,13 @@ async fn delegation_hands_the_item_to_one_person() {
         .unwrap();
     assert_eq!(inbox_as(&f.engine, &people.cy).await, [id.clone()]);
     assert!(inbox_as(&f.engine, &people.ana).await.is_empty());
-    let bo = decide_as(&f.engine, &people.bo, approve(&id)).await.unwrap();
+    let bo = decide_as(&f.engine, &people.bo, approve(&id))
+        .await
+        .unwrap();
     assert!(bo.error.is_some(), "the release group still decided it");
-    let cy = decide_as(&f.engine, &people.cy, approve(&id)).await.unwrap();
+    let cy = decide_as(&f.engine, &people.cy, approve(&id))
+        .await
+        .unwrap();
     assert_eq!(cy.error, None);
     turn_end(&f.engine, "s").await;
     assert!(f.engine.workspace().join("a.txt").exists());
@@ -306,18 +348,34 @@ async fn delegation_hands_the_item_to_one_person() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_first_admin_is_made_once_and_a_member_is_refused_what_their_role_is_not() {
     let (_dir, engine) = empty_engine();
-    let first = dispatch(&engine, &NoHost, &Caller::Newcomer, "team_init", json!({"name": "root"}))
-        .await
-        .unwrap();
+    let first = dispatch(
+        &engine,
+        &NoHost,
+        &Caller::Newcomer,
+        "team_init",
+        json!({"name": "root"}),
+    )
+    .await
+    .unwrap();
     let token = first["token"].as_str().unwrap().to_string();
     let root = engine.member_for_token(&token).unwrap().unwrap();
     assert_eq!(root.role, TeamRole::Admin);
     // Only while the team has no member.
-    let again =
-        dispatch(&engine, &NoHost, &Caller::Newcomer, "team_init", json!({"name": "eve"})).await;
+    let again = dispatch(
+        &engine,
+        &NoHost,
+        &Caller::Newcomer,
+        "team_init",
+        json!({"name": "eve"}),
+    )
+    .await;
     assert!(again.is_err());
     // A newcomer reaches nothing else.
-    assert!(dispatch(&engine, &NoHost, &Caller::Newcomer, "inbox", Value::Null).await.is_err());
+    assert!(
+        dispatch(&engine, &NoHost, &Caller::Newcomer, "inbox", Value::Null)
+            .await
+            .is_err()
+    );
     assert_eq!(engine.member_for_token("not-a-token").unwrap(), None);
     // The store keeps a hash, never the token (in the database or its log).
     for entry in std::fs::read_dir(engine.data_dir()).unwrap() {
@@ -333,9 +391,15 @@ async fn the_first_admin_is_made_once_and_a_member_is_refused_what_their_role_is
     }
     // An approver may not add members; an admin may, and it is audited with them.
     let caller = Caller::Member(root.clone());
-    dispatch(&engine, &NoHost, &caller, "team_add", json!({"name": "ana", "role": "approver"}))
-        .await
-        .unwrap();
+    dispatch(
+        &engine,
+        &NoHost,
+        &caller,
+        "team_add",
+        json!({"name": "ana", "role": "approver"}),
+    )
+    .await
+    .unwrap();
     let ana = engine
         .team_members()
         .unwrap()
@@ -343,11 +407,22 @@ async fn the_first_admin_is_made_once_and_a_member_is_refused_what_their_role_is
         .find(|member| member.name == "ana")
         .unwrap();
     let caller = Caller::Member(ana);
-    let refused =
-        dispatch(&engine, &NoHost, &caller, "team_add", json!({"name": "mallory", "role": "admin"}))
-            .await;
+    let refused = dispatch(
+        &engine,
+        &NoHost,
+        &caller,
+        "team_add",
+        json!({"name": "mallory", "role": "admin"}),
+    )
+    .await;
     assert!(refused.is_err());
-    assert!(engine.audit(100).unwrap().iter().any(|row| row.actor == "root"
-        && row.action == "member_command"
-        && row.detail["command"] == "team_add"));
+    assert!(
+        engine
+            .audit(100)
+            .unwrap()
+            .iter()
+            .any(|row| row.actor == "root"
+                && row.action == "member_command"
+                && row.detail["command"] == "team_add")
+    );
 }
