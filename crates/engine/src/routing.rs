@@ -165,7 +165,7 @@ fn route_matches(route: &RouteView, item: &Routable<'_>) -> bool {
     match (&route.pointer, &route.pattern) {
         (Some(pointer), Some(pattern)) => {
             RuleProbe::new(&probe_rule(item.server, item.tool, pointer, pattern))
-                .is_ok_and(|probe| probe.matches(&item.args))
+                .is_ok_and(|probe| probe.matches(item.args))
         }
         _ => true,
     }

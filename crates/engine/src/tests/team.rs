@@ -215,7 +215,10 @@ async fn an_unanswered_item_escalates_to_the_second_group() {
     let id = inbox_of(&f.engine, 1).await.remove(0).approval_id;
 
     // First with release, not on-call.
-    assert_eq!(inbox_as(&f.engine, &people.ana).await, [id.clone()]);
+    assert_eq!(
+        inbox_as(&f.engine, &people.ana).await,
+        std::slice::from_ref(&id)
+    );
     assert!(inbox_as(&f.engine, &people.cy).await.is_empty());
     let early = decide_as(&f.engine, &people.cy, approve(&id))
         .await
@@ -229,7 +232,10 @@ async fn an_unanswered_item_escalates_to_the_second_group() {
     // The first announcement is the new item's.
     announced_again(&mut events, &id).await;
     announced_again(&mut events, &id).await;
-    assert_eq!(inbox_as(&f.engine, &people.cy).await, [id.clone()]);
+    assert_eq!(
+        inbox_as(&f.engine, &people.cy).await,
+        std::slice::from_ref(&id)
+    );
     assert!(inbox_as(&f.engine, &people.ana).await.is_empty());
     let late = decide_as(&f.engine, &people.ana, approve(&id))
         .await
@@ -268,7 +274,7 @@ async fn a_viewer_reads_the_inbox_and_cannot_decide() {
     let people = team(&f.engine);
     assert_eq!(
         inbox_as(&f.engine, &people.vi).await,
-        [item.approval_id.clone()]
+        std::slice::from_ref(&item.approval_id)
     );
     let refused = decide_as(&f.engine, &people.vi, approve(&item.approval_id)).await;
     assert_eq!(
@@ -322,7 +328,10 @@ async fn delegation_hands_the_item_to_one_person() {
     dispatch(&f.engine, &NoHost, &caller, "delegate", args)
         .await
         .unwrap();
-    assert_eq!(inbox_as(&f.engine, &people.cy).await, [id.clone()]);
+    assert_eq!(
+        inbox_as(&f.engine, &people.cy).await,
+        std::slice::from_ref(&id)
+    );
     assert!(inbox_as(&f.engine, &people.ana).await.is_empty());
     let bo = decide_as(&f.engine, &people.bo, approve(&id))
         .await
