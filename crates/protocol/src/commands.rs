@@ -297,7 +297,7 @@ use crate::command_types::{
     Channel, DecisionOutcome, ImportPreview, ImportReport, Navigate, RemoteView, SettingsView,
     ShellOption,
 };
-use crate::team::{MemberView, NewMember, RouteView, TeamRole};
+use crate::team::{Access, MemberView, NewMember, RouteView, TeamRole};
 use crate::{
     AddedRule, AgentStatus, AuditRow, ConnectReport, DecisionRequest, DeviceView,
     ElicitationAnswer, FileOnDisk, GrantOffer, InboxItem, MessageRow, NtfyPush, Pairing,
@@ -476,6 +476,90 @@ commands! {
     TeamUnroute = "team_unroute" { id: String } -> bool, [Api];
     /// Hands a waiting item to another person, with a note for them.
     Delegate = "delegate" { approval_id: String, to: String, note: Option<String> } -> (), [Window, Api];
+}
+
+impl AnyCommand {
+    /// What the command asks of a member's role: one exhaustive list, so a command added to the
+    /// table without saying so does not compile. Reading is a viewer's, deciding an approver's,
+    /// everything that changes what runs or who decides an admin's.
+    pub fn access(&self) -> Access {
+        use AnyCommand as C;
+        match self {
+            C::TeamInit(_) => Access::Bootstrap,
+            C::AppInfoCommand(_)
+            | C::ListSessions(_)
+            | C::Transcript(_)
+            | C::WaitTurn(_)
+            | C::Paused(_)
+            | C::Status(_)
+            | C::StorageFailure(_)
+            | C::TrayMenu(_)
+            | C::TakeNavigation(_)
+            | C::Inbox(_)
+            | C::FileOnDiskCommand(_)
+            | C::RuleSuggestions(_)
+            | C::GrantOfferCommand(_)
+            | C::InsightsCommand(_)
+            | C::Settings(_)
+            | C::PreviewRule(_)
+            | C::ListRules(_)
+            | C::Servers(_)
+            | C::PreviewImportServers(_)
+            | C::ServerChanges(_)
+            | C::ServerLog(_)
+            | C::Audit(_)
+            | C::Agents(_)
+            | C::AgentViews(_)
+            | C::Tools(_)
+            | C::Remembered(_)
+            | C::Grants(_)
+            | C::Provider(_)
+            | C::Providers(_)
+            | C::Devices(_)
+            | C::Remote(_)
+            | C::Push(_)
+            | C::TeamMembers(_)
+            | C::TeamRoutes(_) => Access::Read,
+            C::Decide(_) | C::AnswerElicitation(_) | C::Delegate(_) => Access::Decide,
+            C::SendMessage(_)
+            | C::CancelTurn(_)
+            | C::SetPaused(_)
+            | C::ShowWindow(_)
+            | C::SetSetting(_)
+            | C::SetSessionMode(_)
+            | C::SetWorkspaceMode(_)
+            | C::SetProvider(_)
+            | C::SetProviderKey(_)
+            | C::TestProvider(_)
+            | C::SetToolSetting(_)
+            | C::SetFromNotification(_)
+            | C::AddRule(_)
+            | C::RemoveRule(_)
+            | C::RevokeRemembered(_)
+            | C::SetOption(_)
+            | C::SetWorkspace(_)
+            | C::SetStartAtLogin(_)
+            | C::SaveServer(_)
+            | C::AcceptServerChanges(_)
+            | C::SetServerEnabled(_)
+            | C::SetServerDefault(_)
+            | C::SetServerTrust(_)
+            | C::RemoveServer(_)
+            | C::ImportServers(_)
+            | C::ConnectAgent(_)
+            | C::DisconnectAgent(_)
+            | C::ApplyAgentDefaults(_)
+            | C::SetAgentFallback(_)
+            | C::SetRemoteListen(_)
+            | C::PairPhone(_)
+            | C::RevokeDevice(_)
+            | C::SetPush(_)
+            | C::TeamAdd(_)
+            | C::TeamRemove(_)
+            | C::TeamRoute(_)
+            | C::TeamUnroute(_) => Access::Admin,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,7 @@
 //! People on a team server: members with a role and groups, the routes that send a tool's calls
-//! to a person or a group (with a quorum and escalation), and what each command of the table
-//! asks of a member's role ([`AnyCommand::access`]).
+//! to a person or a group (with a quorum and escalation), and what a command may ask of a
+//! member's role ([`Access`]; each command's is `AnyCommand::access`, beside the table).
 
-use crate::commands::AnyCommand;
 use serde::{Deserialize, Serialize};
 
 /// What a member may do, in increasing order: a viewer reads, an approver also decides the
@@ -127,90 +126,6 @@ pub struct RouteView {
     pub quorum: u32,
     pub escalate_after_secs: Option<u64>,
     pub created_at: String,
-}
-
-impl AnyCommand {
-    /// What the command asks of a member's role: one exhaustive list, so a command added to the
-    /// table without saying so does not compile. Reading is a viewer's, deciding an approver's,
-    /// everything that changes what runs or who decides an admin's.
-    pub fn access(&self) -> Access {
-        use AnyCommand as C;
-        match self {
-            C::TeamInit(_) => Access::Bootstrap,
-            C::AppInfoCommand(_)
-            | C::ListSessions(_)
-            | C::Transcript(_)
-            | C::WaitTurn(_)
-            | C::Paused(_)
-            | C::Status(_)
-            | C::StorageFailure(_)
-            | C::TrayMenu(_)
-            | C::TakeNavigation(_)
-            | C::Inbox(_)
-            | C::FileOnDiskCommand(_)
-            | C::RuleSuggestions(_)
-            | C::GrantOfferCommand(_)
-            | C::InsightsCommand(_)
-            | C::Settings(_)
-            | C::PreviewRule(_)
-            | C::ListRules(_)
-            | C::Servers(_)
-            | C::PreviewImportServers(_)
-            | C::ServerChanges(_)
-            | C::ServerLog(_)
-            | C::Audit(_)
-            | C::Agents(_)
-            | C::AgentViews(_)
-            | C::Tools(_)
-            | C::Remembered(_)
-            | C::Grants(_)
-            | C::Provider(_)
-            | C::Providers(_)
-            | C::Devices(_)
-            | C::Remote(_)
-            | C::Push(_)
-            | C::TeamMembers(_)
-            | C::TeamRoutes(_) => Access::Read,
-            C::Decide(_) | C::AnswerElicitation(_) | C::Delegate(_) => Access::Decide,
-            C::SendMessage(_)
-            | C::CancelTurn(_)
-            | C::SetPaused(_)
-            | C::ShowWindow(_)
-            | C::SetSetting(_)
-            | C::SetSessionMode(_)
-            | C::SetWorkspaceMode(_)
-            | C::SetProvider(_)
-            | C::SetProviderKey(_)
-            | C::TestProvider(_)
-            | C::SetToolSetting(_)
-            | C::SetFromNotification(_)
-            | C::AddRule(_)
-            | C::RemoveRule(_)
-            | C::RevokeRemembered(_)
-            | C::SetOption(_)
-            | C::SetWorkspace(_)
-            | C::SetStartAtLogin(_)
-            | C::SaveServer(_)
-            | C::AcceptServerChanges(_)
-            | C::SetServerEnabled(_)
-            | C::SetServerDefault(_)
-            | C::SetServerTrust(_)
-            | C::RemoveServer(_)
-            | C::ImportServers(_)
-            | C::ConnectAgent(_)
-            | C::DisconnectAgent(_)
-            | C::ApplyAgentDefaults(_)
-            | C::SetAgentFallback(_)
-            | C::SetRemoteListen(_)
-            | C::PairPhone(_)
-            | C::RevokeDevice(_)
-            | C::SetPush(_)
-            | C::TeamAdd(_)
-            | C::TeamRemove(_)
-            | C::TeamRoute(_)
-            | C::TeamUnroute(_) => Access::Admin,
-        }
-    }
 }
 
 #[cfg(test)]
