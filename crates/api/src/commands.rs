@@ -73,11 +73,9 @@ pub fn http_answer(answer: CommandResult<Value>) -> Response {
     }
 }
 
-/// Runs the command `name` for the local API.
-pub async fn run(engine: &Engine, name: &str, args: Value) -> Response {
-    http_answer(
-        airlock_engine::commands::dispatch(engine, &ServeHost, &Caller::Api, name, args).await,
-    )
+/// Runs the command `name` for a caller of the local API (or a team server's listener).
+pub async fn run(engine: &Engine, caller: &Caller, name: &str, args: Value) -> Response {
+    http_answer(airlock_engine::commands::dispatch(engine, &ServeHost, caller, name, args).await)
 }
 
 #[cfg(test)]

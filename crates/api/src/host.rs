@@ -24,6 +24,8 @@ pub enum HostError {
     Listen { addr: SocketAddr, message: String },
     #[error(transparent)]
     NoDataDir(#[from] NoDataDir),
+    #[error("the team server: {0}")]
+    Team(#[from] airlock_remote::RemoteError),
 }
 
 /// More routes for the local API, made from the engine and the API's address.
@@ -44,6 +46,11 @@ pub struct Host {
     remote: tokio::task::JoinHandle<()>,
     /// The ntfy push when approvals wait.
     push: tokio::task::JoinHandle<()>,
+    /// The local API's token (this start's), which the team server's listener accepts too.
+    token: String,
+    /// The team server's HTTPS listener, when one serves (`airlock serve --listen` on an
+    /// address other than loopback).
+    team: std::sync::Mutex<Option<airlock_remote::RemoteServer>>,
 }
 
 impl Host {
@@ -80,6 +87,7 @@ impl Host {
         let addr = api.endpoint.addr;
         let socket = api.endpoint.socket.clone();
         let routes = extra(&engine, addr);
+        let token = api.token.clone();
         api.publish(data_dir)?;
         let served = api.serve_with(engine.clone(), routes);
         let mcp = airlock_mcp::McpManager::start(&engine);
@@ -95,6 +103,8 @@ impl Host {
                 _lock: lock,
                 remote,
                 push,
+                token,
+                team: std::sync::Mutex::new(None),
             },
             served,
         ))
@@ -104,6 +114,39 @@ impl Host {
         &self.data_dir
     }
 
+    /// Serves this engine's API to a team on `listen`, an address other than loopback, over
+    /// HTTPS with a certificate made on first use and kept in the data directory (the phone
+    /// inbox's way, with its own files): members reach the command table with their own
+    /// tokens. The address bound and the certificate (its PEM, to give to clients, and its
+    /// fingerprint).
+    pub async fn serve_team(
+        &self,
+        listen: SocketAddr,
+    ) -> Result<(SocketAddr, airlock_remote::tls::Certificate), HostError> {
+        use airlock_remote::tls;
+        if listen.ip().is_unspecified() {
+            // The certificate is made for the address clients name; "every interface" is none.
+            return Err(airlock_remote::RemoteError::Listen {
+                addr: listen,
+                message: "name the address clients reach (the certificate is made for it), not every interface".into(),
+            }
+            .into());
+        }
+        let certificate = tls::load_or_create_named(&self.data_dir, tls::TEAM, listen.ip())
+            .map_err(airlock_remote::RemoteError::from)?;
+        let (engine, token) = (self.engine.clone(), self.token.clone());
+        let server = airlock_remote::serve_https(
+            certificate.clone(),
+            listen,
+            "the team server",
+            move |_| crate::server::team_router(engine, token),
+        )
+        .await?;
+        let addr = server.addr;
+        *self.team.lock().unwrap_or_else(|p| p.into_inner()) = Some(server);
+        Ok((addr, certificate))
+    }
+
     /// Stops what the engine runs, keeping the data directory's lock: clients are told first
     /// that no engine runs, then the phone inbox, the push and the MCP servers stop, and this
     /// waits up to `within` for the servers' processes to be gone. A process that quits calls
@@ -111,6 +154,7 @@ impl Host {
     /// directory while this one still ends.
     pub async fn stop(&self, within: std::time::Duration) {
         discovery::remove_endpoint(&self.data_dir);
+        self.team.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.remote.abort();
         self.push.abort();
         let children = self.mcp.pids();

@@ -17,7 +17,7 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use futures::Stream;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -174,6 +174,13 @@ pub async fn serve_socket(
     axum::serve(listener, router_with(engine, token, None, extra)).await
 }
 
+/// The API for a team server's listener (`airlock serve --listen` beyond loopback, over
+/// HTTPS): no Host or Origin check (its clients name it as they reach it), the tokens checked
+/// as everywhere: a member's reaches the command table only.
+pub fn team_router(engine: Engine, token: String) -> Router {
+    router_with(engine, token, None, Router::new())
+}
+
 pub fn router(engine: Engine, token: String, addr: SocketAddr) -> Router {
     let web = WebChecks::for_port(addr.port());
     router_with(engine, token, Some(web), Router::new())
@@ -251,31 +258,70 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .layer(middleware::from_fn_with_state(state, guard))
 }
 
-/// Host, Origin (on TCP) and token, in that order; each refusal says which check failed.
-async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+/// Host, Origin (on TCP) and token, in that order; each refusal says which check failed. The
+/// engine's own token is the machine's owner (`Caller::Api`); a team member's token is that
+/// member, who reaches the command table only (`/v1/commands/…`), as their role allows; no
+/// token at all reaches `team_init` alone, which a team with members refuses.
+async fn guard(State(state): State<Arc<AppState>>, mut request: Request, next: Next) -> Response {
     let headers = request.headers();
     if let Some(web) = &state.web
         && let Err(refused) = web.check(headers)
     {
         return refused.into_response();
     }
-    if !token_matches(headers, &state.token) {
-        return ApiError::new(
+    let refused = || {
+        ApiError::new(
             StatusCode::UNAUTHORIZED,
             "bad_token",
             "refused: missing or wrong bearer token",
         )
-        .into_response();
-    }
+        .into_response()
+    };
+    let path = request.uri().path();
+    let command_path = path.starts_with(crate::commands::COMMANDS_PATH);
+    let caller = if token_matches(headers, &state.token) {
+        Caller::Api
+    } else {
+        match bearer(headers) {
+            Some(token) => match state.engine.member_for_token(token) {
+                Ok(Some(member)) if command_path => Caller::Member(member),
+                Ok(Some(member)) => {
+                    return ApiError::new(
+                        StatusCode::FORBIDDEN,
+                        "not_allowed",
+                        format!(
+                            "refused: a team member ({}) uses the command table ({}NAME) only",
+                            member.name,
+                            crate::commands::COMMANDS_PATH
+                        ),
+                    )
+                    .into_response();
+                }
+                // An error reading the members is no member: refused, never let through.
+                Ok(None) | Err(_) => return refused(),
+            },
+            None if path == TEAM_INIT_PATH => Caller::Newcomer,
+            None => return refused(),
+        }
+    };
+    request.extensions_mut().insert(caller);
     next.run(request).await
 }
 
-fn token_matches(headers: &HeaderMap, token: &str) -> bool {
-    let given = headers
+/// The one path a caller without a token may use: making a team's first admin.
+const TEAM_INIT_PATH: &str = "/v1/commands/team_init";
+
+/// The bearer token given, if any.
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
         .and_then(|h| h.strip_prefix("Bearer "))
-        .unwrap_or("");
+        .filter(|token| !token.is_empty())
+}
+
+fn token_matches(headers: &HeaderMap, token: &str) -> bool {
+    let given = bearer(headers).unwrap_or("");
     // Constant time in the token's length, so timing does not reveal a prefix.
     given.len() == token.len()
         && given
@@ -285,14 +331,20 @@ fn token_matches(headers: &HeaderMap, token: &str) -> bool {
             == 0
 }
 
-/// A command of the table, run by the one dispatcher ([`crate::commands`]).
+/// A command of the table, run by the one dispatcher ([`crate::commands`]) for the caller the
+/// guard found.
 async fn command(
     State(s): State<Arc<AppState>>,
+    caller: Option<Extension<Caller>>,
     Path(name): Path<String>,
     args: Option<Json<Value>>,
 ) -> Response {
+    let Some(Extension(caller)) = caller else {
+        return ApiError::new(StatusCode::UNAUTHORIZED, "bad_token", "refused: no caller")
+            .into_response();
+    };
     let args = args.map(|Json(args)| args).unwrap_or(Value::Null);
-    crate::commands::run(&s.engine, &name, args).await
+    crate::commands::run(&s.engine, &caller, &name, args).await
 }
 
 /// Runs a command of the table for one of the REST routes (the paths and answers the CLI and

@@ -16,9 +16,20 @@ use serde_json::{Value, json};
 use std::path::Path;
 use std::process::ExitCode;
 
-pub async fn run(data_dir: &Path, command: Command) -> anyhow::Result<ExitCode> {
-    let client = ApiClient::discover(data_dir)?;
+/// Runs a client command against `engine` (a team server, `--engine`), else this data
+/// directory's engine.
+pub async fn run(
+    data_dir: &Path,
+    engine: Option<ApiClient>,
+    command: Command,
+) -> anyhow::Result<ExitCode> {
+    let client = match engine {
+        Some(client) => client,
+        None => ApiClient::discover(data_dir)?,
+    };
     match command {
+        Command::Team { action } => crate::team::run(&client, action).await,
+        Command::Delegate { id, to, note } => crate::team::delegate(&client, id, to, note).await,
         Command::Chat {
             session,
             no_wait,
@@ -513,6 +524,13 @@ async fn decide_all(
             "denied"
         };
         match outcome {
+            // On a team server, an approval counted towards a quorum not reached yet.
+            Ok(answer) if request.decision.approves() && answer["status"] == "pending" => {
+                println!(
+                    "counted your approval of {}; it runs once enough people approved these arguments",
+                    request.approval_id
+                );
+            }
             Ok(answer) => {
                 println!("{verb} {}", request.approval_id);
                 if matches!(&request.decision, Decision::Approve(Approval { grant: Some(g), .. })

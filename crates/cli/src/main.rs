@@ -14,7 +14,9 @@ mod remote;
 mod serve;
 mod servers;
 mod shown;
+mod team;
 
+use anyhow::Context;
 use clap::builder::PossibleValuesParser;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -30,13 +32,37 @@ struct Cli {
     /// The data directory (default: $AIRLOCK_DATA_DIR, else the platform's data folder).
     #[arg(long, global = true, env = "AIRLOCK_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// A team server to talk to instead of this machine's engine (https://HOST:PORT, or
+    /// http://127.0.0.1:PORT on this machine).
+    #[arg(long, global = true, env = "AIRLOCK_ENGINE", value_name = "URL")]
+    engine: Option<String>,
+    /// Your member token on that team server (`team init` needs none).
+    #[arg(
+        long,
+        global = true,
+        env = "AIRLOCK_TOKEN",
+        hide_env_values = true,
+        requires = "engine"
+    )]
+    token: Option<String>,
+    /// A PEM certificate to trust for that team server (its own, which `airlock serve
+    /// --listen` prints where it keeps).
+    #[arg(
+        long,
+        global = true,
+        env = "AIRLOCK_ENGINE_CERT",
+        value_name = "PEM",
+        requires = "engine"
+    )]
+    engine_cert: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run the headless engine and its local API.
+    /// Run the headless engine and its local API; on an address other than loopback, also a
+    /// team server over HTTPS (its certificate made on first use, in the data directory).
     Serve {
         #[arg(long, default_value = "127.0.0.1:0")]
         listen: String,
@@ -55,6 +81,19 @@ enum Command {
         #[arg(long)]
         provider: Option<String>,
         message: String,
+    },
+    /// People on a team server: init, add, members, remove, route, routes, unroute.
+    Team {
+        #[command(subcommand)]
+        action: team::TeamAction,
+    },
+    /// Hand a waiting item to another person on a team server, with a note for them.
+    Delegate {
+        id: String,
+        #[arg(long, value_name = "PERSON")]
+        to: String,
+        #[arg(long)]
+        note: Option<String>,
     },
     /// Pending requests, oldest first.
     Inbox {
@@ -639,7 +678,26 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             command,
         } => mcp_proxy::run(&dir, server, name, command).await,
         Command::Serve { listen, workspace } => serve::run(&dir, &listen, workspace).await,
-        other => commands::run(&dir, other).await,
+        other => {
+            let engine = match cli.engine {
+                Some(url) => {
+                    let certificate = cli
+                        .engine_cert
+                        .map(|path| {
+                            std::fs::read(&path)
+                                .with_context(|| format!("--engine-cert {}", path.display()))
+                        })
+                        .transpose()?;
+                    Some(airlock_api::ApiClient::remote(
+                        &url,
+                        cli.token.as_deref().unwrap_or_default(),
+                        certificate.as_deref(),
+                    )?)
+                }
+                None => None,
+            };
+            commands::run(&dir, engine, other).await
+        }
     }
 }
 

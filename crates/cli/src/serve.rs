@@ -14,12 +14,28 @@ pub async fn run(
     let addr: SocketAddr = listen
         .parse()
         .with_context(|| format!("--listen '{listen}' is not an address like 127.0.0.1:7777"))?;
-    let (host, served) = Host::start(data_dir, workspace, addr).await?;
+    // Beyond loopback, the local API stays on loopback and a team server listens there over
+    // HTTPS; never plain HTTP off this machine.
+    let team = !addr.ip().is_loopback();
+    let local = if team {
+        SocketAddr::from(([127, 0, 0, 1], 0))
+    } else {
+        addr
+    };
+    let (host, served) = Host::start(data_dir, workspace, local).await?;
     println!(
         "Airlock engine for {} listening on http://{}",
         data_dir.display(),
         host.addr
     );
+    if team {
+        let (bound, certificate) = host.serve_team(addr).await?;
+        println!(
+            "Team server on https://{bound} (certificate {}; clients trust {} with --engine-cert)",
+            certificate.fingerprint,
+            data_dir.join("team-cert.pem").display()
+        );
+    }
     if let Some(socket) = &host.socket {
         println!(
             "and on {} (for the airlock commands, the hook and mcp-proxy)",

@@ -97,6 +97,26 @@ impl ApiClient {
         Ok(Self::with(http, base, token, data_dir))
     }
 
+    /// A client of a team server at `url` (`http://` on loopback, else `https://`) with a
+    /// member's token (none: only `team_init` answers). `certificate`: a PEM certificate to
+    /// trust instead of the system's (a team server's own, made on first use).
+    pub fn remote(url: &str, token: &str, certificate: Option<&[u8]>) -> Result<Self, ClientError> {
+        let unreachable = |message: String| ClientError::Unreachable {
+            data_dir: PathBuf::from(url),
+            message,
+            refused: false,
+        };
+        let mut builder = reqwest::Client::builder().tcp_nodelay(true);
+        if let Some(pem) = certificate {
+            let certificate = reqwest::Certificate::from_pem(pem)
+                .map_err(|e| unreachable(format!("the engine's certificate: {e}")))?;
+            // That certificate only: the team server's own, pinned.
+            builder = builder.tls_certs_only([certificate]);
+        }
+        let http = builder.build().map_err(|e| unreachable(e.to_string()))?;
+        Ok(Self::with(http, url, token, Path::new(url)))
+    }
+
     /// A client of the API at `base` (loopback TCP).
     pub fn new(base: &str, token: &str, data_dir: &Path) -> Self {
         let http = reqwest::Client::builder()
@@ -120,13 +140,15 @@ impl ApiClient {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, ClientError> {
-        let response = request.bearer_auth(&self.token).send().await.map_err(|e| {
-            ClientError::Unreachable {
-                data_dir: self.data_dir.clone(),
-                message: e.to_string(),
-                refused: e.is_connect(),
-            }
-        })?;
+        let response =
+            self.authorized(request)
+                .send()
+                .await
+                .map_err(|e| ClientError::Unreachable {
+                    data_dir: self.data_dir.clone(),
+                    message: e.to_string(),
+                    refused: e.is_connect(),
+                })?;
         let status = response.status();
         let body: Value = response
             .json()
@@ -135,23 +157,31 @@ impl ApiClient {
         answer(status.as_u16(), body)
     }
 
+    /// The request with the token, when there is one (a team server's `team_init` takes none).
+    fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if self.token.is_empty() {
+            request
+        } else {
+            request.bearer_auth(&self.token)
+        }
+    }
+
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
     /// A streaming GET (server-sent events): the response once its headers arrived.
     pub async fn stream(&self, path: &str) -> Result<reqwest::Response, ClientError> {
-        let response = self
-            .http
-            .get(self.url(path))
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .map_err(|e| ClientError::Unreachable {
-                data_dir: self.data_dir.clone(),
-                message: e.to_string(),
-                refused: e.is_connect(),
-            })?;
+        let request = self.http.get(self.url(path));
+        let response =
+            self.authorized(request)
+                .send()
+                .await
+                .map_err(|e| ClientError::Unreachable {
+                    data_dir: self.data_dir.clone(),
+                    message: e.to_string(),
+                    refused: e.is_connect(),
+                })?;
         let status = response.status();
         if !status.is_success() {
             let body: Value = response.json().await.unwrap_or(Value::Null);

@@ -132,6 +132,7 @@ string_enum!(
         Timeout => "timeout",
         Engine => "engine",
         Remote => "remote",
+        Member => "member",
     }
 );
 

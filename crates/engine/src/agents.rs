@@ -24,7 +24,6 @@ use airlock_core::{
 use airlock_protocol::agents::{FALLBACKS_FILE, MAX_INPUT_BYTES};
 use airlock_protocol::{
     AgentAnswer, AgentCall, AgentEvent, AgentToolDefaults, AgentVerdict, AgentView, ApprovalRow,
-    EngineEvent,
 };
 use airlock_store::{AgentActivity, EarlierAgentRequest, NewAgentRequest, NewApproval, StoreError};
 use serde_json::{Value, json};
@@ -681,9 +680,7 @@ impl Engine {
             .store
             .approval(&approval_id)?
             .ok_or_else(|| invalid("the request was not kept"))?;
-        inner.emit(EngineEvent::ApprovalRequested {
-            item: Box::new(inner.inbox_item(row.clone())),
-        });
+        inner.announce_request(inner.inbox_item(row.clone()));
         Ok(row)
     }
 

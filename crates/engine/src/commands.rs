@@ -9,6 +9,7 @@
 use crate::{Engine, EngineError};
 use airlock_core::{ArgRule, DecidedBy, Setting, parse_mcp_servers_each};
 use airlock_protocol::commands::{AnyCommand, Command, Surface};
+use airlock_protocol::{Access, MemberView};
 use airlock_protocol::{
     AgentStatus, AppInfo, CommandError, CommandResult, ConnectReport, DecisionOutcome,
     DecisionRequest, EngineStatus, ErrorCode, ImportCandidate, ImportPreview, ImportReport,
@@ -31,14 +32,38 @@ pub enum Caller {
     Api,
     /// A paired phone, by its device name (audited with each decision).
     Phone { device: String },
+    /// A member of a team server, by their own token: their role says what they may run, their
+    /// inbox holds what is routed to them, and each decision and change is audited with them.
+    Member(MemberView),
+    /// No token, on a team server: may only make the team's first admin (`team_init`).
+    Newcomer,
 }
 
 impl Caller {
     pub fn surface(&self) -> Surface {
         match self {
             Caller::Window => Surface::Window,
-            Caller::Api => Surface::Api,
+            Caller::Api | Caller::Member(_) | Caller::Newcomer => Surface::Api,
             Caller::Phone { .. } => Surface::Phone,
+        }
+    }
+
+    /// Whether this caller's role lets it run a command needing `access`: a member by their
+    /// role, a newcomer only to make the first admin; the machine's own surfaces (the window,
+    /// the local token, a paired phone) as the table's surfaces say.
+    pub fn may(&self, access: Access) -> bool {
+        match self {
+            Caller::Member(member) => member.role.may(access),
+            Caller::Newcomer => access == Access::Bootstrap,
+            Caller::Window | Caller::Api | Caller::Phone { .. } => true,
+        }
+    }
+
+    /// Who the audit trail names for a change this caller makes.
+    pub fn person(&self) -> &str {
+        match self {
+            Caller::Member(member) => &member.name,
+            _ => "user",
         }
     }
 
@@ -129,13 +154,42 @@ pub async fn dispatch<H: Host>(
             ),
         ));
     }
-    Run {
+    let access = command.access();
+    if !caller.may(access) {
+        return Err(CommandError::new(
+            ErrorCode::NotAllowed,
+            match caller {
+                Caller::Member(member) => format!(
+                    "{} is a team {}; `{name}` needs {}",
+                    member.name,
+                    member.role.as_str(),
+                    match access {
+                        Access::Bootstrap => "a team without members",
+                        Access::Read => "a member",
+                        Access::Decide => "an approver or an admin",
+                        Access::Admin => "an admin",
+                    }
+                ),
+                _ => format!("`{name}` needs a team member's token"),
+            },
+        ));
+    }
+    let answer = Run {
         engine,
         host,
         caller,
     }
     .run(command)
-    .await
+    .await;
+    // A member's change is audited with the person (a decision names them in its own row).
+    if let Caller::Member(member) = caller
+        && access == Access::Admin
+        && answer.is_ok()
+        && let Err(error) = engine.audit_member_command(&member.name, name)
+    {
+        tracing::warn!("cannot audit {}'s `{name}`: {error}", member.name);
+    }
+    answer
 }
 
 struct Run<'a, H> {
@@ -210,7 +264,13 @@ impl<H: Host> Run<'_, H> {
                 );
                 reply(&c, session)
             }
-            C::Inbox(c) => reply(&c, self.as_command(engine.inbox())),
+            C::Inbox(c) => {
+                let items = match self.caller {
+                    Caller::Member(member) => engine.inbox_for(member),
+                    _ => engine.inbox(),
+                };
+                reply(&c, self.as_command(items))
+            }
             C::Decide(mut c) => {
                 let outcomes = self.decide(std::mem::take(&mut c.decisions), c.channel);
                 reply(&c, outcomes)
@@ -223,6 +283,10 @@ impl<H: Host> Run<'_, H> {
                     }
                     Caller::Window => engine.answer(&c.approval_id, answer, DecidedBy::Inbox),
                     Caller::Api => engine.answer(&c.approval_id, answer, DecidedBy::Api),
+                    Caller::Member(_) => engine.answer(&c.approval_id, answer, DecidedBy::Member),
+                    Caller::Newcomer => Err(EngineError::NotAllowed(
+                        "answering needs a team member's token".into(),
+                    )),
                 };
                 reply(&c, self.as_command(answered))
             }
@@ -351,6 +415,55 @@ impl<H: Host> Run<'_, H> {
             C::RevokeDevice(c) => reply(&c, self.as_command(engine.revoke_device(&c.id))),
             C::Push(c) => reply(&c, self.as_command(engine.push_ntfy_view())),
             C::SetPush(c) => reply(&c, self.as_command(engine.set_push_ntfy(c.push.clone()))),
+            C::TeamInit(c) => reply(&c, self.as_command(engine.team_init(&c.name))),
+            C::TeamAdd(c) => reply(
+                &c,
+                self.as_command(engine.team_add(
+                    self.caller.person(),
+                    &c.name,
+                    c.role,
+                    c.groups.clone(),
+                )),
+            ),
+            C::TeamMembers(c) => reply(&c, self.as_command(engine.team_members())),
+            C::TeamRemove(c) => reply(
+                &c,
+                self.as_command(engine.team_remove(self.caller.person(), &c.name)),
+            ),
+            C::TeamRoute(c) => reply(
+                &c,
+                self.as_command(engine.team_route(
+                    self.caller.person(),
+                    &c.server,
+                    &c.tool,
+                    c.pointer.as_deref(),
+                    c.pattern.as_deref(),
+                    &c.to,
+                    c.quorum,
+                    c.escalate_after_secs,
+                    c.escalate_to.as_deref(),
+                )),
+            ),
+            C::TeamRoutes(c) => reply(&c, self.as_command(engine.team_routes())),
+            C::TeamUnroute(c) => reply(
+                &c,
+                self.as_command(engine.team_unroute(self.caller.person(), &c.id)),
+            ),
+            C::Delegate(c) => {
+                let member = match self.caller {
+                    Caller::Member(member) => Some(member),
+                    _ => None,
+                };
+                reply(
+                    &c,
+                    self.as_command(engine.delegate(
+                        member,
+                        &c.approval_id,
+                        &c.to,
+                        c.note.as_deref(),
+                    )),
+                )
+            }
         }
     }
 
@@ -370,6 +483,10 @@ impl<H: Host> Run<'_, H> {
                 .decide_many(decisions, channel.unwrap_or_default().into()),
             Caller::Api => self.engine.decide_many(decisions, DecidedBy::Api),
             Caller::Phone { device } => self.engine.decide_many_from_device(decisions, device),
+            Caller::Member(member) => self.engine.decide_many_as_member(decisions, member),
+            Caller::Newcomer => Err(EngineError::NotAllowed(
+                "deciding needs a team member's token".into(),
+            )),
         };
         match outcomes {
             Ok(outcomes) => Ok(ids
@@ -381,7 +498,8 @@ impl<H: Host> Run<'_, H> {
                     Ok(row) => DecisionOutcome {
                         approval_id,
                         error: None,
-                        approval: (*self.caller == Caller::Api).then_some(row),
+                        approval: matches!(self.caller, Caller::Api | Caller::Member(_))
+                            .then_some(row),
                     },
                     Err(error) => DecisionOutcome {
                         approval_id,

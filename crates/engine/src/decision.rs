@@ -24,7 +24,8 @@ use airlock_protocol::{
     Approval, ApprovalRow, DecidedItem, Decision, DecisionKind, DecisionRequest, ElicitationAction,
     ElicitationAnswer, EngineEvent, GrantArgs, GrantScope,
 };
-use airlock_store::{DecisionInput, GrantLimits, StoreError};
+use airlock_protocol::{MemberView, TeamRole};
+use airlock_store::{DecisionInput, GrantLimits, ItemRouting, StoreError};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 
@@ -63,6 +64,9 @@ pub(crate) struct Settlement {
     pub grant: Option<GrantAsked>,
     /// The paired device (phone inbox) it comes from, by name.
     pub device: Option<String>,
+    /// The team member who decides (a team server): who may decide a routed item, and whose
+    /// approvals count towards its quorum.
+    pub person: Option<MemberView>,
 }
 
 /// "Allow this tool for a while, or for the next N calls", as asked: with the chats and the
@@ -145,6 +149,7 @@ impl Settlement {
             for_chat: false,
             grant: None,
             device: None,
+            person: None,
         }
     }
 
@@ -314,6 +319,16 @@ struct Checked {
     refusal: Option<(Refusal, String)>,
 }
 
+/// What a team server makes of one settlement (see [`Inner::team_step`]).
+enum TeamStep {
+    /// Decide it now (no quorum, a quorum reached, a denial, what the engine does itself).
+    Decide,
+    /// The approval was counted; the quorum is not reached yet: the item stays pending.
+    Counted,
+    Refused(Refusal, String),
+    Failed(EngineError),
+}
+
 /// Why the engine refused a decision, which decides the error the channel gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Refusal {
@@ -352,12 +367,23 @@ impl Inner {
         // 1) the pending requests
         let ids: Vec<&str> = settlements.iter().map(|s| s.approval_id.as_str()).collect();
         let rows = self.store.approvals_by_ids(&ids)?;
+        // Who routed items go to, on a team server only (a desktop reads nothing more).
+        let routing = if self.team.active() {
+            self.routing_for(rows.values().map(crate::routing::Routable::from))?
+        } else {
+            HashMap::new()
+        };
         let policy = self.policy();
         // 2) the engine's checks
         let mut session_ids: HashMap<String, String> = HashMap::new();
         let mut inputs = Vec::with_capacity(settlements.len());
         let mut kinds = Vec::with_capacity(settlements.len());
-        for settlement in &settlements {
+        // The results in the batch's order: an approval counted towards a quorum not reached
+        // yet (or failing to be counted) is answered here; the rest by the transaction.
+        let mut results: Vec<Option<Result<ApprovalRow>>> =
+            settlements.iter().map(|_| None).collect();
+        let mut decided_settlements = Vec::with_capacity(settlements.len());
+        for (position, settlement) in settlements.iter().enumerate() {
             let session_id = match &settlement.session {
                 Some(name) => Some(match session_ids.get(name) {
                     Some(id) => id.clone(),
@@ -374,8 +400,25 @@ impl Inner {
                 None => None,
             };
             let row = rows.get(&settlement.approval_id);
-            let checked = self.check(settlement, row, by, policy.as_ref().ok());
+            let mut checked = self.check(settlement, row, by, policy.as_ref().ok());
+            if checked.refusal.is_none()
+                && let Some(row) = row
+            {
+                match self.team_step(settlement, row, routing.get(&row.approval_id), &checked) {
+                    TeamStep::Decide => {}
+                    TeamStep::Counted => {
+                        results[position] = Some(Ok(row.clone()));
+                        continue;
+                    }
+                    TeamStep::Failed(error) => {
+                        results[position] = Some(Err(error));
+                        continue;
+                    }
+                    TeamStep::Refused(kind, why) => checked.refusal = Some((kind, why)),
+                }
+            }
             kinds.push(checked.refusal.as_ref().map(|(kind, _)| *kind));
+            decided_settlements.push((position, settlement));
             inputs.push(DecisionInput {
                 approval_id: settlement.approval_id.clone(),
                 session_id,
@@ -388,6 +431,7 @@ impl Inner {
                 grant: checked.grant,
                 decided_by: by,
                 device: settlement.device.clone(),
+                person: settlement.person.as_ref().map(|member| member.name.clone()),
                 refusal: checked.refusal.map(|(_, why)| why),
             });
         }
@@ -400,7 +444,16 @@ impl Inner {
                 .unwrap_or_else(|p| p.into_inner())
                 .extend(started.iter().cloned());
         };
-        let outcomes = match self.store.decide_and_start(&inputs, &noted) {
+        let decided_now = if inputs.is_empty() {
+            // Every approval of the batch was counted towards a quorum: nothing to write.
+            Ok(airlock_store::Decided {
+                outcomes: Vec::new(),
+                started: Vec::new(),
+            })
+        } else {
+            self.store.decide_and_start(&inputs, &noted)
+        };
+        let outcomes = match decided_now {
             Ok(decided) => decided.outcomes,
             Err(error) => {
                 if error.is_unavailable() {
@@ -421,10 +474,10 @@ impl Inner {
         };
         let mut invalidate = false;
         let mut decided = Vec::new();
-        let rows: Vec<Result<ApprovalRow>> = outcomes
+        let settled: Vec<Result<ApprovalRow>> = outcomes
             .into_iter()
-            .zip(settlements.iter().zip(kinds))
-            .map(|(outcome, (settlement, refusal))| {
+            .zip(decided_settlements.iter().zip(kinds))
+            .map(|(outcome, ((_, settlement), refusal))| {
                 let approval = match outcome {
                     Ok(outcome) => outcome.approval,
                     Err(StoreError::Refused(message)) => {
@@ -447,6 +500,15 @@ impl Inner {
                 Ok(approval)
             })
             .collect();
+        for ((position, _), result) in decided_settlements.iter().zip(settled) {
+            results[*position] = Some(result);
+        }
+        let rows: Vec<Result<ApprovalRow>> = results
+            .into_iter()
+            .map(|result| {
+                result.unwrap_or_else(|| Err(EngineError::Invalid("no decision was made".into())))
+            })
+            .collect();
         if invalidate {
             self.invalidate_policy();
         }
@@ -455,6 +517,65 @@ impl Inner {
             self.emit(EngineEvent::ApprovalsDecided { decisions: decided });
         }
         Ok(rows)
+    }
+
+    /// A team server's part of a decision: who may decide a routed item (its assignee, or an
+    /// admin), and a quorum: an approval counts once per person and arguments approved (an
+    /// edit's own, so an edit starts the count again), and decides only when enough people
+    /// approved the same arguments. A denial is final at once.
+    fn team_step(
+        &self,
+        settlement: &Settlement,
+        row: &ApprovalRow,
+        routed: Option<&ItemRouting>,
+        checked: &Checked,
+    ) -> TeamStep {
+        if let Some(member) = &settlement.person {
+            if member.role < TeamRole::Approver {
+                return TeamStep::Refused(
+                    Refusal::Forbidden,
+                    format!(
+                        "{} is a viewer: viewers read, approvers decide",
+                        member.name
+                    ),
+                );
+            }
+            if let Some(why) = crate::routing::not_theirs(member, routed) {
+                return TeamStep::Refused(Refusal::Forbidden, why);
+            }
+        }
+        let Some(routed) = routed else {
+            return TeamStep::Decide;
+        };
+        let approving = matches!(settlement.resolution, Resolution::Approve { .. })
+            && checked.status == ApprovalStatus::Approved;
+        if routed.quorum <= 1 || !approving {
+            return TeamStep::Decide;
+        }
+        let Some(member) = &settlement.person else {
+            return TeamStep::Refused(
+                Refusal::Forbidden,
+                format!(
+                    "{} needs {} team members' approvals; approve it with your member token",
+                    row.approval_id, routed.quorum
+                ),
+            );
+        };
+        let approved_args = checked
+            .edited_args
+            .as_ref()
+            .map_or_else(|| row.args_hash.clone(), airlock_core::canonical::args_hash);
+        match self.store.record_vote(
+            &row.approval_id,
+            &member.id,
+            &member.name,
+            &approved_args,
+            checked.edited_args.as_ref(),
+        ) {
+            Ok(approvals) if approvals >= routed.quorum => TeamStep::Decide,
+            Ok(_) => TeamStep::Counted,
+            Err(error) => TeamStep::Failed(error.into()),
+        }
     }
 
     /// The engine's own reasons to refuse one settlement, and what to write for it.

@@ -489,9 +489,7 @@ fn try_record_step(
     }
     if !approvals.is_empty() {
         for row in inner.store.approvals_of_message(message_id)? {
-            inner.emit(EngineEvent::ApprovalRequested {
-                item: Box::new(inner.inbox_item(row)),
-            });
+            inner.announce_request(inner.inbox_item(row));
         }
     }
     Ok(())

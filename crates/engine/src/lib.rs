@@ -18,11 +18,13 @@ pub mod pause;
 mod provider;
 pub mod remote;
 pub mod router;
+mod routing;
 mod secrets;
 pub mod servers;
 mod sessions;
 mod settings;
 mod shell;
+mod team;
 pub mod tools;
 mod views;
 
@@ -118,6 +120,8 @@ pub(crate) struct Inner {
     /// Calls a decision started and claimed in its own transaction, not yet invoked: the
     /// turn invokes each once (taking it out). Any other `running` call must be claimed first.
     pub started_by_decision: Mutex<HashSet<String>>,
+    /// A team server's members and routes, as the decision path needs them (`team`).
+    pub team: routing::TeamState,
     /// Where tests hold steps between deciding and recording, to force them to race.
     #[cfg(test)]
     pub step_gate: driver::StepGate,
@@ -211,11 +215,13 @@ impl Engine {
                 agent_waiters: agents::AgentWaiters::default(),
                 pairing: remote::PairingCodes::default(),
                 started_by_decision: Mutex::new(HashSet::new()),
+                team: routing::TeamState::default(),
                 #[cfg(test)]
                 step_gate: driver::StepGate::default(),
             }),
         };
         engine.recover()?;
+        team::start_escalations(&engine.inner);
         Ok(engine)
     }
 

@@ -30,7 +30,17 @@ impl PairingCodes {
     }
 }
 
-fn token_hash(token: &str) -> String {
+/// A new bearer token: 256 random bits (a paired device's, a team member's).
+pub(crate) fn new_token() -> String {
+    format!(
+        "{:032x}{:032x}",
+        rand::random::<u128>(),
+        rand::random::<u128>()
+    )
+}
+
+/// What the store keeps of a token: its SHA-256, looked up by equality of the whole digest.
+pub(crate) fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
@@ -112,12 +122,7 @@ impl Engine {
                 "wrong or expired pairing code".into(),
             ));
         }
-        // 256 random bits.
-        let token = format!(
-            "{:032x}{:032x}",
-            rand::random::<u128>(),
-            rand::random::<u128>()
-        );
+        let token = new_token();
         let device = self.inner.store.add_device(
             &airlock_core::ids::new_id("dev"),
             &name,

@@ -1399,6 +1399,7 @@ async fn a_cancelled_turn_announces_its_cancelled_requests() {
 mod grants;
 mod same_step;
 mod step_order;
+mod team;
 
 /// The diff a person sees for a pending write is against the file the write would replace, read
 /// in the workspace when asked (so a file changed since the request shows as it is now).

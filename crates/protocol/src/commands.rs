@@ -297,6 +297,7 @@ use crate::command_types::{
     Channel, DecisionOutcome, ImportPreview, ImportReport, Navigate, RemoteView, SettingsView,
     ShellOption,
 };
+use crate::team::{Access, MemberView, NewMember, RouteView, TeamRole};
 use crate::{
     AddedRule, AgentStatus, AuditRow, ConnectReport, DecisionRequest, DeviceView,
     ElicitationAnswer, FileOnDisk, GrantOffer, InboxItem, MessageRow, NtfyPush, Pairing,
@@ -443,6 +444,122 @@ commands! {
     Push = "push" {} -> Option<crate::NtfyPushView>, [Window, Api];
     /// The ntfy push, or off with null; a null token keeps the saved one, '' removes it.
     SetPush = "set_push" { push: Option<NtfyPush> } -> (), [Window, Api];
+    /// Makes the first admin of a team server that has no member yet (no token needed, and
+    /// refused once there is a member); their token, shown once.
+    TeamInit = "team_init" { name: String } -> NewMember, [Api];
+    /// Adds a member (admin, approver or viewer) in these groups; their token, shown once.
+    TeamAdd = "team_add" {
+        name: String,
+        role: TeamRole,
+        #[serde(default)]
+        groups: Vec<String>,
+    } -> NewMember, [Api];
+    /// The team's members (never their tokens).
+    TeamMembers = "team_members" {} -> Vec<MemberView>, [Window, Api];
+    /// Removes a member: their token is refused from now on; whether there was one.
+    TeamRemove = "team_remove" { name: String } -> bool, [Api];
+    /// Sends the calls of SERVER/TOOL (whose argument at `pointer` matches `pattern`, when
+    /// given) to a person or group, needing `quorum` approvals, escalated after a while.
+    TeamRoute = "team_route" {
+        server: String,
+        tool: String,
+        pointer: Option<String>,
+        pattern: Option<String>,
+        to: String,
+        quorum: Option<u32>,
+        escalate_after_secs: Option<u64>,
+        escalate_to: Option<String>,
+    } -> RouteView, [Api];
+    /// The routes, oldest first (the first that matches a call applies).
+    TeamRoutes = "team_routes" {} -> Vec<RouteView>, [Window, Api];
+    /// Removes a route (items already routed keep theirs); whether there was one.
+    TeamUnroute = "team_unroute" { id: String } -> bool, [Api];
+    /// Hands a waiting item to another person, with a note for them.
+    Delegate = "delegate" { approval_id: String, to: String, note: Option<String> } -> (), [Window, Api];
+}
+
+impl AnyCommand {
+    /// What the command asks of a member's role: one exhaustive list, so a command added to the
+    /// table without saying so does not compile. Reading is a viewer's, deciding an approver's,
+    /// everything that changes what runs or who decides an admin's.
+    pub fn access(&self) -> Access {
+        use AnyCommand as C;
+        match self {
+            C::TeamInit(_) => Access::Bootstrap,
+            C::AppInfoCommand(_)
+            | C::ListSessions(_)
+            | C::Transcript(_)
+            | C::WaitTurn(_)
+            | C::Paused(_)
+            | C::Status(_)
+            | C::StorageFailure(_)
+            | C::TrayMenu(_)
+            | C::TakeNavigation(_)
+            | C::Inbox(_)
+            | C::FileOnDiskCommand(_)
+            | C::RuleSuggestions(_)
+            | C::GrantOfferCommand(_)
+            | C::InsightsCommand(_)
+            | C::Settings(_)
+            | C::PreviewRule(_)
+            | C::ListRules(_)
+            | C::Servers(_)
+            | C::PreviewImportServers(_)
+            | C::ServerChanges(_)
+            | C::ServerLog(_)
+            | C::Audit(_)
+            | C::Agents(_)
+            | C::AgentViews(_)
+            | C::Tools(_)
+            | C::Remembered(_)
+            | C::Grants(_)
+            | C::Provider(_)
+            | C::Providers(_)
+            | C::Devices(_)
+            | C::Remote(_)
+            | C::Push(_)
+            | C::TeamMembers(_)
+            | C::TeamRoutes(_) => Access::Read,
+            C::Decide(_) | C::AnswerElicitation(_) | C::Delegate(_) => Access::Decide,
+            C::SendMessage(_)
+            | C::CancelTurn(_)
+            | C::SetPaused(_)
+            | C::ShowWindow(_)
+            | C::SetSetting(_)
+            | C::SetSessionMode(_)
+            | C::SetWorkspaceMode(_)
+            | C::SetProvider(_)
+            | C::SetProviderKey(_)
+            | C::TestProvider(_)
+            | C::SetToolSetting(_)
+            | C::SetFromNotification(_)
+            | C::AddRule(_)
+            | C::RemoveRule(_)
+            | C::RevokeRemembered(_)
+            | C::SetOption(_)
+            | C::SetWorkspace(_)
+            | C::SetStartAtLogin(_)
+            | C::SaveServer(_)
+            | C::AcceptServerChanges(_)
+            | C::SetServerEnabled(_)
+            | C::SetServerDefault(_)
+            | C::SetServerTrust(_)
+            | C::RemoveServer(_)
+            | C::ImportServers(_)
+            | C::ConnectAgent(_)
+            | C::DisconnectAgent(_)
+            | C::ApplyAgentDefaults(_)
+            | C::SetAgentFallback(_)
+            | C::SetRemoteListen(_)
+            | C::PairPhone(_)
+            | C::RevokeDevice(_)
+            | C::SetPush(_)
+            | C::TeamAdd(_)
+            | C::TeamRemove(_)
+            | C::TeamRoute(_)
+            | C::TeamUnroute(_) => Access::Admin,
+        }
+    }
 }
 
 #[cfg(test)]

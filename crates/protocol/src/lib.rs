@@ -13,6 +13,7 @@ pub mod provider;
 pub mod remote;
 pub mod requests;
 pub mod rows;
+pub mod team;
 pub mod views;
 
 pub use agents::{
@@ -39,4 +40,5 @@ pub use rows::{
     AddedRule, AgentOrigin, ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow,
     ServerRow, SessionRow,
 };
+pub use team::{Access, Assignee, MemberView, NewMember, RouteView, TeamRole};
 pub use views::{FileOnDisk, ServerStatus, ServerView, ToolChange, ToolView};

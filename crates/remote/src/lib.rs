@@ -50,40 +50,51 @@ pub async fn start(
     listen: SocketAddr,
 ) -> Result<RemoteServer, RemoteError> {
     let certificate = tls::load_or_create(data_dir, listen.ip())?;
+    serve_https(certificate, listen, "the phone inbox", move |addr| {
+        routes::router(engine, addr)
+    })
+    .await
+}
+
+/// Serves the routes `app` makes (for the address bound) over HTTPS with `certificate` on
+/// `listen` until the returned server is dropped: the phone inbox's, and a team server's
+/// listener on an address other than loopback (`airlock serve --listen`). `what` names it in
+/// the log when it stops.
+pub async fn serve_https(
+    certificate: tls::Certificate,
+    listen: SocketAddr,
+    what: &'static str,
+    app: impl FnOnce(SocketAddr) -> axum::Router,
+) -> Result<RemoteServer, RemoteError> {
     let config = axum_server::tls_rustls::RustlsConfig::from_pem(
         certificate.cert_pem.into_bytes(),
         certificate.key_pem.into_bytes(),
     )
     .await
-    .map_err(|e| RemoteError::Listen {
-        addr: listen,
-        message: e.to_string(),
-    })?;
-    let listener = std::net::TcpListener::bind(listen).map_err(|e| RemoteError::Listen {
-        addr: listen,
-        message: e.to_string(),
-    })?;
-    let addr = listener.local_addr().map_err(|e| RemoteError::Listen {
-        addr: listen,
-        message: e.to_string(),
-    })?;
+    .map_err(|e| listen_error(listen, e))?;
+    let listener = std::net::TcpListener::bind(listen).map_err(|e| listen_error(listen, e))?;
+    let addr = listener.local_addr().map_err(|e| listen_error(listen, e))?;
     let handle = axum_server::Handle::new();
     let server = axum_server::from_tcp_rustls(listener, config)
-        .map_err(|e| RemoteError::Listen {
-            addr: listen,
-            message: e.to_string(),
-        })?
+        .map_err(|e| listen_error(listen, e))?
         .handle(handle.clone());
-    let app = routes::router(engine, addr);
+    let app = app(addr);
     tokio::spawn(async move {
         if let Err(error) = server
             .serve(app.into_make_service_with_connect_info::<SocketAddr>())
             .await
         {
-            tracing::warn!("the phone inbox stopped: {error}");
+            tracing::warn!("{what} stopped: {error}");
         }
     });
     Ok(RemoteServer { addr, handle })
+}
+
+fn listen_error(addr: SocketAddr, error: impl std::fmt::Display) -> RemoteError {
+    RemoteError::Listen {
+        addr,
+        message: error.to_string(),
+    }
 }
 
 /// `ADDR:PORT` as the person typed it (Settings, the local API).

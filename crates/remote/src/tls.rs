@@ -21,10 +21,10 @@ pub struct Certificate {
     pub fingerprint: String,
 }
 
-const CERT: &str = "remote-cert.pem";
-const KEY: &str = "remote-key.pem";
-/// The address the kept certificate was made for: another address gets a new one.
-const FOR: &str = "remote-cert.for";
+/// The phone inbox's certificate files are named after it; a team server's listener has its
+/// own (`team-cert.pem`…), so that the two never replace each other's.
+pub const PHONE: &str = "remote";
+pub const TEAM: &str = "team";
 
 fn io(path: &Path) -> impl Fn(std::io::Error) -> TlsError + '_ {
     move |e| TlsError::Io {
@@ -33,9 +33,23 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> TlsError + '_ {
     }
 }
 
-/// The kept certificate for `ip`, or a new one.
+/// The phone inbox's kept certificate for `ip`, or a new one.
 pub fn load_or_create(data_dir: &Path, ip: IpAddr) -> Result<Certificate, TlsError> {
-    let (cert, key, made_for) = (data_dir.join(CERT), data_dir.join(KEY), data_dir.join(FOR));
+    load_or_create_named(data_dir, PHONE, ip)
+}
+
+/// The certificate `name` (`NAME-cert.pem`, `NAME-key.pem`, and `NAME-cert.for`: the address
+/// it was made for, another address gets a new one) kept for `ip`, or a new one.
+pub fn load_or_create_named(
+    data_dir: &Path,
+    name: &str,
+    ip: IpAddr,
+) -> Result<Certificate, TlsError> {
+    let (cert, key, made_for) = (
+        data_dir.join(format!("{name}-cert.pem")),
+        data_dir.join(format!("{name}-key.pem")),
+        data_dir.join(format!("{name}-cert.for")),
+    );
     if std::fs::read_to_string(&made_for).is_ok_and(|text| text.trim() == ip.to_string())
         && let (Ok(cert_pem), Ok(key_pem)) = (
             std::fs::read_to_string(&cert),
@@ -112,7 +126,7 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(dir.path().join(KEY))
+            let mode = std::fs::metadata(dir.path().join("remote-key.pem"))
                 .unwrap()
                 .permissions()
                 .mode();

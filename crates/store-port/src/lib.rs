@@ -21,8 +21,8 @@ pub use airlock_protocol::{
 pub use error::{Result, StoreError};
 pub use types::{
     AgentActivity, AskedRow, Decided, DecisionInput, DecisionOutcome, DecisionRow,
-    EarlierAgentRequest, GrantLimits, NewAgentRequest, NewApproval, NewCall, PastCall, PinCheck,
-    WriteCounters,
+    EarlierAgentRequest, GrantLimits, ItemRouting, NewAgentRequest, NewApproval, NewCall,
+    NewMemberRow, NewRoute, PastCall, PinCheck, WriteCounters,
 };
 
 use airlock_core::policy::{PolicyInputs, ServerPolicy};
@@ -30,7 +30,7 @@ use airlock_core::{
     AgentFallback, ApprovalStatus, ArgRule, CallState, ItemKind, Mode, ServerDefault,
     SessionStatus, ToolSetting,
 };
-use airlock_protocol::{AddedRule, AgentView, DeviceView};
+use airlock_protocol::{AddedRule, AgentView, DeviceView, MemberView, RouteView};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -141,6 +141,14 @@ pub trait AgentRequests {
         agent_session: &str,
         tool: &str,
         args_hash: &str,
+    ) -> Result<Option<EarlierAgentRequest>>;
+    /// The newest request of this agent session for this tool, whatever its arguments (Qwen
+    /// Code's PreToolUse after its PermissionRequest approved with an edit).
+    fn latest_agent_request(
+        &self,
+        agent: &str,
+        agent_session: &str,
+        tool: &str,
     ) -> Result<Option<EarlierAgentRequest>>;
     fn record_agent_call(
         &self,
@@ -269,6 +277,49 @@ pub trait History {
     fn asked_rows(&self) -> Result<Vec<AskedRow>>;
 }
 
+/// A team server's people and routing: members (their token's hash, never the token), the
+/// routes of a tool's calls to a person or group, each routed item's state, delegation and the
+/// approvals counted towards a quorum. Every change is audited with the person who made it.
+pub trait Team {
+    fn add_member(&self, new: &NewMemberRow, first: bool, by: &str) -> Result<MemberView>;
+    fn has_members(&self) -> Result<bool>;
+    fn member_by_token_hash(&self, token_hash: &str) -> Result<Option<MemberView>>;
+    fn member_by_name(&self, name: &str) -> Result<Option<MemberView>>;
+    fn members(&self) -> Result<Vec<MemberView>>;
+    fn remove_member(&self, name: &str, by: &str) -> Result<bool>;
+    fn audit_member_command(&self, person: &str, command: &str) -> Result<()>;
+    fn add_route(&self, new: &NewRoute, by: &str) -> Result<RouteView>;
+    fn routes(&self) -> Result<Vec<RouteView>>;
+    fn remove_route(&self, id: &str, by: &str) -> Result<bool>;
+    /// Routes an item the first time it is seen; false when it already was.
+    fn route_item(&self, routing: &ItemRouting) -> Result<bool>;
+    fn routing_of(&self, ids: &[&str]) -> Result<HashMap<String, ItemRouting>>;
+    /// The routed items that move on at a time (escalation, expiry).
+    fn timed_routing(&self) -> Result<Vec<ItemRouting>>;
+    fn escalate(
+        &self,
+        approval_id: &str,
+        from_step: u32,
+        next_at: Option<&str>,
+    ) -> Result<Option<ItemRouting>>;
+    fn delegate(
+        &self,
+        approval_id: &str,
+        assignee: &str,
+        note: Option<&str>,
+        by: &str,
+    ) -> Result<ItemRouting>;
+    /// Counts one person's approval of these arguments; the number of distinct people so far.
+    fn record_vote(
+        &self,
+        approval_id: &str,
+        member_id: &str,
+        person: &str,
+        args_hash: &str,
+        edited_args: Option<&Value>,
+    ) -> Result<u32>;
+}
+
 /// The whole store as the engine holds it (`Box<dyn Store>`): every concept, and what it
 /// reports of itself.
 pub trait Store:
@@ -286,6 +337,7 @@ pub trait Store:
     + Devices
     + Audit
     + History
+    + Team
     + Send
     + Sync
 {

@@ -42,6 +42,8 @@ pub struct DecisionInput {
     pub decided_by: DecidedBy,
     /// The paired device it came from (the phone inbox), named in the audit trail.
     pub device: Option<String>,
+    /// The team member who decided (a team server), named in the audit trail.
+    pub person: Option<String>,
     /// The engine's reason to refuse this decision, found before the transaction: the refusal
     /// is recorded in the audit trail and changes nothing else.
     pub refusal: Option<String>,
@@ -66,6 +68,7 @@ impl DecisionInput {
             grant: None,
             decided_by,
             device: None,
+            person: None,
             refusal: None,
         }
     }
@@ -226,5 +229,50 @@ impl WriteCounters {
                 .checkpointed_pages
                 .saturating_sub(earlier.checkpointed_pages),
         }
+    }
+}
+
+/// A member to add, with the hash of the token they were given.
+#[derive(Debug, Clone)]
+pub struct NewMemberRow {
+    pub id: String,
+    pub name: String,
+    pub role: airlock_protocol::TeamRole,
+    pub groups: Vec<String>,
+    pub token_hash: String,
+}
+
+/// A route to add (its id made by the engine).
+#[derive(Debug, Clone)]
+pub struct NewRoute {
+    pub id: String,
+    pub server: String,
+    pub tool: String,
+    pub pointer: Option<String>,
+    pub pattern: Option<String>,
+    pub steps: Vec<String>,
+    pub quorum: u32,
+    pub escalate_after_secs: Option<u64>,
+}
+
+/// A routed item: who has it now (`assignee`), the steps it escalates through, its quorum, and
+/// when it moves on (`next_at`: the next step, or after the last one its expiry).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ItemRouting {
+    pub approval_id: String,
+    pub route_id: Option<String>,
+    pub steps: Vec<String>,
+    pub step: u32,
+    pub assignee: String,
+    pub quorum: u32,
+    pub escalate_after_secs: Option<u64>,
+    pub next_at: Option<String>,
+    pub note: Option<String>,
+}
+
+impl ItemRouting {
+    /// Whether this is the last step (moving on from it is the item's expiry).
+    pub fn at_last_step(&self) -> bool {
+        self.step as usize + 1 >= self.steps.len()
     }
 }

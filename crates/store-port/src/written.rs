@@ -62,6 +62,7 @@ pub fn decision_detail(
         "edited": input.edited_args.is_some(), "reason": input.reason,
         "remember": input.remember.as_str(), "for_chat": input.for_chat,
         "device": input.device,
+        "person": input.person,
         "grant": grant.map(|g| json!({
             "id": grant_id, "expires_at": g.expires_at, "uses": g.uses,
             "scope": if g.in_chat { "chat" } else { "all" },

@@ -142,6 +142,33 @@ impl port::AgentRequests for PostgresStore {
         })
     }
 
+    fn latest_agent_request(
+        &self,
+        agent: &str,
+        agent_session: &str,
+        tool: &str,
+    ) -> port::Result<Option<EarlierAgentRequest>> {
+        self.transaction(async |tx| {
+            let row = tx
+                .query_opt(
+                    "SELECT g.approval_id, d.decided_at FROM agent_requests g
+                     JOIN approval_requests a ON a.approval_id = g.approval_id
+                     LEFT JOIN decisions d ON d.approval_id = g.approval_id
+                     WHERE g.agent = $1 AND g.agent_session = $2 AND a.tool = $3
+                     ORDER BY g.seq DESC LIMIT 1",
+                    &[&agent, &agent_session, &tool],
+                )
+                .await?;
+            let found = row
+                .map(|row| Ok::<_, Error>((row.try_get(0)?, row.try_get(1)?)))
+                .transpose()?;
+            Ok(earlier_requests(tx, found.into_iter().collect())
+                .await?
+                .into_iter()
+                .next())
+        })
+    }
+
     fn record_agent_call(
         &self,
         activity: &AgentActivity<'_>,

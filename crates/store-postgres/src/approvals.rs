@@ -246,7 +246,7 @@ impl port::Approvals for PostgresStore {
                             input.session_id.as_deref(),
                             None,
                             Some(&input.approval_id),
-                            &json!({ "approve": input.approve(), "error": error.to_string() }),
+                            &json!({ "approve": input.approve(), "error": error.to_string(), "person": input.person }),
                         )
                         .await?;
                         outcomes.push(Err(error));

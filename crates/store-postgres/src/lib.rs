@@ -22,6 +22,7 @@ mod rules;
 mod servers;
 mod sessions;
 mod settings;
+mod team;
 mod tool_settings;
 
 use airlock_store_port as port;

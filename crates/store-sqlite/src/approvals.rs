@@ -283,7 +283,7 @@ impl Store {
                                 input.session_id.as_deref(),
                                 None,
                                 Some(&input.approval_id),
-                                &json!({ "approve": input.approve(), "error": error.to_string() }),
+                                &json!({ "approve": input.approve(), "error": error.to_string(), "person": input.person }),
                             )?;
                             outcomes.push(Err(error));
                         }

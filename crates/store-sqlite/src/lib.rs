@@ -13,10 +13,12 @@ mod calls;
 mod devices;
 mod grants;
 mod history;
+mod members;
 mod pins;
 mod port;
 mod remembered;
 mod requests;
+mod routes;
 mod rules;
 mod servers;
 mod sessions;
@@ -26,9 +28,9 @@ mod wal;
 
 pub use airlock_store_port::{
     AgentActivity, ApprovalRow, AskedRow, AuditRow, CallRow, DecisionInput, DecisionOutcome,
-    DecisionRow, EarlierAgentRequest, GrantLimits, MessageRow, NewAgentRequest, NewApproval,
-    NewCall, PastCall, PinCheck, RememberedRow, RuleRow, ServerRow, SessionRow, WriteCounters, now,
-    time_before,
+    DecisionRow, EarlierAgentRequest, GrantLimits, ItemRouting, MessageRow, NewAgentRequest,
+    NewApproval, NewCall, NewMemberRow, NewRoute, PastCall, PinCheck, RememberedRow, RuleRow,
+    ServerRow, SessionRow, WriteCounters, now, time_before,
 };
 pub use approvals::Decided;
 
@@ -99,7 +101,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 12] = [
+const MIGRATIONS: [&str; 13] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -112,6 +114,7 @@ const MIGRATIONS: [&str; 12] = [
     include_str!("migration_10_grant_scope.sql"),
     include_str!("migration_11_session_title.sql"),
     include_str!("migration_12_round_pages.sql"),
+    include_str!("migration_13_team.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

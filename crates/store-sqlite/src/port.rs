@@ -6,12 +6,13 @@ use airlock_core::{
     AgentFallback, ApprovalStatus, ArgRule, CallState, ItemKind, Mode, ServerDefault,
     SessionStatus, ToolSetting,
 };
-use airlock_protocol::{AddedRule, AgentView, DeviceView};
+use airlock_protocol::{AddedRule, AgentView, DeviceView, MemberView, RouteView};
 use airlock_store_port as port;
 use airlock_store_port::{
     AgentActivity, ApprovalRow, AskedRow, AuditRow, CallRow, Decided, DecisionInput,
-    DecisionOutcome, DecisionRow, EarlierAgentRequest, MessageRow, NewAgentRequest, NewApproval,
-    NewCall, PastCall, PinCheck, RememberedRow, RuleRow, ServerRow, SessionRow, WriteCounters,
+    DecisionOutcome, DecisionRow, EarlierAgentRequest, ItemRouting, MessageRow, NewAgentRequest,
+    NewApproval, NewCall, NewMemberRow, NewRoute, PastCall, PinCheck, RememberedRow, RuleRow,
+    ServerRow, SessionRow, WriteCounters,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -156,6 +157,7 @@ impl port::AgentRequests for Store {
             tool: &str,
             args_hash: &str
         ) -> Option<EarlierAgentRequest>;
+        latest_agent_request(agent: &str, agent_session: &str, tool: &str) -> Option<EarlierAgentRequest>;
         record_agent_call(
             activity: &AgentActivity<'_>,
             session_id: &str,
@@ -260,5 +262,32 @@ impl port::Store for Store {
 
     fn write_counters(&self) -> WriteCounters {
         Store::write_counters(self)
+    }
+}
+
+impl port::Team for Store {
+    delegate! {
+        add_member(new: &NewMemberRow, first: bool, by: &str) -> MemberView;
+        has_members() -> bool;
+        member_by_token_hash(token_hash: &str) -> Option<MemberView>;
+        member_by_name(name: &str) -> Option<MemberView>;
+        members() -> Vec<MemberView>;
+        remove_member(name: &str, by: &str) -> bool;
+        audit_member_command(person: &str, command: &str) -> ();
+        add_route(new: &NewRoute, by: &str) -> RouteView;
+        routes() -> Vec<RouteView>;
+        remove_route(id: &str, by: &str) -> bool;
+        route_item(routing: &ItemRouting) -> bool;
+        routing_of(ids: &[&str]) -> HashMap<String, ItemRouting>;
+        timed_routing() -> Vec<ItemRouting>;
+        escalate(approval_id: &str, from_step: u32, next_at: Option<&str>) -> Option<ItemRouting>;
+        delegate(approval_id: &str, assignee: &str, note: Option<&str>, by: &str) -> ItemRouting;
+        record_vote(
+            approval_id: &str,
+            member_id: &str,
+            person: &str,
+            args_hash: &str,
+            edited_args: Option<&Value>
+        ) -> u32;
     }
 }

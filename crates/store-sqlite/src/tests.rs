@@ -696,3 +696,99 @@ fn commits_never_checkpoint_and_the_log_is_then_rewritten_in_place() {
         "the log's file kept its size"
     );
 }
+
+/// A team server's members and routed items: what the engine's quorum and escalation rely on.
+mod team {
+    use super::*;
+    use airlock_protocol::TeamRole;
+
+    fn member(name: &str, role: TeamRole) -> NewMemberRow {
+        NewMemberRow {
+            id: format!("mbr_{name}"),
+            name: name.into(),
+            role,
+            groups: vec!["release".into()],
+            token_hash: format!("hash-of-{name}"),
+        }
+    }
+
+    fn routed(approval_id: &str, steps: &[&str]) -> ItemRouting {
+        ItemRouting {
+            approval_id: approval_id.into(),
+            route_id: None,
+            steps: steps.iter().map(|s| s.to_string()).collect(),
+            step: 0,
+            assignee: steps[0].into(),
+            quorum: 2,
+            escalate_after_secs: Some(60),
+            next_at: Some(now()),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn the_first_admin_is_made_once_and_the_last_admin_stays() {
+        let (_dir, store) = open();
+        assert!(!store.has_members().unwrap());
+        store
+            .add_member(&member("root", TeamRole::Admin), true, "team_init")
+            .unwrap();
+        let second = store.add_member(&member("eve", TeamRole::Admin), true, "team_init");
+        assert!(matches!(second, Err(StoreError::Refused(_))), "{second:?}");
+        let found = store.member_by_token_hash("hash-of-root").unwrap().unwrap();
+        assert_eq!((found.name.as_str(), found.role), ("root", TeamRole::Admin));
+        assert_eq!(found.groups, ["release"]);
+        assert!(store.member_by_token_hash("hash-of-eve").unwrap().is_none());
+        let last = store.remove_member("root", "root");
+        assert!(matches!(last, Err(StoreError::Refused(_))), "{last:?}");
+        store
+            .add_member(&member("ana", TeamRole::Approver), false, "root")
+            .unwrap();
+        assert!(store.remove_member("ana", "root").unwrap());
+        assert!(store.member_by_token_hash("hash-of-ana").unwrap().is_none());
+    }
+
+    #[test]
+    fn an_approval_counts_once_per_person_and_arguments() {
+        let (_dir, store) = open();
+        let (_, id, _) = pending_call(&store, "s");
+        assert!(store.route_item(&routed(&id, &["group:release"])).unwrap());
+        // Routed once: the first routing stays.
+        assert!(!store.route_item(&routed(&id, &["person:eve"])).unwrap());
+        let count = |member: &str, hash: &str| store.record_vote(&id, member, member, hash, None);
+        assert_eq!(count("ana", "h1").unwrap(), 1);
+        assert_eq!(count("ana", "h1").unwrap(), 1, "the same person twice");
+        assert_eq!(count("bo", "h2").unwrap(), 1, "other arguments count apart");
+        assert_eq!(count("bo", "h1").unwrap(), 2);
+        // A decided item counts nothing more.
+        store.decide(&input(&id, false)).unwrap();
+        assert!(matches!(
+            count("cy", "h1"),
+            Err(StoreError::AlreadyDecided { .. })
+        ));
+    }
+
+    #[test]
+    fn an_item_escalates_from_each_step_once() {
+        let (_dir, store) = open();
+        let (_, id, _) = pending_call(&store, "s");
+        store
+            .route_item(&routed(&id, &["group:release", "group:oncall"]))
+            .unwrap();
+        assert_eq!(store.timed_routing().unwrap().len(), 1);
+        let moved = store.escalate(&id, 0, None).unwrap().unwrap();
+        assert_eq!((moved.step, moved.assignee.as_str()), (1, "group:oncall"));
+        assert!(store.escalate(&id, 0, None).unwrap().is_none(), "twice");
+        assert!(
+            store.escalate(&id, 1, None).unwrap().is_none(),
+            "past the last step"
+        );
+        // Handed to one person: the assignee changes, the step stays.
+        let handed = store
+            .delegate(&id, "person:cy", Some("yours"), "ana")
+            .unwrap();
+        assert_eq!((handed.step, handed.assignee.as_str()), (1, "person:cy"));
+        assert_eq!(handed.note.as_deref(), Some("yours"));
+        assert!(store.timed_routing().unwrap().is_empty(), "no time set");
+    }
+}

@@ -20,15 +20,18 @@ import type { ImportPreview } from './ImportPreview';
 import type { ImportReport } from './ImportReport';
 import type { InboxItem } from './InboxItem';
 import type { Insights } from './Insights';
+import type { MemberView } from './MemberView';
 import type { MessageRow } from './MessageRow';
 import type { Mode } from './Mode';
 import type { Navigate } from './Navigate';
+import type { NewMember } from './NewMember';
 import type { NtfyPush } from './NtfyPush';
 import type { NtfyPushView } from './NtfyPushView';
 import type { Pairing } from './Pairing';
 import type { ProviderSettings } from './ProviderSettings';
 import type { RememberedRow } from './RememberedRow';
 import type { RemoteView } from './RemoteView';
+import type { RouteView } from './RouteView';
 import type { RuleEffect } from './RuleEffect';
 import type { RulePattern } from './RulePattern';
 import type { RuleRow } from './RuleRow';
@@ -39,6 +42,7 @@ import type { ServerView } from './ServerView';
 import type { SessionRow } from './SessionRow';
 import type { SettingsView } from './SettingsView';
 import type { ShellOption } from './ShellOption';
+import type { TeamRole } from './TeamRole';
 import type { ToolChange } from './ToolChange';
 import type { ToolSetting } from './ToolSetting';
 import type { ToolView } from './ToolView';
@@ -164,6 +168,22 @@ export interface Commands {
   push: { args: Record<symbol, never>; response: NtfyPushView | null };
   /** The ntfy push, or off with null; a null token keeps the saved one, '' removes it. */
   set_push: { args: { push: NtfyPush | null, }; response: null };
+  /** Makes the first admin of a team server that has no member yet (no token needed, and refused once there is a member); their token, shown once. */
+  team_init: { args: { name: string, }; response: NewMember };
+  /** Adds a member (admin, approver or viewer) in these groups; their token, shown once. */
+  team_add: { args: { name: string, role: TeamRole, groups: Array<string>, }; response: NewMember };
+  /** The team's members (never their tokens). */
+  team_members: { args: Record<symbol, never>; response: Array<MemberView> };
+  /** Removes a member: their token is refused from now on; whether there was one. */
+  team_remove: { args: { name: string, }; response: boolean };
+  /** Sends the calls of SERVER/TOOL (whose argument at `pointer` matches `pattern`, when given) to a person or group, needing `quorum` approvals, escalated after a while. */
+  team_route: { args: { server: string, tool: string, pointer: string | null, pattern: string | null, to: string, quorum: number | null, escalateAfterSecs: number | null, escalateTo: string | null, }; response: RouteView };
+  /** The routes, oldest first (the first that matches a call applies). */
+  team_routes: { args: Record<symbol, never>; response: Array<RouteView> };
+  /** Removes a route (items already routed keep theirs); whether there was one. */
+  team_unroute: { args: { id: string, }; response: boolean };
+  /** Hands a waiting item to another person, with a note for them. */
+  delegate: { args: { approvalId: string, to: string, note: string | null, }; response: null };
 }
 
 export type CommandName = keyof Commands;
@@ -239,6 +259,14 @@ export const COMMAND_SURFACES = {
   revoke_device: ['window', 'api'],
   push: ['window', 'api'],
   set_push: ['window', 'api'],
+  team_init: ['api'],
+  team_add: ['api'],
+  team_members: ['window', 'api'],
+  team_remove: ['api'],
+  team_route: ['api'],
+  team_routes: ['window', 'api'],
+  team_unroute: ['api'],
+  delegate: ['window', 'api'],
 } as const;
 
 /** The commands a paired phone may call. */

@@ -1,0 +1,73 @@
+//! A team server's members and routing on PostgreSQL: not written yet. Every operation refuses,
+//! so a team engine on PostgreSQL decides nothing through a route or a member it cannot read
+//! (fail closed); the SQLite adapter has them (`crates/store-sqlite/src/{members,routes}.rs`).
+
+use crate::PostgresStore;
+use airlock_protocol::{MemberView, RouteView};
+use airlock_store_port::{self as port, ItemRouting, NewMemberRow, NewRoute, StoreError};
+use serde_json::Value;
+use std::collections::HashMap;
+
+fn not_yet<T>() -> port::Result<T> {
+    Err(StoreError::Refused(
+        "team members and routes are not on PostgreSQL yet".to_string(),
+    ))
+}
+
+impl port::Team for PostgresStore {
+    fn add_member(&self, _: &NewMemberRow, _: bool, _: &str) -> port::Result<MemberView> {
+        not_yet()
+    }
+    fn has_members(&self) -> port::Result<bool> {
+        not_yet()
+    }
+    fn member_by_token_hash(&self, _: &str) -> port::Result<Option<MemberView>> {
+        not_yet()
+    }
+    fn member_by_name(&self, _: &str) -> port::Result<Option<MemberView>> {
+        not_yet()
+    }
+    fn members(&self) -> port::Result<Vec<MemberView>> {
+        not_yet()
+    }
+    fn remove_member(&self, _: &str, _: &str) -> port::Result<bool> {
+        not_yet()
+    }
+    fn audit_member_command(&self, _: &str, _: &str) -> port::Result<()> {
+        not_yet()
+    }
+    fn add_route(&self, _: &NewRoute, _: &str) -> port::Result<RouteView> {
+        not_yet()
+    }
+    fn routes(&self) -> port::Result<Vec<RouteView>> {
+        not_yet()
+    }
+    fn remove_route(&self, _: &str, _: &str) -> port::Result<bool> {
+        not_yet()
+    }
+    fn route_item(&self, _: &ItemRouting) -> port::Result<bool> {
+        not_yet()
+    }
+    fn routing_of(&self, _: &[&str]) -> port::Result<HashMap<String, ItemRouting>> {
+        not_yet()
+    }
+    fn timed_routing(&self) -> port::Result<Vec<ItemRouting>> {
+        not_yet()
+    }
+    fn escalate(&self, _: &str, _: u32, _: Option<&str>) -> port::Result<Option<ItemRouting>> {
+        not_yet()
+    }
+    fn delegate(&self, _: &str, _: &str, _: Option<&str>, _: &str) -> port::Result<ItemRouting> {
+        not_yet()
+    }
+    fn record_vote(
+        &self,
+        _: &str,
+        _: &str,
+        _: &str,
+        _: &str,
+        _: Option<&Value>,
+    ) -> port::Result<u32> {
+        not_yet()
+    }
+}
