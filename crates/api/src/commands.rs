@@ -6,8 +6,8 @@
 
 use airlock_core::ServerConfig;
 use airlock_engine::Engine;
-use airlock_mcp::oauth;
 use airlock_engine::commands::{Caller, Host};
+use airlock_mcp::oauth;
 use airlock_protocol::{CommandError, CommandResult, ErrorCode, Pairing};
 use airlock_remote::RemoteError;
 use axum::Json;
@@ -67,7 +67,10 @@ pub async fn sign_in_server(
     )
     .await
     {
-        Ok(()) => format!("Signed in to {name}; its tokens are kept in {}.", store.location()),
+        Ok(()) => format!(
+            "Signed in to {name}; its tokens are kept in {}.",
+            store.location()
+        ),
         Err(oauth::OAuthError::NotNeeded) => format!("{name} asks for no sign-in."),
         Err(error) => return Err(CommandError::invalid(format!("{name}: {error}"))),
     };

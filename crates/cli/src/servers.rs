@@ -334,7 +334,15 @@ async fn sign_in(
     let announce = |url: &str| {
         eprintln!("{name}: sign in in the browser (if it did not open, open this page):\n  {url}");
     };
-    match oauth::sign_in(&store, &identity, &oauth::open_browser, &announce, oauth::SIGN_IN_TIMEOUT).await {
+    match oauth::sign_in(
+        &store,
+        &identity,
+        &oauth::open_browser,
+        &announce,
+        oauth::SIGN_IN_TIMEOUT,
+    )
+    .await
+    {
         Ok(()) => {
             println!("{name}: signed in (tokens kept in {})", store.location());
             Ok(())

@@ -190,7 +190,10 @@ mod tests {
     fn a_server_that_needs_a_sign_in_is_said_in_the_menu_and_tooltip_until_it_is_signed_in() {
         let mut view = TrayView::new(false);
         view.apply(TrayLine::Pending(1));
-        view.apply(TrayLine::SignInNeeded(vec!["github".into(), "linear".into()]));
+        view.apply(TrayLine::SignInNeeded(vec![
+            "github".into(),
+            "linear".into(),
+        ]));
         assert_eq!(
             view.texts(),
             [

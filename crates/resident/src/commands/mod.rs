@@ -72,8 +72,7 @@ impl Host for ShellHost<'_> {
     }
 
     async fn sign_in_server(&self, engine: &Engine, name: &str) -> CommandResult<String> {
-        airlock_api::commands::sign_in_server(engine, name, &airlock_mcp::oauth::open_browser)
-            .await
+        airlock_api::commands::sign_in_server(engine, name, &airlock_mcp::oauth::open_browser).await
     }
 }
 
