@@ -20,12 +20,14 @@ PACKAGES=(
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libxdo-dev
   xvfb xauth xdotool x11-utils dbus-x11 webkit2gtk-driver dunst chromium fonts-liberation imagemagick
   strace python3-venv shellcheck
-  # The OS keyring's Secret Service for the provider's API key (and its test), with libdbus for
-  # the keyring crate.
+  # The OS keyring's Secret Service for the provider's API key and the remote servers' sign-ins
+  # (and their tests), with libdbus for the keyring crate.
   gnome-keyring libdbus-1-dev
   # PostgreSQL, for the store's PostgreSQL adapter: its tests start throwaway clusters of their
   # own (crates/testkit/src/postgres.rs), never the one the package may start.
   postgresql
+  # The "browser" of the sign-in tests and the conformance client (follows the redirect back).
+  curl
 )
 missing=()
 command -v npm >/dev/null || missing+=(nodejs npm)

@@ -1,7 +1,9 @@
 //! Claude Desktop: each stdio server in `mcpServers` is rewritten to run through
-//! `airlock mcp-proxy --name NAME -- COMMAND ARGS…` (its environment kept), so every tool call
-//! Claude Desktop makes waits for Airlock; `disconnect` puts the original command back. A server
-//! given by URL is left as it is (and said so).
+//! `airlock mcp-proxy --name NAME -- COMMAND ARGS…` (its environment kept), and each remote one
+//! (`url`, streamable HTTP) through `airlock mcp-proxy --name NAME --url URL` (its headers in the
+//! proxy's environment, not on its command line; the proxy signs in when the server asks), so
+//! every tool call Claude Desktop makes waits for Airlock; `disconnect` puts the originals back.
+//! A server of another transport (`"type": "sse"`) is left as it is (and said so).
 
 use crate::Agent;
 
@@ -73,16 +75,50 @@ mod config {
         Ok(base.join("Claude").join("claude_desktop_config.json"))
     }
 
-    /// The proxied command's words, when this entry runs through `airlock mcp-proxy`.
-    fn proxied(entry: &Value) -> Option<(String, Vec<Value>)> {
+    /// The arguments of an entry that runs through `airlock mcp-proxy`.
+    fn proxy_args(entry: &Value) -> Option<&Vec<Value>> {
         let command = entry.get("command")?.as_str()?;
         let args = entry.get("args")?.as_array()?;
-        if !command.contains("airlock") || !args.iter().any(|a| a == "mcp-proxy") {
-            return None;
-        }
+        (command.contains("airlock") && args.iter().any(|a| a == "mcp-proxy")).then_some(args)
+    }
+
+    /// The proxied command's words, when this entry runs a command through `airlock mcp-proxy`.
+    fn proxied(entry: &Value) -> Option<(String, Vec<Value>)> {
+        let args = proxy_args(entry)?;
         let split = args.iter().position(|a| a == "--")?;
         let original = args.get(split + 1)?.as_str()?.to_string();
         Some((original, args[split + 2..].to_vec()))
+    }
+
+    /// The original remote entry, when this one proxies a URL (`mcp-proxy --url URL`).
+    fn proxied_url(entry: &Value) -> Option<Value> {
+        let args = proxy_args(entry)?;
+        let at = args.iter().position(|a| a == "--url")?;
+        let url = args.get(at + 1)?.as_str()?;
+        let mut original = json!({"type": "http", "url": url});
+        let headers = entry
+            .get("env")
+            .and_then(|env| env.get(airlock_core::PROXY_HEADERS_ENV))
+            .and_then(Value::as_str)
+            .and_then(|json| serde_json::from_str::<Value>(json).ok());
+        if let Some(headers) = headers {
+            original["headers"] = headers;
+        }
+        Some(original)
+    }
+
+    /// A remote entry the proxy can take (streamable HTTP): its URL and headers.
+    fn remote(entry: &Value) -> Option<(String, Option<Value>)> {
+        let url = entry.get("url")?.as_str()?;
+        let transport = entry.get("type").and_then(Value::as_str).unwrap_or("http");
+        if !matches!(transport, "http" | "streamable-http" | "streamableHttp") {
+            return None;
+        }
+        let headers = entry
+            .get("headers")
+            .filter(|h| h.as_object().is_some_and(|h| !h.is_empty()))
+            .cloned();
+        Some((url.to_string(), headers))
     }
 
     fn servers<'a>(
@@ -135,7 +171,34 @@ mod config {
         if let Some(servers) = servers(&mut after, path)? {
             let mut names: Vec<String> = Vec::new();
             for (name, entry) in servers.iter_mut() {
-                if proxied(entry).is_some() {
+                if proxy_args(entry).is_some() {
+                    continue;
+                }
+                if let Some((url, headers)) = remote(entry) {
+                    let known_as = airlock_name(name, &names);
+                    names.push(known_as.clone());
+                    let words: Vec<Value> = options
+                        .airlock_words(&["mcp-proxy", "--name", &known_as, "--url", &url])
+                        .into_iter()
+                        .skip(1)
+                        .map(Value::String)
+                        .collect();
+                    let mut proxied = json!({
+                        "command": options.airlock.display().to_string(),
+                        "args": words,
+                    });
+                    if let Some(headers) = headers {
+                        let mut env = serde_json::Map::new();
+                        env.insert(
+                            airlock_core::PROXY_HEADERS_ENV.into(),
+                            Value::String(headers.to_string()),
+                        );
+                        proxied["env"] = Value::Object(env);
+                    }
+                    *entry = proxied;
+                    changes.push(format!(
+                        "~ {name}: {url} now runs through airlock mcp-proxy (known in Airlock as {known_as}; it signs in when the server asks)"
+                    ));
                     continue;
                 }
                 let Some(command) = entry
@@ -144,7 +207,7 @@ mod config {
                     .map(str::to_string)
                 else {
                     changes.push(format!(
-                        "  {name}: not a command (a URL server); left as it is"
+                        "  {name}: neither a command nor a streamable-HTTP URL; left as it is"
                     ));
                     continue;
                 };
@@ -192,7 +255,10 @@ mod config {
         let mut changes = Vec::new();
         if let Some(servers) = servers(&mut after, path)? {
             for (name, entry) in servers.iter_mut() {
-                if let Some((command, args)) = proxied(entry) {
+                if let Some(original) = proxied_url(entry) {
+                    changes.push(format!("~ {name}: connects to its URL directly again"));
+                    *entry = original;
+                } else if let Some((command, args)) = proxied(entry) {
                     changes.push(format!("~ {name}: runs {command} directly again"));
                     entry["command"] = json!(command);
                     entry["args"] = Value::Array(args);
@@ -207,7 +273,7 @@ mod config {
         Ok(config
             .get("mcpServers")
             .and_then(Value::as_object)
-            .is_some_and(|servers| servers.values().any(|e| proxied(e).is_some())))
+            .is_some_and(|servers| servers.values().any(|e| proxy_args(e).is_some())))
     }
 
     #[cfg(test)]
@@ -234,6 +300,8 @@ mod config {
                     "files": {"command": "npx", "args": ["-y", "server-filesystem", "/home/me"], "env": {"TOKEN": "t"}},
                     "my notes!": {"command": "notes-server"},
                     "remote": {"url": "https://example.com/mcp"},
+                    "linear": {"type": "http", "url": "https://mcp.linear.app/mcp", "headers": {"Authorization": "Bearer lin_secret"}},
+                    "old": {"type": "sse", "url": "https://example.com/sse"},
                 },
             });
             std::fs::write(&path, theirs.to_string()).unwrap();
@@ -274,7 +342,29 @@ mod config {
                     "notes-server"
                 ])
             );
-            assert_eq!(now["mcpServers"]["remote"], theirs["mcpServers"]["remote"]);
+            // Issue 30: a remote server was left as it was, its calls never reaching Airlock.
+            assert_eq!(
+                now["mcpServers"]["remote"],
+                json!({"command": "/opt/airlock/airlock", "args": [
+                    "--data-dir", "/data/air lock", "mcp-proxy", "--name", "remote",
+                    "--url", "https://example.com/mcp",
+                ]})
+            );
+            // Its headers (a token) go in the proxy's environment, never on its command line.
+            let linear = &now["mcpServers"]["linear"];
+            assert!(
+                !linear["args"].to_string().contains("lin_secret"),
+                "{linear}"
+            );
+            let headers: Value = serde_json::from_str(
+                linear["env"][airlock_core::PROXY_HEADERS_ENV]
+                    .as_str()
+                    .unwrap(),
+            )
+            .unwrap();
+            assert_eq!(headers, json!({"Authorization": "Bearer lin_secret"}));
+            // SSE is not what the proxy speaks: left as it is.
+            assert_eq!(now["mcpServers"]["old"], theirs["mcpServers"]["old"]);
             assert!(
                 report
                     .changes
@@ -300,6 +390,14 @@ mod config {
             assert_eq!(
                 restored["mcpServers"]["my notes!"],
                 json!({"command": "notes-server", "args": []})
+            );
+            assert_eq!(
+                restored["mcpServers"]["remote"],
+                json!({"type": "http", "url": "https://example.com/mcp"})
+            );
+            assert_eq!(
+                restored["mcpServers"]["linear"],
+                theirs["mcpServers"]["linear"]
             );
             assert!(!connected(&path).unwrap());
         }

@@ -4,8 +4,10 @@
 //! `{"error": message, "code": code}` with the code's HTTP status. Also the phone inbox's part
 //! of a host (its listener, pairing), which the headless `airlock serve` and the desktop share.
 
+use airlock_core::ServerConfig;
 use airlock_engine::Engine;
 use airlock_engine::commands::{Caller, Host};
+use airlock_mcp::oauth;
 use airlock_protocol::{CommandError, CommandResult, ErrorCode, Pairing};
 use airlock_remote::RemoteError;
 use axum::Json;
@@ -28,6 +30,55 @@ impl Host for ServeHost {
     fn pair_phone(&self, engine: &Engine) -> CommandResult<Pairing> {
         pair_phone(engine)
     }
+
+    async fn sign_in_server(&self, engine: &Engine, name: &str) -> CommandResult<String> {
+        sign_in_server(engine, name, &oauth::open_browser).await
+    }
+}
+
+/// Signs in to the remote server `name` (OAuth; `open_browser` shows the sign-in page), then
+/// restarts it so that it connects with its tokens. Says where the tokens are kept, so that
+/// Settings can say a file stands in for a missing keyring. A refused sign-in keeps nothing.
+pub async fn sign_in_server(
+    engine: &Engine,
+    name: &str,
+    open_browser: oauth::OpenBrowser<'_>,
+) -> CommandResult<String> {
+    let configs = engine.server_configs().map_err(|e| Caller::Api.error(e))?;
+    let Some((_, config, _)) = configs.into_iter().find(|(n, _, _)| n == name) else {
+        return Err(CommandError::new(
+            ErrorCode::UnknownServer,
+            format!("no server named '{name}'"),
+        ));
+    };
+    let ServerConfig::Http { url, .. } = config else {
+        return Err(CommandError::invalid(format!(
+            "'{name}' is not a remote server (it has no URL to sign in to)"
+        )));
+    };
+    let store = oauth::TokenStore::new(engine.data_dir(), name, &url);
+    let announce = |page: &str| tracing::info!(server = %name, "sign-in page: {page}");
+    let said = match oauth::sign_in(
+        &store,
+        &oauth::ClientIdentity::default(),
+        open_browser,
+        &announce,
+        oauth::SIGN_IN_TIMEOUT,
+    )
+    .await
+    {
+        Ok(()) => format!(
+            "Signed in to {name}; its tokens are kept in {}.",
+            store.location()
+        ),
+        Err(oauth::OAuthError::NotNeeded) => format!("{name} asks for no sign-in."),
+        Err(error) => return Err(CommandError::invalid(format!("{name}: {error}"))),
+    };
+    // Restarted, so that it connects with the new tokens (or shows why it cannot).
+    engine
+        .set_server_enabled(name, true)
+        .map_err(|e| Caller::Api.error(e))?;
+    Ok(said)
 }
 
 /// Turns the phone inbox on at `listen` (`ADDR:PORT`, spaces around it ignored), or off.

@@ -288,15 +288,24 @@ enum Command {
     },
     /// An MCP server through Airlock, for any MCP client (Claude Desktop, Cursor, VS Code):
     /// `mcp-proxy NAME` runs a server configured in Airlock, `mcp-proxy --name NAME -- COMMAND
-    /// ARGS...` any command. Speaks MCP on stdin/stdout; every tools/call waits for Airlock.
+    /// ARGS...` any command, `mcp-proxy --name NAME --url URL` any remote server (signing in
+    /// in the browser when it asks). Speaks MCP on stdin/stdout; every tools/call waits for
+    /// Airlock.
     #[command(name = "mcp-proxy")]
     McpProxy {
         /// A server configured in Airlock (`airlock servers`).
         #[arg(conflicts_with = "name")]
         server: Option<String>,
-        /// The name Airlock's settings and rules know the proxied command by.
+        /// The name Airlock's settings and rules know the proxied command or URL by.
         #[arg(long)]
         name: Option<String>,
+        /// A remote server (streamable HTTP) not configured in Airlock; its headers come from
+        /// `--header` and the environment variable AIRLOCK_MCP_HEADERS (a JSON object).
+        #[arg(long, requires = "name", conflicts_with = "command")]
+        url: Option<String>,
+        /// A header for the remote server, `Name: value` (repeat it).
+        #[arg(long = "header", requires = "url")]
+        headers: Vec<String>,
         /// The server's command and arguments, after `--`.
         #[arg(last = true)]
         command: Vec<String>,
@@ -675,8 +684,13 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::McpProxy {
             server,
             name,
+            url,
+            headers,
             command,
-        } => mcp_proxy::run(&dir, server, name, command).await,
+        } => {
+            let target = mcp_proxy::Target::from_args(server, name, url, headers, command)?;
+            mcp_proxy::run(&dir, target).await
+        }
         Command::Serve { listen, workspace } => serve::run(&dir, &listen, workspace).await,
         other => {
             let engine = match cli.engine {

@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 fn pairs(
     items: &[String],
@@ -317,9 +316,6 @@ async fn restart(client: &ApiClient, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// How long the sign-in page may take before Airlock stops listening for it.
-const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
-
 /// Signs in to the server at `url` (OAuth in the browser). `optional`: a server that does not
 /// ask for a sign-in is fine (when adding one).
 async fn sign_in(
@@ -335,15 +331,18 @@ async fn sign_in(
         client_secret: identity.client_secret,
         client_metadata_url: identity.client_metadata_url,
     };
-    let browser = browser_command();
-    let open_browser = |url: &str| match &browser {
-        Some(command) => run_browser(command, url),
-        None => oauth::open_system_browser(url),
-    };
     let announce = |url: &str| {
         eprintln!("{name}: sign in in the browser (if it did not open, open this page):\n  {url}");
     };
-    match oauth::sign_in(&store, &identity, &open_browser, &announce, SIGN_IN_TIMEOUT).await {
+    match oauth::sign_in(
+        &store,
+        &identity,
+        &oauth::open_browser,
+        &announce,
+        oauth::SIGN_IN_TIMEOUT,
+    )
+    .await
+    {
         Ok(()) => {
             println!("{name}: signed in (tokens kept in {})", store.location());
             Ok(())
@@ -351,25 +350,6 @@ async fn sign_in(
         Err(OAuthError::NotNeeded) if optional => Ok(()),
         Err(error) => Err(anyhow::anyhow!("{name}: {error}")),
     }
-}
-
-/// `AIRLOCK_BROWSER`: a command that opens the sign-in page (the URL is its last argument),
-/// instead of the system browser.
-fn browser_command() -> Option<Vec<String>> {
-    let command = std::env::var("AIRLOCK_BROWSER").ok()?;
-    let words: Vec<String> = command.split_whitespace().map(str::to_string).collect();
-    (!words.is_empty()).then_some(words)
-}
-
-fn run_browser(command: &[String], url: &str) -> Result<(), String> {
-    let (program, args) = command.split_first().ok_or("AIRLOCK_BROWSER is empty")?;
-    std::process::Command::new(program)
-        .args(args)
-        .arg(url)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .map(drop)
-        .map_err(|e| format!("AIRLOCK_BROWSER ({program}): {e}"))
 }
 
 async fn list(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {

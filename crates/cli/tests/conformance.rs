@@ -114,6 +114,14 @@ fn scenario_calls(scenario: &str) -> Vec<(&'static str, serde_json::Value)> {
         "http-invalid-tool-headers" => {
             vec![("conformance__valid_tool", json!({"region": "us-west1"}))]
         }
+        // 2026-07-28's multi round-trip requests: each call comes back asking for input,
+        // except the unrelated one (which must not carry another call's answers).
+        "sep-2322-client-request-state" => vec![
+            ("conformance__test_mrtr_echo_state", json!({})),
+            ("conformance__test_mrtr_no_state", json!({})),
+            ("conformance__test_mrtr_unrelated", json!({})),
+            ("conformance__test_mrtr_no_result_type", json!({})),
+        ],
         auth if auth.starts_with("auth/") => vec![("conformance__test-tool", json!({}))],
         _ => Vec::new(),
     }

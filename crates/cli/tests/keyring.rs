@@ -1,6 +1,8 @@
 //! The provider's API key pasted once is kept in the OS keyring (here a real Secret Service:
 //! gnome-keyring on a private D-Bus session), used for the provider's requests and a restart,
-//! and never written to the store, the engine's output or an API answer.
+//! and never written to the store, the engine's output or an API answer. The same for a remote
+//! MCP server's OAuth tokens: kept in the keyring (no file), used by the engine, forgotten on
+//! logout.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 // The Secret Service is Linux's keyring; macOS and Windows use the platform's own.
 #![cfg(target_os = "linux")]
@@ -166,6 +168,8 @@ fn airlock(
         .args(args)
         .env("DBUS_SESSION_BUS_ADDRESS", &service.address)
         .env("HOME", home)
+        // A sign-in's "browser": curl follows the test server's redirect to the loopback port.
+        .env("AIRLOCK_BROWSER", "curl -fsSL -o /dev/null")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -273,4 +277,83 @@ async fn a_pasted_api_key_lives_in_the_os_keyring_and_nowhere_else() {
     assert!(found.is_empty(), "the key is in {found:?}");
     let settings: Value = serde_json::from_str(&shown).unwrap();
     assert_eq!(settings[0]["api_key_env"], Value::Null);
+}
+
+/// The engine's view of one server, by `airlock servers --json`.
+fn server_state(data: &Path, home: &Path, service: &SecretService, name: &str) -> Value {
+    let out = airlock(data, home, service, &["servers", "--json"], "");
+    let servers: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    servers
+        .into_iter()
+        .find(|s| s["name"] == name)
+        .map(|s| s["status"].clone())
+        .unwrap_or(Value::Null)
+}
+
+fn until_state(data: &Path, home: &Path, service: &SecretService, name: &str, state: &str) {
+    let started = Instant::now();
+    loop {
+        let status = server_state(data, home, service, name);
+        if status["state"] == state {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{name} never became {state}: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Issue 30: the keyring path of a sign-in's token store was never tested (every test ran
+/// where no keyring exists, so the tokens went to the 0600 file). With a real Secret Service
+/// the tokens go to it and nowhere in the data directory, the engine reads them back to
+/// connect, and logging out deletes them from it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_remote_servers_sign_in_lives_in_the_os_keyring_and_logout_forgets_it() {
+    use airlock_testkit::oauth_server::{Misbehave, OAuthMcpServer};
+    let remote = OAuthMcpServer::start(Misbehave::None, Duration::from_secs(300))
+        .await
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let service = SecretService::start(home.path());
+    let engine = serve(data.path(), home.path(), &service);
+    let run = |args: &[&str]| airlock(data.path(), home.path(), &service, args, "");
+
+    let added = run(&["servers", "add", "remote", "--url", &remote.url()]);
+    let said = String::from_utf8_lossy(&added.stdout).to_string();
+    assert!(
+        said.contains("remote: signed in (tokens kept in the OS keyring)"),
+        "{said}"
+    );
+    until_state(data.path(), home.path(), &service, "remote", "ready");
+    assert!(
+        !data.path().join("oauth").exists(),
+        "a token file was written although a keyring exists"
+    );
+    for token in [&b"access-"[..], &b"refresh-"[..]] {
+        let found = contains_in_files(data.path(), token);
+        assert!(found.is_empty(), "a token is in {found:?}");
+    }
+
+    // Read back from the keyring after a restart of the engine, too.
+    let output = stop(engine);
+    let engine = serve(data.path(), home.path(), &service);
+    until_state(data.path(), home.path(), &service, "remote", "ready");
+
+    let out = run(&["servers", "logout", "remote"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("remote: signed out"));
+    until_state(
+        data.path(),
+        home.path(),
+        &service,
+        "remote",
+        airlock_mcp::SIGN_IN_NEEDED,
+    );
+    let output = output + &stop(engine);
+    assert!(
+        !output.contains("access-") && !output.contains("refresh-"),
+        "the engine printed a token"
+    );
 }

@@ -189,3 +189,122 @@ async fn signs_in_in_the_browser_calls_a_tool_survives_a_refresh_and_logs_out() 
         "logout left the tokens"
     );
 }
+
+/// The "browser" of a sign-in the test does not look at: curl follows the authorization page's
+/// redirect to Airlock's loopback listener, as a browser would.
+const CURL_BROWSER: &str = "curl -fsSL -o /dev/null";
+
+/// Starts a Claude Desktop config entry exactly as Claude Desktop would (its command, its
+/// arguments, its environment) as an MCP client named `claude-ai`.
+async fn desktop_client(
+    entry: &Value,
+) -> rmcp::service::RunningService<rmcp::service::RoleClient, rmcp::model::ClientConfig> {
+    use rmcp::ServiceExt as _;
+    let mut process = tokio::process::Command::new(entry["command"].as_str().unwrap());
+    process
+        .args(
+            entry["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap()),
+        )
+        .env("AIRLOCK_BROWSER", CURL_BROWSER);
+    for (name, value) in entry["env"].as_object().into_iter().flatten() {
+        process.env(name, value.as_str().unwrap());
+    }
+    let (transport, _) = rmcp::transport::TokioChildProcess::builder(process)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    rmcp::model::ClientConfig::new(
+        rmcp::model::ClientCapabilities::default(),
+        rmcp::model::Implementation::new("claude-ai", "0.1"),
+    )
+    .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE)
+    .serve(transport)
+    .await
+    .unwrap()
+}
+
+/// Issue 30: `connect claude-desktop` left a remote server as it was (its calls never reached
+/// Airlock), and `mcp-proxy` could reach only servers configured in Airlock. Now the URL entry
+/// runs `airlock mcp-proxy --name NAME --url URL`, which signs in when the server asks (the
+/// browser opened by the proxy), gates every call in the inbox, keeps the sign-in for its next
+/// start, and `disconnect` puts the URL entry back.
+#[tokio::test(flavor = "multi_thread")]
+async fn claude_desktops_remote_server_signs_in_and_is_gated_through_mcp_proxy_url() {
+    let remote = OAuthMcpServer::start(Misbehave::None, Duration::from_secs(300))
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path();
+    let home = tempfile::tempdir().unwrap();
+    let config_dir = home.path().join(".config");
+    let config = config_dir.join("Claude/claude_desktop_config.json");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let theirs = json!({"mcpServers": {"linear": {"type": "http", "url": remote.url()}}});
+    std::fs::write(&config, theirs.to_string()).unwrap();
+    let airlock_in_home = |args: &[&str]| {
+        let out = std::process::Command::new(BIN)
+            .arg("--data-dir")
+            .arg(d)
+            .args(args)
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", &config_dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let report = airlock_in_home(&["connect", "claude-desktop"]);
+    assert!(report.contains("linear"), "{report}");
+    let _engine = Engine::start(d);
+    let rewritten: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    let entry = rewritten["mcpServers"]["linear"].clone();
+    let args = entry["args"].to_string();
+    assert!(
+        args.contains("\"mcp-proxy\"") && args.contains("\"--url\""),
+        "{entry}"
+    );
+
+    // Twice, as Claude Desktop starts it again: the first start signs in, the second uses the
+    // kept sign-in (no second trip to the authorization page).
+    for run in 1..=2u64 {
+        let desktop = desktop_client(&entry).await;
+        let tools = desktop.list_all_tools().await.unwrap();
+        assert_eq!(tools.len(), 1, "{tools:?}");
+        let peer = desktop.peer().clone();
+        let call = tokio::spawn(async move {
+            peer.call_tool(rmcp::model::CallToolRequestParams::new("whoami"))
+                .await
+        });
+        let items = inbox(d, 1);
+        assert_eq!(items[0]["server"], "linear", "{items:?}");
+        assert_eq!(items[0]["client"], "claude-ai", "{items:?}");
+        assert_eq!(
+            remote.tool_calls(),
+            run - 1,
+            "a call ran before it was approved"
+        );
+        ok(d, &["approve", items[0]["approval_id"].as_str().unwrap()]);
+        let result = serde_json::to_string(&call.await.unwrap().unwrap()).unwrap();
+        assert!(result.contains("signed in as someone"), "{result}");
+        assert_eq!(remote.tool_calls(), run);
+        desktop.cancel().await.unwrap();
+        assert_eq!(
+            remote.scopes_requested().len(),
+            1,
+            "signed in again on run {run}"
+        );
+    }
+
+    airlock_in_home(&["disconnect", "claude-desktop"]);
+    let restored: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    assert_eq!(restored, theirs);
+}

@@ -173,6 +173,11 @@ impl AgentFallback {
 /// The agent kind of a call through `airlock mcp-proxy` (any MCP client).
 pub const MCP_CLIENT: &str = "mcp-client";
 
+/// The environment variable that carries `airlock mcp-proxy --url`'s headers (a JSON object of
+/// names to values), so that `connect claude-desktop` keeps them out of the command line, where
+/// other users of the machine could read them.
+pub const PROXY_HEADERS_ENV: &str = "AIRLOCK_MCP_HEADERS";
+
 /// The policy sources of the coding agents' own tools (`claude-code/Bash`), which no server may
 /// take as its name. The agents themselves are declared in crates/agents (its `AGENTS`), which
 /// core cannot see; that crate's test `the_hook_agents_are_the_sources_core_reserves` keeps

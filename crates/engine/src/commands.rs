@@ -119,6 +119,15 @@ pub trait Host: Send + Sync {
     }
     /// Grants changed without an engine event (a revoke): the tray reads them again.
     fn grants_changed(&self) {}
+    /// Signs in to the remote server `name` in the browser and restarts it; what to tell the
+    /// person (where its tokens are kept). The MCP client lives outside the engine.
+    fn sign_in_server(
+        &self,
+        _engine: &Engine,
+        _name: &str,
+    ) -> impl Future<Output = CommandResult<String>> + Send {
+        async { Err(unavailable("sign_in_server")) }
+    }
 }
 
 /// A host with nothing of its own: the phone's (its commands need none).
@@ -370,6 +379,10 @@ impl<H: Host> Run<'_, H> {
                 &c,
                 self.as_command(engine.set_server_enabled(&c.name, c.enabled)),
             ),
+            C::SignInServer(c) => {
+                let signed_in = self.host.sign_in_server(engine, &c.name).await;
+                reply(&c, signed_in)
+            }
             C::SetServerDefault(c) => reply(
                 &c,
                 self.as_command(engine.set_server_default(&c.name, c.default)),

@@ -7,7 +7,7 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction as McpAction, ElicitationCapability, ErrorData, FormElicitationCapability,
-    Implementation, ProtocolVersion,
+    Implementation, ProtocolVersion, RequestMetaObject,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
@@ -32,6 +32,15 @@ impl Form {
         request: ElicitRequestParams,
         context: &RequestContext<RoleClient>,
     ) -> Result<Option<Self>, ErrorData> {
+        Self::with_meta(request, Some(context.meta.clone()))
+    }
+
+    /// [`Form::of`] with the request's `_meta` as the context carries it (none for a form that
+    /// came inside a multi round-trip result: its `_meta` is in its params).
+    pub(crate) fn with_meta(
+        request: ElicitRequestParams,
+        context_meta: Option<RequestMetaObject>,
+    ) -> Result<Option<Self>, ErrorData> {
         let ElicitRequestParams::FormElicitationParams {
             meta,
             message,
@@ -45,7 +54,7 @@ impl Form {
         let property_order = requested_schema.property_order.unwrap_or_default();
         // rmcp hands the request's `_meta` to the context; older paths leave it in the params.
         let meta = meta
-            .or(Some(context.meta.clone()))
+            .or(context_meta)
             .and_then(|m| serde_json::to_value(m).ok())
             .filter(|m| m.as_object().is_some_and(|o| !o.is_empty()));
         Ok(Some(Self {

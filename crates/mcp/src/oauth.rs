@@ -24,6 +24,8 @@ use url::Url;
 const KEYRING_SERVICE: &str = "airlock";
 /// The path the browser comes back to on the loopback listener.
 const CALLBACK_PATH: &str = "/callback";
+/// How long the sign-in page may take before Airlock stops listening for it.
+pub const SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long one connection to the loopback listener may take to send its request line.
 const CALLBACK_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -293,6 +295,29 @@ pub type OpenBrowser<'a> = &'a (dyn Fn(&str) -> Result<(), String> + Send + Sync
 /// Opens the system browser (`open`: xdg-open, `open`, `start`).
 pub fn open_system_browser(url: &str) -> Result<(), String> {
     open::that_detached(url).map_err(|e| e.to_string())
+}
+
+/// Names a command that opens the sign-in page instead of the system browser (the URL is its
+/// last argument): a browser of the person's choice, or a test's.
+pub const BROWSER_ENV: &str = "AIRLOCK_BROWSER";
+
+/// Opens the sign-in page with `AIRLOCK_BROWSER` where it is set, else the system browser.
+pub fn open_browser(url: &str) -> Result<(), String> {
+    let Ok(command) = std::env::var(BROWSER_ENV) else {
+        return open_system_browser(url);
+    };
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let (program, args) = words
+        .split_first()
+        .ok_or_else(|| format!("{BROWSER_ENV} is empty"))?;
+    std::process::Command::new(program)
+        .args(args)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map(drop)
+        .map_err(|e| format!("{BROWSER_ENV} ({program}): {e}"))
 }
 
 /// Runs the whole sign-in of server `server` at `url`: discovery, registration, the browser on

@@ -1,13 +1,18 @@
 //! One ready MCP server as a [`ToolSource`]: calls go out with a timeout, and a dropped call
-//! (the turn was cancelled, or the timeout hit) sends `notifications/cancelled`.
+//! (the turn was cancelled, or the timeout hit) sends `notifications/cancelled`. A call that
+//! comes back asking for input (2026-07-28's multi round-trip requests) is answered from the
+//! inbox and sent again.
 
 use crate::DEFAULT_TOOL_TIMEOUT_SECS;
-use crate::client::InFlight;
+use crate::client::{Form, InFlight, elicit_result};
 use airlock_core::ToolDef;
-use airlock_engine::Engine;
 use airlock_engine::tools::{CallContext, ToolError, ToolSource};
+use airlock_engine::{ElicitationRequest, Engine};
 use futures::future::BoxFuture;
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ElicitResult,
+    ElicitationAction as McpAction, InputRequest, InputResponses,
+};
 use rmcp::service::{Peer, RoleClient, ServiceError};
 use serde_json::Value;
 use std::time::Duration;
@@ -68,29 +73,126 @@ impl McpTools {
             context: context.clone(),
         };
         let timeout = self.timeout();
-        // `call_tool` cancels the request on the server when its future is dropped.
-        match tokio::time::timeout(timeout, self.peer.call_tool(params)).await {
+        // `call_tool_once` cancels the request on the server when its future is dropped.
+        let call = self.call_answering_input(context, params);
+        match tokio::time::timeout(timeout, call).await {
             Err(_) => Err(ToolError::new(format!(
                 "the server '{}' did not answer within {} s; the call was cancelled",
                 self.server,
                 timeout.as_secs()
             ))),
-            Ok(Err(ServiceError::TransportClosed)) | Ok(Err(ServiceError::TransportSend(_))) => {
+            Ok(Err(CallFailure::Service(
+                ServiceError::TransportClosed | ServiceError::TransportSend(_),
+            ))) => Err(ToolError::new(format!(
+                "the server '{}' stopped during the call (it is being restarted); the call was not retried",
+                self.server
+            ))),
+            Ok(Err(CallFailure::Service(ServiceError::McpError(error)))) => {
                 Err(ToolError::new(format!(
-                    "the server '{}' stopped during the call (it is being restarted); the call was not retried",
-                    self.server
+                    "the server '{}' refused the call: {}",
+                    self.server, error.message
                 )))
             }
-            Ok(Err(ServiceError::McpError(error))) => Err(ToolError::new(format!(
-                "the server '{}' refused the call: {}",
-                self.server, error.message
-            ))),
-            Ok(Err(error)) => Err(ToolError::new(format!(
+            Ok(Err(CallFailure::Input(error))) => Err(error),
+            Ok(Err(CallFailure::Service(error))) => Err(ToolError::new(format!(
                 "the call to '{}' failed: {error}",
                 self.server
             ))),
             Ok(Ok(result)) => result_value(result),
         }
+    }
+
+    /// `tools/call`, answering a 2026-07-28 server's multi round-trip requests for input (a
+    /// result that asks for a form; the call is sent again with the answers and the server's
+    /// `requestState`, as received) from the inbox, exactly as the older server-initiated
+    /// elicitation is answered; at most [`MAX_INPUT_ROUNDS`] rounds.
+    async fn call_answering_input(
+        &self,
+        context: &CallContext,
+        mut params: CallToolRequestParams,
+    ) -> Result<CallToolResult, CallFailure> {
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let asked = match self.peer.call_tool_once(params.clone()).await? {
+                CallToolResponse::Complete(result) => return Ok(result),
+                CallToolResponse::InputRequired(asked) => asked,
+                _ => {
+                    return Err(CallFailure::Input(ToolError::new(format!(
+                        "the server '{}' answered the call with a task; Airlock does not run MCP tasks",
+                        self.server
+                    ))));
+                }
+            };
+            let mut answers = InputResponses::new();
+            for (key, request) in asked.input_requests.unwrap_or_default() {
+                let answer = self.answer_input(context, request).await?;
+                answers.insert(key, answer);
+            }
+            params.input_responses = (!answers.is_empty()).then_some(answers);
+            params.request_state = asked.request_state;
+        }
+        Err(CallFailure::Input(ToolError::new(format!(
+            "the server '{}' asked for input more than {MAX_INPUT_ROUNDS} times in one call; the call was given up",
+            self.server
+        ))))
+    }
+
+    /// One request for input inside a call's result: a form, answered in the inbox (a web page
+    /// is declined, as for the older elicitation; sampling and roots are refused).
+    async fn answer_input(
+        &self,
+        context: &CallContext,
+        request: InputRequest,
+    ) -> Result<Value, CallFailure> {
+        let refused = |why: String| CallFailure::Input(ToolError::new(why));
+        let InputRequest::Elicitation(request) = request else {
+            return Err(refused(format!(
+                "the server '{}' asked for sampling or its roots during the call; Airlock answers only forms",
+                self.server
+            )));
+        };
+        let form = Form::with_meta(request.params, None).map_err(|e| {
+            refused(format!(
+                "the server '{}' asked for a form Airlock cannot read: {}",
+                self.server, e.message
+            ))
+        })?;
+        let result = match form {
+            None => ElicitResult::new(McpAction::Decline),
+            Some(form) => {
+                let asked = ElicitationRequest {
+                    server: self.server.clone(),
+                    message: form.message,
+                    schema: form.schema,
+                    meta: form.meta,
+                    context: Some(context.clone()),
+                    property_order: form.property_order,
+                };
+                let answer = self
+                    .engine
+                    .elicit(asked)
+                    .await
+                    .map_err(|e| refused(e.to_string()))?;
+                elicit_result(answer)
+            }
+        };
+        serde_json::to_value(result).map_err(|e| refused(e.to_string()))
+    }
+}
+
+/// How many times one call may come back asking for input before Airlock gives it up (as
+/// rmcp's own client does: a server must not keep a call alive forever).
+const MAX_INPUT_ROUNDS: usize = rmcp::model::DEFAULT_MRTR_MAX_ROUNDS;
+
+/// Why a call did not come back with a result.
+enum CallFailure {
+    Service(ServiceError),
+    /// A request for input Airlock could not answer; the message says why.
+    Input(ToolError),
+}
+
+impl From<ServiceError> for CallFailure {
+    fn from(error: ServiceError) -> Self {
+        CallFailure::Service(error)
     }
 }
 

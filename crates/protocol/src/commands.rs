@@ -402,6 +402,9 @@ commands! {
     /// Accepts the server's changed tools as reviewed; refused when they changed since.
     AcceptServerChanges = "accept_server_changes" { name: String, changes: Vec<ToolChange> } -> Vec<ToolChange>, [Window, Api];
     SetServerEnabled = "set_server_enabled" { name: String, enabled: bool } -> (), [Window, Api];
+    /// Signs in to a remote server (OAuth in the system browser, answered on a one-time loopback
+    /// listener) and restarts it; says where its tokens are kept (the OS keyring, or a file).
+    SignInServer = "sign_in_server" { name: String } -> String, [Window, Api];
     SetServerDefault = "set_server_default" { name: String, default: ServerDefault } -> (), [Window, Api];
     SetServerTrust = "set_server_trust" { name: String, trust: bool } -> (), [Window, Api];
     /// Removes a server; returns how many of its waiting requests were denied.

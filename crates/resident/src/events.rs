@@ -1,6 +1,7 @@
 //! Keeps the tray and the notifications in step with the engine: the pending count from events
 //! (never a re-read per event), the pause line, the grants line (also re-read now and then: a
-//! grant ends by its time), and the notifications, which follow the same events themselves.
+//! grant ends by its time), the remote servers that need a sign-in again (read when a server
+//! changes), and the notifications, which follow the same events themselves.
 
 use crate::notifications;
 use crate::pending::PendingSet;
@@ -27,6 +28,10 @@ pub fn follow(shell: Arc<Shell>) -> tokio::task::JoinHandle<()> {
         shell.show_in_tray(TrayLine::Pending(pending.len())).await;
         shell.show_in_tray(TrayLine::Paused(engine.paused())).await;
         show_grants(&shell).await;
+        let mut sign_in = servers_to_sign_in(&engine);
+        shell
+            .show_in_tray(TrayLine::SignInNeeded(sign_in.clone()))
+            .await;
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(30));
         loop {
             let received = tokio::select! {
@@ -53,6 +58,15 @@ pub fn follow(shell: Arc<Shell>) -> tokio::task::JoinHandle<()> {
                         // A grant made with a decision, or a use of one taken by a call.
                         EngineEvent::ApprovalsDecided { .. }
                         | EngineEvent::SessionStatus { .. } => show_grants(&shell).await,
+                        EngineEvent::ServersChanged { .. } => {
+                            let now = servers_to_sign_in(&engine);
+                            if now != sign_in {
+                                sign_in = now;
+                                shell
+                                    .show_in_tray(TrayLine::SignInNeeded(sign_in.clone()))
+                                    .await;
+                            }
+                        }
                         _ => {}
                     }
                     if storage_failed {
@@ -90,6 +104,26 @@ async fn show_grants(shell: &Shell) {
         }
     };
     shell.show_in_tray(TrayLine::Grants(active)).await;
+}
+
+/// The remote servers whose sign-in expired or was refused, by name.
+pub fn servers_to_sign_in(engine: &Engine) -> Vec<String> {
+    match engine.servers() {
+        Ok(servers) => servers
+            .into_iter()
+            .filter(|server| {
+                server
+                    .status
+                    .as_ref()
+                    .is_some_and(|status| status.state == airlock_mcp::SIGN_IN_NEEDED)
+            })
+            .map(|server| server.name)
+            .collect(),
+        Err(error) => {
+            tracing::warn!("cannot read the servers: {error}");
+            Vec::new()
+        }
+    }
 }
 
 fn recount(engine: &Engine) -> PendingSet {

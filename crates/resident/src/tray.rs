@@ -1,6 +1,7 @@
 //! The tray icon on Linux: a StatusNotifierItem on the session bus (through `ksni`), so the
-//! resident process keeps "N pending" (with a badged icon), "N grants active", Open inbox,
-//! Pause all agents and Quit without loading GTK.
+//! resident process keeps "N pending" (with a badged icon), "N grants active", "Sign in again:
+//! SERVER" while a remote server needs it, Open inbox, Pause all agents and Quit without loading
+//! GTK.
 
 use ksni::menu::{MenuItem, StandardItem};
 use ksni::{Category, Handle, Icon, OfflineReason, Status, ToolTip, TrayMethods};
@@ -106,14 +107,19 @@ impl ksni::Tray for Item {
             }
             .into()
         };
-        vec![
+        let mut lines = vec![
             info(self.view.count_line.clone()),
             info(grants_label(self.view.grants)),
+        ];
+        // Said while a remote server waits for a sign-in (Settings has the button).
+        lines.extend(self.view.sign_in_line().map(info));
+        lines.extend([
             MenuItem::Separator,
             command("Open inbox", TrayAction::OpenInbox),
             command(pause_label(self.view.paused), TrayAction::TogglePause),
             command("Quit Airlock", TrayAction::Quit),
-        ]
+        ]);
+        lines
     }
 
     /// The desktop has no tray host (yet, or any more): the app runs on and the icon comes back
@@ -170,7 +176,7 @@ impl Tray {
     }
 
     /// Changes one line: the count (menu, tooltip and the icon's badge), the storage failure,
-    /// the pause (and the paused icon) or the grants.
+    /// the pause (and the paused icon), the grants or the servers that need a sign-in.
     pub async fn show(&self, line: TrayLine) {
         self.handle.update(|item| item.view.apply(line)).await;
     }

@@ -85,8 +85,14 @@ pub enum TrayIconKind {
     Paused,
 }
 
+/// The sign-in line: the remote servers whose sign-in expired or was refused, which stop
+/// working until the person signs in again; `None` when there are none.
+pub fn sign_in_label(servers: &[String]) -> Option<String> {
+    (!servers.is_empty()).then(|| format!("Sign in again: {}", servers.join(", ")))
+}
+
 /// A change of one of the tray's lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TrayLine {
     /// How many requests wait (also the tooltip and the icon's badge).
     Pending(usize),
@@ -95,6 +101,8 @@ pub enum TrayLine {
     Paused(bool),
     /// How many timed or counted grants are active.
     Grants(usize),
+    /// The remote servers that need a sign-in again (by name, sorted).
+    SignInNeeded(Vec<String>),
 }
 
 /// What a tray shows now. Every tray keeps one, changes it by [`TrayLine`]s and draws it its own
@@ -107,6 +115,8 @@ pub struct TrayView {
     pub badged: bool,
     pub paused: bool,
     pub grants: usize,
+    /// The remote servers that need a sign-in again.
+    pub sign_in: Vec<String>,
 }
 
 impl TrayView {
@@ -116,6 +126,7 @@ impl TrayView {
             badged: false,
             paused,
             grants: 0,
+            sign_in: Vec::new(),
         }
     }
 
@@ -128,16 +139,24 @@ impl TrayView {
             TrayLine::StorageFailure => self.count_line = STORAGE_FAILURE.to_owned(),
             TrayLine::Paused(paused) => self.paused = paused,
             TrayLine::Grants(active) => self.grants = active,
+            TrayLine::SignInNeeded(servers) => self.sign_in = servers,
         }
     }
 
-    /// The menu's changing lines: count, pause, grants.
+    /// The menu's changing lines: count, pause, grants, and the sign-in line while a server
+    /// needs one.
     pub fn texts(&self) -> Vec<String> {
-        vec![
+        let mut texts = vec![
             self.count_line.clone(),
             pause_label(self.paused).to_owned(),
             grants_label(self.grants),
-        ]
+        ];
+        texts.extend(self.sign_in_line());
+        texts
+    }
+
+    pub fn sign_in_line(&self) -> Option<String> {
+        sign_in_label(&self.sign_in)
     }
 
     /// The image for this view: paused before pending.
@@ -152,13 +171,50 @@ impl TrayView {
     }
 
     pub fn tooltip(&self) -> String {
-        format!("Airlock — {}", self.count_line)
+        match self.sign_in_line() {
+            Some(sign_in) => format!("Airlock — {} · {sign_in}", self.count_line),
+            None => format!("Airlock — {}", self.count_line),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{TrayIconKind, TrayLine, TrayView, grants_label, pause_label, pending_label};
+    use super::{
+        TrayIconKind, TrayLine, TrayView, grants_label, pause_label, pending_label, sign_in_label,
+    };
+
+    /// Issue 30: a remote server whose refresh was refused said "sign in again" only in the
+    /// window and the CLI; the tray, which stays when the window is closed, said nothing.
+    #[test]
+    fn a_server_that_needs_a_sign_in_is_said_in_the_menu_and_tooltip_until_it_is_signed_in() {
+        let mut view = TrayView::new(false);
+        view.apply(TrayLine::Pending(1));
+        view.apply(TrayLine::SignInNeeded(vec![
+            "github".into(),
+            "linear".into(),
+        ]));
+        assert_eq!(
+            view.texts(),
+            [
+                "1 pending",
+                "Pause all agents",
+                "No grants active",
+                "Sign in again: github, linear"
+            ]
+        );
+        assert_eq!(
+            view.tooltip(),
+            "Airlock — 1 pending · Sign in again: github, linear"
+        );
+        view.apply(TrayLine::SignInNeeded(Vec::new()));
+        assert_eq!(
+            view.texts(),
+            ["1 pending", "Pause all agents", "No grants active"]
+        );
+        assert_eq!(view.tooltip(), "Airlock — 1 pending");
+        assert_eq!(sign_in_label(&[]), None);
+    }
 
     /// Finding (issue 27): a paused Airlock looked the same in the tray as a running one.
     #[test]

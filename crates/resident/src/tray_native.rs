@@ -156,9 +156,13 @@ impl std::fmt::Debug for Tray {
 /// The icon and its menu, on the main thread.
 struct NativeTray {
     icon: TrayIcon,
+    menu: Menu,
     count: MenuItem,
     pause: MenuItem,
     grants: MenuItem,
+    /// "Sign in again: SERVER", in the menu (after the grants) only while a server needs it.
+    sign_in: MenuItem,
+    sign_in_shown: std::cell::Cell<bool>,
     plain: Icon,
     badged: Icon,
     paused: Icon,
@@ -173,6 +177,7 @@ impl NativeTray {
         // The same lines in the same order as Linux's menu (tray.rs).
         let count = MenuItem::new(&view.count_line, false, None);
         let grants = MenuItem::new(grants_label(view.grants), false, None);
+        let sign_in = MenuItem::new("", false, None);
         let open = MenuItem::new("Open inbox", true, None);
         let pause = MenuItem::new(pause_label(view.paused), true, None);
         let quit = MenuItem::new("Quit Airlock", true, None);
@@ -211,13 +216,16 @@ impl NativeTray {
             images.map(|(rgba, width, height)| Icon::from_rgba(rgba, width, height));
         let tray = NativeTray {
             icon: TrayIconBuilder::new()
-                .with_menu(Box::new(menu))
+                .with_menu(Box::new(menu.clone()))
                 .with_menu_on_left_click(cfg!(target_os = "macos"))
                 .with_tooltip(view.tooltip())
                 .build()?,
+            menu,
             count,
             pause,
             grants,
+            sign_in,
+            sign_in_shown: std::cell::Cell::new(false),
             plain: plain?,
             badged: badged?,
             paused: paused?,
@@ -239,6 +247,21 @@ impl NativeTray {
         self.count.set_text(&view.count_line);
         self.pause.set_text(pause_label(view.paused));
         self.grants.set_text(grants_label(view.grants));
+        match view.sign_in_line() {
+            Some(line) => {
+                self.sign_in.set_text(line);
+                if !self.sign_in_shown.get() {
+                    // After the count and grants lines, as on Linux.
+                    let _ = self.menu.insert(&self.sign_in, 2);
+                    self.sign_in_shown.set(true);
+                }
+            }
+            None if self.sign_in_shown.get() => {
+                let _ = self.menu.remove(&self.sign_in);
+                self.sign_in_shown.set(false);
+            }
+            None => {}
+        }
         let _ = self.icon.set_tooltip(Some(view.tooltip()));
         let _ = self.icon.set_icon(Some(self.image(view).clone()));
     }

@@ -21,6 +21,7 @@
 
 pub mod faults;
 pub mod mcp_server;
+pub mod newest_server;
 pub mod oauth_server;
 #[cfg(unix)]
 pub mod postgres;

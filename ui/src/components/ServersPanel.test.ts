@@ -250,3 +250,84 @@ describe('ServersPanel approving from notifications', () => {
     expect(shell.calls.filter((c) => c.cmd === 'set_from_notification')[1].args).toEqual({ server: 'files', tool: null, allow: null });
   });
 });
+
+/** A remote server as the engine lists it, in the given state. */
+function remoteServer(name: string, state: string): ServerView {
+  return {
+    ...server(name),
+    kind: 'http',
+    config: { kind: 'http', url: `https://${name}.example.com/mcp`, headers: {} },
+    status: { state, reason: state === 'sign-in-needed' ? `sign in again: airlock servers login ${name}` : null, pid: null, tools: 0, restarts: 0, log: null, skipped_tools: [] },
+  };
+}
+
+describe('ServersPanel remote servers (issue 30)', () => {
+  const signedIn = 'Signed in to linear; its tokens are kept in /data/oauth/linear.json (no OS keyring here).';
+
+  /** Records the commands; `save_server` adds the server, `sign_in_server` answers `said`. */
+  function remoteBackend(servers: ServerView[], said: () => string) {
+    const calls: { cmd: string; args: Record<string, unknown> }[] = [];
+    mockIPC((cmd, payload) => {
+      const args = (payload ?? {}) as Record<string, unknown>;
+      calls.push({ cmd, args });
+      if (cmd === 'servers') return structuredClone(servers);
+      if (cmd === 'save_server') servers = [...servers, remoteServer(String(args.name), 'sign-in-needed')];
+      if (cmd === 'sign_in_server') return said();
+      return null;
+    });
+    return calls;
+  }
+
+  it('adds a server as "Remote (URL)" and signs in to it at once, saying where its tokens are kept', async () => {
+    const user = userEvent.setup();
+    const calls = remoteBackend([], () => signedIn);
+    render(ServersPanel, { onchange: vi.fn() });
+    await user.click(await screen.findByTestId('add-server'));
+    await user.type(screen.getByLabelText('Server name'), 'linear');
+    await user.selectOptions(screen.getByLabelText('Transport'), 'Remote (URL)');
+    await user.type(screen.getByLabelText('URL'), 'https://mcp.linear.app/mcp');
+    expect(screen.getByTestId('sign-in-hint').textContent).toContain('OS keyring');
+    await user.click(screen.getByRole('button', { name: 'Add server' }));
+    expect((await screen.findByTestId('server-notice')).textContent).toBe(signedIn);
+    const commands = calls.map((c) => c.cmd);
+    expect(commands.indexOf('save_server')).toBeLessThan(commands.indexOf('sign_in_server'));
+    expect(calls.find((c) => c.cmd === 'save_server')?.args).toEqual({
+      name: 'linear',
+      config: { kind: 'http', url: 'https://mcp.linear.app/mcp', headers: {} },
+    });
+    expect(calls.find((c) => c.cmd === 'sign_in_server')?.args).toEqual({ name: 'linear' });
+  });
+
+  it('offers "Sign in again" on a server whose sign-in was refused, and shows why a sign-in failed', async () => {
+    const user = userEvent.setup();
+    const calls = remoteBackend([remoteServer('linear', 'sign-in-needed'), server('files')], () => {
+      throw { code: 'invalid', message: 'linear: refused the sign-in: the state does not match' };
+    });
+    render(ServersPanel, { onchange: vi.fn() });
+    const button = await screen.findByRole('button', { name: 'Sign in again' });
+    // Only the remote server has a sign-in.
+    expect(screen.getAllByTestId('sign-in')).toHaveLength(1);
+    await user.click(button);
+    expect((await screen.findByRole('alert')).textContent).toBe('linear: refused the sign-in: the state does not match');
+    expect(calls.filter((c) => c.cmd === 'sign_in_server')).toHaveLength(1);
+    expect(screen.queryByTestId('server-notice')).toBeNull();
+  });
+
+  it('shows the sign-in as under way while the browser has it, and no second one can start', async () => {
+    const user = userEvent.setup();
+    let finish: (said: string) => void = () => {};
+    mockIPC((cmd) => {
+      if (cmd === 'servers') return [remoteServer('linear', 'ready'), remoteServer('sentry', 'ready')];
+      if (cmd === 'sign_in_server') return new Promise<string>((resolve) => (finish = resolve));
+      return null;
+    });
+    render(ServersPanel, { onchange: vi.fn() });
+    const [linear] = await screen.findAllByRole('button', { name: 'Sign in' });
+    await user.click(linear);
+    expect(await screen.findByRole('button', { name: 'Signing in — finish in the browser…' })).toBeTruthy();
+    expect(screen.getAllByTestId('sign-in').every((b) => (b as HTMLButtonElement).disabled)).toBe(true);
+    finish(signedIn);
+    expect((await screen.findByTestId('server-notice')).textContent).toBe(signedIn);
+    await waitFor(() => expect(screen.getAllByTestId('sign-in').some((b) => (b as HTMLButtonElement).disabled)).toBe(false));
+  });
+});

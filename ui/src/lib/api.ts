@@ -75,6 +75,8 @@ export const api = {
   servers: () => call('servers', {}),
   saveServer: (name: string, config: ServerConfig) => call('save_server', { name, config }),
   setServerEnabled: (name: string, enabled: boolean) => call('set_server_enabled', { name, enabled }),
+  /** Signs in to a remote server in the browser (waits for it); says where its tokens are kept. */
+  signInServer: (name: string) => call('sign_in_server', { name }),
   /** Removes a server; returns how many of its waiting requests were denied. */
   removeServer: (name: string) => call('remove_server', { name }),
   setServerDefault: (name: string, value: ServerDefault) => call('set_server_default', { name, default: value }),

@@ -70,6 +70,10 @@ impl Host for ShellHost<'_> {
     fn grants_changed(&self) {
         self.0.grants_changed.notify_one();
     }
+
+    async fn sign_in_server(&self, engine: &Engine, name: &str) -> CommandResult<String> {
+        airlock_api::commands::sign_in_server(engine, name, &airlock_mcp::oauth::open_browser).await
+    }
 }
 
 /// Runs the window's command `name` with the invoke's arguments (a JSON object); an unknown

@@ -311,3 +311,70 @@ fn the_log_of_an_unknown_server_is_an_error_and_a_server_without_one_is_empty() 
     assert_eq!(unknown.message, "no server named 'ghost'");
     assert!(log_tail(&engine, "builtin", Some(5)).unwrap().is_empty());
 }
+
+/// The sign-in page "opened" by curl, which follows the test server's redirect back to
+/// Airlock's loopback listener as a browser would.
+#[cfg(unix)]
+fn curl_browser(url: &str) -> Result<(), String> {
+    std::process::Command::new("curl")
+        .args(["-fsSL", "-o", "/dev/null", url])
+        .spawn()
+        .map(drop)
+        .map_err(|e| format!("curl is missing (sudo apt-get install -y curl): {e}"))
+}
+
+/// Issue 30: Settings could add a remote server but not sign in to it, and the tray did not
+/// say that a server waits for a sign-in. Added as the window adds it, the server waits for a
+/// sign-in (and the tray's list names it); the window's sign-in runs the browser, says where
+/// the tokens are kept, and the server gets ready with its tools.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn a_remote_server_added_in_settings_is_signed_in_from_the_window_and_gets_ready() {
+    use airlock_testkit::oauth_server::{Misbehave, OAuthMcpServer};
+    let remote = OAuthMcpServer::start(Misbehave::None, Duration::from_secs(300))
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let engine = engine(data.path());
+    let mcp = airlock_mcp::McpManager::start(&engine);
+    let config = ServerConfig::Http {
+        url: remote.url(),
+        headers: Default::default(),
+    };
+    save(&engine, "remote", config).unwrap();
+    wait_for_state(&engine, "remote", airlock_mcp::SIGN_IN_NEEDED).await;
+    assert_eq!(crate::events::servers_to_sign_in(&engine), ["remote"]);
+
+    let said = airlock_api::commands::sign_in_server(&engine, "remote", &curl_browser)
+        .await
+        .unwrap();
+    assert!(
+        said.starts_with("Signed in to remote; its tokens are kept in "),
+        "{said}"
+    );
+    let ready = wait_for_state(&engine, "remote", "ready").await;
+    assert_eq!(ready.status.unwrap().tools, 1);
+    assert!(crate::events::servers_to_sign_in(&engine).is_empty());
+
+    // Only a remote server has a sign-in; an unknown one is named.
+    let unknown = airlock_api::commands::sign_in_server(&engine, "ghost", &curl_browser)
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code, ErrorCode::UnknownServer);
+    save(
+        &engine,
+        "local",
+        ServerConfig::Stdio {
+            command: "true".into(),
+            args: vec![],
+            env: Default::default(),
+            cwd: None,
+        },
+    )
+    .unwrap();
+    let local = airlock_api::commands::sign_in_server(&engine, "local", &curl_browser)
+        .await
+        .unwrap_err();
+    assert!(local.message.contains("not a remote server"), "{local:?}");
+    mcp.stop_all();
+}

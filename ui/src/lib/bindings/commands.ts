@@ -126,6 +126,8 @@ export interface Commands {
   /** Accepts the server's changed tools as reviewed; refused when they changed since. */
   accept_server_changes: { args: { name: string, changes: Array<ToolChange>, }; response: Array<ToolChange> };
   set_server_enabled: { args: { name: string, enabled: boolean, }; response: null };
+  /** Signs in to a remote server (OAuth in the system browser, answered on a one-time loopback listener) and restarts it; says where its tokens are kept (the OS keyring, or a file). */
+  sign_in_server: { args: { name: string, }; response: string };
   set_server_default: { args: { name: string, default: ServerDefault, }; response: null };
   set_server_trust: { args: { name: string, trust: boolean, }; response: null };
   /** Removes a server; returns how many of its waiting requests were denied. */
@@ -235,6 +237,7 @@ export const COMMAND_SURFACES = {
   server_changes: ['window', 'api'],
   accept_server_changes: ['window', 'api'],
   set_server_enabled: ['window', 'api'],
+  sign_in_server: ['window', 'api'],
   set_server_default: ['window', 'api'],
   set_server_trust: ['window', 'api'],
   remove_server: ['window', 'api'],
