@@ -548,6 +548,7 @@ impl AnyCommand {
             | C::SetServerDefault(_)
             | C::SetServerTrust(_)
             | C::RemoveServer(_)
+            | C::SignInServer(_)
             | C::ImportServers(_)
             | C::ConnectAgent(_)
             | C::DisconnectAgent(_)
