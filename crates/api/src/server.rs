@@ -9,6 +9,7 @@ use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, ToolSetting};
 use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::commands::Caller;
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
+use airlock_protocol::agents::{AGENT_CALLS_PATH, AGENT_HOOK_PATH, is_agent_calls_path};
 use airlock_protocol::commands::{self as cmd, Command};
 use airlock_protocol::{AgentAnswer, AgentCall, DECISIONS_BODY_LIMIT, DecisionOutcome};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
@@ -17,7 +18,7 @@ use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post, put};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use futures::Stream;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -27,8 +28,8 @@ use std::sync::Arc;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::BroadcastStream;
 
-struct AppState {
-    engine: Engine,
+pub(crate) struct AppState {
+    pub(crate) engine: Engine,
     token: String,
     /// On TCP only: a browser reaches loopback ports, never the data directory's socket.
     web: Option<WebChecks>,
@@ -96,7 +97,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         Self {
             status,
             code,
@@ -241,7 +242,12 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .route("/v1/grants", get(grants))
         .route("/v1/remembered/{id}", delete(revoke))
         .route("/v1/audit", get(audit))
-        .route("/v1/agent-calls", post(agent_call))
+        .route(AGENT_CALLS_PATH, post(agent_call))
+        .route(
+            &format!("{AGENT_HOOK_PATH}{{agent}}"),
+            post(crate::agent_hooks::agent_hook)
+                .layer(DefaultBodyLimit::max(crate::agent_hooks::EVENT_BODY_LIMIT)),
+        )
         .route("/v1/agents", get(agents))
         .route("/v1/agents/{name}", put(set_agent))
         .route("/v1/agents/{name}/defaults", post(agent_defaults))
@@ -251,31 +257,82 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .layer(middleware::from_fn_with_state(state, guard))
 }
 
-/// Host, Origin (on TCP) and token, in that order; each refusal says which check failed.
-async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+/// Host, Origin (on TCP) and token, in that order; each refusal says which check failed. The
+/// main token reaches everything; an agent's own token only the agents' routes
+/// ([`is_agent_calls_path`]), which then know the request as that agent's ([`AgentCaller`]).
+async fn guard(State(state): State<Arc<AppState>>, mut request: Request, next: Next) -> Response {
     let headers = request.headers();
     if let Some(web) = &state.web
         && let Err(refused) = web.check(headers)
     {
         return refused.into_response();
     }
-    if !token_matches(headers, &state.token) {
-        return ApiError::new(
+    let given = bearer(headers);
+    if token_matches(given, &state.token) {
+        return next.run(request).await;
+    }
+    let agent = match given {
+        "" => None,
+        given => match state.engine.agent_for_token(given) {
+            Ok(agent) => agent,
+            // No answer on whose token it is: refused, never let through.
+            Err(error) => return ApiError::from(error).into_response(),
+        },
+    };
+    match agent {
+        Some(agent) if is_agent_calls_path(request.uri().path()) => {
+            request.extensions_mut().insert(AgentCaller(agent));
+            next.run(request).await
+        }
+        Some(agent) => ApiError::new(
+            StatusCode::FORBIDDEN,
+            "not_allowed",
+            format!(
+                "refused: {agent}'s own token may only post {agent}'s calls ({AGENT_CALLS_PATH}), nothing else"
+            ),
+        )
+        .into_response(),
+        None => ApiError::new(
             StatusCode::UNAUTHORIZED,
             "bad_token",
             "refused: missing or wrong bearer token",
         )
-        .into_response();
+        .into_response(),
     }
-    next.run(request).await
 }
 
-fn token_matches(headers: &HeaderMap, token: &str) -> bool {
-    let given = headers
+/// The request's bearer token ("" when it has none).
+fn bearer(headers: &HeaderMap) -> &str {
+    headers
         .get(header::AUTHORIZATION)
         .and_then(|h| h.to_str().ok())
         .and_then(|h| h.strip_prefix("Bearer "))
-        .unwrap_or("");
+        .unwrap_or("")
+}
+
+/// A request that came with an agent's own token, not the main one: it speaks for this agent
+/// only (its calls, their decisions). Set by the guard on the agents' routes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCaller(pub String);
+
+impl AgentCaller {
+    /// Refuses a request that speaks for another agent than the token's.
+    pub fn may_speak_for(&self, agent: &str) -> Result<(), ApiError> {
+        if self.0 == agent {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "not_allowed",
+            format!(
+                "refused: this token is {}'s own; it cannot post {agent}'s calls",
+                self.0
+            ),
+        ))
+    }
+}
+
+fn token_matches(given: &str, token: &str) -> bool {
     // Constant time in the token's length, so timing does not reveal a prefix.
     given.len() == token.len()
         && given
@@ -785,8 +842,12 @@ async fn elicit(
 /// open until a person decides or `wait_ms` passes. A caller that hangs up withdraws the item.
 async fn agent_call(
     State(s): State<Arc<AppState>>,
+    caller: Option<Extension<AgentCaller>>,
     Json(call): Json<AgentCall>,
 ) -> ApiResult<AgentAnswer> {
+    if let Some(Extension(caller)) = caller {
+        caller.may_speak_for(&call.agent)?;
+    }
     Ok(Json(s.engine.agent_call(call).await?))
 }
 

@@ -89,6 +89,9 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-engine",
                 "airlock-mcp",
                 "airlock-remote",
+                // Agents' HTTP hooks: their events read and answered as the process hook does.
+                "airlock-agents",
+                "airlock-hook",
             ],
         ),
         // The agents' hook: a client of the local API (and the agents' fallback file).

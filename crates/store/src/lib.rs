@@ -3,6 +3,7 @@
 //!
 //! One module per table family; every write that belongs together is one immediate transaction.
 
+mod agent_tokens;
 mod agents;
 mod approvals;
 mod audit;
@@ -97,7 +98,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 12] = [
+const MIGRATIONS: [&str; 13] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -110,6 +111,7 @@ const MIGRATIONS: [&str; 12] = [
     include_str!("migration_10_grant_scope.sql"),
     include_str!("migration_11_session_title.sql"),
     include_str!("migration_12_round_pages.sql"),
+    include_str!("migration_14_agent_tokens.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
