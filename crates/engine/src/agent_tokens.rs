@@ -13,9 +13,12 @@ use airlock_protocol::agents::AGENT_HOOK_PATH;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+/// Each agent that has a token, with its token's SHA-256.
+type TokenHashes = Vec<(String, [u8; 32])>;
+
 /// The agents' token hashes, read from the store once and again after each change.
 #[derive(Debug, Default)]
-pub(crate) struct AgentTokens(RwLock<Option<Arc<Vec<(String, [u8; 32])>>>>);
+pub(crate) struct AgentTokens(RwLock<Option<Arc<TokenHashes>>>);
 
 impl AgentTokens {
     fn forget(&self) {
@@ -85,7 +88,7 @@ impl Engine {
         let tokens = match cached {
             Some(tokens) => tokens,
             None => {
-                let loaded: Vec<(String, [u8; 32])> = self
+                let loaded: TokenHashes = self
                     .inner
                     .store
                     .agent_token_hashes()?
