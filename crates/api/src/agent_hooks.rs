@@ -8,18 +8,12 @@
 //! before the hook's timeout (`?timeout=SECS`, what `connect --http` wrote beside it). When no
 //! engine answers at all, the agent's own `onFailure: "block"` blocks the call.
 
-use crate::server::{AgentCaller, ApiError, AppState};
 use airlock_agents::{Agent, HookEvent};
 use airlock_core::DEFAULT_HOOK_TIMEOUT_SECS;
+use airlock_engine::Engine;
 use airlock_hook::{HookOutput, NoEngine, answer_for, denial, margin, request_of};
-use axum::Extension;
-use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::Value;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The largest event a hook posts (the process hook reads as much from stdin).
@@ -30,61 +24,42 @@ pub(crate) struct HookQuery {
     /// The agent's hook timeout in seconds, as its config says: the fallback is answered a
     /// little before it.
     #[serde(default)]
-    timeout: Option<u64>,
+    pub timeout: Option<u64>,
 }
 
-/// The agent's event in, its answer out (see the module's doc).
-pub(crate) async fn agent_hook(
-    State(s): State<Arc<AppState>>,
-    Path(name): Path<String>,
-    Query(query): Query<HookQuery>,
-    caller: Option<Extension<AgentCaller>>,
-    body: Bytes,
-) -> Response {
-    let Some(agent) = airlock_agents::hook_agent(&name) else {
-        return ApiError::new(
-            StatusCode::NOT_FOUND,
-            "invalid",
-            airlock_agents::not_a_hook_agent(&name),
-        )
-        .into_response();
-    };
-    if let Some(Extension(caller)) = caller
-        && let Err(refused) = caller.may_speak_for(agent.name())
-    {
-        return refused.into_response();
-    }
+/// The agent's event (the request's body) answered in its words: always one JSON object.
+pub(crate) async fn answer(
+    engine: &Engine,
+    agent: &'static dyn Agent,
+    query: &HookQuery,
+    body: &[u8],
+) -> String {
     let timeout = Duration::from_secs(query.timeout.unwrap_or(DEFAULT_HOOK_TIMEOUT_SECS).max(1));
     let wait = timeout.saturating_sub(margin(timeout));
-    let event = match serde_json::from_slice::<Value>(&body) {
+    let event = match serde_json::from_slice::<Value>(body) {
         Ok(event) => event,
         Err(error) => {
             let why = format!("the hook's input is not JSON: {error}");
-            return answered(HookOutput::denied(agent, &why).stdout);
+            return HookOutput::denied(agent, &why).stdout;
         }
     };
     // The dialect reads the agent's transcript (a file) for the session's first prompt.
     let request = tokio::task::spawn_blocking(move || request_of(agent, &event)).await;
     let (hook_event, mut call) = match request {
         Ok(Ok(request)) => request,
-        Ok(Err(denied)) => return answered(denied),
+        Ok(Err(denied)) => return denied,
         Err(error) => {
             let why = format!("the hook's event could not be read: {error}");
-            return answered(HookOutput::denied(agent, &why).stdout);
+            return HookOutput::denied(agent, &why).stdout;
         }
     };
     call.wait_ms = Some(wait.as_millis() as u64);
-    let answer = match s.engine.agent_call(call).await {
+    let answer = match engine.agent_call(call).await {
         Ok(answer) => answer,
         // A refusal is a denial that says why, never a call let through.
         Err(error) => denial(&error.to_string()),
     };
-    answered(answer_in_words(
-        s.engine.data_dir(),
-        agent,
-        hook_event,
-        answer,
-    ))
+    answer_in_words(engine.data_dir(), agent, hook_event, answer)
 }
 
 /// The answer in the agent's words, its fallback when nobody decided in time.
@@ -96,13 +71,4 @@ fn answer_in_words(
 ) -> String {
     let fallback = airlock_client::agents::fallback_of(data_dir, agent.name());
     answer_for(agent, event, Ok::<_, NoEngine>(answer), fallback)
-}
-
-fn answered(text: String) -> Response {
-    (
-        StatusCode::OK,
-        [(header::CONTENT_TYPE, "application/json")],
-        text,
-    )
-        .into_response()
 }

@@ -28,8 +28,8 @@ use std::sync::Arc;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::BroadcastStream;
 
-pub(crate) struct AppState {
-    pub(crate) engine: Engine,
+struct AppState {
+    engine: Engine,
     token: String,
     /// On TCP only: a browser reaches loopback ports, never the data directory's socket.
     web: Option<WebChecks>,
@@ -97,7 +97,7 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         Self {
             status,
             code,
@@ -245,8 +245,7 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .route(AGENT_CALLS_PATH, post(agent_call))
         .route(
             &format!("{AGENT_HOOK_PATH}{{agent}}"),
-            post(crate::agent_hooks::agent_hook)
-                .layer(DefaultBodyLimit::max(crate::agent_hooks::EVENT_BODY_LIMIT)),
+            post(agent_hook).layer(DefaultBodyLimit::max(crate::agent_hooks::EVENT_BODY_LIMIT)),
         )
         .route("/v1/agents", get(agents))
         .route("/v1/agents/{name}", put(set_agent))
@@ -849,6 +848,29 @@ async fn agent_call(
         caller.may_speak_for(&call.agent)?;
     }
     Ok(Json(s.engine.agent_call(call).await?))
+}
+
+/// An agent's HTTP hook (Claude Code's `"type": "http"`): its own event in, the answer in its
+/// own words out, always 200 with one JSON object (`crate::agent_hooks`).
+async fn agent_hook(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    Query(query): Query<crate::agent_hooks::HookQuery>,
+    caller: Option<Extension<AgentCaller>>,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let agent = airlock_agents::hook_agent(&name).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "invalid",
+            airlock_agents::not_a_hook_agent(&name),
+        )
+    })?;
+    if let Some(Extension(caller)) = caller {
+        caller.may_speak_for(agent.name())?;
+    }
+    let text = crate::agent_hooks::answer(&s.engine, agent, &query, &body).await;
+    Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
 }
 
 async fn agents(State(s): State<Arc<AppState>>) -> ApiResult<Value> {
