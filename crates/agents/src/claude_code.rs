@@ -142,6 +142,19 @@ impl crate::connect::ConfigWriter for ClaudeCode {
         crate::connect::hooks::connect(path, self.name(), &LAYOUT, options)
     }
 
+    fn takes_http(&self) -> bool {
+        true
+    }
+
+    fn connect_http(
+        &self,
+        path: &std::path::Path,
+        options: &crate::connect::Options,
+        hook: &crate::connect::HttpHook,
+    ) -> crate::connect::Result<crate::connect::ConnectReport> {
+        crate::connect::hooks::connect_http(path, self.name(), &LAYOUT, options, hook)
+    }
+
     fn disconnect(
         &self,
         path: &std::path::Path,

@@ -83,7 +83,10 @@ impl Host {
             data_dir: data_dir.to_path_buf(),
             workspace,
         })?;
-        let api = LocalApi::bind(data_dir, &lock, listen).await?;
+        let api = LocalApi::bind(data_dir, &lock, listen)
+            .await?
+            .with_agent_hooks(&engine)
+            .await;
         let addr = api.endpoint.addr;
         let socket = api.endpoint.socket.clone();
         let routes = extra(&engine, addr);
@@ -187,7 +190,13 @@ pub struct LocalApi {
     socket: Option<tokio::net::UnixListener>,
     token: String,
     pub endpoint: Endpoint,
+    /// The loopback port agents' HTTP hooks post to ([`LocalApi::with_agent_hooks`]).
+    agent_hooks: Option<tokio::net::TcpListener>,
 }
+
+/// Where a port for agents' HTTP hooks is picked: below Linux's range for outgoing connections
+/// (32768–60999), so the port is not one a connection happens to hold at the next start.
+const AGENT_HOOK_PORTS: std::ops::RangeInclusive<u16> = 20000..=32767;
 
 impl LocalApi {
     /// Makes a new token and binds; clients find nothing until [`LocalApi::publish`]. Only for
@@ -227,7 +236,48 @@ impl LocalApi {
             #[cfg(unix)]
             socket,
             token,
+            agent_hooks: None,
         })
+    }
+
+    /// Also listens where agents' HTTP hooks post (`airlock connect AGENT --http` writes the
+    /// URL into the agent's config): the port kept from the last start, so that URL stays this
+    /// engine's and a stopped engine's hook finds nobody (the agent then blocks the call); on
+    /// the first start, or when another process took that port meanwhile (logged: the agents'
+    /// hooks would post there, so `connect --http` must be run again), a new one, kept.
+    pub async fn with_agent_hooks(mut self, engine: &Engine) -> Self {
+        let bind = |port: u16| {
+            tokio::net::TcpListener::bind(SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port)))
+        };
+        let kept = engine.agent_hook_port().unwrap_or_else(|error| {
+            tracing::warn!("cannot read the agents' HTTP hook port: {error}");
+            None
+        });
+        if let Some(port) = kept {
+            match bind(port).await {
+                Ok(listener) => {
+                    self.agent_hooks = Some(listener);
+                    return self;
+                }
+                Err(error) => tracing::warn!(
+                    "the agents' HTTP hook port {port} is taken ({error}): hooks installed with `airlock connect AGENT --http` post there; run it again to move them to the new port"
+                ),
+            }
+        }
+        for _ in 0..64 {
+            let port = rand::random_range(AGENT_HOOK_PORTS);
+            if let Ok(listener) = bind(port).await {
+                match engine.set_agent_hook_port(port) {
+                    Ok(()) => self.agent_hooks = Some(listener),
+                    Err(error) => {
+                        tracing::warn!("cannot keep the agents' HTTP hook port: {error}")
+                    }
+                }
+                return self;
+            }
+        }
+        tracing::warn!("found no free port for the agents' HTTP hooks");
+        self
     }
 
     /// Writes `api.json`: clients find this engine from now on.
@@ -247,6 +297,15 @@ impl LocalApi {
         extra: axum::Router,
     ) -> impl Future<Output = std::io::Result<()>> + use<> {
         let tcp = crate::serve_with(engine.clone(), self.tcp, self.token.clone(), extra.clone());
+        let agent_hooks = self.agent_hooks.map(|listener| {
+            crate::serve_with(engine.clone(), listener, self.token.clone(), extra.clone())
+        });
+        let tcp = async move {
+            match agent_hooks {
+                Some(agent_hooks) => tokio::try_join!(tcp, agent_hooks).map(|_| ()),
+                None => tcp.await,
+            }
+        };
         #[cfg(unix)]
         let socket = self
             .socket
@@ -367,6 +426,30 @@ mod tests {
         );
         drop(host);
         assert!(!discovery::engine_lock_held(dir.path()));
+    }
+
+    /// The URL an agent's HTTP hook was given stays this engine's: the next start listens on
+    /// the same port; while the engine is stopped nothing answers there.
+    #[tokio::test]
+    async fn the_agents_hook_port_is_kept_across_restarts() {
+        let dir = tempfile::tempdir().unwrap();
+        let loopback: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let workspace = Some(dir.path().join("workspace"));
+        let (host, served) = Host::start(dir.path(), workspace.clone(), loopback)
+            .await
+            .unwrap();
+        let port = host.engine.agent_hook_port().unwrap().unwrap();
+        assert!(AGENT_HOOK_PORTS.contains(&port));
+        let hooks = SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port));
+        assert!(tokio::net::TcpStream::connect(hooks).await.is_ok());
+        drop((host, served));
+        assert!(
+            tokio::net::TcpStream::connect(hooks).await.is_err(),
+            "something answers the agents' hooks while no engine runs"
+        );
+        let (host, _served) = Host::start(dir.path(), workspace, loopback).await.unwrap();
+        assert_eq!(host.engine.agent_hook_port().unwrap(), Some(port));
+        assert!(tokio::net::TcpStream::connect(hooks).await.is_ok());
     }
 
     #[tokio::test]

@@ -9,6 +9,7 @@ use airlock_core::{ArgRule, Mode, RuleEffect, RulePattern, ToolSetting};
 use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::commands::Caller;
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
+use airlock_protocol::agents::{AGENT_CALLS_PATH, AGENT_HOOK_PATH, is_agent_calls_path};
 use airlock_protocol::commands::{self as cmd, Command};
 use airlock_protocol::{AgentAnswer, AgentCall, DECISIONS_BODY_LIMIT, DecisionOutcome};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
@@ -248,7 +249,11 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .route("/v1/grants", get(grants))
         .route("/v1/remembered/{id}", delete(revoke))
         .route("/v1/audit", get(audit))
-        .route("/v1/agent-calls", post(agent_call))
+        .route(AGENT_CALLS_PATH, post(agent_call))
+        .route(
+            &format!("{AGENT_HOOK_PATH}{{agent}}"),
+            post(agent_hook).layer(DefaultBodyLimit::max(crate::agent_hooks::EVENT_BODY_LIMIT)),
+        )
         .route("/v1/agents", get(agents))
         .route("/v1/agents/{name}", put(set_agent))
         .route("/v1/agents/{name}/defaults", post(agent_defaults))
@@ -262,6 +267,8 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
 /// engine's own token is the machine's owner (`Caller::Api`); a team member's token is that
 /// member, who reaches the command table only (`/v1/commands/…`), as their role allows; no
 /// token at all reaches `team_init` alone, which a team with members refuses.
+/// An agent's own token reaches only the agents' routes ([`is_agent_calls_path`]), which then
+/// know the request as that agent's ([`AgentCaller`]).
 async fn guard(State(state): State<Arc<AppState>>, mut request: Request, next: Next) -> Response {
     let headers = request.headers();
     if let Some(web) = &state.web
@@ -283,22 +290,41 @@ async fn guard(State(state): State<Arc<AppState>>, mut request: Request, next: N
         Caller::Api
     } else {
         match bearer(headers) {
-            Some(token) => match state.engine.member_for_token(token) {
-                Ok(Some(member)) if command_path => Caller::Member(member),
-                Ok(Some(member)) => {
+            Some(token) => match state.engine.agent_for_token(token) {
+                Ok(Some(agent)) if is_agent_calls_path(path) => {
+                    let agent = AgentCaller(agent);
+                    request.extensions_mut().insert(agent);
+                    return next.run(request).await;
+                }
+                Ok(Some(agent)) => {
                     return ApiError::new(
                         StatusCode::FORBIDDEN,
                         "not_allowed",
                         format!(
-                            "refused: a team member ({}) uses the command table ({}NAME) only",
-                            member.name,
-                            crate::commands::COMMANDS_PATH
+                            "refused: {agent}'s own token may only post {agent}'s calls ({AGENT_CALLS_PATH}), nothing else"
                         ),
                     )
                     .into_response();
                 }
-                // An error reading the members is no member: refused, never let through.
-                Ok(None) | Err(_) => return refused(),
+                // No answer on whose token it is: refused, never let through.
+                Err(error) => return ApiError::from(error).into_response(),
+                Ok(None) => match state.engine.member_for_token(token) {
+                    Ok(Some(member)) if command_path => Caller::Member(member),
+                    Ok(Some(member)) => {
+                        return ApiError::new(
+                            StatusCode::FORBIDDEN,
+                            "not_allowed",
+                            format!(
+                                "refused: a team member ({}) uses the command table ({}NAME) only",
+                                member.name,
+                                crate::commands::COMMANDS_PATH
+                            ),
+                        )
+                        .into_response();
+                    }
+                    // An error reading the members is no member: refused, never let through.
+                    Ok(None) | Err(_) => return refused(),
+                },
             },
             None if path == TEAM_INIT_PATH => Caller::Newcomer,
             None => return refused(),
@@ -306,6 +332,28 @@ async fn guard(State(state): State<Arc<AppState>>, mut request: Request, next: N
     };
     request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// A request that came with an agent's own token, not the main one: it speaks for this agent
+/// only (its calls, their decisions). Set by the guard on the agents' routes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCaller(pub String);
+
+impl AgentCaller {
+    /// Refuses a request that speaks for another agent than the token's.
+    pub fn may_speak_for(&self, agent: &str) -> Result<(), ApiError> {
+        if self.0 == agent {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "not_allowed",
+            format!(
+                "refused: this token is {}'s own; it cannot post {agent}'s calls",
+                self.0
+            ),
+        ))
+    }
 }
 
 /// The one path a caller without a token may use: making a team's first admin.
@@ -837,9 +885,36 @@ async fn elicit(
 /// open until a person decides or `wait_ms` passes. A caller that hangs up withdraws the item.
 async fn agent_call(
     State(s): State<Arc<AppState>>,
+    caller: Option<Extension<AgentCaller>>,
     Json(call): Json<AgentCall>,
 ) -> ApiResult<AgentAnswer> {
+    if let Some(Extension(caller)) = caller {
+        caller.may_speak_for(&call.agent)?;
+    }
     Ok(Json(s.engine.agent_call(call).await?))
+}
+
+/// An agent's HTTP hook (Claude Code's `"type": "http"`): its own event in, the answer in its
+/// own words out, always 200 with one JSON object (`crate::agent_hooks`).
+async fn agent_hook(
+    State(s): State<Arc<AppState>>,
+    Path(name): Path<String>,
+    Query(query): Query<crate::agent_hooks::HookQuery>,
+    caller: Option<Extension<AgentCaller>>,
+    body: axum::body::Bytes,
+) -> Result<Response, ApiError> {
+    let agent = airlock_agents::hook_agent(&name).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "invalid",
+            airlock_agents::not_a_hook_agent(&name),
+        )
+    })?;
+    if let Some(Extension(caller)) = caller {
+        caller.may_speak_for(agent.name())?;
+    }
+    let text = crate::agent_hooks::answer(&s.engine, agent, &query, &body).await;
+    Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
 }
 
 async fn agents(State(s): State<Arc<AppState>>) -> ApiResult<Value> {

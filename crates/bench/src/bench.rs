@@ -69,6 +69,15 @@ pub enum BenchAction {
         /// Time `airlock hook` (the subcommand of the whole CLI) instead.
         #[arg(long)]
         subcommand: bool,
+        /// Time the HTTP hook instead, as Claude Code's `"type": "http"` hook makes it: its
+        /// event POSTed with Claude Code's own token on a fresh connection to the engine's
+        /// hook port (`connect --http`).
+        #[arg(long, conflicts_with = "subcommand")]
+        http: bool,
+        /// Time both, alternating one process hook and one HTTP hook per run (same run, same
+        /// conditions): two lines, `process_runs=…` and `http_runs=…`.
+        #[arg(long, conflicts_with_all = ["subcommand", "http"])]
+        alternate: bool,
     },
     /// One policy decision with many servers, tools and argument rules. The rules are spread
     /// over 70 tools; a decision looks its tool's rules up by name, so each timed call
@@ -105,7 +114,17 @@ pub async fn run(action: BenchAction) -> anyhow::Result<ExitCode> {
             runs,
             warmup,
             subcommand,
-        } => hook(runs, warmup, subcommand).await,
+            http,
+            alternate,
+        } => {
+            let how = match (subcommand, http, alternate) {
+                (_, _, true) => HookPaths::Alternate,
+                (_, true, _) => HookPaths::Http,
+                (true, _, _) => HookPaths::Process { subcommand: true },
+                _ => HookPaths::Process { subcommand: false },
+            };
+            hook(runs, warmup, how).await
+        }
         BenchAction::Policy {
             servers,
             tools,
@@ -146,7 +165,18 @@ fn report(label: &str, mut samples: Vec<Duration>, unit: &str) {
     );
 }
 
-async fn hook(runs: usize, warmup: usize, subcommand: bool) -> anyhow::Result<ExitCode> {
+/// Which hook `airlock-bench hook` times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum HookPaths {
+    /// The process an agent starts per call (`airlock-hook`, or `airlock hook`).
+    Process { subcommand: bool },
+    /// Claude Code's HTTP hook.
+    Http,
+    /// One of each per run.
+    Alternate,
+}
+
+async fn hook(runs: usize, warmup: usize, how: HookPaths) -> anyhow::Result<ExitCode> {
     let dir = tempfile::tempdir().context("cannot make a temporary data directory")?;
     // The hook asks only an engine that holds its data directory's lock.
     let lock = discovery::EngineLock::acquire(dir.path())?;
@@ -162,58 +192,143 @@ async fn hook(runs: usize, warmup: usize, subcommand: bool) -> anyhow::Result<Ex
         pattern: RulePattern::Glob("git status*".into()),
         effect: RuleEffect::Allow,
     })?;
-    let api = LocalApi::bind(dir.path(), &lock, loopback()).await?;
+    let api = LocalApi::bind(dir.path(), &lock, loopback())
+        .await?
+        .with_agent_hooks(&engine)
+        .await;
     api.publish(dir.path())?;
     tokio::spawn(api.serve(engine.clone()));
+    let agent = engine.issue_agent_token("claude-code")?;
+    let hook_url = agent
+        .hook_url
+        .context("the engine does not listen for agents' HTTP hooks")?;
+    let http = HttpHookClient::new(&hook_url, &agent.token)?;
     // The hook's command line as `connect` installs it, run from the binaries built beside this
     // one (`cargo build --release -p airlock-bench -p airlock-cli`).
-    let (program, words): (_, &[&str]) = if subcommand {
-        (beside_this_binary("airlock")?, &["hook", "claude-code"])
-    } else {
-        (
+    let process = match how {
+        HookPaths::Http => None,
+        HookPaths::Process { subcommand: true } => {
+            Some((beside_this_binary("airlock")?, &["hook", "claude-code"][..]))
+        }
+        HookPaths::Process { subcommand: false } | HookPaths::Alternate => Some((
             beside_this_binary(airlock_core::HOOK_BINARY)?,
-            &["claude-code"],
-        )
+            &["claude-code"][..],
+        )),
     };
     let event = json!({
         "session_id": "bench", "cwd": "/tmp", "hook_event_name": "PreToolUse",
         "tool_name": "Bash", "tool_input": {"command": "git status --short"},
     });
-    let mut samples = Vec::with_capacity(runs);
+    let (mut by_process, mut by_http) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
     for run in 0..warmup + runs {
         let mut event = event.clone();
-        event["tool_use_id"] = json!(format!("toolu_{run}"));
-        let data_dir = dir.path().to_path_buf();
-        let program = program.clone();
-        let (elapsed, stdout) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
-            use std::io::Write;
-            let started = Instant::now();
-            let mut child = std::process::Command::new(&program)
-                .arg("--data-dir")
-                .arg(&data_dir)
-                .args(words)
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .spawn()?;
-            if let Some(mut stdin) = child.stdin.take() {
-                stdin.write_all(event.to_string().as_bytes())?;
+        if let Some((program, words)) = &process {
+            event["tool_use_id"] = json!(format!("toolu_p{run}"));
+            let elapsed = hook_process(dir.path(), program, words, &event).await?;
+            if run >= warmup {
+                by_process.push(elapsed);
             }
-            let out = child.wait_with_output()?;
-            Ok((
-                started.elapsed(),
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-            ))
-        })
-        .await??;
-        if !stdout.contains("\"permissionDecision\":\"allow\"") {
-            bail!("run {run}: the hook did not allow the call: {stdout}");
         }
-        if run >= warmup {
-            samples.push(elapsed);
+        if how == HookPaths::Http || how == HookPaths::Alternate {
+            event["tool_use_id"] = json!(format!("toolu_h{run}"));
+            let elapsed = http.post(&event).await?;
+            if run >= warmup {
+                by_http.push(elapsed);
+            }
         }
     }
-    report("runs", samples, "ms");
+    match how {
+        HookPaths::Process { .. } => report("runs", by_process, "ms"),
+        HookPaths::Http => report("runs", by_http, "ms"),
+        HookPaths::Alternate => {
+            report("process_runs", by_process, "ms");
+            report("http_runs", by_http, "ms");
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One run of the process hook: start it, write the event, read its answer; it must allow.
+async fn hook_process(
+    data_dir: &std::path::Path,
+    program: &std::path::Path,
+    words: &'static [&'static str],
+    event: &serde_json::Value,
+) -> anyhow::Result<Duration> {
+    let (data_dir, program, event) = (data_dir.to_path_buf(), program.to_path_buf(), event.clone());
+    let (elapsed, stdout) = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        use std::io::Write;
+        let started = Instant::now();
+        let mut child = std::process::Command::new(&program)
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .args(words)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(event.to_string().as_bytes())?;
+        }
+        let out = child.wait_with_output()?;
+        Ok((
+            started.elapsed(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        ))
+    })
+    .await??;
+    if !stdout.contains("\"permissionDecision\":\"allow\"") {
+        bail!("the hook did not allow the call: {stdout}");
+    }
+    Ok(elapsed)
+}
+
+/// Claude Code's HTTP hook as it posts: one HTTP/1.1 request on a fresh loopback connection,
+/// written and read as plain bytes (no client library's own cost in the figure).
+struct HttpHookClient {
+    addr: std::net::SocketAddr,
+    path: String,
+    token: String,
+}
+
+impl HttpHookClient {
+    fn new(url: &str, token: &str) -> anyhow::Result<Self> {
+        let rest = url
+            .strip_prefix("http://")
+            .context("the hook URL is not http://")?;
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        Ok(Self {
+            addr: authority.parse()?,
+            path: format!("{path}?timeout=600"),
+            token: token.to_string(),
+        })
+    }
+
+    /// Posts `event`; the time until the whole answer was read. It must allow.
+    async fn post(&self, event: &serde_json::Value) -> anyhow::Result<Duration> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let body = event.to_string();
+        let request = format!(
+            "POST {} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.path,
+            self.addr,
+            self.token,
+            body.len()
+        );
+        let started = Instant::now();
+        let mut stream = tokio::net::TcpStream::connect(self.addr).await?;
+        stream.set_nodelay(true)?;
+        stream.write_all(request.as_bytes()).await?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await?;
+        let elapsed = started.elapsed();
+        let answer = String::from_utf8_lossy(&answer);
+        if !answer.starts_with("HTTP/1.1 200")
+            || !answer.contains("\"permissionDecision\":\"allow\"")
+        {
+            bail!("the HTTP hook did not allow the call: {answer}");
+        }
+        Ok(elapsed)
+    }
 }
 
 /// `name` (with the platform's executable suffix) in this binary's folder, or what to build.

@@ -1,7 +1,7 @@
 //! `airlock connect`, `disconnect` and `agents`: which agents send their tool calls through
 //! Airlock, and what their hooks answer when Airlock cannot.
 
-use airlock_agents::connect::{ConnectReport, Options, Target};
+use airlock_agents::connect::{ConnectReport, HttpHook, Options, Target};
 use airlock_api::ApiClient;
 use airlock_protocol::{AgentStatus, AgentToolDefaults};
 use anyhow::Context;
@@ -97,20 +97,58 @@ fn print_tool_defaults(defaults: &AgentToolDefaults) {
     }
 }
 
+/// How `connect` connects an agent.
+#[derive(Debug)]
+pub struct How {
+    pub project: Option<PathBuf>,
+    pub timeout_secs: u64,
+    pub codex: Option<PathBuf>,
+    /// An HTTP hook with the agent's own token instead of the command hook.
+    pub http: bool,
+}
+
+/// The agent's HTTP hook: a new token of its own from the running engine (replacing the one it
+/// had) and the engine's hook URL for it.
+async fn http_hook(data_dir: &Path, target: &Target) -> anyhow::Result<HttpHook> {
+    if !target.writer().takes_http() {
+        anyhow::bail!(
+            "Airlock installs no HTTP hook for {}; connect it without --http",
+            target.name()
+        );
+    }
+    let client = ApiClient::discover(data_dir)
+        .context("--http needs the running engine (it issues the agent's own token)")?;
+    let issued = client
+        .call(&airlock_protocol::commands::IssueAgentToken {
+            agent: target.name().to_string(),
+        })
+        .await?;
+    let url = issued
+        .hook_url
+        .context("the running engine does not listen for agents' HTTP hooks (see its log)")?;
+    Ok(HttpHook {
+        url,
+        token: issued.token,
+    })
+}
+
 pub async fn connect(
     data_dir: &Path,
     agent: &str,
-    project: Option<PathBuf>,
-    timeout_secs: u64,
-    codex: Option<PathBuf>,
+    how: How,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
-    if timeout_secs < 2 {
+    if how.timeout_secs < 2 {
         anyhow::bail!("--timeout must be at least 2 seconds");
     }
-    let target = Target::parse(agent, project)?;
-    let report =
-        airlock_agents::connect::connect(&target, &options(data_dir, timeout_secs, codex)?)?;
+    let target = Target::parse(agent, how.project)?;
+    let options = options(data_dir, how.timeout_secs, how.codex)?;
+    let report = if how.http {
+        let hook = http_hook(data_dir, &target).await?;
+        airlock_agents::connect::connect_http(&target, &options, &hook)?
+    } else {
+        airlock_agents::connect::connect(&target, &options)?
+    };
     // An agent whose hook Airlock answers has its own tools, some of which only read.
     let defaults = match target.agent().dialect() {
         None => None,
@@ -132,6 +170,45 @@ pub async fn connect(
     }
     if let (false, Some(note)) = (json, target.writer().connected_note(&report)) {
         println!("  {note}");
+    }
+    if how.http && !json {
+        println!(
+            "  Over HTTP: the hook posts to the engine's own loopback port (kept across restarts) with {}'s own token, which can post its calls and nothing else. When Airlock is not running the call is blocked (`onFailure: \"block\"`), whatever the fallback; `airlock agents revoke {}` refuses the token.",
+            target.name(),
+            target.name()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agents token NAME`: a new token of the agent's own, alone on the last line.
+pub async fn issue_token(client: &ApiClient, agent: &str) -> anyhow::Result<ExitCode> {
+    let issued = client
+        .call(&airlock_protocol::commands::IssueAgentToken {
+            agent: agent.to_string(),
+        })
+        .await?;
+    println!(
+        "{agent}'s own token (shown once; it replaces the one {agent} had): it may post {agent}'s calls and read their decisions, nothing else."
+    );
+    if let Some(url) = &issued.hook_url {
+        println!("Its HTTP hook posts to {url}");
+    }
+    println!("{}", issued.token);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `agents revoke NAME`.
+pub async fn revoke_token(client: &ApiClient, agent: &str) -> anyhow::Result<ExitCode> {
+    let revoked = client
+        .call(&airlock_protocol::commands::RevokeAgentToken {
+            agent: agent.to_string(),
+        })
+        .await?;
+    if revoked {
+        println!("{agent}'s own token is refused from now on");
+    } else {
+        println!("{agent} had no token of its own");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -107,6 +107,14 @@ pub async fn run(
             action: Some(crate::AgentsAction::Set { agent, fallback }),
             ..
         } => crate::agents::set_fallback(&client, &agent, &fallback).await,
+        Command::Agents {
+            action: Some(crate::AgentsAction::Token { agent }),
+            ..
+        } => crate::agents::issue_token(&client, &agent).await,
+        Command::Agents {
+            action: Some(crate::AgentsAction::Revoke { agent }),
+            ..
+        } => crate::agents::revoke_token(&client, &agent).await,
         Command::Serve { .. }
         | Command::Hook { .. }
         | Command::Connect { .. }

@@ -274,6 +274,10 @@ enum Command {
         /// codex: the Codex binary to ask for the hook's trust hash (default: `codex` on PATH).
         #[arg(long)]
         codex: Option<PathBuf>,
+        /// claude-code: an HTTP hook posting straight to the running engine with the agent's
+        /// own token (no process per call), instead of the command hook.
+        #[arg(long, conflicts_with = "project")]
+        http: bool,
         #[arg(long)]
         json: bool,
     },
@@ -335,6 +339,12 @@ enum AgentsAction {
         #[arg(long, value_parser = ["ask", "deny"])]
         fallback: String,
     },
+    /// A new token of the agent's own (claude-code, codex, an SDK client's name, …), printed
+    /// once on the last line: it may post that agent's calls and read their decisions, nothing
+    /// else. It replaces the one the agent had.
+    Token { agent: String },
+    /// The agent's own token is refused from now on.
+    Revoke { agent: String },
 }
 
 #[derive(Subcommand, Debug)]
@@ -673,8 +683,17 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             project,
             timeout,
             codex,
+            http,
             json,
-        } => agents::connect(&dir, &agent, project, timeout, codex, json).await,
+        } => {
+            let how = agents::How {
+                project,
+                timeout_secs: timeout,
+                codex,
+                http,
+            };
+            agents::connect(&dir, &agent, how, json).await
+        }
         Command::Disconnect {
             agent,
             project,

@@ -99,6 +99,9 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-engine",
                 "airlock-mcp",
                 "airlock-remote",
+                // Agents' HTTP hooks: their events read and answered as the process hook does.
+                "airlock-agents",
+                "airlock-hook",
             ],
         ),
         // The agents' hook: a client of the local API (and the agents' fallback file).
@@ -548,11 +551,18 @@ fn every_command_is_in_the_one_table() {
         );
     }
     // The local API's REST paths are aliases of table commands: a handler reaches the engine
-    // only through the dispatcher. The agents' own routes (a hook's or the MCP proxy's call
-    // held open, the event stream) are not a person's commands; `command` and `table` are the
+    // only through the dispatcher. The agents' own routes (a hook's — process or HTTP — or the
+    // MCP proxy's call held open, the event stream) are not a person's commands; `command` and `table` are the
     // dispatcher's entries.
     let api = std::fs::read_to_string(root.join("crates/api/src/server.rs")).unwrap();
-    let not_commands = ["agent_call", "elicit", "events", "command", "table"];
+    let not_commands = [
+        "agent_call",
+        "agent_hook",
+        "elicit",
+        "events",
+        "command",
+        "table",
+    ];
     for handler in api.split("\nasync fn ").skip(1) {
         let name: String = handler
             .chars()

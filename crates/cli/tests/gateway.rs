@@ -4,7 +4,9 @@
 //! the command ran; deny with a reason → the model reads it; edit → the edited command ran; a
 //! rule allows → nothing asked; no engine → the fallback (and with `deny` nothing ran); the agent
 //! killed while it waits → the item withdrawn; the engine restarted while it waits → the same
-//! item, and the decision reaches the agent.
+//! item, and the decision reaches the agent. Claude Code with its HTTP hook (`connect --http`):
+//! approve → ran; deny with a reason → the model reads it; no engine → blocked, even where Claude
+//! Code would run the call on its own.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 // Unix only (docs/PLATFORMS.md): `connect` writes the hook command for /bin/sh, the agents start
 // through npm's POSIX shims, and each runs in its own process group to be killed with `kill`.
@@ -85,6 +87,13 @@ impl World {
 
     /// The same with the model's whole script.
     async fn scripted(agent: Agent, replies: Vec<Reply>) -> Self {
+        let world = Self::unconnected(agent, replies).await;
+        world.connect();
+        world
+    }
+
+    /// The agent's world before `airlock connect`.
+    async fn unconnected(agent: Agent, replies: Vec<Reply>) -> Self {
         let bin = agent.bin();
         let model = ScriptedModel::start(replies).await.unwrap();
         let world = Self {
@@ -107,6 +116,12 @@ impl World {
             )
             .unwrap();
         }
+        world
+    }
+
+    /// `airlock connect` with the command hook, as a person would.
+    fn connect(&self) {
+        let (world, agent) = (self, self.agent);
         let shown = match agent {
             Agent::ClaudeCode => world.airlock(&["connect", agent.name(), "--timeout", "60"]),
             // Codex's trust of the hook: `connect` asks this Codex for the hook's hash.
@@ -125,7 +140,6 @@ impl World {
                 && shown.contains(&format!(" {} --timeout 60", agent.name())),
             "{shown}"
         );
-        world
     }
 
     /// `airlock --data-dir D ARGS` with this world's HOME.
@@ -152,6 +166,11 @@ impl World {
 
     /// Starts the agent on a prompt; it runs until the model's script ends.
     fn start(&self) -> Child {
+        self.start_with(&[])
+    }
+
+    /// The same with more arguments for the agent.
+    fn start_with(&self, extra: &[&str]) -> Child {
         let mut command = Command::new(&self.bin);
         command
             .current_dir(self.project.path())
@@ -189,6 +208,7 @@ impl World {
                     .arg("Run the command");
             }
         }
+        command.args(extra);
         // Its own process group, so the whole agent can be killed at once (Codex's npm
         // launcher is a node process in front of the native binary).
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
@@ -592,3 +612,102 @@ for_both_agents!(
     an_engine_restart_keeps_the_item,
     a_reused_tool_use_id_is_asked_again,
 );
+
+/// Claude Code with its HTTP hook: `connect --http` while the engine runs (it issues Claude
+/// Code's own token); the hook posts to the engine's loopback port and blocks when unanswered.
+async fn http_world(command: &str) -> (World, Engine) {
+    let world = World::unconnected(
+        Agent::ClaudeCode,
+        vec![
+            Agent::ClaudeCode.shell_call(command),
+            Reply::Text("Done.".into()),
+        ],
+    )
+    .await;
+    let engine = world.engine();
+    let shown = world.airlock(&["connect", "claude-code", "--http", "--timeout", "60"]);
+    assert!(shown.contains("HTTP hook"), "{shown}");
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(world.home.path().join(".claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    let handler = &settings["hooks"]["PreToolUse"][0]["hooks"][0];
+    assert_eq!(handler["type"], "http", "{settings}");
+    assert_eq!(handler["onFailure"], "block", "{settings}");
+    let token = std::fs::read_to_string(world.data.path().join("token")).unwrap();
+    let header = handler["headers"]["Authorization"].as_str().unwrap();
+    assert!(
+        !header.contains(token.trim()),
+        "the main API token was written into the agent's config"
+    );
+    (world, engine)
+}
+
+/// Approve → the command ran; the hook's request held open while the person decides.
+async fn http_hook_approve_runs_the_call() {
+    let (world, _engine) = http_world("touch APPROVED").await;
+    let child = world.start();
+    let item = world.waiting_item();
+    check_item(&world, &item, "touch APPROVED");
+    assert!(!world.ran("APPROVED"), "it ran before the approval");
+    ok(
+        world.data.path(),
+        &["approve", item["approval_id"].as_str().unwrap()],
+    );
+    let out = world.finish(child);
+    assert!(
+        world.ran("APPROVED"),
+        "the approved command did not run: {out}"
+    );
+}
+
+/// Deny with a reason → nothing ran, and the model read the reason.
+async fn http_hook_deny_reason_reaches_the_model() {
+    let (world, _engine) = http_world("touch DENIED").await;
+    let child = world.start();
+    let item = world.waiting_item();
+    ok(
+        world.data.path(),
+        &[
+            "deny",
+            item["approval_id"].as_str().unwrap(),
+            "--reason",
+            "not over http either",
+        ],
+    );
+    let out = world.finish(child);
+    assert!(!world.ran("DENIED"), "a denied command ran: {out}");
+    assert!(
+        world.model_saw("not over http either"),
+        "the reason never reached the model"
+    );
+}
+
+/// No engine → the call is blocked, even where Claude Code would run it on its own
+/// (`--allowedTools Bash`: a hook that failed open would let it through).
+async fn http_hook_without_an_engine_blocks_the_call() {
+    let (world, engine) = http_world("touch BLOCKED").await;
+    drop(engine);
+    let out = world.finish(world.start_with(&["--allowedTools", "Bash"]));
+    assert!(
+        !world.ran("BLOCKED"),
+        "with no engine the HTTP hook let the command run: {out}"
+    );
+}
+
+mod claude_code_http {
+    #[tokio::test(flavor = "multi_thread")]
+    async fn approve_runs_the_call() {
+        super::http_hook_approve_runs_the_call().await
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn deny_reason_reaches_the_model() {
+        super::http_hook_deny_reason_reaches_the_model().await
+    }
+
+    #[tokio::test(flavor = "multi_thread")]
+    async fn without_an_engine_the_call_is_blocked() {
+        super::http_hook_without_an_engine_blocks_the_call().await
+    }
+}

@@ -39,6 +39,9 @@ pub enum Setting {
     /// The folder Airlock's own tools work in (an absolute path), from the next start on; a
     /// `--workspace` given at start wins.
     Workspace,
+    /// The loopback port agents' HTTP hooks post to (`connect --http` writes it into their
+    /// config): kept across restarts so the installed hook's URL stays this engine's.
+    AgentHookPort,
 }
 
 /// The prefix of the per-session keys that remember a session's chosen provider.
@@ -58,6 +61,7 @@ impl Setting {
         Setting::RemoteListen,
         Setting::PushNtfy,
         Setting::Workspace,
+        Setting::AgentHookPort,
     ];
 
     /// The key in the database and in `PUT /v1/settings/KEY`.
@@ -75,6 +79,7 @@ impl Setting {
             Setting::RemoteListen => "remote_listen",
             Setting::PushNtfy => "push_ntfy",
             Setting::Workspace => "workspace",
+            Setting::AgentHookPort => "agent_hook_port",
         }
     }
 
@@ -94,14 +99,15 @@ impl Setting {
             | Setting::NamedProviders
             | Setting::RemoteListen
             | Setting::PushNtfy
-            | Setting::Workspace => None,
+            | Setting::Workspace
+            | Setting::AgentHookPort => None,
         }
     }
 
     pub fn kind(self) -> SettingKind {
         match self {
             Setting::ApprovalTimeoutSecs | Setting::ToolTimeoutSecs => SettingKind::Seconds,
-            Setting::StepLimit => SettingKind::Count,
+            Setting::StepLimit | Setting::AgentHookPort => SettingKind::Count,
             Setting::SystemPrompt | Setting::RemoteListen | Setting::Workspace => SettingKind::Text,
             Setting::Notifications | Setting::Paused => SettingKind::Switch,
             Setting::WorkspaceMode => SettingKind::Mode,
@@ -137,6 +143,9 @@ impl Setting {
             }
             Setting::Workspace => {
                 "the folder Airlock's own tools work in: an absolute path, from the next start on"
+            }
+            Setting::AgentHookPort => {
+                "the loopback port agents' HTTP hooks post to (chosen by the engine; `airlock connect AGENT --http`)"
             }
         }
     }

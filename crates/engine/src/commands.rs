@@ -414,6 +414,10 @@ impl<H: Host> Run<'_, H> {
                 &c,
                 self.as_command(engine.set_agent_fallback(&c.agent, c.fallback)),
             ),
+            C::IssueAgentToken(c) => reply(&c, self.as_command(engine.issue_agent_token(&c.agent))),
+            C::RevokeAgentToken(c) => {
+                reply(&c, self.as_command(engine.revoke_agent_token(&c.agent)))
+            }
             C::Tools(c) => reply(&c, self.as_command(engine.tool_views())),
             C::Remembered(c) => reply(&c, self.as_command(engine.remembered())),
             C::Grants(c) => reply(&c, self.as_command(engine.grants())),

@@ -1,6 +1,7 @@
 //! The engine: one per data directory. It owns the store, the tools, the model provider and the
 //! running turns, and is the one path every decision goes through, whatever the channel.
 
+mod agent_tokens;
 pub mod agents;
 mod caches;
 mod clock;
@@ -115,6 +116,8 @@ pub(crate) struct Inner {
     pub frontend: RwLock<Option<Arc<dyn Frontend>>>,
     /// Who waits on which agent item (the agent gateway).
     pub agent_waiters: agents::AgentWaiters,
+    /// The agents' own tokens' hashes (cached from the store).
+    pub agent_tokens: agent_tokens::AgentTokens,
     /// One-time codes for pairing a phone (kept in memory: a restart forgets them).
     pub pairing: remote::PairingCodes,
     /// Calls a decision started and claimed in its own transaction, not yet invoked: the
@@ -213,6 +216,7 @@ impl Engine {
                 paused,
                 frontend: RwLock::new(None),
                 agent_waiters: agents::AgentWaiters::default(),
+                agent_tokens: agent_tokens::AgentTokens::default(),
                 pairing: remote::PairingCodes::default(),
                 started_by_decision: Mutex::new(HashSet::new()),
                 team: routing::TeamState::default(),

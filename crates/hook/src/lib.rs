@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The most a hook reads from stdin (a tool input is at most 1 MiB; the rest is the envelope).
-const MAX_EVENT_BYTES: u64 = 4 * 1024 * 1024;
+pub const MAX_EVENT_BYTES: u64 = 4 * 1024 * 1024;
 
 /// How long before the agent's hook timeout the hook answers its fallback.
 pub fn margin(timeout: Duration) -> Duration {
@@ -153,40 +153,56 @@ pub async fn run(data_dir: &Path, agent: &dyn Agent, timeout: Duration) -> HookO
             };
         }
     };
-    let hook_event = match agent.dialect().map(|dialect| dialect.event(&event)) {
+    let (hook_event, mut call) = match request_of(agent, &event) {
+        Ok(request) => request,
+        Err(stdout) => return HookOutput { stdout },
+    };
+    let answer = tokio::select! {
+        answer = ask_engine(data_dir, &mut call, deadline) => answer,
+        // The agent is gone: nobody reads the answer; stop waiting (the item is withdrawn).
+        () = parent_gone() => std::process::exit(0),
+    };
+    HookOutput {
+        stdout: answer_for(agent, hook_event, answer, fallback),
+    }
+}
+
+/// The agent's event as Airlock's request in its dialect, or, when it is none Airlock can ask
+/// about (another event, no tool, an input too large), the denial the agent reads at once.
+/// The process hook and the agents' HTTP hooks (`crates/api`) read events through this.
+pub fn request_of(agent: &dyn Agent, event: &Value) -> Result<(HookEvent, AgentCall), String> {
+    let hook_event = match agent.dialect().map(|dialect| dialect.event(event)) {
         Some(Ok(hook_event)) => hook_event,
         // Another event (a misconfigured hook): not a call the hook can let through, denied
         // in the agent's own words (another agent's words may read as no decision).
-        Some(Err(why)) => {
-            return HookOutput {
-                stdout: render(agent, HookEvent::PreToolUse, &denial(&why)),
-            };
-        }
+        Some(Err(why)) => return Err(render(agent, HookEvent::PreToolUse, &denial(&why))),
         None => {
-            return HookOutput {
-                stdout: denied(&format!(
-                    "Airlock does not answer {}'s hook",
-                    agent.display_name()
-                )),
-            };
+            return Err(denied(&format!(
+                "Airlock does not answer {}'s hook",
+                agent.display_name()
+            )));
         }
     };
-    let answer = match agent_call(agent, hook_event, &event) {
-        Ok(mut call) => tokio::select! {
-            answer = ask_engine(data_dir, &mut call, deadline) => answer,
-            // The agent is gone: nobody reads the answer; stop waiting (the item is withdrawn).
-            () = parent_gone() => std::process::exit(0),
-        },
-        Err(why) => Ok(denial(&why)),
-    };
+    let call = agent_call(agent, hook_event, event)
+        .map_err(|why| render(agent, hook_event, &denial(&why)))?;
+    Ok((hook_event, call))
+}
+
+/// What the agent reads once Airlock answered (or could not): the decision, a refusal as a
+/// denial, or — nobody decided in time, no engine — its fallback with the cause. Always one
+/// JSON object in the agent's words.
+pub fn answer_for(
+    agent: &dyn Agent,
+    event: HookEvent,
+    answer: Result<AgentAnswer, NoEngine>,
+    fallback: AgentFallback,
+) -> String {
     let answer = match answer {
         Ok(answer) if answer.verdict != AgentVerdict::Undecided => answer,
         Ok(_) => fallback_answer(fallback, NOBODY_DECIDED),
         Err(NoEngine(why)) => fallback_answer(fallback, &why),
     };
-    HookOutput {
-        stdout: render(agent, hook_event, &answer),
-    }
+    render(agent, event, &answer)
 }
 
 /// Resolves when the process that started the hook is gone (this process was re-parented): an
@@ -213,7 +229,8 @@ const NOBODY_DECIDED: &str = "nobody decided in Airlock in time";
 /// cause, as the agent's model reads it.
 pub struct NoEngine(pub String);
 
-fn denial(why: &str) -> AgentAnswer {
+/// A denial that says why (`Airlock: …`): what the engine's refusal of a call becomes.
+pub fn denial(why: &str) -> AgentAnswer {
     AgentAnswer {
         verdict: AgentVerdict::Deny,
         reason: Some(format!("Airlock: {why}")),

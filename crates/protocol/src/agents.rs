@@ -150,3 +150,52 @@ pub struct AgentStatus {
     /// through `mcp-proxy`).
     pub view: Option<AgentView>,
 }
+
+/// Where agents post their calls on the local API; an agent's own token reaches only the paths
+/// beneath it (`/v1/agent-calls` and `/v1/agent-calls/…`), never the rest of the API.
+pub const AGENT_CALLS_PATH: &str = "/v1/agent-calls";
+/// Where an agent's HTTP hook posts its own event (`{AGENT_HOOK_PATH}{agent}`), answered in its
+/// own hook dialect.
+pub const AGENT_HOOK_PATH: &str = "/v1/agent-calls/hook/";
+
+/// Whether an agent's own token may reach `path`: the agents' routes only.
+pub fn is_agent_calls_path(path: &str) -> bool {
+    path.strip_prefix(AGENT_CALLS_PATH)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// An agent's own token for the local API, shown once (only its hash is kept).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AgentToken {
+    pub agent: String,
+    pub token: String,
+    /// Where its HTTP hook posts (loopback, a port kept across restarts), for an agent whose
+    /// hook Airlock answers; none while no engine has bound that port.
+    pub hook_url: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agents_token_reaches_the_agents_routes_only() {
+        for path in [
+            "/v1/agent-calls",
+            "/v1/agent-calls/hook/claude-code",
+            "/v1/agent-calls/apr_1",
+        ] {
+            assert!(is_agent_calls_path(path), "{path}");
+        }
+        for path in [
+            "/v1/agent-callsx",
+            "/v1/inbox",
+            "/v1/commands/decide",
+            "/v1/agent",
+            "/",
+        ] {
+            assert!(!is_agent_calls_path(path), "{path}");
+        }
+    }
+}

@@ -423,6 +423,10 @@ commands! {
     /// `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval, unless the person chose otherwise.
     ApplyAgentDefaults = "apply_agent_defaults" { agent: String } -> crate::AgentToolDefaults, [Api];
     SetAgentFallback = "set_agent_fallback" { agent: String, fallback: AgentFallback } -> (), [Window, Api];
+    /// A new token of the agent's own (shown once; it replaces the one it had): it may post that agent's calls and read their decisions, nothing else.
+    IssueAgentToken = "issue_agent_token" { agent: String } -> crate::AgentToken, [Window, Api];
+    /// The agent's own token is refused from now on; whether it had one.
+    RevokeAgentToken = "revoke_agent_token" { agent: String } -> bool, [Window, Api];
     /// Every tool of every server with its setting and where the setting comes from.
     Tools = "tools" {} -> Vec<ToolView>, [Window, Api];
     /// The remembered decisions, with the timed and counted grants among them.
@@ -549,6 +553,8 @@ impl AnyCommand {
             | C::SetServerTrust(_)
             | C::RemoveServer(_)
             | C::SignInServer(_)
+            | C::IssueAgentToken(_)
+            | C::RevokeAgentToken(_)
             | C::ImportServers(_)
             | C::ConnectAgent(_)
             | C::DisconnectAgent(_)

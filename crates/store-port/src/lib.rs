@@ -277,6 +277,16 @@ pub trait History {
     fn asked_rows(&self) -> Result<Vec<AskedRow>>;
 }
 
+/// Each agent's own token for the local API (its HTTP hook, an SDK client): only its hash, one
+/// per agent; issuing and revoking are audited.
+pub trait AgentTokens {
+    /// Keeps `token_hash` as `agent`'s token, replacing the one it had.
+    fn set_agent_token(&self, agent: &str, token_hash: &str) -> Result<()>;
+    fn revoke_agent_token(&self, agent: &str) -> Result<bool>;
+    /// `(agent, token hash)` of every agent that has one.
+    fn agent_token_hashes(&self) -> Result<Vec<(String, String)>>;
+}
+
 /// A team server's people and routing: members (their token's hash, never the token), the
 /// routes of a tool's calls to a person or group, each routed item's state, delegation and the
 /// approvals counted towards a quorum. Every change is audited with the person who made it.
@@ -338,6 +348,7 @@ pub trait Store:
     + Audit
     + History
     + Team
+    + AgentTokens
     + Send
     + Sync
 {

@@ -1,4 +1,4 @@
-//! A team server's members and routing on PostgreSQL: not written yet. Every operation refuses,
+//! A team server's members and routing, and agents' own tokens, on PostgreSQL: not written yet. Every operation refuses,
 //! so a team engine on PostgreSQL decides nothing through a route or a member it cannot read
 //! (fail closed); the SQLite adapter has them (`crates/store-sqlite/src/{members,routes}.rs`).
 
@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 fn not_yet<T>() -> port::Result<T> {
     Err(StoreError::Refused(
-        "team members and routes are not on PostgreSQL yet".to_string(),
+        "team members, routes and agents' tokens are not on PostgreSQL yet".to_string(),
     ))
 }
 
@@ -68,6 +68,18 @@ impl port::Team for PostgresStore {
         _: &str,
         _: Option<&Value>,
     ) -> port::Result<u32> {
+        not_yet()
+    }
+}
+
+impl port::AgentTokens for PostgresStore {
+    fn set_agent_token(&self, _: &str, _: &str) -> port::Result<()> {
+        not_yet()
+    }
+    fn revoke_agent_token(&self, _: &str) -> port::Result<bool> {
+        not_yet()
+    }
+    fn agent_token_hashes(&self) -> port::Result<Vec<(String, String)>> {
         not_yet()
     }
 }

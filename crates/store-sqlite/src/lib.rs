@@ -6,6 +6,7 @@
 //! The engine reaches it only through the port's traits (`port.rs`), whose errors carry no
 //! rusqlite type; the methods here keep the adapter's own error, `StoreError`.
 
+mod agent_tokens;
 mod agents;
 mod approvals;
 mod audit;
@@ -101,7 +102,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 13] = [
+const MIGRATIONS: [&str; 14] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -115,6 +116,7 @@ const MIGRATIONS: [&str; 13] = [
     include_str!("migration_11_session_title.sql"),
     include_str!("migration_12_round_pages.sql"),
     include_str!("migration_13_team.sql"),
+    include_str!("migration_14_agent_tokens.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -291,3 +291,11 @@ impl port::Team for Store {
         ) -> u32;
     }
 }
+
+impl port::AgentTokens for Store {
+    delegate! {
+        set_agent_token(agent: &str, token_hash: &str) -> ();
+        revoke_agent_token(agent: &str) -> bool;
+        agent_token_hashes() -> Vec<(String, String)>;
+    }
+}

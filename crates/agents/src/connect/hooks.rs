@@ -10,6 +10,7 @@
 use crate::connect::files::{pretty, read_object, write_with_backup};
 use crate::connect::{ConnectError, ConnectReport, Options, Result};
 use airlock_core::HOOK_BINARY;
+use airlock_protocol::agents::AGENT_HOOK_PATH;
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -67,14 +68,35 @@ fn object_of(text: &str) -> Value {
         .unwrap_or_else(|| json!({}))
 }
 
-/// Whether a hook handler is Airlock's for this agent.
+/// Whether a hook handler is Airlock's for this agent: its command runs Airlock's hook, or (an
+/// HTTP hook) it posts to the loopback API's hook route for this agent.
 fn is_ours(handler: &Value, agent: &str) -> bool {
-    ["command", "bash"].iter().any(|key| {
-        handler
-            .get(key)
-            .and_then(Value::as_str)
-            .is_some_and(|command| is_our_command(command, agent))
-    })
+    let text = |key: &str| handler.get(key).and_then(Value::as_str);
+    ["command", "bash"]
+        .iter()
+        .any(|key| text(key).is_some_and(|command| is_our_command(command, agent)))
+        || (text("type") == Some("http") && text("url").is_some_and(|url| is_our_url(url, agent)))
+}
+
+/// Whether an HTTP hook's URL is the local API's hook route for this agent.
+fn is_our_url(url: &str, agent: &str) -> bool {
+    let path = url.split('?').next().unwrap_or_default();
+    path.starts_with("http://127.0.0.1:") && path.ends_with(&format!("{AGENT_HOOK_PATH}{agent}"))
+}
+
+/// An HTTP hook: where the agent posts its events, and the agent's own token it sends.
+#[derive(Clone)]
+pub struct HttpHook {
+    /// The engine's hook route for this agent on its loopback port (`AgentToken::hook_url`).
+    pub url: String,
+    /// The agent's own token (`issue_agent_token`), never the main API token.
+    pub token: String,
+}
+
+impl std::fmt::Debug for HttpHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpHook").field("url", &self.url).finish()
+    }
 }
 
 /// Whether a hook command runs Airlock's hook for this agent.
@@ -144,6 +166,51 @@ pub fn with_hooks(
     layout: &Layout,
     options: &Options,
 ) -> Result<(Value, Vec<String>)> {
+    let command = options.hook_command(agent);
+    let handler = layout.handler(&command, options);
+    with_handler(
+        config,
+        path,
+        agent,
+        layout,
+        &handler,
+        &format!("hook (every tool): {command}"),
+    )
+}
+
+/// The config with Airlock's HTTP hook on the layout's events, in place of any hook of
+/// Airlock's: it posts to the local API with the agent's own token, and blocks the call when it
+/// gets no answer (`onFailure: "block"`: no engine, a broken connection, a timeout).
+pub fn with_http_hook(
+    config: &Value,
+    path: &Path,
+    agent: &str,
+    layout: &Layout,
+    options: &Options,
+    hook: &HttpHook,
+) -> Result<(Value, Vec<String>)> {
+    let url = format!("{}?timeout={}", hook.url, options.timeout_secs);
+    let handler = json!({
+        "type": "http",
+        "url": url,
+        "headers": {"Authorization": format!("Bearer {}", hook.token)},
+        "timeout": options.timeout_secs,
+        "onFailure": "block",
+    });
+    let shown = format!(
+        "HTTP hook (every tool): {url} with {agent}'s own token; the call is blocked when Airlock does not answer"
+    );
+    with_handler(config, path, agent, layout, &handler, &shown)
+}
+
+fn with_handler(
+    config: &Value,
+    path: &Path,
+    agent: &str,
+    layout: &Layout,
+    handler: &Value,
+    shown: &str,
+) -> Result<(Value, Vec<String>)> {
     let mut config = config.clone();
     remove_ours(&mut config, path, agent)?;
     let object = config
@@ -159,8 +226,6 @@ pub fn with_hooks(
         .or_insert_with(|| json!({}))
         .as_object_mut()
         .ok_or_else(|| unparsable(path, "\"hooks\" is not an object"))?;
-    let command = options.hook_command(agent);
-    let handler = layout.handler(&command, options);
     let mut changes = Vec::new();
     for event in layout.events {
         let groups = hooks
@@ -173,7 +238,7 @@ pub fn with_hooks(
             Some(matcher) => json!({"matcher": matcher, "hooks": [handler.clone()]}),
             None => handler.clone(),
         });
-        changes.push(format!("+ {event} hook (every tool): {command}"));
+        changes.push(format!("+ {event} {shown}"));
     }
     Ok((config, changes))
 }
@@ -187,6 +252,31 @@ pub fn connect(
     let before = read_object(path)?;
     let (after, changes) = with_hooks(&before, path, agent, layout, options)?;
     finish(path, agent, &before, &after, changes)
+}
+
+/// [`connect`] with the HTTP hook. The file holds the agent's token from now on: it is made
+/// readable by its owner only.
+pub fn connect_http(
+    path: &Path,
+    agent: &str,
+    layout: &Layout,
+    options: &Options,
+    hook: &HttpHook,
+) -> Result<ConnectReport> {
+    let before = read_object(path)?;
+    let (after, changes) = with_http_hook(&before, path, agent, layout, options, hook)?;
+    let report = finish(path, agent, &before, &after, changes)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|e| {
+            ConnectError::Write {
+                path: path.into(),
+                message: e.to_string(),
+            }
+        })?;
+    }
+    Ok(report)
 }
 
 /// Removes Airlock's hook. With `own_file` (a file only Airlock writes: Copilot's
@@ -431,6 +521,56 @@ mod tests {
         );
         disconnect(&path, "codex", &PRE, false).unwrap();
         assert!(!connected(&path, "codex", &PRE).unwrap());
+    }
+
+    /// `connect --http`: one HTTP hook with the agent's token that blocks when nobody answers,
+    /// in place of the command hook; the person's entries stay; disconnect removes it.
+    #[cfg(unix)]
+    #[test]
+    fn the_http_hook_replaces_the_command_hook_and_blocks_when_unanswered() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        let theirs = json!({"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "http", "url": "http://127.0.0.1:9/lint"}]}]}});
+        std::fs::write(&path, theirs.to_string()).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        connect(&path, "claude-code", &PRE, &options()).unwrap();
+        let hook = HttpHook {
+            url: "http://127.0.0.1:23456/v1/agent-calls/hook/claude-code".into(),
+            token: "airlock_agent_secret".into(),
+        };
+        let report = connect_http(&path, "claude-code", &PRE, &options(), &hook).unwrap();
+        assert!(
+            report
+                .changes
+                .iter()
+                .all(|c| !c.contains("airlock_agent_secret")),
+            "the token is shown: {report:?}"
+        );
+        let now: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let groups = now["hooks"]["PreToolUse"].as_array().unwrap();
+        assert_eq!(groups.len(), 2, "{groups:?}");
+        assert_eq!(groups[0], theirs["hooks"]["PreToolUse"][0]);
+        assert_eq!(
+            groups[1]["hooks"][0],
+            json!({
+                "type": "http",
+                "url": "http://127.0.0.1:23456/v1/agent-calls/hook/claude-code?timeout=30",
+                "headers": {"Authorization": "Bearer airlock_agent_secret"},
+                "timeout": 30,
+                "onFailure": "block",
+            })
+        );
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600,
+            "a file with a token is its owner's only"
+        );
+        assert!(connected(&path, "claude-code", &PRE).unwrap());
+        assert!(!connected(&path, "codex", &PRE).unwrap());
+        disconnect(&path, "claude-code", &PRE, false).unwrap();
+        let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(after, theirs);
     }
 
     #[test]

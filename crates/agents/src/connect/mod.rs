@@ -13,6 +13,7 @@ use crate::Agent;
 use airlock_core::HOOK_BINARY;
 pub use airlock_protocol::{AgentConnection, ConnectReport};
 use airlock_protocol::{AgentStatus, AgentView};
+pub use hooks::HttpHook;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +49,24 @@ pub trait ConfigWriter: Sync {
     fn config_path(&self, project: Option<&Path>) -> Result<PathBuf>;
 
     fn connect(&self, path: &Path, options: &Options) -> Result<ConnectReport>;
+
+    /// Whether `connect --http` installs an HTTP hook for it ([`ConfigWriter::connect_http`]).
+    fn takes_http(&self) -> bool {
+        false
+    }
+
+    /// Connects it with an HTTP hook posting to the local API with its own token, blocking the
+    /// call when nobody answers; only where [`ConfigWriter::takes_http`].
+    fn connect_http(
+        &self,
+        _path: &Path,
+        _options: &Options,
+        _hook: &HttpHook,
+    ) -> Result<ConnectReport> {
+        Err(ConnectError::Invalid(
+            "Airlock installs no HTTP hook for this agent; connect it without --http".into(),
+        ))
+    }
 
     fn disconnect(&self, path: &Path) -> Result<ConnectReport>;
 
@@ -213,6 +232,13 @@ pub fn config_path(target: &Target) -> Result<PathBuf> {
 
 pub fn connect(target: &Target, options: &Options) -> Result<ConnectReport> {
     target.writer.connect(&config_path(target)?, options)
+}
+
+/// [`connect`] with an HTTP hook ([`ConfigWriter::connect_http`]).
+pub fn connect_http(target: &Target, options: &Options, hook: &HttpHook) -> Result<ConnectReport> {
+    target
+        .writer
+        .connect_http(&config_path(target)?, options, hook)
 }
 
 pub fn disconnect(target: &Target) -> Result<ConnectReport> {

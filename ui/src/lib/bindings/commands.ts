@@ -3,6 +3,7 @@
 import type { AddedRule } from './AddedRule';
 import type { AgentFallback } from './AgentFallback';
 import type { AgentStatus } from './AgentStatus';
+import type { AgentToken } from './AgentToken';
 import type { AgentToolDefaults } from './AgentToolDefaults';
 import type { AgentView } from './AgentView';
 import type { AppInfo } from './AppInfo';
@@ -146,6 +147,10 @@ export interface Commands {
   /** `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval, unless the person chose otherwise. */
   apply_agent_defaults: { args: { agent: string, }; response: AgentToolDefaults };
   set_agent_fallback: { args: { agent: string, fallback: AgentFallback, }; response: null };
+  /** A new token of the agent's own (shown once; it replaces the one it had): it may post that agent's calls and read their decisions, nothing else. */
+  issue_agent_token: { args: { agent: string, }; response: AgentToken };
+  /** The agent's own token is refused from now on; whether it had one. */
+  revoke_agent_token: { args: { agent: string, }; response: boolean };
   /** Every tool of every server with its setting and where the setting comes from. */
   tools: { args: Record<symbol, never>; response: Array<ToolView> };
   /** The remembered decisions, with the timed and counted grants among them. */
@@ -250,6 +255,8 @@ export const COMMAND_SURFACES = {
   agent_views: ['api'],
   apply_agent_defaults: ['api'],
   set_agent_fallback: ['window', 'api'],
+  issue_agent_token: ['window', 'api'],
+  revoke_agent_token: ['window', 'api'],
   tools: ['window', 'api'],
   remembered: ['window', 'api'],
   grants: ['window', 'api'],
