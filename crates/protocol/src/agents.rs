@@ -150,3 +150,14 @@ pub struct AgentStatus {
     /// through `mcp-proxy`).
     pub view: Option<AgentView>,
 }
+
+/// An agent Airlock hosts over the Agent Client Protocol (`airlock agents add NAME --acp --
+/// COMMAND…`): started in a chat's folder, every permission it asks for decided by Airlock.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AcpAgentView {
+    /// Its tools' policy source too (`gemini/run_shell_command`).
+    pub name: String,
+    /// The program and its arguments, run as they are (no shell).
+    pub command: Vec<String>,
+}

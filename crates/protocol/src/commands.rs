@@ -419,6 +419,21 @@ commands! {
     /// `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval, unless the person chose otherwise.
     ApplyAgentDefaults = "apply_agent_defaults" { agent: String } -> crate::AgentToolDefaults, [Api];
     SetAgentFallback = "set_agent_fallback" { agent: String, fallback: AgentFallback } -> (), [Window, Api];
+    /// The agents Airlock hosts over ACP (`airlock agents add NAME --acp -- COMMAND…`).
+    AcpAgents = "acp_agents" {} -> Vec<crate::AcpAgentView>, [Window, Api];
+    /// Registers an agent to host over ACP (or changes its command: the program, then its arguments).
+    SaveAcpAgent = "save_acp_agent" { name: String, command: Vec<String> } -> (), [Window, Api];
+    /// Forgets a hosted agent; whether there was one.
+    RemoveAcpAgent = "remove_acp_agent" { name: String } -> bool, [Window, Api];
+    /// Starts (or continues) a chat hosted by an ACP agent in `folder` (the workspace unless given); returns at once.
+    ChatWithAgent = "chat_with_agent" {
+        agent: String,
+        session: String,
+        text: String,
+        #[serde(default)]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        folder: Option<String>,
+    } -> SessionRow, [Window, Api];
     /// Every tool of every server with its setting and where the setting comes from.
     Tools = "tools" {} -> Vec<ToolView>, [Window, Api];
     /// The remembered decisions, with the timed and counted grants among them.

@@ -16,7 +16,7 @@ pub mod rows;
 pub mod views;
 
 pub use agents::{
-    AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentToolDefaults,
+    AcpAgentView, AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentToolDefaults,
     AgentVerdict, AgentView, ConnectReport,
 };
 pub use command_types::{

@@ -3,6 +3,7 @@
 //!
 //! One module per table family; every write that belongs together is one immediate transaction.
 
+mod acp;
 mod agents;
 mod approvals;
 mod audit;
@@ -21,6 +22,7 @@ mod settings;
 mod tool_settings;
 mod wal;
 
+pub use acp::HostedSession;
 pub use agents::{AgentActivity, EarlierAgentRequest, NewAgentRequest};
 pub use airlock_protocol::{
     ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow, ServerRow, SessionRow,
@@ -97,7 +99,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 12] = [
+const MIGRATIONS: [&str; 13] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -110,6 +112,7 @@ const MIGRATIONS: [&str; 12] = [
     include_str!("migration_10_grant_scope.sql"),
     include_str!("migration_11_session_title.sql"),
     include_str!("migration_12_round_pages.sql"),
+    include_str!("migration_13_acp.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

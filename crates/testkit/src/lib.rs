@@ -118,6 +118,45 @@ pub enum Fallback {
     /// The benchmark loop: if the last message in the request has role "user", a call to
     /// `tool_name` with `args` (a fresh call id `call_<n>` each time); otherwise `Text("done")`.
     RoundTrip { tool_name: String, args: Value },
+    /// For real agents, whose side requests (a title, a memory, a next-prompt suggestion, an
+    /// auto-mode classifier) would take a positional script's replies: `call` whenever the
+    /// request offers a tool of its name and holds no tool result yet; otherwise `Text("ok")`.
+    Smart(ScriptedCall),
+}
+
+/// Whether a request (chat completions, Responses or Anthropic Messages) offers a tool `name`.
+fn offers_tool(request: &Value, name: &str) -> bool {
+    request
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|tools| {
+            tools.iter().any(|tool| {
+                tool.pointer("/function/name").and_then(Value::as_str) == Some(name)
+                    || tool.get("name").and_then(Value::as_str) == Some(name)
+            })
+        })
+}
+
+/// Whether a request already carries a tool's result (in any of the three wire formats).
+fn has_tool_result(request: &Value) -> bool {
+    let items = request
+        .get("messages")
+        .or_else(|| request.get("input"))
+        .and_then(Value::as_array);
+    items.is_some_and(|items| {
+        items.iter().any(|item| {
+            item.get("role").and_then(Value::as_str) == Some("tool")
+                || item.get("type").and_then(Value::as_str) == Some("function_call_output")
+                || item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .is_some_and(|blocks| {
+                        blocks.iter().any(|b| {
+                            b.get("type").and_then(Value::as_str) == Some("tool_result")
+                        })
+                    })
+        })
+    })
 }
 
 pub(crate) struct Shared {
@@ -181,7 +220,7 @@ impl ScriptedModel {
     ) -> std::io::Result<ScriptedModel> {
         let fallback_args = match &fallback {
             Fallback::RoundTrip { args, .. } => args.to_string(),
-            Fallback::Exhausted => String::new(),
+            Fallback::Exhausted | Fallback::Smart(_) => String::new(),
         };
         let shared = Arc::new(Shared {
             replies: Mutex::new(replies.into()),
@@ -388,6 +427,10 @@ pub(crate) fn take_reply(
                 }])
             }
             Fallback::RoundTrip { .. } => Reply::Text("done".to_string()),
+            Fallback::Smart(call) if offers_tool(&request, &call.name) && !has_tool_result(&request) => {
+                Reply::ToolCalls(vec![call.clone()])
+            }
+            Fallback::Smart(_) => Reply::Text("ok".to_string()),
         },
     };
     Ok((request, reply, n))

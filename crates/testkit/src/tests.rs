@@ -637,3 +637,44 @@ fn pieces_cover_the_text() {
         }
     }
 }
+
+/// A real agent's side requests (no tools offered, or the tool's result already there) get
+/// text; a request that offers the scripted tool and has no result yet gets the call.
+#[tokio::test]
+async fn smart_fallback_calls_the_tool_only_where_it_is_offered_and_not_yet_run() {
+    let call = ScriptedCall::new("call_1", "run_shell_command", json!({"command": "echo hi"}));
+    let server = ScriptedModel::start_with(vec![], Fallback::Smart(call))
+        .await
+        .unwrap();
+    let tool = json!([{"type": "function", "function": {"name": "run_shell_command", "parameters": {}}}]);
+    let asked: Value = post(
+        &server,
+        json!({"messages": [{"role": "user", "content": "go"}], "tools": tool}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(
+        asked["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
+        "run_shell_command"
+    );
+    let side: Value = post(
+        &server,
+        json!({"messages": [{"role": "user", "content": "a title for this chat"}]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(side["choices"][0]["message"]["content"], "ok");
+    let after: Value = post(
+        &server,
+        json!({"messages": [{"role": "user", "content": "go"}, {"role": "tool", "content": ""}], "tools": tool}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(after["choices"][0]["message"]["content"], "ok");
+}
