@@ -410,6 +410,7 @@ mod tests {
                     crate::Decision::Deny {
                         reason: Some("not here".into()),
                         remember: None,
+                        exact_args: false,
                     },
                 ),
                 DecidedBy::Inbox,
