@@ -246,10 +246,7 @@ impl Running {
         )
         .await?;
         let session = self
-            .request(
-                "session/new",
-                json!({"cwd": self.folder, "mcpServers": []}),
-            )
+            .request("session/new", json!({"cwd": self.folder, "mcpServers": []}))
             .await?;
         let id = session
             .get("sessionId")
@@ -479,8 +476,13 @@ impl Running {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string();
-        let (call, shown) =
-            mapping::call_of(&self.agent.name, &acp_session, &self.folder, &params, earlier.as_ref());
+        let (call, shown) = mapping::call_of(
+            &self.agent.name,
+            &acp_session,
+            &self.folder,
+            &params,
+            earlier.as_ref(),
+        );
         let options = params.get("options").cloned().unwrap_or(Value::Null);
         lock(&self.permissions).insert(key.clone(), Open { id, task: None });
         let me = self.clone();
@@ -596,7 +598,8 @@ impl Running {
                 } else {
                     TurnStatus::Completed
                 };
-                let answer_text = answer_text.or_else(|| (!log.notes.is_empty()).then(|| log.notes.join("\n")));
+                let answer_text =
+                    answer_text.or_else(|| (!log.notes.is_empty()).then(|| log.notes.join("\n")));
                 turn.finish(status, answer_text, None);
             }
             Err(why) => {

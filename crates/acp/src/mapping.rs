@@ -9,7 +9,9 @@ use serde_json::{Map, Value, json};
 pub(crate) fn merge(into: &mut Value, update: &Value) {
     if let (Some(into), Some(update)) = (into.as_object_mut(), update.as_object()) {
         for (key, value) in update {
-            if !value.is_null() && !(value.is_object() && value.as_object().is_some_and(Map::is_empty)) {
+            if !value.is_null()
+                && !(value.is_object() && value.as_object().is_some_and(Map::is_empty))
+            {
                 into.insert(key.clone(), value.clone());
             }
         }
@@ -91,14 +93,21 @@ pub(crate) fn call_of(
                 .collect()
         })
         .unwrap_or_default();
-    let mut shown = format!("{agent} asks: {}", title.as_deref().unwrap_or("a tool call"));
+    let mut shown = format!(
+        "{agent} asks: {}",
+        title.as_deref().unwrap_or("a tool call")
+    );
     if let Some(kind) = &kind {
         shown.push_str(&format!(" ({kind})"));
     }
     if !locations.is_empty() {
         shown.push_str(&format!(" in {}", locations.join(", ")));
     }
-    let shown: String = shown.chars().filter(|c| !c.is_control()).take(500).collect();
+    let shown: String = shown
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(500)
+        .collect();
     (
         AgentCall {
             agent: agent.to_string(),

@@ -74,8 +74,14 @@ impl Agent {
     fn env(self, home: &Path, model: &ScriptedModel) -> Vec<(String, String)> {
         let mut env = vec![
             ("HOME", home.display().to_string()),
-            ("XDG_CONFIG_HOME", home.join(".config").display().to_string()),
-            ("XDG_DATA_HOME", home.join(".local/share").display().to_string()),
+            (
+                "XDG_CONFIG_HOME",
+                home.join(".config").display().to_string(),
+            ),
+            (
+                "XDG_DATA_HOME",
+                home.join(".local/share").display().to_string(),
+            ),
             ("XDG_CACHE_HOME", home.join(".cache").display().to_string()),
             // A closed port: anything that tries to leave the machine fails at once.
             ("HTTPS_PROXY", "http://127.0.0.1:9".into()),
@@ -270,7 +276,12 @@ async fn allowed_by_a_rule_runs_without_asking(agent: Agent) {
     world.chat();
     let (done, said) = world.wait();
     assert!(done, "{said}");
-    assert_eq!(world.file().as_deref(), Some("hi\n"), "{}", world.transcript());
+    assert_eq!(
+        world.file().as_deref(),
+        Some("hi\n"),
+        "{}",
+        world.transcript()
+    );
     assert!(world.inbox().is_empty());
     let audit = world.ok(&["audit", "--json"]);
     assert!(audit.contains("agent_allowed"), "{audit}");
@@ -289,7 +300,12 @@ async fn asked_and_approved_runs(agent: Agent) {
     world.ok(&["approve", item["approval_id"].as_str().unwrap()]);
     let (done, said) = world.wait();
     assert!(done, "{said}");
-    assert_eq!(world.file().as_deref(), Some("hi\n"), "{}", world.transcript());
+    assert_eq!(
+        world.file().as_deref(),
+        Some("hi\n"),
+        "{}",
+        world.transcript()
+    );
     world.stop_and_expect_no_orphans();
 }
 
@@ -321,9 +337,15 @@ async fn cancelled_while_waiting_runs_nothing(agent: Agent) {
     assert!(!done, "a cancelled turn: {said}");
     assert!(world.inbox().is_empty(), "the item left the inbox");
     let refused = world.airlock(&["approve", item["approval_id"].as_str().unwrap()]);
-    assert!(!refused.status.success(), "a cancelled call cannot be approved");
+    assert!(
+        !refused.status.success(),
+        "a cancelled call cannot be approved"
+    );
     assert_eq!(world.file(), None);
-    assert!(!world.processes().is_empty(), "the agent waits for the next message");
+    assert!(
+        !world.processes().is_empty(),
+        "the agent waits for the next message"
+    );
     world.stop_and_expect_no_orphans();
     assert_eq!(world.file(), None);
 }

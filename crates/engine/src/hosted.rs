@@ -170,7 +170,9 @@ impl Engine {
     /// Registers an agent to host (or changes its command).
     pub fn save_acp_agent(&self, name: &str, command: &[String]) -> Result<()> {
         check_agent_name(&self.inner, name)?;
-        if command.first().is_none_or(|program| program.trim().is_empty())
+        if command
+            .first()
+            .is_none_or(|program| program.trim().is_empty())
             || command
                 .iter()
                 .any(|a| a.len() > 4096 || a.contains('\0') || a.contains('\n'))
@@ -400,9 +402,16 @@ mod tests {
             })
         };
         let item = waiting(&engine).await;
-        assert_eq!(item.session, "chat", "the chat's item, not a session of its own");
+        assert_eq!(
+            item.session, "chat",
+            "the chat's item, not a session of its own"
+        );
         assert_eq!(item.server, "fake");
-        assert!(item.why.starts_with("fake asks: echo hi — "), "{}", item.why);
+        assert!(
+            item.why.starts_with("fake asks: echo hi — "),
+            "{}",
+            item.why
+        );
         engine
             .decide(
                 DecisionRequest::new(
@@ -426,7 +435,9 @@ mod tests {
         let (dir, engine) = engine();
         let session = hosted_chat(&engine, dir.path());
         for agent in ["claude-code", "nobody"] {
-            let refused = engine.hosted_agent_call(&session.id, shell(agent), None).await;
+            let refused = engine
+                .hosted_agent_call(&session.id, shell(agent), None)
+                .await;
             assert!(refused.is_err(), "{agent} spoke as a hosted agent");
         }
         assert!(engine.inbox().unwrap().is_empty());
@@ -468,7 +479,9 @@ mod tests {
             let engine = engine.clone();
             let session = session.id.clone();
             tokio::spawn(async move {
-                engine.hosted_agent_call(&session, shell("fake"), None).await
+                engine
+                    .hosted_agent_call(&session, shell("fake"), None)
+                    .await
             })
         };
         let item = waiting(&engine).await;
@@ -482,8 +495,9 @@ mod tests {
         assert_eq!(row.status, ApprovalStatus::Withdrawn);
         let said = restarted.transcript("chat").unwrap();
         assert!(
-            said.iter()
-                .any(|m| m.content.contains("The agent fake ended: Airlock restarted")),
+            said.iter().any(|m| m
+                .content
+                .contains("The agent fake ended: Airlock restarted")),
             "{said:?}"
         );
         assert!(restarted.store().live_hosted_sessions().unwrap().is_empty());

@@ -52,9 +52,11 @@ impl Store {
     pub fn acp_agent(&self, name: &str) -> Result<Option<AcpAgentView>> {
         let row: Option<String> = self.read(|conn| {
             Ok(conn
-                .row("SELECT command FROM acp_agents WHERE name = ?1", [name], |r| {
-                    r.get(0)
-                })
+                .row(
+                    "SELECT command FROM acp_agents WHERE name = ?1",
+                    [name],
+                    |r| r.get(0),
+                )
                 .optional()?)
         })?;
         row.map(|command| view(name.to_string(), command))

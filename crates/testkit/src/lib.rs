@@ -151,9 +151,9 @@ fn has_tool_result(request: &Value) -> bool {
                     .get("content")
                     .and_then(Value::as_array)
                     .is_some_and(|blocks| {
-                        blocks.iter().any(|b| {
-                            b.get("type").and_then(Value::as_str) == Some("tool_result")
-                        })
+                        blocks
+                            .iter()
+                            .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
                     })
         })
     })
@@ -427,7 +427,9 @@ pub(crate) fn take_reply(
                 }])
             }
             Fallback::RoundTrip { .. } => Reply::Text("done".to_string()),
-            Fallback::Smart(call) if offers_tool(&request, &call.name) && !has_tool_result(&request) => {
+            Fallback::Smart(call)
+                if offers_tool(&request, &call.name) && !has_tool_result(&request) =>
+            {
                 Reply::ToolCalls(vec![call.clone()])
             }
             Fallback::Smart(_) => Reply::Text("ok".to_string()),

@@ -646,7 +646,8 @@ async fn smart_fallback_calls_the_tool_only_where_it_is_offered_and_not_yet_run(
     let server = ScriptedModel::start_with(vec![], Fallback::Smart(call))
         .await
         .unwrap();
-    let tool = json!([{"type": "function", "function": {"name": "run_shell_command", "parameters": {}}}]);
+    let tool =
+        json!([{"type": "function", "function": {"name": "run_shell_command", "parameters": {}}}]);
     let asked: Value = post(
         &server,
         json!({"messages": [{"role": "user", "content": "go"}], "tools": tool}),
