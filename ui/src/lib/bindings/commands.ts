@@ -1,5 +1,6 @@
 // Generated from crates/protocol/src/commands.rs (the one command table) by
 // `UPDATE_BINDINGS=1 cargo test -p airlock-resident bindings`. Do not edit.
+import type { AcpAgentView } from './AcpAgentView';
 import type { AddedRule } from './AddedRule';
 import type { AgentFallback } from './AgentFallback';
 import type { AgentStatus } from './AgentStatus';
@@ -140,6 +141,14 @@ export interface Commands {
   /** `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval, unless the person chose otherwise. */
   apply_agent_defaults: { args: { agent: string, }; response: AgentToolDefaults };
   set_agent_fallback: { args: { agent: string, fallback: AgentFallback, }; response: null };
+  /** The agents Airlock hosts over ACP (`airlock agents add NAME --acp -- COMMAND…`). */
+  acp_agents: { args: Record<symbol, never>; response: Array<AcpAgentView> };
+  /** Registers an agent to host over ACP (or changes its command: the program, then its arguments). */
+  save_acp_agent: { args: { name: string, command: Array<string>, }; response: null };
+  /** Forgets a hosted agent; whether there was one. */
+  remove_acp_agent: { args: { name: string, }; response: boolean };
+  /** Starts (or continues) a chat hosted by an ACP agent in `folder` (the workspace unless given); returns at once. */
+  chat_with_agent: { args: { agent: string, session: string, text: string, folder?: string, }; response: SessionRow };
   /** Every tool of every server with its setting and where the setting comes from. */
   tools: { args: Record<symbol, never>; response: Array<ToolView> };
   /** The remembered decisions, with the timed and counted grants among them. */
@@ -227,6 +236,10 @@ export const COMMAND_SURFACES = {
   agent_views: ['api'],
   apply_agent_defaults: ['api'],
   set_agent_fallback: ['window', 'api'],
+  acp_agents: ['window', 'api'],
+  save_acp_agent: ['window', 'api'],
+  remove_acp_agent: ['window', 'api'],
+  chat_with_agent: ['window', 'api'],
   tools: ['window', 'api'],
   remembered: ['window', 'api'],
   grants: ['window', 'api'],
