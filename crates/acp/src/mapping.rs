@@ -9,9 +9,8 @@ use serde_json::{Map, Value, json};
 pub(crate) fn merge(into: &mut Value, update: &Value) {
     if let (Some(into), Some(update)) = (into.as_object_mut(), update.as_object()) {
         for (key, value) in update {
-            if !value.is_null()
-                && !(value.is_object() && value.as_object().is_some_and(Map::is_empty))
-            {
+            let empty_object = value.as_object().is_some_and(Map::is_empty);
+            if !value.is_null() && !empty_object {
                 into.insert(key.clone(), value.clone());
             }
         }
