@@ -67,7 +67,8 @@ mcp_servers=tests/mcp-servers
 if [ ! -d "$mcp_servers/node_modules" ] || [ "$mcp_servers/package-lock.json" -nt "$mcp_servers/node_modules" ]; then
   (cd "$mcp_servers" && npm ci --no-audit --no-fund)
 fi
-# The real coding agents (Claude Code, Codex) the agent gateway's tests run, pinned likewise.
+# The real coding agents the agent gateway's and the ACP host's tests run (Claude Code, Codex,
+# Qwen Code, claude-code-acp), pinned likewise.
 agents=tests/agents
 if [ ! -d "$agents/node_modules" ] || [ "$agents/package-lock.json" -nt "$agents/node_modules" ]; then
   (cd "$agents" && npm ci --no-audit --no-fund)

@@ -1,6 +1,6 @@
 //! Hosting an engine: the one owner of a data directory, and the one composition root that both
 //! `airlock serve` and the desktop app use — the data directory's lock, the engine, its MCP
-//! servers, the local API and its discovery files, and their shutdown in that order's reverse.
+//! servers, the agents it hosts over ACP, the local API and its discovery files, and their shutdown in that order's reverse.
 //! Both find the data directory the same way, so the CLI talks to whichever runs.
 
 use airlock_client::NoDataDir;
@@ -42,6 +42,8 @@ pub struct Host {
     data_dir: PathBuf,
     _lock: EngineLock,
     mcp: std::sync::Arc<airlock_mcp::McpManager>,
+    /// The agents hosting chats over ACP.
+    acp: std::sync::Arc<airlock_acp::AcpHost>,
     /// Starts and stops the phone inbox as its setting changes.
     remote: tokio::task::JoinHandle<()>,
     /// The ntfy push when approvals wait.
@@ -83,6 +85,8 @@ impl Host {
             data_dir: data_dir.to_path_buf(),
             workspace,
         })?;
+        // Before the API answers: a chat with an agent may be the first command.
+        let acp = airlock_acp::AcpHost::start(&engine);
         let api = LocalApi::bind(data_dir, &lock, listen)
             .await?
             .with_agent_hooks(&engine)
@@ -103,6 +107,7 @@ impl Host {
                 socket,
                 data_dir: data_dir.to_path_buf(),
                 mcp,
+                acp,
                 _lock: lock,
                 remote,
                 push,
@@ -160,8 +165,9 @@ impl Host {
         self.team.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.remote.abort();
         self.push.abort();
-        let children = self.mcp.pids();
+        let children: Vec<u32> = self.mcp.pids().into_iter().chain(self.acp.pids()).collect();
         self.mcp.stop_all();
+        self.acp.stop_all();
         let deadline = tokio::time::Instant::now() + within;
         while children.iter().any(|pid| discovery::process_alive(*pid))
             && tokio::time::Instant::now() < deadline
@@ -176,6 +182,7 @@ impl Drop for Host {
         // Clients are told first that no engine runs, then the servers stop.
         discovery::remove_endpoint(&self.data_dir);
         self.mcp.stop_all();
+        self.acp.stop_all();
         self.remote.abort();
         self.push.abort();
     }

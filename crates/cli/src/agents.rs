@@ -290,3 +290,81 @@ pub async fn set_fallback(
     println!("{agent}: when Airlock cannot answer, the hook answers {fallback}");
     Ok(ExitCode::SUCCESS)
 }
+
+/// `agents add NAME --acp -- COMMAND…`, or `agents add PRESET` (its command found on PATH).
+pub async fn add_hosted(
+    client: &ApiClient,
+    name: &str,
+    acp: bool,
+    command: Vec<String>,
+) -> anyhow::Result<ExitCode> {
+    let (command, note) = if command.is_empty() {
+        let Some(preset) = airlock_acp::presets::preset(name) else {
+            anyhow::bail!(
+                "'{name}' is no preset ({}): give its command, `airlock agents add {name} --acp -- COMMAND [ARGS…]`",
+                airlock_acp::presets::names().join(", ")
+            );
+        };
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let Some(command) = preset.command_on(&path) else {
+            anyhow::bail!(
+                "{} is not on PATH (install it: {}), or give its command after `--`",
+                preset.program,
+                preset.install
+            );
+        };
+        (command, preset.note)
+    } else {
+        if !acp {
+            anyhow::bail!(
+                "Airlock hosts agents over ACP only: `airlock agents add {name} --acp -- COMMAND…`"
+            );
+        }
+        (command, "")
+    };
+    client
+        .call(&airlock_protocol::commands::SaveAcpAgent {
+            name: name.to_string(),
+            command: command.clone(),
+        })
+        .await?;
+    println!(
+        "{name}: hosted over ACP as `{}`; start a chat with `airlock chat --agent {name} --session NAME \"…\"`",
+        command.join(" ")
+    );
+    if !note.is_empty() {
+        println!("{note}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn remove_hosted(client: &ApiClient, name: &str) -> anyhow::Result<ExitCode> {
+    let removed = client
+        .call(&airlock_protocol::commands::RemoveAcpAgent {
+            name: name.to_string(),
+        })
+        .await?;
+    if removed {
+        println!("{name}: removed");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("airlock: no hosted agent named '{name}'");
+        Ok(ExitCode::from(1))
+    }
+}
+
+pub async fn list_hosted(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {
+    let agents = client
+        .call(&airlock_protocol::commands::AcpAgents {})
+        .await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&agents)?);
+    } else if agents.is_empty() {
+        println!("no hosted agents (`airlock agents add NAME --acp -- COMMAND…` adds one)");
+    } else {
+        for agent in agents {
+            println!("{}\t{}", agent.name, agent.command.join(" "));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -34,7 +34,32 @@ pub async fn run(
             session,
             no_wait,
             provider,
+            agent: Some(agent),
+            folder,
             message,
+        } => {
+            let folder = folder
+                .map(std::path::absolute)
+                .transpose()
+                .context("--folder")?;
+            client
+                .call_json(&airlock_protocol::commands::ChatWithAgent {
+                    agent,
+                    session: session.clone(),
+                    text: message,
+                    folder: folder.map(|f| f.to_string_lossy().into_owned()),
+                })
+                .await?;
+            let _ = provider;
+            finish_chat(&client, &session, no_wait).await
+        }
+        Command::Chat {
+            session,
+            no_wait,
+            provider,
+            agent: None,
+            message,
+            ..
         } => chat(&client, &session, no_wait, provider.as_deref(), &message).await,
         Command::Inbox { json } => inbox(&client, json).await,
         Command::Approve {
@@ -115,6 +140,18 @@ pub async fn run(
             action: Some(crate::AgentsAction::Revoke { agent }),
             ..
         } => crate::agents::revoke_token(&client, &agent).await,
+        Command::Agents {
+            action: Some(crate::AgentsAction::Add { name, acp, command }),
+            ..
+        } => crate::agents::add_hosted(&client, &name, acp, command).await,
+        Command::Agents {
+            action: Some(crate::AgentsAction::Remove { name }),
+            ..
+        } => crate::agents::remove_hosted(&client, &name).await,
+        Command::Agents {
+            action: Some(crate::AgentsAction::Hosted { json }),
+            ..
+        } => crate::agents::list_hosted(&client, json).await,
         Command::Serve { .. }
         | Command::Hook { .. }
         | Command::Connect { .. }
@@ -430,6 +467,11 @@ async fn chat(
         }
         None => client.send_message(session, message).await?,
     };
+    finish_chat(client, session, no_wait).await
+}
+
+/// `--no-wait`: the session's name at once; else the turn's answer when it ends.
+async fn finish_chat(client: &ApiClient, session: &str, no_wait: bool) -> anyhow::Result<ExitCode> {
     if no_wait {
         println!("{session}");
         return Ok(ExitCode::SUCCESS);

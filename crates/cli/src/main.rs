@@ -78,8 +78,15 @@ enum Command {
         #[arg(long)]
         no_wait: bool,
         /// Use this named provider for the session (see `provider set --name`).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "agent")]
         provider: Option<String>,
+        /// Host the chat by this agent over ACP (`agents add NAME --acp -- COMMAND…`); later
+        /// messages to the session go to it too.
+        #[arg(long)]
+        agent: Option<String>,
+        /// The folder the agent works in (with --agent; default: the workspace).
+        #[arg(long, requires = "agent")]
+        folder: Option<PathBuf>,
         message: String,
     },
     /// People on a team server: init, add, members, remove, route, routes, unroute.
@@ -345,6 +352,25 @@ enum AgentsAction {
     Token { agent: String },
     /// The agent's own token is refused from now on.
     Revoke { agent: String },
+    /// Registers an agent Airlock hosts over ACP: `agents add NAME --acp -- COMMAND [ARGS…]`,
+    /// or a preset by its name alone when its command is on PATH (qwen, opencode, gemini,
+    /// claude-code-acp, codex-acp, copilot; with the flags that make it ask).
+    Add {
+        name: String,
+        /// Speak the Agent Client Protocol to it (the only way Airlock hosts an agent).
+        #[arg(long)]
+        acp: bool,
+        /// The agent's command and arguments, after `--`.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Forgets a hosted agent.
+    Remove { name: String },
+    /// The agents Airlock hosts over ACP, with their commands.
+    Hosted {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]

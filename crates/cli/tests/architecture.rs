@@ -86,6 +86,11 @@ fn each_part_uses_only_what_it_may() {
             "airlock-mcp",
             &["airlock-core", "airlock-protocol", "airlock-engine"],
         ),
+        // The ACP host: agents that host chats, their permissions through the engine.
+        (
+            "airlock-acp",
+            &["airlock-core", "airlock-protocol", "airlock-engine"],
+        ),
         // The phone inbox: the engine's views over HTTPS (core's words only in its tests).
         ("airlock-remote", &["airlock-protocol", "airlock-engine"]),
         // Reaching a running engine from another process: core's and protocol's words only.
@@ -98,6 +103,7 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-client",
                 "airlock-engine",
                 "airlock-mcp",
+                "airlock-acp",
                 "airlock-remote",
                 // Agents' HTTP hooks: their events read and answered as the process hook does.
                 "airlock-agents",
@@ -122,6 +128,7 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-engine",
                 "airlock-api",
                 "airlock-mcp",
+                "airlock-acp",
                 "airlock-agents",
                 "airlock-hook",
             ],
@@ -253,6 +260,7 @@ fn the_hook_and_the_window_reach_neither_the_engine_nor_the_store() {
         "airlock-store-postgres",
         "airlock-api",
         "airlock-mcp",
+        "airlock-acp",
         "airlock-remote",
     ]);
     for name in ["airlock-hook", "airlock-desktop"] {

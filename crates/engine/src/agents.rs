@@ -242,6 +242,14 @@ fn check(call: &AgentCall) -> Result<()> {
             )));
         }
     }
+    check_input(call)
+}
+
+/// The call's tool and input checked: a name that fits, an input object of sane size.
+fn check_input(call: &AgentCall) -> Result<()> {
+    let fits = |s: &str, max: usize| {
+        !s.trim().is_empty() && s.len() <= max && !s.chars().any(char::is_control)
+    };
     if !fits(&call.tool, 256) {
         return Err(invalid(
             "the tool's name needs 1 to 256 printable characters",
@@ -307,14 +315,45 @@ impl Engine {
     /// waits on the item it is withdrawn.
     pub async fn agent_call(&self, call: AgentCall) -> Result<AgentAnswer> {
         check(&call)?;
+        let session = self.inner.store.ensure_session(&session_name(&call))?;
+        self.name_agent_session(&session, &call)?;
+        self.answer_agent(call, session, None).await
+    }
+
+    /// Decides a permission a hosted (ACP) agent asks for in the chat it hosts: the same path
+    /// as [`Engine::agent_call`], with the chat as the session and the agent's own words for
+    /// the call (`shown`: its title, kind, locations) before the policy's reason in the inbox.
+    pub async fn hosted_agent_call(
+        &self,
+        session_id: &str,
+        call: AgentCall,
+        shown: Option<String>,
+    ) -> Result<AgentAnswer> {
+        if self.inner.store.acp_agent(&call.agent)?.is_none() || call.source.is_some() {
+            return Err(invalid(format!("'{}' is not a hosted agent", call.agent)));
+        }
+        check_input(&call)?;
+        let session = self
+            .inner
+            .store
+            .session(session_id)?
+            .ok_or_else(|| EngineError::UnknownSession(session_id.to_string()))?;
+        self.answer_agent(call, session, shown).await
+    }
+
+    /// The call decided in `session`: policy at once, or a person through the inbox.
+    async fn answer_agent(
+        &self,
+        call: AgentCall,
+        session: airlock_protocol::SessionRow,
+        shown: Option<String>,
+    ) -> Result<AgentAnswer> {
         let inner = &self.inner;
         let source = call.source.clone().unwrap_or_else(|| call.agent.clone());
         let hash = args_hash(&call.input);
         if let Some(definition) = &call.definition {
             self.pin_agent_tool(&source, &call.tool, definition)?;
         }
-        let session = inner.store.ensure_session(&session_name(&call))?;
-        self.name_agent_session(&session, &call)?;
         let key = format!(
             "{}\u{1f}{}\u{1f}{}",
             call.agent,
@@ -336,6 +375,10 @@ impl Engine {
                     Err(why) => {
                         let why = match note {
                             Some(note) => format!("{note}; {why}"),
+                            None => why,
+                        };
+                        let why = match &shown {
+                            Some(shown) => format!("{shown} — {why}"),
                             None => why,
                         };
                         // Waited on from the start: an item nobody waits on cannot be approved.

@@ -405,6 +405,17 @@ impl<H: Host> Run<'_, H> {
             ),
             C::Agents(c) => reply(&c, self.host.agents(engine)),
             C::AgentViews(c) => reply(&c, self.as_command(engine.agents())),
+            C::AcpAgents(c) => reply(&c, self.as_command(engine.acp_agents())),
+            C::SaveAcpAgent(c) => reply(
+                &c,
+                self.as_command(engine.save_acp_agent(&c.name, &c.command)),
+            ),
+            C::RemoveAcpAgent(c) => reply(&c, self.as_command(engine.remove_acp_agent(&c.name))),
+            C::ChatWithAgent(c) => {
+                let started =
+                    engine.chat_with_agent(&c.agent, &c.session, &c.text, c.folder.as_deref());
+                reply(&c, self.as_command(started))
+            }
             C::ApplyAgentDefaults(c) => {
                 reply(&c, self.as_command(engine.connect_agent_defaults(&c.agent)))
             }

@@ -12,6 +12,7 @@ mod driver;
 pub mod elicitation;
 pub mod error;
 pub mod frontend;
+pub mod hosted;
 mod insights;
 mod links;
 mod on_disk;
@@ -40,6 +41,7 @@ pub use airlock_store::PinCheck;
 pub use elicitation::ElicitationRequest;
 pub use error::EngineError;
 pub use frontend::Frontend;
+pub use hosted::{AgentHost, HostedTurn};
 pub use provider::{provider_kind_names, provider_kinds};
 
 pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost};
@@ -111,6 +113,8 @@ pub(crate) struct Inner {
     pub data_dir: PathBuf,
     pub workspace: PathBuf,
     pub server_host: RwLock<Option<Arc<dyn servers::ServerHost>>>,
+    /// Runs the agents that host chats over ACP (`crates/acp`).
+    pub agent_host: RwLock<Option<Arc<dyn hosted::AgentHost>>>,
     /// "Pause all agents" (see `pause`).
     pub paused: watch::Sender<bool>,
     pub frontend: RwLock<Option<Arc<dyn Frontend>>>,
@@ -213,6 +217,7 @@ impl Engine {
                 data_dir,
                 workspace,
                 server_host: RwLock::new(None),
+                agent_host: RwLock::new(None),
                 paused,
                 frontend: RwLock::new(None),
                 agent_waiters: agents::AgentWaiters::default(),
@@ -283,6 +288,8 @@ impl Engine {
                 .store
                 .finish_call(&call.id, CallState::Failed, &result)?;
         }
+        // A hosted chat's agent ended with the previous process: never driven as a model loop.
+        hosted::end_after_restart(&self.inner)?;
         for session in self.inner.store.sessions()? {
             if driver::needs_driving(&session) {
                 driver::start(&self.inner, &session);

@@ -9,16 +9,22 @@ impl Engine {
             return Err(EngineError::Invalid("the message is empty".into()));
         }
         let existing = self.inner.store.session_by_name(session)?;
-        self.inner
-            .provider_for(existing.as_ref().map(|s| s.id.as_str()))?;
-        if let Some(existing) = existing
+        if let Some(existing) = &existing
             && let Some(why) = self.running_status(&existing.id)
         {
             return Err(EngineError::Busy {
-                session: existing.name,
+                session: existing.name.clone(),
                 why,
             });
         }
+        // A chat an agent hosts goes to that agent, not to a model.
+        if let Some(existing) = &existing
+            && let Some(hosted) = self.inner.store.hosted_session(&existing.id)?
+        {
+            return self.start_hosted_turn(existing, hosted, text);
+        }
+        self.inner
+            .provider_for(existing.as_ref().map(|s| s.id.as_str()))?;
         let (session, _) = self.inner.store.start_turn(session, text)?;
         driver::start(&self.inner, &session);
         Ok(session)

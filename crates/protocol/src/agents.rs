@@ -151,6 +151,17 @@ pub struct AgentStatus {
     pub view: Option<AgentView>,
 }
 
+/// An agent Airlock hosts over the Agent Client Protocol (`airlock agents add NAME --acp --
+/// COMMAND…`): started in a chat's folder, every permission it asks for decided by Airlock.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct AcpAgentView {
+    /// Its tools' policy source too (`gemini/run_shell_command`).
+    pub name: String,
+    /// The program and its arguments, run as they are (no shell).
+    pub command: Vec<String>,
+}
+
 /// Where agents post their calls on the local API; an agent's own token reaches only the paths
 /// beneath it (`/v1/agent-calls` and `/v1/agent-calls/…`), never the rest of the API.
 pub const AGENT_CALLS_PATH: &str = "/v1/agent-calls";

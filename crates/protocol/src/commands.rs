@@ -427,6 +427,21 @@ commands! {
     IssueAgentToken = "issue_agent_token" { agent: String } -> crate::AgentToken, [Window, Api];
     /// The agent's own token is refused from now on; whether it had one.
     RevokeAgentToken = "revoke_agent_token" { agent: String } -> bool, [Window, Api];
+    /// The agents Airlock hosts over ACP (`airlock agents add NAME --acp -- COMMAND…`).
+    AcpAgents = "acp_agents" {} -> Vec<crate::AcpAgentView>, [Window, Api];
+    /// Registers an agent to host over ACP (or changes its command: the program, then its arguments).
+    SaveAcpAgent = "save_acp_agent" { name: String, command: Vec<String> } -> (), [Window, Api];
+    /// Forgets a hosted agent; whether there was one.
+    RemoveAcpAgent = "remove_acp_agent" { name: String } -> bool, [Window, Api];
+    /// Starts (or continues) a chat hosted by an ACP agent in `folder` (the workspace unless given); returns at once.
+    ChatWithAgent = "chat_with_agent" {
+        agent: String,
+        session: String,
+        text: String,
+        #[serde(default)]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        folder: Option<String>,
+    } -> SessionRow, [Window, Api];
     /// Every tool of every server with its setting and where the setting comes from.
     Tools = "tools" {} -> Vec<ToolView>, [Window, Api];
     /// The remembered decisions, with the timed and counted grants among them.
@@ -526,7 +541,8 @@ impl AnyCommand {
             | C::Remote(_)
             | C::Push(_)
             | C::TeamMembers(_)
-            | C::TeamRoutes(_) => Access::Read,
+            | C::TeamRoutes(_)
+            | C::AcpAgents(_) => Access::Read,
             C::Decide(_) | C::AnswerElicitation(_) | C::Delegate(_) => Access::Decide,
             C::SendMessage(_)
             | C::CancelTurn(_)
@@ -555,6 +571,9 @@ impl AnyCommand {
             | C::SignInServer(_)
             | C::IssueAgentToken(_)
             | C::RevokeAgentToken(_)
+            | C::SaveAcpAgent(_)
+            | C::RemoveAcpAgent(_)
+            | C::ChatWithAgent(_)
             | C::ImportServers(_)
             | C::ConnectAgent(_)
             | C::DisconnectAgent(_)

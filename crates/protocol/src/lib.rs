@@ -17,7 +17,7 @@ pub mod team;
 pub mod views;
 
 pub use agents::{
-    AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentToken,
+    AcpAgentView, AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentToken,
     AgentToolDefaults, AgentVerdict, AgentView, ConnectReport,
 };
 pub use command_types::{

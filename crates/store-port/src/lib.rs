@@ -21,8 +21,8 @@ pub use airlock_protocol::{
 pub use error::{Result, StoreError};
 pub use types::{
     AgentActivity, AskedRow, Decided, DecisionInput, DecisionOutcome, DecisionRow,
-    EarlierAgentRequest, GrantLimits, ItemRouting, NewAgentRequest, NewApproval, NewCall,
-    NewMemberRow, NewRoute, PastCall, PinCheck, WriteCounters,
+    EarlierAgentRequest, GrantLimits, HostedSession, ItemRouting, NewAgentRequest, NewApproval,
+    NewCall, NewMemberRow, NewRoute, PastCall, PinCheck, WriteCounters,
 };
 
 use airlock_core::policy::{PolicyInputs, ServerPolicy};
@@ -30,7 +30,7 @@ use airlock_core::{
     AgentFallback, ApprovalStatus, ArgRule, CallState, ItemKind, Mode, ServerDefault,
     SessionStatus, ToolSetting,
 };
-use airlock_protocol::{AddedRule, AgentView, DeviceView, MemberView, RouteView};
+use airlock_protocol::{AcpAgentView, AddedRule, AgentView, DeviceView, MemberView, RouteView};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -277,6 +277,23 @@ pub trait History {
     fn asked_rows(&self) -> Result<Vec<AskedRow>>;
 }
 
+/// Agents hosted over the Agent Client Protocol: their commands, and which chat each hosts.
+pub trait HostedAgents {
+    /// Registers (or replaces the command of) an ACP agent.
+    fn save_acp_agent(&self, name: &str, command: &[String]) -> Result<()>;
+    fn remove_acp_agent(&self, name: &str) -> Result<bool>;
+    fn acp_agents(&self) -> Result<Vec<AcpAgentView>>;
+    fn acp_agent(&self, name: &str) -> Result<Option<AcpAgentView>>;
+    fn host_session(&self, session_id: &str, agent: &str, folder: &str) -> Result<()>;
+    fn hosted_session(&self, session_id: &str) -> Result<Option<HostedSession>>;
+    /// The hosted chats not ended yet (after a restart: the ones to end).
+    fn live_hosted_sessions(&self) -> Result<Vec<HostedSession>>;
+    fn set_hosted_pid(&self, session_id: &str, pid: Option<u32>) -> Result<()>;
+    fn end_hosted_session(&self, session_id: &str, why: &str) -> Result<()>;
+    /// An assistant message in a chat (what a hosted agent said, or what Airlock says of it).
+    fn append_assistant_message(&self, session_id: &str, content: &str) -> Result<i64>;
+}
+
 /// Each agent's own token for the local API (its HTTP hook, an SDK client): only its hash, one
 /// per agent; issuing and revoking are audited.
 pub trait AgentTokens {
@@ -349,6 +366,7 @@ pub trait Store:
     + History
     + Team
     + AgentTokens
+    + HostedAgents
     + Send
     + Sync
 {

@@ -276,3 +276,13 @@ impl ItemRouting {
         self.step as usize + 1 >= self.steps.len()
     }
 }
+
+/// A chat hosted by an ACP agent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostedSession {
+    pub session_id: String,
+    pub agent: String,
+    pub folder: String,
+    /// The agent's process (its group's leader) while it runs.
+    pub pid: Option<u32>,
+}

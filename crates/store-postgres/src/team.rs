@@ -1,16 +1,20 @@
-//! A team server's members and routing, and agents' own tokens, on PostgreSQL: not written yet. Every operation refuses,
+//! A team server's members and routing, agents' own tokens and the agents hosted over ACP, on
+//! PostgreSQL: not written yet. Every operation refuses,
 //! so a team engine on PostgreSQL decides nothing through a route or a member it cannot read
 //! (fail closed); the SQLite adapter has them (`crates/store-sqlite/src/{members,routes}.rs`).
 
 use crate::PostgresStore;
-use airlock_protocol::{MemberView, RouteView};
-use airlock_store_port::{self as port, ItemRouting, NewMemberRow, NewRoute, StoreError};
+use airlock_protocol::{AcpAgentView, MemberView, RouteView};
+use airlock_store_port::{
+    self as port, HostedSession, ItemRouting, NewMemberRow, NewRoute, StoreError,
+};
 use serde_json::Value;
 use std::collections::HashMap;
 
 fn not_yet<T>() -> port::Result<T> {
     Err(StoreError::Refused(
-        "team members, routes and agents' tokens are not on PostgreSQL yet".to_string(),
+        "team members, routes, agents' tokens and hosted agents are not on PostgreSQL yet"
+            .to_string(),
     ))
 }
 
@@ -80,6 +84,39 @@ impl port::AgentTokens for PostgresStore {
         not_yet()
     }
     fn agent_token_hashes(&self) -> port::Result<Vec<(String, String)>> {
+        not_yet()
+    }
+}
+
+impl port::HostedAgents for PostgresStore {
+    fn save_acp_agent(&self, _: &str, _: &[String]) -> port::Result<()> {
+        not_yet()
+    }
+    fn remove_acp_agent(&self, _: &str) -> port::Result<bool> {
+        not_yet()
+    }
+    fn acp_agents(&self) -> port::Result<Vec<AcpAgentView>> {
+        not_yet()
+    }
+    fn acp_agent(&self, _: &str) -> port::Result<Option<AcpAgentView>> {
+        not_yet()
+    }
+    fn host_session(&self, _: &str, _: &str, _: &str) -> port::Result<()> {
+        not_yet()
+    }
+    fn hosted_session(&self, _: &str) -> port::Result<Option<HostedSession>> {
+        not_yet()
+    }
+    fn live_hosted_sessions(&self) -> port::Result<Vec<HostedSession>> {
+        not_yet()
+    }
+    fn set_hosted_pid(&self, _: &str, _: Option<u32>) -> port::Result<()> {
+        not_yet()
+    }
+    fn end_hosted_session(&self, _: &str, _: &str) -> port::Result<()> {
+        not_yet()
+    }
+    fn append_assistant_message(&self, _: &str, _: &str) -> port::Result<i64> {
         not_yet()
     }
 }

@@ -6,6 +6,7 @@
 //! The engine reaches it only through the port's traits (`port.rs`), whose errors carry no
 //! rusqlite type; the methods here keep the adapter's own error, `StoreError`.
 
+mod acp;
 mod agent_tokens;
 mod agents;
 mod approvals;
@@ -29,9 +30,9 @@ mod wal;
 
 pub use airlock_store_port::{
     AgentActivity, ApprovalRow, AskedRow, AuditRow, CallRow, DecisionInput, DecisionOutcome,
-    DecisionRow, EarlierAgentRequest, GrantLimits, ItemRouting, MessageRow, NewAgentRequest,
-    NewApproval, NewCall, NewMemberRow, NewRoute, PastCall, PinCheck, RememberedRow, RuleRow,
-    ServerRow, SessionRow, WriteCounters, now, time_before,
+    DecisionRow, EarlierAgentRequest, GrantLimits, HostedSession, ItemRouting, MessageRow,
+    NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PastCall, PinCheck,
+    RememberedRow, RuleRow, ServerRow, SessionRow, WriteCounters, now, time_before,
 };
 pub use approvals::Decided;
 
@@ -102,7 +103,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 14] = [
+const MIGRATIONS: [&str; 15] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -117,6 +118,7 @@ const MIGRATIONS: [&str; 14] = [
     include_str!("migration_12_round_pages.sql"),
     include_str!("migration_13_team.sql"),
     include_str!("migration_14_agent_tokens.sql"),
+    include_str!("migration_15_acp.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -6,13 +6,13 @@ use airlock_core::{
     AgentFallback, ApprovalStatus, ArgRule, CallState, ItemKind, Mode, ServerDefault,
     SessionStatus, ToolSetting,
 };
-use airlock_protocol::{AddedRule, AgentView, DeviceView, MemberView, RouteView};
+use airlock_protocol::{AcpAgentView, AddedRule, AgentView, DeviceView, MemberView, RouteView};
 use airlock_store_port as port;
 use airlock_store_port::{
     AgentActivity, ApprovalRow, AskedRow, AuditRow, CallRow, Decided, DecisionInput,
-    DecisionOutcome, DecisionRow, EarlierAgentRequest, ItemRouting, MessageRow, NewAgentRequest,
-    NewApproval, NewCall, NewMemberRow, NewRoute, PastCall, PinCheck, RememberedRow, RuleRow,
-    ServerRow, SessionRow, WriteCounters,
+    DecisionOutcome, DecisionRow, EarlierAgentRequest, HostedSession, ItemRouting, MessageRow,
+    NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PastCall, PinCheck,
+    RememberedRow, RuleRow, ServerRow, SessionRow, WriteCounters,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -297,5 +297,20 @@ impl port::AgentTokens for Store {
         set_agent_token(agent: &str, token_hash: &str) -> ();
         revoke_agent_token(agent: &str) -> bool;
         agent_token_hashes() -> Vec<(String, String)>;
+    }
+}
+
+impl port::HostedAgents for Store {
+    delegate! {
+        save_acp_agent(name: &str, command: &[String]) -> ();
+        remove_acp_agent(name: &str) -> bool;
+        acp_agents() -> Vec<AcpAgentView>;
+        acp_agent(name: &str) -> Option<AcpAgentView>;
+        host_session(session_id: &str, agent: &str, folder: &str) -> ();
+        hosted_session(session_id: &str) -> Option<HostedSession>;
+        live_hosted_sessions() -> Vec<HostedSession>;
+        set_hosted_pid(session_id: &str, pid: Option<u32>) -> ();
+        end_hosted_session(session_id: &str, why: &str) -> ();
+        append_assistant_message(session_id: &str, content: &str) -> i64;
     }
 }

@@ -70,7 +70,7 @@ pub(crate) async fn create(
         &headers,
         &body,
         last_is_user,
-        crate::not_smart,
+        crate::smart_any,
         error,
     ) {
         Ok(taken) => taken,

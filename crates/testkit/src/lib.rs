@@ -129,6 +129,41 @@ pub enum Fallback {
     Smart { call: ScriptedCall },
 }
 
+/// Whether a request (chat completions, Responses or Anthropic Messages) offers a tool `name`.
+fn offers_tool(request: &Value, name: &str) -> bool {
+    request
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|tools| {
+            tools.iter().any(|tool| {
+                tool.pointer("/function/name").and_then(Value::as_str) == Some(name)
+                    || tool.get("name").and_then(Value::as_str) == Some(name)
+            })
+        })
+}
+
+/// Whether a request already carries a tool's result (in any of the three wire formats).
+fn has_tool_result(request: &Value) -> bool {
+    let items = request
+        .get("messages")
+        .or_else(|| request.get("input"))
+        .and_then(Value::as_array);
+    items.is_some_and(|items| {
+        items.iter().any(|item| {
+            item.get("role").and_then(Value::as_str) == Some("tool")
+                || item.get("type").and_then(Value::as_str) == Some("function_call_output")
+                || item
+                    .get("content")
+                    .and_then(Value::as_array)
+                    .is_some_and(|blocks| {
+                        blocks
+                            .iter()
+                            .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+                    })
+        })
+    })
+}
+
 pub(crate) struct Shared {
     replies: Mutex<VecDeque<Reply>>,
     fallback: Fallback,
@@ -515,11 +550,13 @@ pub(crate) fn smart_reply(call: &ScriptedCall, offered: bool, results: &[String]
     }
 }
 
-/// The wire formats that have no smart replies.
-pub(crate) fn not_smart(_request: &Value, _call: &ScriptedCall) -> Reply {
-    Reply::Error {
-        status: 500,
-        retry_after: None,
+/// The smart reply of the Anthropic and Responses formats: `call` while the request offers its
+/// tool and holds no tool result yet, otherwise the text "ok".
+pub(crate) fn smart_any(request: &Value, call: &ScriptedCall) -> Reply {
+    if offers_tool(request, &call.name) && !has_tool_result(request) {
+        Reply::ToolCalls(vec![call.clone()])
+    } else {
+        Reply::Text("ok".into())
     }
 }
 

@@ -60,7 +60,7 @@ pub(crate) async fn create(
         &headers,
         &body,
         last_is_user,
-        crate::not_smart,
+        crate::smart_any,
         crate::openai_error,
     ) {
         Ok(taken) => taken,

@@ -33,6 +33,14 @@ export const api = {
   connectAgent: (agent: string) => call('connect_agent', { agent }),
   disconnectAgent: (agent: string) => call('disconnect_agent', { agent }),
   setAgentFallback: (agent: string, fallback: AgentFallback) => call('set_agent_fallback', { agent, fallback }),
+  /** The agents Airlock hosts over ACP. */
+  acpAgents: () => call('acp_agents', {}),
+  /** Registers an agent to host over ACP: the program, then its arguments. */
+  saveAcpAgent: (name: string, command: string[]) => call('save_acp_agent', { name, command }),
+  removeAcpAgent: (name: string) => call('remove_acp_agent', { name }),
+  /** Starts (or continues) a chat hosted by the agent, in `folder` (the workspace unless given). */
+  chatWithAgent: (agent: string, session: string, text: string, folder?: string) =>
+    call('chat_with_agent', { agent, session, text, folder }),
   sessions: () => call('list_sessions', {}),
   transcript: (session: string) => call('transcript', { session }),
   send: (session: string, text: string) => call('send_message', { session, text }),

@@ -10,6 +10,7 @@ import Chat from './Chat.svelte';
 
 const send = vi.fn(async (_session: string, _text: string): Promise<unknown> => undefined);
 const answer = vi.fn(async (..._args: unknown[]) => undefined);
+const chatWithAgent = vi.fn(async (..._args: unknown[]): Promise<unknown> => undefined);
 let transcripts: Record<string, MessageRow[]> = {};
 
 vi.mock('../lib/api', async (original) => {
@@ -22,6 +23,8 @@ vi.mock('../lib/api', async (original) => {
       send: (session: string, text: string) => send(session, text),
       sessions: async () => app.sessions,
       answer: (...a: unknown[]) => answer(...a),
+      acpAgents: async () => [{ name: 'qwen', command: ['/usr/bin/qwen', '--acp'] }],
+      chatWithAgent: (...a: unknown[]) => chatWithAgent(...a),
     },
   };
 });
@@ -59,6 +62,22 @@ describe('Chat', () => {
     await user.click(screen.getByRole('button', { name: 'New chat' }));
     // The button had the focus when the field appeared: the field takes it, so one can type.
     expect(document.activeElement).toBe(screen.getByLabelText('New chat name'));
+  });
+
+  it('New chat with a hosted agent: its first message starts the agent in that chat', async () => {
+    chatWithAgent.mockClear();
+    const user = userEvent.setup();
+    render(Chat);
+    await user.click(screen.getByRole('button', { name: 'New chat' }));
+    await user.selectOptions(await screen.findByLabelText('New chat agent'), 'qwen');
+    await user.type(screen.getByLabelText('New chat name'), 'fix{Enter}');
+    await user.type(screen.getByLabelText('Message'), 'make the tests pass{Enter}');
+    expect(chatWithAgent).toHaveBeenCalledWith('qwen', 'fix', 'make the tests pass');
+    expect(send).not.toHaveBeenCalled();
+    // Its next message goes the ordinary way: the engine sends it to the chat's agent.
+    await user.type(screen.getByLabelText('Message'), 'and the docs{Enter}');
+    expect(send).toHaveBeenCalledWith('fix', 'and the docs');
+    expect(chatWithAgent).toHaveBeenCalledTimes(1);
   });
 
   it("says why a busy chat cannot take a message, and the error stays with that chat", async () => {

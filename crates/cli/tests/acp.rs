@@ -1,0 +1,477 @@
+//! Agents hosted over ACP (`airlock agents add NAME --acp -- COMMAND…`, `airlock chat --agent`),
+//! with the real agents of `tests/agents` (pinned; installed by scripts/setup.sh) run offline
+//! against the scripted model server on 127.0.0.1, in a temporary HOME, every proxy variable
+//! pointing at a closed local port. For each agent: allowed by a rule → ran, no inbox item;
+//! asked → approved → ran (the file is there); denied → nothing ran, the reason in the chat and
+//! the audit trail; cancelled while it waits → nothing ran, and no process is left once Airlock
+//! ends; the agent killed while it waits → its item withdrawn; Airlock killed while it waits →
+//! after the restart the chat says its agent ended, the item is withdrawn, the agent is gone.
+//! And an agent that sends garbage or floods is stopped with a clear error.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+// Unix only: the agents start through npm's POSIX shims; processes are found through /proc.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use airlock_testkit::{Fallback, ScriptedCall, ScriptedModel};
+use common::{Engine, airlock, eventually, ok};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+
+const COMMAND: &str = "echo hi > f.txt";
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Agent {
+    Qwen,
+    ClaudeCodeAcp,
+}
+
+impl Agent {
+    fn name(self) -> &'static str {
+        match self {
+            Agent::Qwen => "qwen",
+            Agent::ClaudeCodeAcp => "claude-code-acp",
+        }
+    }
+
+    /// The agent's command, in the mode where it asks before it runs a tool.
+    fn command(self) -> Vec<String> {
+        let bin = common::installed_agent(self.name());
+        let args: &[&str] = match self {
+            Agent::Qwen => &["--acp", "--approval-mode", "default"],
+            Agent::ClaudeCodeAcp => &[],
+        };
+        std::iter::once(bin.display().to_string())
+            .chain(args.iter().map(|a| a.to_string()))
+            .collect()
+    }
+
+    /// The model's call of the agent's shell tool that writes f.txt.
+    fn shell_call(self) -> ScriptedCall {
+        match self {
+            Agent::Qwen => ScriptedCall::new(
+                "call_1",
+                "run_shell_command",
+                json!({"command": COMMAND, "description": "write f.txt"}),
+            ),
+            Agent::ClaudeCodeAcp => ScriptedCall::new(
+                "toolu_mock0001",
+                "Bash",
+                json!({"command": COMMAND, "description": "write f.txt"}),
+            ),
+        }
+    }
+
+    /// The tool Airlock's policy and inbox know the call by.
+    fn tool(self) -> &'static str {
+        match self {
+            Agent::Qwen => "run_shell_command",
+            Agent::ClaudeCodeAcp => "Bash",
+        }
+    }
+
+    /// What keeps the agent offline and in a HOME of its own (AGENT-ACP.md).
+    fn env(self, home: &Path, model: &ScriptedModel) -> Vec<(String, String)> {
+        let mut env = vec![
+            ("HOME", home.display().to_string()),
+            (
+                "XDG_CONFIG_HOME",
+                home.join(".config").display().to_string(),
+            ),
+            (
+                "XDG_DATA_HOME",
+                home.join(".local/share").display().to_string(),
+            ),
+            ("XDG_CACHE_HOME", home.join(".cache").display().to_string()),
+            // A closed port: anything that tries to leave the machine fails at once.
+            ("HTTPS_PROXY", "http://127.0.0.1:9".into()),
+            ("HTTP_PROXY", "http://127.0.0.1:9".into()),
+            ("https_proxy", "http://127.0.0.1:9".into()),
+            ("http_proxy", "http://127.0.0.1:9".into()),
+            ("NO_PROXY", "127.0.0.1,localhost".into()),
+            ("no_proxy", "127.0.0.1,localhost".into()),
+        ];
+        match self {
+            Agent::Qwen => {
+                let qwen = home.join(".qwen");
+                std::fs::create_dir_all(&qwen).unwrap();
+                std::fs::write(
+                    qwen.join("settings.json"),
+                    json!({"security": {"auth": {"selectedType": "openai"}},
+                        "privacy": {"usageStatisticsEnabled": false},
+                        "telemetry": {"enabled": false},
+                        "general": {"enableAutoUpdate": false}})
+                    .to_string(),
+                )
+                .unwrap();
+                env.extend([
+                    ("QWEN_HOME", qwen.display().to_string()),
+                    ("OPENAI_API_KEY", "dummy".into()),
+                    ("OPENAI_BASE_URL", model.base_url()),
+                    ("OPENAI_MODEL", "mock".into()),
+                    ("QWEN_USAGE_STATISTICS_ENABLED", "0".into()),
+                ]);
+            }
+            Agent::ClaudeCodeAcp => env.extend([
+                (
+                    "ANTHROPIC_BASE_URL",
+                    model.base_url().trim_end_matches("/v1").to_string(),
+                ),
+                ("ANTHROPIC_API_KEY", "dummy".into()),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+                ("DISABLE_AUTOUPDATER", "1".into()),
+                ("DISABLE_TELEMETRY", "1".into()),
+                // As root, Claude Code refuses its own permission bypass without it.
+                ("IS_SANDBOX", "1".into()),
+            ]),
+        }
+        env.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    }
+}
+
+/// One agent's world: its HOME, the chat's folder, the model, Airlock's data directory.
+struct World {
+    agent: Agent,
+    home: tempfile::TempDir,
+    project: PathBuf,
+    _project_dir: tempfile::TempDir,
+    data: tempfile::TempDir,
+    _model: ScriptedModel,
+    engine: Option<Engine>,
+}
+
+const SESSION: &str = "hosted";
+
+impl World {
+    async fn new(agent: Agent) -> Self {
+        let command = agent.command();
+        let model = ScriptedModel::start_with(
+            vec![],
+            Fallback::Smart {
+                call: agent.shell_call(),
+            },
+        )
+        .await
+        .unwrap();
+        let home = tempfile::tempdir().unwrap();
+        let project_dir = tempfile::tempdir().unwrap();
+        let project = project_dir.path().canonicalize().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let mut world = Self {
+            agent,
+            home,
+            project,
+            _project_dir: project_dir,
+            data,
+            _model: model,
+            engine: None,
+        };
+        world.start_engine();
+        let mut add = vec!["agents", "add", agent.name(), "--acp", "--"];
+        add.extend(command.iter().map(String::as_str));
+        ok(world.data.path(), &add);
+        world
+    }
+
+    fn start_engine(&mut self) {
+        let env = self.agent.env(self.home.path(), &self._model);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        self.engine = Some(Engine::start_with_env(self.data.path(), &env));
+    }
+
+    fn airlock(&self, args: &[&str]) -> std::process::Output {
+        airlock(self.data.path(), args)
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        ok(self.data.path(), args)
+    }
+
+    /// Starts the chat with the agent, returning at once.
+    fn chat(&self) {
+        self.ok(&[
+            "chat",
+            "--agent",
+            self.agent.name(),
+            "--session",
+            SESSION,
+            "--folder",
+            self.project.to_str().unwrap(),
+            "--no-wait",
+            "Create the file f.txt containing hi, using the shell.",
+        ]);
+    }
+
+    fn inbox(&self) -> Vec<Value> {
+        serde_json::from_str(&self.ok(&["inbox", "--json"])).unwrap()
+    }
+
+    /// The one item the agent's permission request became.
+    fn waiting_item(&self) -> Value {
+        let items = eventually("the agent's permission request in the inbox", || {
+            let items = self.inbox();
+            (!items.is_empty()).then_some(items)
+        });
+        assert_eq!(items.len(), 1, "{items:#?}");
+        let item = items[0].clone();
+        assert_eq!(item["server"], self.agent.name(), "{item:#}");
+        assert_eq!(item["tool"], self.agent.tool(), "{item:#}");
+        assert_eq!(item["args"]["command"], COMMAND, "{item:#}");
+        item
+    }
+
+    /// Waits for the turn to end: the command's output and whether it succeeded.
+    fn wait(&self) -> (bool, String) {
+        let out = self.airlock(&["wait", "--session", SESSION]);
+        (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    }
+
+    fn transcript(&self) -> String {
+        self.ok(&["transcript", "--session", SESSION, "--json"])
+    }
+
+    fn file(&self) -> Option<String> {
+        std::fs::read_to_string(self.project.join("f.txt")).ok()
+    }
+
+    /// The processes working in the chat's folder: the agent and anything it started.
+    fn processes(&self) -> Vec<u32> {
+        processes_in(&self.project)
+    }
+
+    /// Stops Airlock (SIGTERM, as a person quitting) and checks nothing of the agent is left.
+    fn stop_and_expect_no_orphans(&mut self) {
+        drop(self.engine.take());
+        eventually("no process left in the agent's folder", || {
+            self.processes().is_empty().then_some(())
+        });
+    }
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        drop(self.engine.take());
+        for pid in processes_in(&self.project) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
+    }
+}
+
+fn processes_in(folder: &Path) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == folder))
+        .collect()
+}
+
+async fn allowed_by_a_rule_runs_without_asking(agent: Agent) {
+    let mut world = World::new(agent).await;
+    let target = format!("{}/{}", agent.name(), agent.tool());
+    world.ok(&["rules", "add", &target, "/command", COMMAND, "allow"]);
+    world.chat();
+    let (done, said) = world.wait();
+    assert!(done, "{said}");
+    assert_eq!(
+        world.file().as_deref(),
+        Some("hi\n"),
+        "{}",
+        world.transcript()
+    );
+    assert!(world.inbox().is_empty());
+    let audit = world.ok(&["audit", "--json"]);
+    assert!(audit.contains("agent_allowed"), "{audit}");
+    world.stop_and_expect_no_orphans();
+}
+
+async fn asked_and_approved_runs(agent: Agent) {
+    let mut world = World::new(agent).await;
+    world.chat();
+    let item = world.waiting_item();
+    assert_eq!(world.file(), None, "nothing runs before the decision");
+    assert!(
+        item["why"].as_str().unwrap_or_default().contains("asks:"),
+        "the agent's own words for the call: {item:#}"
+    );
+    world.ok(&["approve", item["approval_id"].as_str().unwrap()]);
+    let (done, said) = world.wait();
+    assert!(done, "{said}");
+    assert_eq!(
+        world.file().as_deref(),
+        Some("hi\n"),
+        "{}",
+        world.transcript()
+    );
+    world.stop_and_expect_no_orphans();
+}
+
+async fn denied_runs_nothing_and_says_why(agent: Agent) {
+    let mut world = World::new(agent).await;
+    world.chat();
+    let item = world.waiting_item();
+    world.ok(&[
+        "deny",
+        item["approval_id"].as_str().unwrap(),
+        "--reason",
+        "not in this folder",
+    ]);
+    let _ = world.wait();
+    assert_eq!(world.file(), None);
+    let transcript = world.transcript();
+    assert!(transcript.contains("not in this folder"), "{transcript}");
+    let audit = world.ok(&["audit", "--json"]);
+    assert!(audit.contains("not in this folder"), "{audit}");
+    world.stop_and_expect_no_orphans();
+}
+
+async fn cancelled_while_waiting_runs_nothing(agent: Agent) {
+    let mut world = World::new(agent).await;
+    world.chat();
+    let item = world.waiting_item();
+    world.ok(&["cancel", "--session", SESSION]);
+    let (done, said) = world.wait();
+    assert!(!done, "a cancelled turn: {said}");
+    assert!(world.inbox().is_empty(), "the item left the inbox");
+    let refused = world.airlock(&["approve", item["approval_id"].as_str().unwrap()]);
+    assert!(
+        !refused.status.success(),
+        "a cancelled call cannot be approved"
+    );
+    assert_eq!(world.file(), None);
+    assert!(
+        !world.processes().is_empty(),
+        "the agent waits for the next message"
+    );
+    world.stop_and_expect_no_orphans();
+    assert_eq!(world.file(), None);
+}
+
+async fn killed_while_waiting_withdraws_its_item(agent: Agent) {
+    let mut world = World::new(agent).await;
+    world.chat();
+    world.waiting_item();
+    for pid in world.processes() {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    }
+    eventually("the killed agent's item withdrawn", || {
+        world.inbox().is_empty().then_some(())
+    });
+    let (done, said) = world.wait();
+    assert!(!done, "{said}");
+    let transcript = world.transcript();
+    assert!(transcript.contains("ended"), "{transcript}");
+    assert_eq!(world.file(), None);
+    world.stop_and_expect_no_orphans();
+}
+
+async fn airlock_killed_while_waiting_ends_the_chat(agent: Agent) {
+    let mut world = World::new(agent).await;
+    world.chat();
+    let item = world.waiting_item();
+    world.engine.take().unwrap().kill9();
+    world.start_engine();
+    // At once after the restart: no agent can come back for a hosted chat's item.
+    let items = world.inbox();
+    assert!(items.is_empty(), "{items:#?}");
+    let refused = world.airlock(&["approve", item["approval_id"].as_str().unwrap()]);
+    assert!(!refused.status.success());
+    let transcript = world.transcript();
+    assert!(transcript.contains("Airlock restarted"), "{transcript}");
+    eventually("the crashed engine's agent gone", || {
+        world.processes().is_empty().then_some(())
+    });
+    assert_eq!(world.file(), None);
+    world.stop_and_expect_no_orphans();
+}
+
+macro_rules! each_agent {
+    ($($scenario:ident),* $(,)?) => {
+        mod qwen {
+            use super::*;
+            $(#[tokio::test(flavor = "multi_thread")]
+            async fn $scenario() {
+                super::$scenario(Agent::Qwen).await;
+            })*
+        }
+        mod claude_code_acp {
+            use super::*;
+            $(#[tokio::test(flavor = "multi_thread")]
+            async fn $scenario() {
+                super::$scenario(Agent::ClaudeCodeAcp).await;
+            })*
+        }
+    };
+}
+
+each_agent!(
+    allowed_by_a_rule_runs_without_asking,
+    asked_and_approved_runs,
+    denied_runs_nothing_and_says_why,
+    cancelled_while_waiting_runs_nothing,
+    killed_while_waiting_withdraws_its_item,
+    airlock_killed_while_waiting_ends_the_chat,
+);
+
+/// A stand-in agent (a shell script) whose output is not what ACP allows.
+fn bad_agent(dir: &Path, name: &str, script: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn an_agent_that_sends_garbage_or_floods_is_stopped_with_a_clear_error() {
+    let data = tempfile::tempdir().unwrap();
+    let scripts = tempfile::tempdir().unwrap();
+    let _engine = Engine::start(data.path());
+    let cases = [
+        (
+            "garbage",
+            "read line; echo 'Welcome to my agent!'; sleep 60",
+            "not ACP",
+        ),
+        (
+            "flood",
+            "read line; yes '{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{}}' | head -n 1000000; sleep 60",
+            "messages in a second",
+        ),
+    ];
+    for (name, script, says) in cases {
+        let folder = tempfile::tempdir().unwrap();
+        let folder_path = folder.path().canonicalize().unwrap();
+        let agent = bad_agent(scripts.path(), name, script);
+        ok(data.path(), &["agents", "add", name, "--acp", "--", &agent]);
+        let out = airlock(
+            data.path(),
+            &[
+                "chat",
+                "--agent",
+                name,
+                "--session",
+                name,
+                "--folder",
+                folder_path.to_str().unwrap(),
+                "hello",
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name}: {stderr}");
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        eventually(&format!("the {name} agent stopped"), || {
+            processes_in(&folder_path).is_empty().then_some(())
+        });
+    }
+}

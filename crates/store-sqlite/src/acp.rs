@@ -1,0 +1,147 @@
+//! Agents hosted over the Agent Client Protocol: their commands, and which chat each hosts.
+
+use crate::{CachedExt, HostedSession, Result, Store, StoreError, now};
+use airlock_protocol::AcpAgentView;
+use rusqlite::{OptionalExtension, params};
+
+fn view(name: String, command: String) -> Result<AcpAgentView> {
+    let command = serde_json::from_str(&command)
+        .map_err(|e| StoreError::Invalid(format!("the command of agent '{name}': {e}")))?;
+    Ok(AcpAgentView { name, command })
+}
+
+impl Store {
+    /// Registers (or replaces the command of) an ACP agent.
+    pub fn save_acp_agent(&self, name: &str, command: &[String]) -> Result<()> {
+        let command = serde_json::to_string(command)
+            .map_err(|e| StoreError::Invalid(format!("the agent's command: {e}")))?;
+        self.write(|tx| {
+            tx.run(
+                "INSERT INTO acp_agents (name, command, created_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(name) DO UPDATE SET command = ?2",
+                params![name, command, now()],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Whether there was such an agent.
+    pub fn remove_acp_agent(&self, name: &str) -> Result<bool> {
+        self.write(|tx| Ok(tx.run("DELETE FROM acp_agents WHERE name = ?1", [name])? > 0))
+    }
+
+    pub fn acp_agents(&self) -> Result<Vec<AcpAgentView>> {
+        let rows: Vec<(String, String)> = self.read(|conn| {
+            let mut stmt = conn.prepare("SELECT name, command FROM acp_agents ORDER BY name")?;
+            let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })?;
+        rows.into_iter().map(|(n, c)| view(n, c)).collect()
+    }
+
+    pub fn acp_agent(&self, name: &str) -> Result<Option<AcpAgentView>> {
+        let row: Option<String> = self.read(|conn| {
+            Ok(conn
+                .row(
+                    "SELECT command FROM acp_agents WHERE name = ?1",
+                    [name],
+                    |r| r.get(0),
+                )
+                .optional()?)
+        })?;
+        row.map(|command| view(name.to_string(), command))
+            .transpose()
+    }
+
+    /// The chat is hosted by `agent` in `folder` from now on (again, if it ended).
+    pub fn host_session(&self, session_id: &str, agent: &str, folder: &str) -> Result<()> {
+        self.write(|tx| {
+            tx.run(
+                "INSERT INTO acp_sessions (session_id, agent, folder) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(session_id) DO UPDATE SET agent = ?2, folder = ?3, pid = NULL, ended_at = NULL",
+                params![session_id, agent, folder],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The chat's agent, if an ACP agent hosts it (ended or not).
+    pub fn hosted_session(&self, session_id: &str) -> Result<Option<HostedSession>> {
+        self.read(|conn| {
+            Ok(conn
+                .row(
+                    "SELECT session_id, agent, folder, pid FROM acp_sessions WHERE session_id = ?1",
+                    [session_id],
+                    |r| {
+                        Ok(HostedSession {
+                            session_id: r.get(0)?,
+                            agent: r.get(1)?,
+                            folder: r.get(2)?,
+                            pid: r.get(3)?,
+                        })
+                    },
+                )
+                .optional()?)
+        })
+    }
+
+    /// The hosted chats whose agent has not ended.
+    pub fn live_hosted_sessions(&self) -> Result<Vec<HostedSession>> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare(
+                "SELECT session_id, agent, folder, pid FROM acp_sessions WHERE ended_at IS NULL",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok(HostedSession {
+                    session_id: r.get(0)?,
+                    agent: r.get(1)?,
+                    folder: r.get(2)?,
+                    pid: r.get(3)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+    }
+
+    /// The agent's process while it runs (`None` once it is gone).
+    pub fn set_hosted_pid(&self, session_id: &str, pid: Option<u32>) -> Result<()> {
+        self.write_relaxed(|tx| {
+            tx.run(
+                "UPDATE acp_sessions SET pid = ?2 WHERE session_id = ?1",
+                params![session_id, pid],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The chat's agent ended: it says so in the chat, and is not waited for again.
+    pub fn end_hosted_session(&self, session_id: &str, why: &str) -> Result<()> {
+        self.write(|tx| {
+            let at = now();
+            tx.run(
+                "UPDATE acp_sessions SET ended_at = ?2, pid = NULL WHERE session_id = ?1",
+                params![session_id, at],
+            )?;
+            tx.run(
+                "INSERT INTO messages (session_id, role, content, created_at) VALUES (?1, 'assistant', ?2, ?3)",
+                params![session_id, why, at],
+            )?;
+            tx.run(
+                "UPDATE sessions SET status = 'idle', last_error = ?2, updated_at = ?3 WHERE id = ?1",
+                params![session_id, why, at],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// An assistant message in a chat (what a hosted agent said, or what Airlock says of it).
+    pub fn append_assistant_message(&self, session_id: &str, content: &str) -> Result<i64> {
+        self.write_relaxed(|tx| {
+            tx.run(
+                "INSERT INTO messages (session_id, role, content, created_at) VALUES (?1, 'assistant', ?2, ?3)",
+                params![session_id, content, now()],
+            )?;
+            Ok(tx.last_insert_rowid())
+        })
+    }
+}
