@@ -216,6 +216,8 @@ pub trait HookDialect: Sync {
             },
             editable: self.editable(event),
             wait_ms: None,
+            defer: false,
+            takes_reason: None,
             definition: None,
             prompt: text("transcript_path").and_then(|path| first_prompt(self, Path::new(&path))),
         })

@@ -10,7 +10,7 @@ use airlock_core::{ServerConfig, ServerDefault};
 use airlock_engine::commands::Caller;
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
 use airlock_protocol::commands::{self as cmd, Command};
-use airlock_protocol::{AgentAnswer, AgentCall, DECISIONS_BODY_LIMIT, DecisionOutcome};
+use airlock_protocol::{AgentCall, AgentCallState, DECISIONS_BODY_LIMIT, DecisionOutcome};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -242,6 +242,8 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .route("/v1/remembered/{id}", delete(revoke))
         .route("/v1/audit", get(audit))
         .route("/v1/agent-calls", post(agent_call))
+        .route("/v1/agent-calls/{id}", get(agent_call_state))
+        .route("/v1/agent-calls/{id}/claim", post(agent_call_claim))
         .route("/v1/agents", get(agents))
         .route("/v1/agents/{name}", put(set_agent))
         .route("/v1/agents/{name}/defaults", post(agent_defaults))
@@ -781,13 +783,43 @@ async fn elicit(
     Ok(Json(s.engine.elicit(request).await?))
 }
 
-/// Another agent's tool call (its hook, or the MCP proxy): answered by policy at once, or held
-/// open until a person decides or `wait_ms` passes. A caller that hangs up withdraws the item.
+/// Another agent's tool call (its hook, the MCP proxy, an app's approval client): answered by
+/// policy at once, or held open until a person decides or `wait_ms` passes. A caller that hangs
+/// up withdraws the item, unless the call was deferred (`defer`, `wait_ms: 0`): then its id
+/// comes back at once with `status: pending`, and the item stays for the client to collect.
 async fn agent_call(
     State(s): State<Arc<AppState>>,
     Json(call): Json<AgentCall>,
-) -> ApiResult<AgentAnswer> {
-    Ok(Json(s.engine.agent_call(call).await?))
+) -> ApiResult<AgentCallState> {
+    Ok(Json(s.engine.agent_call_with_state(call).await?))
+}
+
+#[derive(Deserialize)]
+struct AgentCallWait {
+    /// How long to wait for a decision (a long poll), in milliseconds; 0 (the default) reads
+    /// it as it stands.
+    #[serde(default)]
+    wait_ms: u64,
+}
+
+/// An agent call's decision, or `status: pending` once `wait_ms` passed. Reading it never
+/// withdraws nor changes it: the same decision each time.
+async fn agent_call_state(
+    State(s): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Query(wait): Query<AgentCallWait>,
+) -> ApiResult<AgentCallState> {
+    let wait = std::time::Duration::from_millis(wait.wait_ms);
+    Ok(Json(s.engine.agent_call_state(&id, wait).await?))
+}
+
+/// Claims an approved deferred call for its client to run: the first claim succeeds, any later
+/// one is refused (409 `already_decided`), so the tool runs at most once.
+async fn agent_call_claim(
+    State(s): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> ApiResult<AgentCallState> {
+    Ok(Json(s.engine.claim_agent_call(&id)?))
 }
 
 async fn agents(State(s): State<Arc<AppState>>) -> ApiResult<Value> {

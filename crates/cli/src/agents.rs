@@ -3,7 +3,7 @@
 
 use airlock_agents::connect::{ConnectReport, Options, Target};
 use airlock_api::ApiClient;
-use airlock_protocol::{AgentStatus, AgentToolDefaults};
+use airlock_protocol::{AgentStatus, AgentToolDefaults, AgentView};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -146,6 +146,15 @@ pub fn disconnect(agent: &str, project: Option<PathBuf>, json: bool) -> anyhow::
 /// Every agent: its connection (from its own files) and, when an engine runs, its fallback and
 /// last request.
 pub async fn statuses(data_dir: &Path) -> anyhow::Result<(Vec<AgentStatus>, Option<String>)> {
+    let (all, _programs, note) = statuses_and_programs(data_dir).await?;
+    Ok((all, note))
+}
+
+/// [`statuses`], and the programs that ask through the approval clients (every other agent the
+/// engine knows but the MCP proxy's clients).
+async fn statuses_and_programs(
+    data_dir: &Path,
+) -> anyhow::Result<(Vec<AgentStatus>, Vec<AgentView>, Option<String>)> {
     let (views, engine_note) = match ApiClient::discover(data_dir) {
         Ok(client) => match client
             .call(&airlock_protocol::commands::AgentViews {})
@@ -157,11 +166,20 @@ pub async fn statuses(data_dir: &Path) -> anyhow::Result<(Vec<AgentStatus>, Opti
         Err(error) => (Vec::new(), Some(error.to_string())),
     };
     let all = airlock_agents::connect::statuses(&views)?;
-    Ok((all, engine_note))
+    let programs = views
+        .into_iter()
+        .filter(|view| {
+            view.name != airlock_core::MCP_CLIENT
+                && !all
+                    .iter()
+                    .any(|status| status.connection.agent == view.name)
+        })
+        .collect();
+    Ok((all, programs, engine_note))
 }
 
 pub async fn list(data_dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
-    let (all, note) = statuses(data_dir).await?;
+    let (all, programs, note) = statuses_and_programs(data_dir).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(ExitCode::SUCCESS);
@@ -190,6 +208,22 @@ pub async fn list(data_dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
                 ),
                 _ => print!("  no requests yet"),
             }
+        }
+        println!();
+    }
+    // The programs of one's own (approval clients), listed like the agents; `GET /v1/agents`
+    // has them with their views.
+    for view in &programs {
+        print!("{:<15} {:<14} ", view.name, "program");
+        match (&view.last_request_at, &view.last_tool) {
+            (Some(at), Some(tool)) => print!(
+                "last: {tool} at {at}{}",
+                view.last_outcome
+                    .as_deref()
+                    .map(|o| format!(" ({o})"))
+                    .unwrap_or_default()
+            ),
+            _ => print!("no requests yet"),
         }
         println!();
     }

@@ -16,8 +16,8 @@ pub mod rows;
 pub mod views;
 
 pub use agents::{
-    AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentToolDefaults,
-    AgentVerdict, AgentView, ConnectReport,
+    AgentAnswer, AgentCall, AgentCallState, AgentConnection, AgentEvent, AgentStatus,
+    AgentToolDefaults, AgentVerdict, AgentView, ConnectReport,
 };
 pub use command_types::{
     AppInfo, Channel, DecisionOutcome, EngineStatus, ImportCandidate, ImportPreview, ImportReport,

@@ -61,6 +61,9 @@ pub enum StoreError {
     ForeignSession { id: String },
     #[error("approval {id} is already {status}")]
     AlreadyDecided { id: String, status: String },
+    /// An approved deferred call was claimed to run before: it runs at most once.
+    #[error("the call {id} was already claimed to run at {at}; it runs at most once")]
+    AlreadyClaimed { id: String, at: String },
     #[error("no session named '{0}'")]
     UnknownSession(String),
     /// The caller's own check refused the decision (an edit that fails the tool's schema…).
@@ -97,7 +100,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 12] = [
+const MIGRATIONS: [&str; 13] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -110,6 +113,7 @@ const MIGRATIONS: [&str; 12] = [
     include_str!("migration_10_grant_scope.sql"),
     include_str!("migration_11_session_title.sql"),
     include_str!("migration_12_round_pages.sql"),
+    include_str!("migration_15_deferred_agent_calls.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {
