@@ -58,18 +58,20 @@ def agent(checkpoint: Path):
     )
 
 
-def start() -> None:
+def start():
     graph = agent(STATE)
     result = graph.invoke({"messages": [{"role": "user", "content": "Delete a.txt"}]}, CONFIG)
     interrupts = result["__interrupt__"]
     decisions = approvals.submit(interrupts)
     print(json.dumps({key: d.approval_id for key, d in decisions.items()}))
+    return graph
 
 
-def resume(timeout: float | None) -> None:
-    working = STATE.with_suffix(".resume")
-    shutil.copyfile(STATE, working)
-    graph = agent(working)
+def resume(timeout: float | None, graph=None) -> None:
+    if graph is None:
+        working = STATE.with_suffix(".resume")
+        shutil.copyfile(STATE, working)
+        graph = agent(working)
     interrupts = graph.get_state(CONFIG).interrupts
     try:
         command = approvals.resume(interrupts, timeout=timeout)
@@ -88,8 +90,7 @@ def main() -> None:
         elif command == "resume":
             resume(float(sys.argv[2]) if len(sys.argv) > 2 else None)
         elif command == "run":
-            start()
-            resume(None)
+            resume(None, start())
     except AirlockError as error:
         print(f"airlock: {error}", file=sys.stderr)
         sys.exit(2)
