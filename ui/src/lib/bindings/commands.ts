@@ -135,7 +135,7 @@ export interface Commands {
   agents: { args: Record<symbol, never>; response: Array<AgentStatus> };
   connect_agent: { args: { agent: string, }; response: ConnectReport };
   disconnect_agent: { args: { agent: string, }; response: ConnectReport };
-  /** The agents as Airlock knows them: fallback and last request (no config files read). */
+  /** The agents as Airlock knows them: fallback and last request (no config files read); the window lists the programs that ask through the approval clients from it. */
   agent_views: { args: Record<symbol, never>; response: Array<AgentView> };
   /** `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval, unless the person chose otherwise. */
   apply_agent_defaults: { args: { agent: string, }; response: AgentToolDefaults };
@@ -224,7 +224,7 @@ export const COMMAND_SURFACES = {
   agents: ['window'],
   connect_agent: ['window'],
   disconnect_agent: ['window'],
-  agent_views: ['api'],
+  agent_views: ['window', 'api'],
   apply_agent_defaults: ['api'],
   set_agent_fallback: ['window', 'api'],
   tools: ['window', 'api'],
