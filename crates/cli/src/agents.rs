@@ -144,15 +144,9 @@ pub fn disconnect(agent: &str, project: Option<PathBuf>, json: bool) -> anyhow::
 }
 
 /// Every agent: its connection (from its own files) and, when an engine runs, its fallback and
-/// last request.
-pub async fn statuses(data_dir: &Path) -> anyhow::Result<(Vec<AgentStatus>, Option<String>)> {
-    let (all, _programs, note) = statuses_and_programs(data_dir).await?;
-    Ok((all, note))
-}
-
-/// [`statuses`], and the programs that ask through the approval clients (every other agent the
+/// last request; and the programs that ask through the approval clients (every other agent the
 /// engine knows but the MCP proxy's clients).
-async fn statuses_and_programs(
+async fn statuses(
     data_dir: &Path,
 ) -> anyhow::Result<(Vec<AgentStatus>, Vec<AgentView>, Option<String>)> {
     let (views, engine_note) = match ApiClient::discover(data_dir) {
@@ -179,7 +173,7 @@ async fn statuses_and_programs(
 }
 
 pub async fn list(data_dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
-    let (all, programs, note) = statuses_and_programs(data_dir).await?;
+    let (all, programs, note) = statuses(data_dir).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(ExitCode::SUCCESS);
