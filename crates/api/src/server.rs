@@ -11,7 +11,7 @@ use airlock_engine::commands::Caller;
 use airlock_engine::{DecisionRequest, ElicitationAnswer, Engine, EngineError, ProviderSettings};
 use airlock_protocol::agents::{AGENT_CALLS_PATH, AGENT_HOOK_PATH, is_agent_calls_path};
 use airlock_protocol::commands::{self as cmd, Command};
-use airlock_protocol::{AgentAnswer, AgentCall, DECISIONS_BODY_LIMIT, DecisionOutcome};
+use airlock_protocol::{AgentCall, AgentCallState, DECISIONS_BODY_LIMIT, DecisionOutcome};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -253,6 +253,11 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         .route(
             &format!("{AGENT_HOOK_PATH}{{agent}}"),
             post(agent_hook).layer(DefaultBodyLimit::max(crate::agent_hooks::EVENT_BODY_LIMIT)),
+        )
+        .route(&format!("{AGENT_CALLS_PATH}/{{id}}"), get(agent_call_state))
+        .route(
+            &format!("{AGENT_CALLS_PATH}/{{id}}/claim"),
+            post(agent_call_claim),
         )
         .route("/v1/agents", get(agents))
         .route("/v1/agents/{name}", put(set_agent))
@@ -881,17 +886,71 @@ async fn elicit(
     Ok(Json(s.engine.elicit(request).await?))
 }
 
-/// Another agent's tool call (its hook, or the MCP proxy): answered by policy at once, or held
-/// open until a person decides or `wait_ms` passes. A caller that hangs up withdraws the item.
+/// Another agent's tool call (its hook, the MCP proxy, an app's approval client): answered by
+/// policy at once, or held open until a person decides or `wait_ms` passes. A caller that hangs
+/// up withdraws the item, unless the call was deferred (`defer`, `wait_ms: 0`): then its id
+/// comes back at once with `status: pending`, and the item stays for the client to collect.
 async fn agent_call(
     State(s): State<Arc<AppState>>,
     caller: Option<Extension<AgentCaller>>,
     Json(call): Json<AgentCall>,
-) -> ApiResult<AgentAnswer> {
+) -> ApiResult<AgentCallState> {
     if let Some(Extension(caller)) = caller {
-        caller.may_speak_for(&call.agent)?;
+        // An app speaks as the name it gives itself (`client`), which its token is issued for.
+        let speaker = match call.agent.as_str() {
+            airlock_core::APP_CLIENT => call.client.as_deref().unwrap_or_default(),
+            agent => agent,
+        };
+        caller.may_speak_for(speaker)?;
     }
-    Ok(Json(s.engine.agent_call(call).await?))
+    Ok(Json(s.engine.agent_call_with_state(call).await?))
+}
+
+/// With an agent's own token: refused unless the call is that agent's.
+fn own_call(
+    s: &AppState,
+    caller: Option<Extension<AgentCaller>>,
+    id: &str,
+) -> Result<(), ApiError> {
+    let Some(Extension(caller)) = caller else {
+        return Ok(());
+    };
+    match s.engine.agent_call_owner(id)? {
+        Some(owner) => caller.may_speak_for(&owner),
+        None => caller.may_speak_for(""),
+    }
+}
+
+#[derive(Deserialize)]
+struct AgentCallWait {
+    /// How long to wait for a decision (a long poll), in milliseconds; 0 (the default) reads
+    /// it as it stands.
+    #[serde(default)]
+    wait_ms: u64,
+}
+
+/// An agent call's decision, or `status: pending` once `wait_ms` passed. Reading it never
+/// withdraws nor changes it: the same decision each time.
+async fn agent_call_state(
+    State(s): State<Arc<AppState>>,
+    caller: Option<Extension<AgentCaller>>,
+    Path(id): Path<String>,
+    Query(wait): Query<AgentCallWait>,
+) -> ApiResult<AgentCallState> {
+    own_call(&s, caller, &id)?;
+    let wait = std::time::Duration::from_millis(wait.wait_ms);
+    Ok(Json(s.engine.agent_call_state(&id, wait).await?))
+}
+
+/// Claims an approved deferred call for its client to run: the first claim succeeds, any later
+/// one is refused (409 `already_decided`), so the tool runs at most once.
+async fn agent_call_claim(
+    State(s): State<Arc<AppState>>,
+    caller: Option<Extension<AgentCaller>>,
+    Path(id): Path<String>,
+) -> ApiResult<AgentCallState> {
+    own_call(&s, caller, &id)?;
+    Ok(Json(s.engine.claim_agent_call(&id)?))
 }
 
 /// An agent's HTTP hook (Claude Code's `"type": "http"`): its own event in, the answer in its

@@ -3,7 +3,7 @@
 
 use airlock_agents::connect::{ConnectReport, HttpHook, Options, Target};
 use airlock_api::ApiClient;
-use airlock_protocol::{AgentStatus, AgentToolDefaults};
+use airlock_protocol::{AgentStatus, AgentToolDefaults, AgentView};
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -221,8 +221,11 @@ pub fn disconnect(agent: &str, project: Option<PathBuf>, json: bool) -> anyhow::
 }
 
 /// Every agent: its connection (from its own files) and, when an engine runs, its fallback and
-/// last request.
-pub async fn statuses(data_dir: &Path) -> anyhow::Result<(Vec<AgentStatus>, Option<String>)> {
+/// last request; and the programs that ask through the approval clients (every other agent the
+/// engine knows but the MCP proxy's clients).
+async fn statuses(
+    data_dir: &Path,
+) -> anyhow::Result<(Vec<AgentStatus>, Vec<AgentView>, Option<String>)> {
     let (views, engine_note) = match ApiClient::discover(data_dir) {
         Ok(client) => match client
             .call(&airlock_protocol::commands::AgentViews {})
@@ -234,11 +237,20 @@ pub async fn statuses(data_dir: &Path) -> anyhow::Result<(Vec<AgentStatus>, Opti
         Err(error) => (Vec::new(), Some(error.to_string())),
     };
     let all = airlock_agents::connect::statuses(&views)?;
-    Ok((all, engine_note))
+    let programs = views
+        .into_iter()
+        .filter(|view| {
+            view.name != airlock_core::MCP_CLIENT
+                && !all
+                    .iter()
+                    .any(|status| status.connection.agent == view.name)
+        })
+        .collect();
+    Ok((all, programs, engine_note))
 }
 
 pub async fn list(data_dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
-    let (all, note) = statuses(data_dir).await?;
+    let (all, programs, note) = statuses(data_dir).await?;
     if json {
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(ExitCode::SUCCESS);
@@ -267,6 +279,22 @@ pub async fn list(data_dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
                 ),
                 _ => print!("  no requests yet"),
             }
+        }
+        println!();
+    }
+    // The programs of one's own (approval clients), listed like the agents; `GET /v1/agents`
+    // has them with their views.
+    for view in &programs {
+        print!("{:<15} {:<14} ", view.name, "program");
+        match (&view.last_request_at, &view.last_tool) {
+            (Some(at), Some(tool)) => print!(
+                "last: {tool} at {at}{}",
+                view.last_outcome
+                    .as_deref()
+                    .map(|o| format!(" ({o})"))
+                    .unwrap_or_default()
+            ),
+            _ => print!("no requests yet"),
         }
         println!();
     }

@@ -566,6 +566,8 @@ fn every_command_is_in_the_one_table() {
     let not_commands = [
         "agent_call",
         "agent_hook",
+        "agent_call_state",
+        "agent_call_claim",
         "elicit",
         "events",
         "command",

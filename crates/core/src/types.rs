@@ -178,6 +178,11 @@ pub const MCP_CLIENT: &str = "mcp-client";
 /// other users of the machine could read them.
 pub const PROXY_HEADERS_ENV: &str = "AIRLOCK_MCP_HEADERS";
 
+/// The agent kind of a call posted by a program of one's own through an approval client
+/// (`clients/python`, `clients/typescript`): it names itself as the call's `client`, which
+/// becomes its agent name and the policy source of its tools (`my-app/delete_file`).
+pub const APP_CLIENT: &str = "app";
+
 /// The policy sources of the coding agents' own tools (`claude-code/Bash`), which no server may
 /// take as its name. The agents themselves are declared in crates/agents (its `AGENTS`), which
 /// core cannot see; that crate's test `the_hook_agents_are_the_sources_core_reserves` keeps

@@ -13,17 +13,27 @@
 //! for the call it just decided; and Qwen Code's PreToolUse, which follows its PermissionRequest,
 //! finds the answer that PermissionRequest got). Every reuse is audited. A restarted engine withdraws the
 //! items nobody came back for, and none of them can be approved while nobody waits on it.
+//!
+//! A program of one's own (agent `app`, through `clients/python` or `clients/typescript`) may
+//! post its call in the deferred style instead (`defer`, or `wait_ms: 0`): the item is kept
+//! whether or not anyone waits on it, across restarts, and approved like any other; the client
+//! reads its decision by id (long poll, [`Engine::agent_call_state`]) or by posting the same
+//! call again (same session and tool-use id: the decision is kept for good). Reading it twice
+//! gives the same decision. Running it is the client's, and happens at most once: the client
+//! claims the approved call ([`Engine::claim_agent_call`]) before it runs the tool, and a
+//! second claim — the app resumed after a crash, or a second copy of it — is refused.
 
 use crate::decision::{Resolution, Settlement};
 use crate::{Engine, EngineError, Inner, Result};
 use airlock_core::policy::{CallFacts, SessionPolicy, Verdict};
 use airlock_core::{
-    AgentFallback, ApprovalStatus, DecidedBy, ItemKind, MCP_CLIENT, args_hash, ids,
-    validate_proxied_server_name,
+    APP_CLIENT, AgentFallback, ApprovalStatus, DecidedBy, ItemKind, MCP_CLIENT, args_hash, ids,
+    is_hook_agent, validate_proxied_server_name,
 };
 use airlock_protocol::agents::{FALLBACKS_FILE, MAX_INPUT_BYTES};
 use airlock_protocol::{
-    AgentAnswer, AgentCall, AgentEvent, AgentToolDefaults, AgentVerdict, AgentView, ApprovalRow,
+    AgentAnswer, AgentCall, AgentCallState, AgentEvent, AgentToolDefaults, AgentVerdict, AgentView,
+    ApprovalRow,
 };
 use airlock_store::{AgentActivity, EarlierAgentRequest, NewAgentRequest, NewApproval, StoreError};
 use serde_json::{Value, json};
@@ -234,12 +244,47 @@ fn check(call: &AgentCall) -> Result<()> {
         (None, Some(source)) if call.agent == MCP_CLIENT => {
             validate_proxied_server_name(source).map_err(invalid)?;
         }
+        (None, source) if call.agent == APP_CLIENT => {
+            let client = call.client.as_deref().unwrap_or_default();
+            validate_proxied_server_name(client)
+                .map_err(|why| invalid(format!("an app's call names its client: {why}")))?;
+            if is_hook_agent(client)
+                || airlock_agents::hook_agent(client).is_some()
+                || [MCP_CLIENT, APP_CLIENT].contains(&client)
+            {
+                return Err(invalid(format!(
+                    "'{client}' is an agent Airlock knows; give the app a name of its own"
+                )));
+            }
+            if source.as_deref().is_some_and(|s| s != client) {
+                return Err(invalid(format!(
+                    "an app's tools are named {client}/TOOL; it cannot speak for another source"
+                )));
+            }
+        }
         (None, _) => {
             return Err(invalid(format!(
                 "unknown agent '{}': {}, or {MCP_CLIENT} with the proxied server's name",
                 call.agent,
                 airlock_agents::hook_agent_names().join(", ")
             )));
+        }
+    }
+    if call.is_deferred() {
+        if call.agent != APP_CLIENT {
+            return Err(invalid(format!(
+                "only an app's call ({APP_CLIENT}) can be deferred; {} waits for its answer",
+                call.agent
+            )));
+        }
+        if call
+            .tool_use_id
+            .as_deref()
+            .is_none_or(|id| id.trim().is_empty())
+        {
+            return Err(invalid(
+                "a deferred call needs its tool-use id: it is how the call is found again",
+            ));
         }
     }
     check_input(call)
@@ -309,12 +354,42 @@ fn answer_of(inner: &Inner, row: &ApprovalRow) -> Result<AgentAnswer> {
     Ok(answer)
 }
 
+/// How an agent's last request ended, for Settings → Agents.
+fn outcome_of(verdict: AgentVerdict) -> &'static str {
+    match verdict {
+        AgentVerdict::Allow => "allow",
+        AgentVerdict::Deny => "deny",
+        AgentVerdict::Undecided => "undecided",
+    }
+}
+
+/// Whether the item was posted in the deferred style (its client collects the decision later).
+fn is_deferred(row: &ApprovalRow) -> bool {
+    row.agent.as_ref().is_some_and(|a| a.deferred)
+}
+
+/// The answer to an agent's call with where its item stands.
+fn state_of(inner: &Inner, row: &ApprovalRow) -> Result<AgentCallState> {
+    Ok(AgentCallState {
+        answer: answer_of(inner, row)?,
+        status: Some(row.status),
+        claimed_at: inner.store.agent_call_claimed_at(&row.approval_id)?,
+    })
+}
+
 impl Engine {
     /// Decides another agent's tool call: by policy at once, or by a person through the inbox
     /// (waiting at most `call.wait_ms`). Dropping the future stops waiting; when nobody else
     /// waits on the item it is withdrawn.
     pub async fn agent_call(&self, call: AgentCall) -> Result<AgentAnswer> {
+        Ok(self.agent_call_with_state(call).await?.answer)
+    }
+
+    /// [`Self::agent_call`] with where its item stands; a deferred call is answered at once
+    /// (or after `wait_ms` when it names one besides `defer`) and its item stays.
+    pub async fn agent_call_with_state(&self, call: AgentCall) -> Result<AgentCallState> {
         check(&call)?;
+        let call = self.as_app(call)?;
         let session = self.inner.store.ensure_session(&session_name(&call))?;
         self.name_agent_session(&session, &call)?;
         self.answer_agent(call, session, None).await
@@ -338,7 +413,7 @@ impl Engine {
             .store
             .session(session_id)?
             .ok_or_else(|| EngineError::UnknownSession(session_id.to_string()))?;
-        self.answer_agent(call, session, shown).await
+        Ok(self.answer_agent(call, session, shown).await?.answer)
     }
 
     /// The call decided in `session`: policy at once, or a person through the inbox.
@@ -347,7 +422,8 @@ impl Engine {
         call: AgentCall,
         session: airlock_protocol::SessionRow,
         shown: Option<String>,
-    ) -> Result<AgentAnswer> {
+    ) -> Result<AgentCallState> {
+        let deferred = call.is_deferred();
         let inner = &self.inner;
         let source = call.source.clone().unwrap_or_else(|| call.agent.clone());
         let hash = args_hash(&call.input);
@@ -365,13 +441,19 @@ impl Engine {
         );
         let (row, attachment) = match self.earlier_request(&call, &key, &hash, &session.id)? {
             Earlier::Same(row) => {
-                let attachment = (row.status == ApprovalStatus::Pending)
+                let attachment = (row.status == ApprovalStatus::Pending && !is_deferred(&row))
                     .then(|| Attachment::new(inner, &row.approval_id));
                 (*row, attachment)
             }
             Earlier::New { note } => {
                 match self.agent_policy_now(&call, &source, &hash, &session.id)? {
-                    Ok(answer) => return Ok(answer),
+                    Ok(answer) => {
+                        return Ok(AgentCallState {
+                            answer,
+                            status: None,
+                            claimed_at: None,
+                        });
+                    }
                     Err(why) => {
                         let why = match note {
                             Some(note) => format!("{note}; {why}"),
@@ -381,9 +463,16 @@ impl Engine {
                             Some(shown) => format!("{shown} — {why}"),
                             None => why,
                         };
-                        // Waited on from the start: an item nobody waits on cannot be approved.
+                        let why = match call.takes_reason {
+                            Some(false) => {
+                                format!("{why}; a denial's reason does not reach this app's model")
+                            }
+                            _ => why,
+                        };
+                        // Waited on from the start: an item nobody waits on cannot be approved
+                        // (unless it is deferred: its client collects the decision later).
                         let approval_id = ids::new_approval_id();
-                        let attachment = Attachment::new(inner, &approval_id);
+                        let attachment = (!deferred).then(|| Attachment::new(inner, &approval_id));
                         let row = self.ask_person(
                             &call,
                             &source,
@@ -393,27 +482,129 @@ impl Engine {
                             why,
                             approval_id,
                         )?;
-                        (row, Some(attachment))
+                        (row, attachment)
                     }
                 }
             }
         };
+        if is_deferred(&row) {
+            // Its client may wait a while on this request, but the item does not depend on it.
+            let wait = match (call.wait_ms, deferred) {
+                (Some(ms), _) => Duration::from_millis(ms).min(MAX_WAIT),
+                (None, true) => Duration::ZERO,
+                (None, false) => MAX_WAIT,
+            };
+            return self.agent_call_state(&row.approval_id, wait).await;
+        }
         let Some(attachment) = attachment else {
-            return answer_of(inner, &row);
+            return state_of(inner, &row);
         };
         let wait = call
             .wait_ms
             .map(Duration::from_millis)
             .unwrap_or(MAX_WAIT)
             .min(MAX_WAIT);
-        let answer = self.wait_for_person(attachment, wait).await?;
-        let outcome = match answer.verdict {
-            AgentVerdict::Allow => "allow",
-            AgentVerdict::Deny => "deny",
-            AgentVerdict::Undecided => "undecided",
-        };
-        inner.store.note_agent_outcome(&call.agent, outcome)?;
-        Ok(answer)
+        let approval_id = attachment.approval_id.clone();
+        let answer = self
+            .wait_for_person(&approval_id, wait, Some(attachment))
+            .await?;
+        inner
+            .store
+            .note_agent_outcome(&call.agent, outcome_of(answer.verdict))?;
+        let status = inner.store.approval_status(&approval_id)?;
+        Ok(AgentCallState {
+            answer,
+            status,
+            claimed_at: None,
+        })
+    }
+
+    /// An app's call as the gateway keeps it: the client's name is the agent's (Settings →
+    /// Agents lists it) and its tools' source; a name a server has is refused (its settings
+    /// and rules are that server's).
+    fn as_app(&self, call: AgentCall) -> Result<AgentCall> {
+        if call.agent != APP_CLIENT {
+            return Ok(call);
+        }
+        let client = call.client.clone().unwrap_or_default();
+        if self
+            .inner
+            .store
+            .servers()?
+            .iter()
+            .any(|server| server.name == client)
+        {
+            return Err(invalid(format!(
+                "a server is named '{client}'; give the app a name of its own"
+            )));
+        }
+        Ok(AgentCall {
+            agent: client.clone(),
+            source: Some(client),
+            client: None,
+            ..call
+        })
+    }
+
+    /// Which agent (or app) posted this call: an agent's own token reads and claims its own
+    /// calls only. `None` when it is no agent's call.
+    pub fn agent_call_owner(&self, approval_id: &str) -> Result<Option<String>> {
+        Ok(self
+            .inner
+            .store
+            .approval(approval_id)?
+            .and_then(|row| row.agent)
+            .map(|origin| origin.agent))
+    }
+
+    /// Where an agent's call stands, waiting up to `wait` while nobody has decided it (a long
+    /// poll: the decision or, at the deadline, still pending). Reading it never withdraws it.
+    pub async fn agent_call_state(
+        &self,
+        approval_id: &str,
+        wait: Duration,
+    ) -> Result<AgentCallState> {
+        let inner = &self.inner;
+        match inner.store.approval(approval_id)? {
+            Some(row) if row.kind == ItemKind::AgentToolCall => {}
+            _ => {
+                return Err(airlock_store::StoreError::UnknownApproval(approval_id.into()).into());
+            }
+        }
+        self.wait_for_person(approval_id, wait.min(MAX_WAIT), None)
+            .await?;
+        let row = inner
+            .store
+            .approval(approval_id)?
+            .ok_or_else(|| airlock_store::StoreError::UnknownApproval(approval_id.into()))?;
+        let state = state_of(inner, &row)?;
+        if let Some(origin) = row
+            .agent
+            .as_ref()
+            .filter(|_| state.status != Some(ApprovalStatus::Pending))
+        {
+            inner
+                .store
+                .note_agent_outcome(&origin.agent, outcome_of(state.answer.verdict))?;
+        }
+        Ok(state)
+    }
+
+    /// Claims an approved deferred call for its client to run: once (see the module's doc).
+    pub fn claim_agent_call(&self, approval_id: &str) -> Result<AgentCallState> {
+        let inner = &self.inner;
+        inner
+            .store
+            .claim_agent_call(approval_id)
+            .map_err(|error| match error {
+                StoreError::Refused(why) => EngineError::NotAllowed(why),
+                other => other.into(),
+            })?;
+        let row = inner
+            .store
+            .approval(approval_id)?
+            .ok_or_else(|| airlock_store::StoreError::UnknownApproval(approval_id.into()))?;
+        state_of(inner, &row)
     }
 
     /// The earlier request this call is (see the module's doc), audited when it is reused; or
@@ -519,6 +710,11 @@ impl Engine {
     /// decided within [`ANSWER_KEPT`] (a call without an id only for Codex's PermissionRequest).
     fn still_answers(&self, call: &AgentCall, earlier: &EarlierAgentRequest) -> bool {
         let has_id = call.tool_use_id.as_deref().is_some_and(|id| !id.is_empty());
+        // A deferred call's decision is collected later, perhaps much later: kept for good,
+        // for the same call only (a deferred call always has its id).
+        if is_deferred(&earlier.row) {
+            return has_id && earlier.row.status != ApprovalStatus::Withdrawn;
+        }
         match earlier.row.status {
             ApprovalStatus::Pending => {
                 has_id || !self.inner.agent_waiters.waited_on(&earlier.row.approval_id)
@@ -717,6 +913,7 @@ impl Engine {
                 agent_session: call.agent_session.clone(),
                 cwd: call.cwd.clone(),
                 editable: call.editable,
+                deferred: call.is_deferred(),
             },
         )?;
         let row = inner
@@ -728,10 +925,15 @@ impl Engine {
     }
 
     /// Waits until the item leaves the inbox or `wait` passes; leaving early withdraws it when
-    /// nobody else waits on it.
-    async fn wait_for_person(&self, attachment: Attachment, wait: Duration) -> Result<AgentAnswer> {
+    /// nobody else waits on it (`attachment`: this caller's hold on it, none for a deferred
+    /// item or a mere reading).
+    async fn wait_for_person(
+        &self,
+        approval_id: &str,
+        wait: Duration,
+        _attachment: Option<Attachment>,
+    ) -> Result<AgentAnswer> {
         let inner = &self.inner;
-        let approval_id = attachment.approval_id.as_str();
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let mut woken = inner.router.wait_for(approval_id);
@@ -822,16 +1024,23 @@ impl Inner {
         let inner = self.clone();
         tokio::spawn(async move {
             tokio::time::sleep(REATTACH_GRACE).await;
-            for id in waiting {
-                if !inner.agent_waiters.waited_on(&id) {
-                    inner.withdraw(
-                        &id,
-                        "withdrawn: the agent did not come back after Airlock restarted",
-                    );
-                }
-            }
+            inner.withdraw_abandoned(&waiting);
         });
         Ok(())
+    }
+
+    /// Withdraws the items of `waiting` nobody waits on; a deferred one stays (its client
+    /// collects the decision later, whether or not it is connected now).
+    pub(crate) fn withdraw_abandoned(&self, waiting: &[String]) {
+        for id in waiting {
+            let deferred = matches!(self.store.approval(id), Ok(Some(row)) if is_deferred(&row));
+            if !deferred && !self.agent_waiters.waited_on(id) {
+                self.withdraw(
+                    id,
+                    "withdrawn: the agent did not come back after Airlock restarted",
+                );
+            }
+        }
     }
 
     /// Writes every agent's fallback to `agents.json` (atomically: a hook never reads half).
@@ -882,6 +1091,8 @@ mod tests {
             event,
             editable: event == AgentEvent::PreToolUse,
             wait_ms: Some(30_000),
+            defer: false,
+            takes_reason: None,
             definition: None,
             prompt: None,
         }
@@ -953,6 +1164,234 @@ mod tests {
             .into_iter()
             .filter(|row| row.action == action)
             .collect()
+    }
+
+    /// An app's call through its approval client, in the deferred style.
+    fn app_call(tool_use_id: &str, input: Value) -> AgentCall {
+        AgentCall {
+            agent: APP_CLIENT.into(),
+            client: Some("my-bot".into()),
+            agent_session: "run-1".into(),
+            cwd: None,
+            tool: "delete_file".into(),
+            input,
+            tool_use_id: Some(tool_use_id.into()),
+            editable: true,
+            defer: true,
+            wait_ms: None,
+            ..bash("", None, AgentEvent::PreToolUse)
+        }
+    }
+
+    /// The deferred style: the id comes back at once with the item pending; nobody waits on it
+    /// and it can be approved all the same; its decision reads the same every time, by id or by
+    /// posting the same call again; the app is listed among the agents under its own name.
+    #[tokio::test]
+    async fn a_deferred_call_is_pending_at_once_and_its_decision_reads_the_same_twice() {
+        let (_dir, engine) = engine();
+        let posted = engine
+            .agent_call_with_state(app_call("call_1", json!({"path": "a.txt"})))
+            .await
+            .unwrap();
+        assert_eq!(posted.status, Some(ApprovalStatus::Pending));
+        assert_eq!(posted.answer.verdict, AgentVerdict::Undecided);
+        let id = posted.answer.approval_id.clone().expect("an id at once");
+        let item = waiting(&engine).await;
+        assert_eq!(item.approval_id, id);
+        assert_eq!(
+            (item.server.as_str(), item.tool.as_str()),
+            ("my-bot", "delete_file")
+        );
+        assert!(!engine.inner.agent_waiters.waited_on(&id));
+        // Still pending when read (a long poll that ends at its deadline).
+        let read = engine
+            .agent_call_state(&id, Duration::from_millis(20))
+            .await
+            .unwrap();
+        assert_eq!(read.status, Some(ApprovalStatus::Pending));
+        // Approved with an edit while nobody waits.
+        let edit = json!({"path": "b.txt"});
+        engine
+            .decide(approve(&id, Some(edit.clone())), DecidedBy::Inbox)
+            .unwrap();
+        let first = engine.agent_call_state(&id, Duration::ZERO).await.unwrap();
+        assert_eq!(first.answer.verdict, AgentVerdict::Allow);
+        assert_eq!(first.answer.updated_input, Some(edit));
+        assert_eq!(first.status, Some(ApprovalStatus::Approved));
+        let second = engine.agent_call_state(&id, Duration::ZERO).await.unwrap();
+        assert_eq!(first, second);
+        // The same call posted again (the app resumed from its saved state) finds it.
+        let again = engine
+            .agent_call_with_state(app_call("call_1", json!({"path": "a.txt"})))
+            .await
+            .unwrap();
+        assert_eq!(again, first);
+        assert_eq!(engine.inbox().unwrap().len(), 0);
+        let agents = engine.agents().unwrap();
+        let me = agents.iter().find(|a| a.name == "my-bot").expect("listed");
+        assert_eq!(me.last_tool.as_deref(), Some("delete_file"));
+    }
+
+    /// A long poll returns as soon as a person decides, with the reason the model reads.
+    #[tokio::test]
+    async fn a_long_poll_returns_the_denial_when_it_is_made() {
+        let (_dir, engine) = engine();
+        let posted = engine
+            .agent_call_with_state(app_call("call_1", json!({"path": "a.txt"})))
+            .await
+            .unwrap();
+        let id = posted.answer.approval_id.unwrap();
+        let poll = {
+            let (engine, id) = (engine.clone(), id.clone());
+            tokio::spawn(async move { engine.agent_call_state(&id, Duration::from_secs(30)).await })
+        };
+        engine
+            .decide(
+                DecisionRequest::deny(&id, Some("not that file".into())),
+                DecidedBy::Inbox,
+            )
+            .unwrap();
+        let state = poll.await.unwrap().unwrap();
+        assert_eq!(state.answer.verdict, AgentVerdict::Deny);
+        assert_eq!(state.answer.reason.as_deref(), Some("not that file"));
+        assert_eq!(state.status, Some(ApprovalStatus::Denied));
+        // Nothing to run, nothing to claim.
+        let claim = engine.claim_agent_call(&id);
+        assert!(
+            matches!(claim, Err(EngineError::NotAllowed(_))),
+            "{claim:?}"
+        );
+    }
+
+    /// Exactly once: an approved call is claimed before its client runs it, and only once —
+    /// the app that resumes after it ran (or crashed in between) is refused, audited.
+    #[tokio::test]
+    async fn an_approved_deferred_call_is_claimed_to_run_once() {
+        let (_dir, engine) = engine();
+        let posted = engine
+            .agent_call_with_state(app_call("call_1", json!({"path": "a.txt"})))
+            .await
+            .unwrap();
+        let id = posted.answer.approval_id.unwrap();
+        let early = engine.claim_agent_call(&id);
+        assert!(
+            matches!(early, Err(EngineError::NotAllowed(_))),
+            "{early:?}"
+        );
+        engine.decide(approve(&id, None), DecidedBy::Inbox).unwrap();
+        let claimed = engine.claim_agent_call(&id).unwrap();
+        assert_eq!(claimed.answer.verdict, AgentVerdict::Allow);
+        let at = claimed.claimed_at.clone().expect("claimed");
+        let twice = engine.claim_agent_call(&id).unwrap_err();
+        assert_eq!(
+            twice.code(),
+            airlock_protocol::ErrorCode::AlreadyDecided,
+            "{twice}"
+        );
+        assert!(twice.to_string().contains("at most once"), "{twice}");
+        let read = engine.agent_call_state(&id, Duration::ZERO).await.unwrap();
+        assert_eq!(read.claimed_at.as_deref(), Some(at.as_str()));
+        assert_eq!(audited(&engine, "agent_call_claimed").len(), 1);
+    }
+
+    /// A restarted engine withdraws the hooks' items nobody came back for, never a deferred
+    /// one: it is approved without anyone waiting, and the app reads the decision later.
+    #[tokio::test]
+    async fn a_deferred_call_outlives_a_restart_and_is_approved_without_a_waiter() {
+        let (dir, before) = engine();
+        let posted = before
+            .agent_call_with_state(app_call("call_1", json!({"path": "a.txt"})))
+            .await
+            .unwrap();
+        let id = posted.answer.approval_id.unwrap();
+        let hook = asking(
+            &before,
+            bash("cargo publish", Some("c1"), AgentEvent::PreToolUse),
+        );
+        let hook_item = loop {
+            if let Some(item) = before
+                .inbox()
+                .unwrap()
+                .into_iter()
+                .find(|i| i.tool == "Bash")
+            {
+                break item;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        let after = Engine::open(crate::EngineConfig {
+            data_dir: dir.path().to_path_buf(),
+            workspace: Some(dir.path().join("workspace")),
+        })
+        .unwrap();
+        // The grace has passed: the hook's item goes...
+        let waiting = after
+            .inner
+            .store
+            .pending_of_kind(ItemKind::AgentToolCall)
+            .unwrap();
+        assert_eq!(waiting.len(), 2);
+        after.inner.withdraw_abandoned(&waiting);
+        assert_eq!(
+            after
+                .approval(&hook_item.approval_id)
+                .unwrap()
+                .unwrap()
+                .status,
+            ApprovalStatus::Withdrawn
+        );
+        // ...the deferred one stays, and is approved with nobody waiting.
+        assert_eq!(
+            after.approval(&id).unwrap().unwrap().status,
+            ApprovalStatus::Pending
+        );
+        after.decide(approve(&id, None), DecidedBy::Inbox).unwrap();
+        let state = after.agent_call_state(&id, Duration::ZERO).await.unwrap();
+        assert_eq!(state.answer.verdict, AgentVerdict::Allow);
+        hook.abort();
+    }
+
+    /// An app names itself, with a name no agent or server has; only an app's call with its
+    /// tool-use id can be deferred.
+    #[tokio::test]
+    async fn an_apps_call_is_refused_without_a_name_of_its_own() {
+        let (_dir, engine) = engine();
+        let refused = |call: AgentCall| {
+            let engine = engine.clone();
+            async move {
+                match engine.agent_call_with_state(call).await {
+                    Err(EngineError::Invalid(why)) => why,
+                    other => panic!("not refused: {other:?}"),
+                }
+            }
+        };
+        let call = app_call("c", json!({}));
+        let why = refused(AgentCall {
+            client: None,
+            ..call.clone()
+        })
+        .await;
+        assert!(why.contains("names its client"), "{why}");
+        for taken in ["codex", "claude-code", "mcp-client", "app", "builtin"] {
+            refused(AgentCall {
+                client: Some(taken.into()),
+                ..call.clone()
+            })
+            .await;
+        }
+        let why = refused(AgentCall {
+            tool_use_id: None,
+            ..call.clone()
+        })
+        .await;
+        assert!(why.contains("tool-use id"), "{why}");
+        let why = refused(AgentCall {
+            defer: true,
+            ..bash("ls", Some("x"), AgentEvent::PreToolUse)
+        })
+        .await;
+        assert!(why.contains("only an app"), "{why}");
+        assert!(engine.inbox().unwrap().is_empty());
     }
 
     /// `airlock connect` makes Claude Code's reads need no approval inside Airlock, shown in

@@ -68,7 +68,9 @@ impl EngineError {
         match self {
             EngineError::Store(error) if error.is_unavailable() => ErrorCode::StorageFailed,
             EngineError::Store(StoreError::UnknownApproval(_)) => ErrorCode::UnknownApproval,
-            EngineError::Store(StoreError::AlreadyDecided { .. }) => ErrorCode::AlreadyDecided,
+            EngineError::Store(
+                StoreError::AlreadyDecided { .. } | StoreError::AlreadyClaimed { .. },
+            ) => ErrorCode::AlreadyDecided,
             EngineError::Store(StoreError::ForeignSession { .. }) => ErrorCode::ForeignSession,
             EngineError::Store(StoreError::Invalid(_)) => ErrorCode::Invalid,
             EngineError::InvalidEdit(_) | EngineError::InvalidAnswer(_) => ErrorCode::InvalidEdit,

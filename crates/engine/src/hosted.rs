@@ -362,6 +362,8 @@ mod tests {
             wait_ms: None,
             definition: None,
             prompt: None,
+            defer: false,
+            takes_reason: None,
         }
     }
 

@@ -387,6 +387,23 @@ impl Inner {
         } else {
             None
         };
+        // A tool only an agent runs (a proxied server's, an app's): its definition as the
+        // agent last gave it, so the inbox can show its schema and check an edit against it.
+        let given = match (&tool, row.kind) {
+            (None, ItemKind::AgentToolCall) => self
+                .store
+                .current_definition(&row.server, &row.tool)
+                .ok()
+                .flatten(),
+            _ => None,
+        };
+        let given_field = |key: &str| {
+            given
+                .as_ref()
+                .and_then(|d| d.get(key))
+                .filter(|v| !v.is_null())
+                .cloned()
+        };
         let available_decisions =
             decision::available_decisions(row.kind, decision::agent_editable(&row));
         let editable = available_decisions.contains(&DecisionKind::Edit);
@@ -410,8 +427,15 @@ impl Inner {
             why: row.why,
             created_at: row.created_at,
             expires_at: row.expires_at,
-            description: tool.as_ref().map(|t| t.def.description.clone()),
-            input_schema: tool.map(|t| t.def.input_schema.clone()),
+            description: tool
+                .as_ref()
+                .map(|t| t.def.description.clone())
+                .or_else(|| {
+                    given_field("description").and_then(|d| d.as_str().map(str::to_string))
+                }),
+            input_schema: tool
+                .map(|t| t.def.input_schema.clone())
+                .or_else(|| given_field("input_schema")),
             message,
             schema,
         }

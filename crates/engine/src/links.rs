@@ -240,6 +240,8 @@ mod tests {
             },
             editable: false,
             wait_ms: Some(50),
+            defer: false,
+            takes_reason: None,
             definition: None,
             prompt: None,
         }

@@ -287,6 +287,7 @@ mod tests {
                 agent_session: "a".into(),
                 cwd: Some(cwd.into()),
                 editable: true,
+                deferred: false,
             }),
         }
     }

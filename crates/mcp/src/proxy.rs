@@ -253,6 +253,8 @@ impl Proxy {
             event: AgentEvent::McpCall,
             editable: true,
             wait_ms: None,
+            defer: false,
+            takes_reason: None,
             definition: self.definition(&request.name).await,
             prompt: None,
         };

@@ -28,13 +28,15 @@ pub enum AgentEvent {
 /// One tool call of another agent, as its hook or the MCP proxy submits it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct AgentCall {
-    /// `claude-code`, `codex`, or `mcp-client`.
+    /// `claude-code`, `codex`, `mcp-client`, or `app` (a program of one's own, named by
+    /// `client`).
     pub agent: String,
     /// The policy source its tools are named by (`claude-code/Bash`; the proxied server's name
     /// for `mcp-client`). Defaults to `agent`.
     #[serde(default)]
     pub source: Option<String>,
-    /// The MCP client's name from its `initialize` (mcp-client only).
+    /// The MCP client's name from its `initialize` (mcp-client), or the program's own name
+    /// (`app`: required; it is the agent's name in Settings → Agents and its tools' source).
     #[serde(default)]
     pub client: Option<String>,
     /// The agent's own session id; each becomes an Airlock session (grants "for this chat"
@@ -52,9 +54,20 @@ pub struct AgentCall {
     /// Whether the agent can run an edited input instead.
     #[serde(default)]
     pub editable: bool,
-    /// The longest the caller waits for a person, in milliseconds.
+    /// The longest the caller waits for a person, in milliseconds. `0` defers the call, as
+    /// `defer` does.
     #[serde(default)]
     pub wait_ms: Option<u64>,
+    /// The deferred style (an `app`'s): the call stays in the inbox whether or not anyone
+    /// waits on it, across restarts, and its decision is read later by the item's id
+    /// (`GET /v1/agent-calls/{id}`) or by posting the same call again (same session and
+    /// tool-use id). A deferred call needs a tool-use id.
+    #[serde(default)]
+    pub defer: bool,
+    /// Whether a denial's reason reaches the client's model (`None`: it does, as with every
+    /// hook). When it cannot, the inbox item says so.
+    #[serde(default)]
+    pub takes_reason: Option<bool>,
     /// The tool's definition as the MCP server lists it now (`description`, `input_schema`,
     /// `annotations`; mcp-client only): pinned, so a changed definition suspends its grants.
     #[serde(default)]
@@ -101,6 +114,32 @@ pub struct AgentAnswer {
     /// What decided: a person's channel, or `policy`.
     #[serde(default)]
     pub decided_by: Option<String>,
+}
+
+impl AgentCall {
+    /// Whether the caller collects the decision later instead of holding the request open.
+    pub fn is_deferred(&self) -> bool {
+        self.defer || self.wait_ms == Some(0)
+    }
+}
+
+/// A call's state as the deferred style reads it (`POST /v1/agent-calls`,
+/// `GET /v1/agent-calls/{id}`, `POST /v1/agent-calls/{id}/claim`): the answer, and where its
+/// inbox item stands. Reading it twice gives the same decision; running an approved call is
+/// gated by its one claim (see [`AgentCallState::claimed_at`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AgentCallState {
+    #[serde(flatten)]
+    pub answer: AgentAnswer,
+    /// The inbox item's status (`pending` while nobody decided); none when the policy answered
+    /// at once (no item).
+    #[serde(default)]
+    pub status: Option<airlock_core::ApprovalStatus>,
+    /// When the approved call was claimed to be run. A call is claimed once: the client claims
+    /// before it runs the tool, and a second claim (the app resumed after a crash) is refused,
+    /// so the tool runs at most once.
+    #[serde(default)]
+    pub claimed_at: Option<String>,
 }
 
 /// A coding agent as Airlock knows it: its fallback and its last request.

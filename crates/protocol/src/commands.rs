@@ -418,8 +418,9 @@ commands! {
     Agents = "agents" {} -> Vec<AgentStatus>, [Window];
     ConnectAgent = "connect_agent" { agent: String } -> ConnectReport, [Window];
     DisconnectAgent = "disconnect_agent" { agent: String } -> ConnectReport, [Window];
-    /// The agents as Airlock knows them: fallback and last request (no config files read).
-    AgentViews = "agent_views" {} -> Vec<crate::AgentView>, [Api];
+    /// The agents as Airlock knows them: fallback and last request (no config files read); the
+    /// window lists the programs that ask through the approval clients from it.
+    AgentViews = "agent_views" {} -> Vec<crate::AgentView>, [Window, Api];
     /// `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval, unless the person chose otherwise.
     ApplyAgentDefaults = "apply_agent_defaults" { agent: String } -> crate::AgentToolDefaults, [Api];
     SetAgentFallback = "set_agent_fallback" { agent: String, fallback: AgentFallback } -> (), [Window, Api];

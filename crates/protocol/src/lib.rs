@@ -17,8 +17,8 @@ pub mod team;
 pub mod views;
 
 pub use agents::{
-    AcpAgentView, AgentAnswer, AgentCall, AgentConnection, AgentEvent, AgentStatus, AgentToken,
-    AgentToolDefaults, AgentVerdict, AgentView, ConnectReport,
+    AcpAgentView, AgentAnswer, AgentCall, AgentCallState, AgentConnection, AgentEvent, AgentStatus,
+    AgentToken, AgentToolDefaults, AgentVerdict, AgentView, ConnectReport,
 };
 pub use command_types::{
     AppInfo, Channel, DecisionOutcome, EngineStatus, ImportCandidate, ImportPreview, ImportReport,

@@ -147,4 +147,9 @@ pub struct AgentOrigin {
     pub agent_session: String,
     pub cwd: Option<String>,
     pub editable: bool,
+    /// Posted in the deferred style (`AgentCall::defer`): it stays without a waiter and across
+    /// restarts, and its decision is collected later.
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(skip))]
+    pub deferred: bool,
 }

@@ -47,6 +47,9 @@ pub enum StoreError {
     /// step took the last one first): nothing of that step was written; decide it again.
     #[error("grant {0} has no use left")]
     GrantUsedUp(String),
+    /// An approved deferred call was claimed to run before: it runs at most once.
+    #[error("the call {id} was already claimed to run at {at}; it runs at most once")]
+    AlreadyClaimed { id: String, at: String },
 }
 
 impl StoreError {

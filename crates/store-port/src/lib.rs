@@ -150,6 +150,13 @@ pub trait AgentRequests {
         agent_session: &str,
         tool: &str,
     ) -> Result<Option<EarlierAgentRequest>>;
+    /// Claims an approved deferred call for its client to run, once, durably and audited:
+    /// [`StoreError::AlreadyClaimed`] when it was claimed before (at most once),
+    /// [`StoreError::Refused`] when it is not an approved deferred call. Returns when it was
+    /// claimed.
+    fn claim_agent_call(&self, approval_id: &str) -> Result<String>;
+    /// When a deferred call was claimed to run, if it was.
+    fn agent_call_claimed_at(&self, approval_id: &str) -> Result<Option<String>>;
     fn record_agent_call(
         &self,
         activity: &AgentActivity<'_>,

@@ -121,6 +121,8 @@ pub struct NewAgentRequest {
     pub agent_session: String,
     pub cwd: Option<String>,
     pub editable: bool,
+    /// Posted in the deferred style: its client collects the decision later.
+    pub deferred: bool,
 }
 
 /// An agent's last request, for `airlock agents`.

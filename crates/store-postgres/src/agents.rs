@@ -9,7 +9,8 @@ use crate::{PostgresStore, parse_enum};
 use airlock_core::AgentFallback;
 use airlock_protocol::AgentView;
 use airlock_store_port::{
-    self as port, AgentActivity, EarlierAgentRequest, NewAgentRequest, NewApproval, now, written,
+    self as port, AgentActivity, EarlierAgentRequest, NewAgentRequest, NewApproval, StoreError,
+    now, written,
 };
 use deadpool_postgres::Transaction;
 use serde_json::{Value, json};
@@ -68,8 +69,8 @@ impl port::AgentRequests for PostgresStore {
             insert_approval(tx, approval, &at, Some(written::agent_origin(origin))).await?;
             tx.execute(
                 "INSERT INTO agent_requests (approval_id, request_key, agent, client,
-                    agent_session, cwd, editable)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                    agent_session, cwd, editable, deferred)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 &[
                     &approval.approval_id,
                     &origin.request_key,
@@ -78,6 +79,7 @@ impl port::AgentRequests for PostgresStore {
                     &origin.agent_session,
                     &origin.cwd,
                     &origin.editable,
+                    &origin.deferred,
                 ],
             )
             .await?;
@@ -166,6 +168,72 @@ impl port::AgentRequests for PostgresStore {
                 .await?
                 .into_iter()
                 .next())
+        })
+    }
+
+    fn claim_agent_call(&self, approval_id: &str) -> port::Result<String> {
+        self.transaction(async |tx| {
+            let found = tx
+                .query_opt(
+                    "SELECT a.status, g.deferred, g.claimed_at, a.session_id FROM agent_requests g
+                     JOIN approval_requests a ON a.approval_id = g.approval_id
+                     WHERE g.approval_id = $1 FOR UPDATE OF g",
+                    &[&approval_id],
+                )
+                .await?;
+            let Some(row) = found else {
+                return Err(Error::Store(StoreError::UnknownApproval(
+                    approval_id.to_string(),
+                )));
+            };
+            let status: String = row.try_get(0)?;
+            let deferred: bool = row.try_get(1)?;
+            let claimed_at: Option<String> = row.try_get(2)?;
+            let session_id: String = row.try_get(3)?;
+            if let Some(at) = claimed_at {
+                return Err(Error::Store(StoreError::AlreadyClaimed {
+                    id: approval_id.to_string(),
+                    at,
+                }));
+            }
+            if !deferred || status != airlock_core::ApprovalStatus::Approved.as_str() {
+                return Err(Error::Store(StoreError::Refused(format!(
+                    "{approval_id} is {status}{}: only an approved deferred call is claimed to run",
+                    if deferred { "" } else { " and not deferred" }
+                ))));
+            }
+            let at = now();
+            tx.execute(
+                "UPDATE agent_requests SET claimed_at = $2 WHERE approval_id = $1",
+                &[&approval_id, &at],
+            )
+            .await?;
+            insert_audit(
+                tx,
+                "agent",
+                "agent_call_claimed",
+                Some(&session_id),
+                None,
+                Some(approval_id),
+                &serde_json::json!({ "claimed_at": at }),
+            )
+            .await?;
+            Ok(at)
+        })
+    }
+
+    fn agent_call_claimed_at(&self, approval_id: &str) -> port::Result<Option<String>> {
+        self.transaction(async |tx| {
+            let row = tx
+                .query_opt(
+                    "SELECT claimed_at FROM agent_requests WHERE approval_id = $1",
+                    &[&approval_id],
+                )
+                .await?;
+            Ok(match row {
+                Some(row) => row.try_get::<_, Option<String>>(0)?,
+                None => None,
+            })
         })
     }
 

@@ -58,7 +58,7 @@ pub(crate) async fn insert_approval(
 
 const COLUMNS: &str = "a.approval_id, a.tool_call_id, a.session_id, s.name, a.kind, a.server, a.tool, \
     a.args, a.args_hash, a.why, a.status, a.created_at, a.expires_at, \
-    g.agent, g.client, g.agent_session, g.cwd, g.editable";
+    g.agent, g.client, g.agent_session, g.cwd, g.editable, g.deferred";
 
 /// Every query of requests reads the agent's part too (absent for Airlock's own calls).
 const FROM: &str = "approval_requests a JOIN sessions s ON s.id = a.session_id \
@@ -72,6 +72,7 @@ fn approval_row(row: &Row) -> Result<ApprovalRow, Error> {
             agent_session: row.try_get(15)?,
             cwd: row.try_get(16)?,
             editable: row.try_get(17)?,
+            deferred: row.try_get(18)?,
         }),
         None => None,
     };

@@ -91,7 +91,11 @@ CREATE TABLE agent_requests (
     client         TEXT,
     agent_session  TEXT NOT NULL,
     cwd            TEXT,
-    editable       BOOLEAN NOT NULL
+    editable       BOOLEAN NOT NULL,
+    -- Posted in the deferred style (an app's approval client collects the decision later),
+    -- and when its approved call was claimed to run (once).
+    deferred       BOOLEAN NOT NULL DEFAULT FALSE,
+    claimed_at     TEXT
 );
 CREATE INDEX agent_requests_by_key ON agent_requests(request_key);
 

@@ -948,6 +948,7 @@ fn agent_request(id: &str, session_id: &str, key: &str) -> (NewApproval, NewAgen
         agent_session: "cc-1".into(),
         cwd: Some("/work".into()),
         editable: true,
+        deferred: false,
     };
     (approval, origin)
 }

@@ -6,12 +6,12 @@ use crate::audit::insert_audit;
 use crate::remembered::take_grant_use;
 use crate::{
     AgentActivity, CachedExt, EarlierAgentRequest, NewAgentRequest, NewApproval, Result, Store,
-    now, parse_enum,
+    StoreError, now, parse_enum,
 };
 use airlock_core::AgentFallback;
 use airlock_protocol::AgentView;
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn touch_agent(tx: &rusqlite::Connection, activity: &AgentActivity<'_>, at: &str) -> Result<()> {
     // A new agent starts with its own default fallback (the one that fails closed).
@@ -63,8 +63,8 @@ impl Store {
                 Some(airlock_store_port::written::agent_origin(origin)),
             )?;
             tx.run(
-                "INSERT INTO agent_requests (approval_id, request_key, agent, client, agent_session, cwd, editable)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                "INSERT INTO agent_requests (approval_id, request_key, agent, client, agent_session, cwd, editable, deferred)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                 params![
                     approval.approval_id,
                     origin.request_key,
@@ -72,7 +72,8 @@ impl Store {
                     origin.client,
                     origin.agent_session,
                     origin.cwd,
-                    origin.editable
+                    origin.editable,
+                    origin.deferred
                 ],
             )?;
             touch_agent(
@@ -85,6 +86,68 @@ impl Store {
                 },
                 &at,
             )
+        })
+    }
+
+    /// Claims an approved deferred call for its client to run, once, durably and audited:
+    /// [`StoreError::AlreadyClaimed`] when it was claimed before (the app resumed after it ran,
+    /// or crashed in between: at most once), [`StoreError::Refused`] when it is not an approved
+    /// deferred call. Returns when it was claimed.
+    pub fn claim_agent_call(&self, approval_id: &str) -> Result<String> {
+        self.write(|tx| {
+            let found: Option<(String, bool, Option<String>, String)> = tx
+                .query_row(
+                    "SELECT a.status, g.deferred, g.claimed_at, a.session_id FROM agent_requests g
+                     JOIN approval_requests a ON a.approval_id = g.approval_id
+                     WHERE g.approval_id = ?1",
+                    [approval_id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+                .optional()?;
+            let Some((status, deferred, claimed_at, session_id)) = found else {
+                return Err(StoreError::UnknownApproval(approval_id.to_string()));
+            };
+            if let Some(at) = claimed_at {
+                return Err(StoreError::AlreadyClaimed {
+                    id: approval_id.to_string(),
+                    at,
+                });
+            }
+            if !deferred || status != airlock_core::ApprovalStatus::Approved.as_str() {
+                return Err(StoreError::Refused(format!(
+                    "{approval_id} is {status}{}: only an approved deferred call is claimed to run",
+                    if deferred { "" } else { " and not deferred" }
+                )));
+            }
+            let at = now();
+            tx.run(
+                "UPDATE agent_requests SET claimed_at = ?2 WHERE approval_id = ?1",
+                params![approval_id, at],
+            )?;
+            insert_audit(
+                tx,
+                "agent",
+                "agent_call_claimed",
+                Some(&session_id),
+                None,
+                Some(approval_id),
+                &json!({ "claimed_at": at }),
+            )?;
+            Ok(at)
+        })
+    }
+
+    /// When a deferred call was claimed to run, if it was.
+    pub fn agent_call_claimed_at(&self, approval_id: &str) -> Result<Option<String>> {
+        self.read(|conn| {
+            Ok(conn
+                .query_row(
+                    "SELECT claimed_at FROM agent_requests WHERE approval_id = ?1",
+                    [approval_id],
+                    |r| r.get::<_, Option<String>>(0),
+                )
+                .optional()?
+                .flatten())
         })
     }
 

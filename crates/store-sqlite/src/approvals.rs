@@ -54,7 +54,7 @@ pub(crate) fn insert_approval(
 
 const COLUMNS: &str = "a.approval_id, a.tool_call_id, a.session_id, s.name, a.kind, a.server, a.tool, \
     a.args, a.args_hash, a.why, a.status, a.created_at, a.expires_at, \
-    g.agent, g.client, g.agent_session, g.cwd, g.editable";
+    g.agent, g.client, g.agent_session, g.cwd, g.editable, g.deferred";
 
 /// Every query of requests reads the agent's part too (absent for Airlock's own calls).
 const FROM: &str = "approval_requests a JOIN sessions s ON s.id = a.session_id \
@@ -88,6 +88,7 @@ fn raw(row: &Row<'_>) -> rusqlite::Result<RawApproval> {
             agent_session: row.get(15)?,
             cwd: row.get(16)?,
             editable: row.get(17)?,
+            deferred: row.get(18)?,
         }),
         None => None,
     };

@@ -67,6 +67,9 @@ pub enum StoreError {
     ForeignSession { id: String },
     #[error("approval {id} is already {status}")]
     AlreadyDecided { id: String, status: String },
+    /// An approved deferred call was claimed to run before: it runs at most once.
+    #[error("the call {id} was already claimed to run at {at}; it runs at most once")]
+    AlreadyClaimed { id: String, at: String },
     #[error("no session named '{0}'")]
     UnknownSession(String),
     /// The caller's own check refused the decision (an edit that fails the tool's schema…).
@@ -103,7 +106,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 15] = [
+const MIGRATIONS: [&str; 16] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -119,6 +122,7 @@ const MIGRATIONS: [&str; 15] = [
     include_str!("migration_13_team.sql"),
     include_str!("migration_14_agent_tokens.sql"),
     include_str!("migration_15_acp.sql"),
+    include_str!("migration_16_deferred_agent_calls.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -53,6 +53,7 @@ impl From<StoreError> for port::StoreError {
             unavailable @ StoreError::Unavailable(_) => Port::Unavailable(unavailable.to_string()),
             StoreError::Invalid(message) => Port::Invalid(message),
             StoreError::GrantUsedUp(id) => Port::GrantUsedUp(id),
+            StoreError::AlreadyClaimed { id, at } => Port::AlreadyClaimed { id, at },
         }
     }
 }
@@ -158,6 +159,8 @@ impl port::AgentRequests for Store {
             args_hash: &str
         ) -> Option<EarlierAgentRequest>;
         latest_agent_request(agent: &str, agent_session: &str, tool: &str) -> Option<EarlierAgentRequest>;
+        claim_agent_call(approval_id: &str) -> String;
+        agent_call_claimed_at(approval_id: &str) -> Option<String>;
         record_agent_call(
             activity: &AgentActivity<'_>,
             session_id: &str,

@@ -248,6 +248,8 @@ impl ScriptedModel {
             .route("/v1/messages", post(anthropic::create))
             .route("/v1beta/models/{model_action}", post(gemini::create))
             .route("/v1/models", get(models))
+            // What a test in another process reads back: every request body so far.
+            .route("/testkit/requests", get(recorded_requests))
             .layer(DefaultBodyLimit::max(256 * 1024 * 1024))
             .with_state(shared.clone());
         let (shutdown, stopped) = oneshot::channel::<()>();
@@ -819,6 +821,13 @@ pub(crate) fn cut_connection() -> Response {
         ))
     });
     Body::from_stream(stream).into_response()
+}
+
+/// `GET /testkit/requests`: the request bodies received so far, in order (as
+/// [`ScriptedModel::requests`]), for tests that run the server as its own process.
+async fn recorded_requests(State(shared): State<Arc<Shared>>) -> Response {
+    let requests = lock(&shared.requests).clone();
+    json_response(Value::Array(requests))
 }
 
 /// One reply of a script file, e.g. for `airlock-scripted-model --script FILE`:

@@ -64,6 +64,28 @@ describe('AgentsPanel', () => {
     );
   });
 
+  it('lists the programs that ask through the approval clients by their names', async () => {
+    mockIPC((cmd) => {
+      if (cmd === 'agents') return agents(false);
+      if (cmd === 'agent_views') {
+        return [
+          agents(false)[0].view,
+          { name: 'mcp-client', fallback: 'deny', last_request_at: null, last_tool: null, last_cwd: null, last_outcome: null },
+          {
+            name: 'my-pydantic-app', fallback: 'deny', last_request_at: '2026-11-26T05:00:00Z', last_tool: 'delete_file',
+            last_cwd: null, last_outcome: 'pending',
+          },
+        ];
+      }
+      return null;
+    });
+    render(AgentsPanel);
+    const program = await screen.findByText('my-pydantic-app');
+    const row = program.closest('[data-testid=program]') as HTMLElement;
+    expect(within(row).getByTestId('program-last').textContent).toContain('delete_file');
+    expect(screen.getAllByTestId('program')).toHaveLength(1);
+  });
+
   it('shows a refusal as it is', async () => {
     const user = userEvent.setup();
     mockIPC((cmd) => {

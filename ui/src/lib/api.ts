@@ -30,6 +30,7 @@ const call = commandClient((name, args) => invoke(name, args as Record<string, u
 export const api = {
   /** Claude Code, Codex, Claude Desktop: connected or not, fallback, last request. */
   agents: () => call('agents', {}),
+  agentViews: () => call('agent_views', {}),
   connectAgent: (agent: string) => call('connect_agent', { agent }),
   disconnectAgent: (agent: string) => call('disconnect_agent', { agent }),
   setAgentFallback: (agent: string, fallback: AgentFallback) => call('set_agent_fallback', { agent, fallback }),

@@ -1,5 +1,6 @@
 // Generated from crates/protocol/src/commands.rs (the one command table) by
 // `UPDATE_BINDINGS=1 cargo test -p airlock-resident bindings`. Do not edit.
+import type { AcpAgentView } from './AcpAgentView';
 import type { AddedRule } from './AddedRule';
 import type { AgentFallback } from './AgentFallback';
 import type { AgentStatus } from './AgentStatus';
@@ -142,7 +143,7 @@ export interface Commands {
   agents: { args: Record<symbol, never>; response: Array<AgentStatus> };
   connect_agent: { args: { agent: string, }; response: ConnectReport };
   disconnect_agent: { args: { agent: string, }; response: ConnectReport };
-  /** The agents as Airlock knows them: fallback and last request (no config files read). */
+  /** The agents as Airlock knows them: fallback and last request (no config files read); the window lists the programs that ask through the approval clients from it. */
   agent_views: { args: Record<symbol, never>; response: Array<AgentView> };
   /** `airlock connect`'s settings inside Airlock: the agent's read-only tools need no approval, unless the person chose otherwise. */
   apply_agent_defaults: { args: { agent: string, }; response: AgentToolDefaults };
@@ -151,6 +152,14 @@ export interface Commands {
   issue_agent_token: { args: { agent: string, }; response: AgentToken };
   /** The agent's own token is refused from now on; whether it had one. */
   revoke_agent_token: { args: { agent: string, }; response: boolean };
+  /** The agents Airlock hosts over ACP (`airlock agents add NAME --acp -- COMMAND…`). */
+  acp_agents: { args: Record<symbol, never>; response: Array<AcpAgentView> };
+  /** Registers an agent to host over ACP (or changes its command: the program, then its arguments). */
+  save_acp_agent: { args: { name: string, command: Array<string>, }; response: null };
+  /** Forgets a hosted agent; whether there was one. */
+  remove_acp_agent: { args: { name: string, }; response: boolean };
+  /** Starts (or continues) a chat hosted by an ACP agent in `folder` (the workspace unless given); returns at once. */
+  chat_with_agent: { args: { agent: string, session: string, text: string, folder?: string, }; response: SessionRow };
   /** Every tool of every server with its setting and where the setting comes from. */
   tools: { args: Record<symbol, never>; response: Array<ToolView> };
   /** The remembered decisions, with the timed and counted grants among them. */
@@ -252,11 +261,15 @@ export const COMMAND_SURFACES = {
   agents: ['window'],
   connect_agent: ['window'],
   disconnect_agent: ['window'],
-  agent_views: ['api'],
+  agent_views: ['window', 'api'],
   apply_agent_defaults: ['api'],
   set_agent_fallback: ['window', 'api'],
   issue_agent_token: ['window', 'api'],
   revoke_agent_token: ['window', 'api'],
+  acp_agents: ['window', 'api'],
+  save_acp_agent: ['window', 'api'],
+  remove_acp_agent: ['window', 'api'],
+  chat_with_agent: ['window', 'api'],
   tools: ['window', 'api'],
   remembered: ['window', 'api'],
   grants: ['window', 'api'],
