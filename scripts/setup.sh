@@ -68,11 +68,13 @@ mcp_servers=tests/mcp-servers
 if [ ! -d "$mcp_servers/node_modules" ] || [ "$mcp_servers/package-lock.json" -nt "$mcp_servers/node_modules" ]; then
   (cd "$mcp_servers" && npm ci --no-audit --no-fund)
 fi
-# The real coding agents the agent gateway's and the ACP host's tests run (Claude Code, Codex,
-# Qwen Code, claude-code-acp), pinned likewise.
+# The real coding agents the agent gateway's, the hooks' and the ACP host's tests run (Claude
+# Code, Codex, Copilot CLI, Qwen Code, Gemini CLI, claude-code-acp), pinned likewise. `npm
+# install`, as for the UI: the registry here has no builds of Qwen Code's clipboard module for
+# other platforms, so the lock file cannot list them and `npm ci` refuses it.
 agents=tests/agents
 if [ ! -d "$agents/node_modules" ] || [ "$agents/package-lock.json" -nt "$agents/node_modules" ]; then
-  (cd "$agents" && npm ci --no-audit --no-fund)
+  (cd "$agents" && npm install --no-audit --no-fund && touch node_modules)
 fi
 
 # The agent SDKs the approval clients are tested with (tests/sdk-clients/requirements.txt, pinned;
