@@ -296,7 +296,7 @@ async fn the_http_hook_answers_in_the_agents_own_words() {
         hooks,
         &main,
         Method::POST,
-        "/v1/agent-calls/hook/cursor",
+        "/v1/agent-calls/hook/cline",
         Some(claude_event("ls")),
     )
     .await;
