@@ -142,6 +142,7 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-api",
                 "airlock-agents",
                 "airlock-remote",
+                "airlock-mcp",
             ],
         ),
         // Dev tooling (never shipped: see below): the benchmarks run the engine in process.

@@ -140,10 +140,13 @@ fn check_agent_name(inner: &Inner, name: &str) -> Result<()> {
             "an agent's name needs 1 to 64 letters, digits, '-', '_' or '.'".into(),
         ));
     }
+    // An agent whose hook Airlock also answers (qwen, gemini, copilot) keeps its name when
+    // hosted: it is the same agent, so its settings and rules apply whichever way it asks.
     if name == airlock_core::BUILTIN_SERVER
         || name == airlock_core::MCP_CLIENT
-        || airlock_core::AGENT_SOURCES.contains(&name)
-        || airlock_agents::hook_agent(name).is_some()
+        || name == airlock_core::APP_CLIENT
+        || (airlock_core::AGENT_SOURCES.contains(&name)
+            && airlock_agents::hook_agent(name).is_none())
         || inner.store.servers()?.iter().any(|s| s.name == name)
     {
         return Err(EngineError::Invalid(format!(
