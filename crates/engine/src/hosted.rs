@@ -140,13 +140,16 @@ fn check_agent_name(inner: &Inner, name: &str) -> Result<()> {
             "an agent's name needs 1 to 64 letters, digits, '-', '_' or '.'".into(),
         ));
     }
-    // An agent whose hook Airlock also answers (qwen, gemini, copilot) keeps its name when
-    // hosted: it is the same agent, so its settings and rules apply whichever way it asks.
+    // The agents whose own program both speaks ACP and runs Airlock's hook (the presets of
+    // those names) keep their name when hosted: the same agent, so its settings and rules apply
+    // whichever way it asks. Any other agent's name would lend its rules to another program.
+    const HOOK_AGENTS_THAT_SPEAK_ACP: [&str; 3] = ["qwen", "gemini", "copilot"];
     if name == airlock_core::BUILTIN_SERVER
         || name == airlock_core::MCP_CLIENT
         || name == airlock_core::APP_CLIENT
-        || (airlock_core::AGENT_SOURCES.contains(&name)
-            && airlock_agents::hook_agent(name).is_none())
+        || ((airlock_core::AGENT_SOURCES.contains(&name)
+            || airlock_agents::hook_agent(name).is_some())
+            && !HOOK_AGENTS_THAT_SPEAK_ACP.contains(&name))
         || inner.store.servers()?.iter().any(|s| s.name == name)
     {
         return Err(EngineError::Invalid(format!(
@@ -446,13 +449,26 @@ mod tests {
             assert!(refused.is_err(), "{agent} spoke as a hosted agent");
         }
         assert!(engine.inbox().unwrap().is_empty());
-        for name in ["builtin", "claude-code", "codex", "mcp-client", "a b", ""] {
+        for name in [
+            "builtin",
+            "claude-code",
+            "codex",
+            "cursor",
+            "mcp-client",
+            "app",
+            "a b",
+            "",
+        ] {
             assert!(
                 engine.save_acp_agent(name, &["x".to_string()]).is_err(),
                 "'{name}' was taken as a hosted agent's name"
             );
         }
         assert!(engine.save_acp_agent("qwen", &[]).is_err(), "no command");
+        // Qwen Code's own program runs the hook and speaks ACP: hosted, it keeps its name.
+        engine
+            .save_acp_agent("qwen", &["qwen".to_string()])
+            .unwrap();
     }
 
     /// A crash while a hosted agent waits: the next start says the chat's agent ended,
