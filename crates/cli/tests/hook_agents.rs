@@ -21,7 +21,7 @@ mod common;
 use airlock_testkit::{Fallback, Reply, ScriptedCall, ScriptedModel};
 use common::{BIN, Engine, eventually, ok};
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -279,6 +279,30 @@ fn check_item(world: &World, item: &Value, command: &str) {
     assert_eq!(item["args"]["command"], command, "{item}");
 }
 
+impl common::AgentRun for World {
+    fn data_dir(&self) -> &Path {
+        self.data.path()
+    }
+    fn serve(&self) -> Engine {
+        World::engine(self)
+    }
+    fn start(&self) -> Child {
+        World::start(self)
+    }
+    fn waiting_item(&self) -> Value {
+        World::waiting_item(self)
+    }
+    fn finish(&self, child: Child) -> String {
+        World::finish(self, child)
+    }
+    fn ran(&self, file: &str) -> bool {
+        World::ran(self, file)
+    }
+    fn model_saw(&self, text: &str) -> bool {
+        World::model_saw(self, text)
+    }
+}
+
 async fn approve_runs_the_call(agent: Agent) {
     let world = World::new(agent, "touch APPROVED").await;
     let _engine = world.engine();
@@ -301,50 +325,11 @@ async fn approve_runs_the_call(agent: Agent) {
 }
 
 async fn deny_reason_reaches_the_model(agent: Agent) {
-    let world = World::new(agent, "touch DENIED").await;
-    let _engine = world.engine();
-    let child = world.start();
-    let item = world.waiting_item();
-    ok(
-        world.data.path(),
-        &[
-            "deny",
-            item["approval_id"].as_str().unwrap(),
-            "--reason",
-            "not in this repo, use the sandbox",
-        ],
-    );
-    let out = world.finish(child);
-    assert!(!world.ran("DENIED"), "a denied command ran: {out}");
-    assert!(
-        world.model_saw("not in this repo, use the sandbox"),
-        "the reason never reached the model: {out}"
-    );
+    common::deny_reason_reaches_the_model(&World::new(agent, "touch DENIED").await);
 }
 
 async fn edit_runs_the_edited_command(agent: Agent) {
-    let world = World::new(agent, "touch PROPOSED").await;
-    let _engine = world.engine();
-    let child = world.start();
-    let item = world.waiting_item();
-    assert_eq!(item["editable"], true, "{item}");
-    let mut edited = item["args"].clone();
-    edited["command"] = json!("touch EDITED");
-    ok(
-        world.data.path(),
-        &[
-            "approve",
-            item["approval_id"].as_str().unwrap(),
-            "--args",
-            &edited.to_string(),
-        ],
-    );
-    let out = world.finish(child);
-    assert!(world.ran("EDITED"), "the edited command did not run: {out}");
-    assert!(
-        !world.ran("PROPOSED"),
-        "the proposed command ran instead of the edit: {out}"
-    );
+    common::edit_runs_the_edited_command(&World::new(agent, "touch PROPOSED").await);
 }
 
 async fn no_engine_fails_closed(agent: Agent) {

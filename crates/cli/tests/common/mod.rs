@@ -238,3 +238,71 @@ pub fn everything() -> String {
         .display()
         .to_string()
 }
+
+/// A real coding agent run offline against the scripted model with Airlock answering its hook:
+/// what `gateway.rs` (Claude Code, Codex) and `hook_agents.rs` (Copilot CLI, Qwen Code, Gemini
+/// CLI) share, so that each scenario below is written once.
+pub trait AgentRun {
+    fn data_dir(&self) -> &Path;
+    /// The engine, running until the guard is dropped.
+    fn serve(&self) -> Engine;
+    /// The agent started on its one prompt.
+    fn start(&self) -> Child;
+    /// The item its call is waiting as.
+    fn waiting_item(&self) -> Value;
+    /// Waits for the agent to end; what it printed.
+    fn finish(&self, child: Child) -> String;
+    /// Whether the command that touches `file` ran.
+    fn ran(&self, file: &str) -> bool;
+    /// Whether a request to the model carried `text`.
+    fn model_saw(&self, text: &str) -> bool;
+}
+
+/// Denied with a reason: the command does not run and the model reads the reason. The agent's
+/// prompt touches DENIED.
+pub fn deny_reason_reaches_the_model(world: &impl AgentRun) {
+    let _engine = world.serve();
+    let child = world.start();
+    let item = world.waiting_item();
+    ok(
+        world.data_dir(),
+        &[
+            "deny",
+            item["approval_id"].as_str().unwrap(),
+            "--reason",
+            "not in this repo, use the sandbox",
+        ],
+    );
+    let out = world.finish(child);
+    assert!(!world.ran("DENIED"), "a denied command ran: {out}");
+    assert!(
+        world.model_saw("not in this repo, use the sandbox"),
+        "the reason never reached the model: {out}"
+    );
+}
+
+/// Approved with edited arguments: the edit runs, the proposal does not. The agent's prompt
+/// touches PROPOSED.
+pub fn edit_runs_the_edited_command(world: &impl AgentRun) {
+    let _engine = world.serve();
+    let child = world.start();
+    let item = world.waiting_item();
+    assert_eq!(item["editable"], true, "{item}");
+    let mut edited = item["args"].clone();
+    edited["command"] = serde_json::json!("touch EDITED");
+    ok(
+        world.data_dir(),
+        &[
+            "approve",
+            item["approval_id"].as_str().unwrap(),
+            "--args",
+            &edited.to_string(),
+        ],
+    );
+    let out = world.finish(child);
+    assert!(world.ran("EDITED"), "the edited command did not run: {out}");
+    assert!(
+        !world.ran("PROPOSED"),
+        "the proposed command ran instead of the edit: {out}"
+    );
+}
