@@ -302,3 +302,49 @@ async fn the_http_hook_answers_in_the_agents_own_words() {
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+/// A deferred call is read and claimed by the agent that posted it only: another agent's own
+/// token is refused both, the poster's own token (an app's is issued for its client name) and
+/// the main token read it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_agents_token_reads_and_claims_only_its_own_calls() {
+    let common::Waiting {
+        host,
+        token: main,
+        _model,
+        _dir,
+        ..
+    } = common::one_waiting_write().await;
+    let addr = host.addr;
+    let client = ApiClient::new(&format!("http://{addr}"), &main, _dir.path());
+    let (status, posted) = send(
+        addr,
+        &main,
+        Method::POST,
+        "/v1/agent-calls",
+        Some(json!({
+            "agent": "app", "client": "ledger-app", "agent_session": "s1", "tool": "delete_file",
+            "input": {"path": "books.db"}, "tool_use_id": "call_9", "defer": true,
+        })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{posted}");
+    let id = posted["approval_id"].as_str().unwrap().to_string();
+    let token_of = |agent: &str| cmd::IssueAgentToken {
+        agent: agent.into(),
+    };
+    let other = client.call(&token_of("claude-code")).await.unwrap().token;
+    let own = client.call(&token_of("ledger-app")).await.unwrap().token;
+
+    let read = format!("/v1/agent-calls/{id}");
+    let claim = format!("/v1/agent-calls/{id}/claim");
+    for (method, path) in [(Method::GET, &read), (Method::POST, &claim)] {
+        let (status, body) = send(addr, &other, method, path, None).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {body}");
+    }
+    for token in [&own, &main] {
+        let (status, body) = send(addr, token, Method::GET, &read, None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["status"], "pending", "{body}");
+    }
+}
