@@ -69,7 +69,8 @@ if [ ! -d "$mcp_servers/node_modules" ] || [ "$mcp_servers/package-lock.json" -n
   (cd "$mcp_servers" && npm ci --no-audit --no-fund)
 fi
 # The real coding agents the agent gateway's, the hooks' and the ACP host's tests run (Claude
-# Code, Codex, Copilot CLI, Qwen Code, Gemini CLI, claude-code-acp), pinned likewise. `npm
+# Code, Codex, Copilot CLI, Qwen Code, Gemini CLI, claude-code-acp, codex-acp, OpenCode), pinned
+# likewise. `npm
 # install`, as for the UI: the registry here has no builds of Qwen Code's clipboard module for
 # other platforms, so the lock file cannot list them and `npm ci` refuses it.
 agents=tests/agents
