@@ -84,8 +84,8 @@ if $deps_only; then
     (cd "$mcp_servers" && npm ci --no-audit --no-fund)
   fi
   # The real coding agents the agent gateway's, the hooks' and the ACP host's tests run (Claude
-  # Code, Codex, Copilot CLI, Qwen Code, Gemini CLI, claude-code-acp), pinned likewise. `npm
-  # install`, as for the UI: the registry here has no builds of Qwen Code's clipboard module for
+  # Code, Codex, Copilot CLI, Qwen Code, Gemini CLI, claude-code-acp, codex-acp, OpenCode), pinned
+  # likewise. `npm install`, as for the UI: the registry here has no builds of Qwen Code's clipboard module for
   # other platforms, so the lock file cannot list them and `npm ci` refuses it.
   agents=tests/agents
   if [ ! -d "$agents/node_modules" ] || [ "$agents/package-lock.json" -nt "$agents/node_modules" ]; then

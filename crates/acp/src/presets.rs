@@ -51,7 +51,7 @@ pub const PRESETS: &[Preset] = &[
         program: "codex-acp",
         args: &[],
         install: "npm install -g @zed-industries/codex-acp",
-        note: "codex-acp asks only for what its sandbox blocks: set approval_policy = \"untrusted\" and sandbox_mode = \"read-only\" in $CODEX_HOME/config.toml. Its npm wrapper leaves its native process behind when killed: prefer the native binary (node_modules/@zed-industries/codex-acp-linux-x64/bin/codex-acp) with `--acp --`.",
+        note: "codex-acp asks only for what its sandbox blocks: set approval_policy = \"untrusted\" and sandbox_mode = \"read-only\" in $CODEX_HOME/config.toml. (Its npm wrapper leaves its native process behind when killed alone; Airlock ends the agent's whole process group, so nothing is left.)",
     },
     Preset {
         name: "copilot",
