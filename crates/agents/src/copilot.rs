@@ -41,6 +41,10 @@ impl Agent for Copilot {
             "web_fetch",
         ]
     }
+
+    fn speaks_acp(&self) -> bool {
+        true
+    }
 }
 
 /// `{"sessionId", "timestamp", "cwd", "toolName", "toolArgs"}` (camelCase; `toolArgs` an

@@ -58,6 +58,10 @@ impl Agent for Qwen {
     fn asks_permission_first(&self) -> bool {
         true
     }
+
+    fn speaks_acp(&self) -> bool {
+        true
+    }
 }
 
 impl HookDialect for Qwen {
