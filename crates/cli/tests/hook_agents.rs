@@ -19,7 +19,7 @@
 mod common;
 
 use airlock_testkit::{Fallback, Reply, ScriptedCall, ScriptedModel};
-use common::{BIN, Engine, eventually, ok};
+use common::{AgentRun, BIN, ok};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -157,9 +157,26 @@ impl World {
         );
         String::from_utf8(out.stdout).unwrap()
     }
+}
 
-    fn engine(&self) -> Engine {
-        Engine::start(self.data.path())
+fn check_item(world: &World, item: &Value, command: &str) {
+    assert_eq!(item["kind"], "agent_tool_call", "{item}");
+    assert_eq!(item["agent"], world.agent.name(), "{item}");
+    assert_eq!(item["tool"], world.agent.shell_tool(), "{item}");
+    assert_eq!(item["args"]["command"], command, "{item}");
+}
+
+impl AgentRun for World {
+    fn data_dir(&self) -> &Path {
+        self.data.path()
+    }
+
+    fn project(&self) -> &Path {
+        self.project.path()
+    }
+
+    fn model(&self) -> &ScriptedModel {
+        &self.model
     }
 
     /// Starts the agent on a prompt, headless; it runs until its model says it is done.
@@ -247,59 +264,6 @@ impl World {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
-    }
-
-    fn ran(&self, file: &str) -> bool {
-        self.project.path().join(file).exists()
-    }
-
-    /// The one agent item in the inbox, once it is there.
-    fn waiting_item(&self) -> Value {
-        let items = eventually("the agent's call in the inbox", || {
-            let items: Vec<Value> =
-                serde_json::from_str(&ok(self.data.path(), &["inbox", "--json"])).unwrap();
-            (!items.is_empty()).then_some(items)
-        });
-        assert_eq!(items.len(), 1, "{items:?}");
-        items[0].clone()
-    }
-
-    fn model_saw(&self, text: &str) -> bool {
-        self.model
-            .requests()
-            .iter()
-            .any(|request| request.to_string().contains(text))
-    }
-}
-
-fn check_item(world: &World, item: &Value, command: &str) {
-    assert_eq!(item["kind"], "agent_tool_call", "{item}");
-    assert_eq!(item["agent"], world.agent.name(), "{item}");
-    assert_eq!(item["tool"], world.agent.shell_tool(), "{item}");
-    assert_eq!(item["args"]["command"], command, "{item}");
-}
-
-impl common::AgentRun for World {
-    fn data_dir(&self) -> &Path {
-        self.data.path()
-    }
-    fn serve(&self) -> Engine {
-        World::engine(self)
-    }
-    fn start(&self) -> Child {
-        World::start(self)
-    }
-    fn waiting_item(&self) -> Value {
-        World::waiting_item(self)
-    }
-    fn finish(&self, child: Child) -> String {
-        World::finish(self, child)
-    }
-    fn ran(&self, file: &str) -> bool {
-        World::ran(self, file)
-    }
-    fn model_saw(&self, text: &str) -> bool {
-        World::model_saw(self, text)
     }
 }
 
