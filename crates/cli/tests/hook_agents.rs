@@ -4,9 +4,10 @@
 //! for Gemini), each configured only through `airlock connect` in a temporary HOME. Per agent:
 //! approve → the command ran; deny with a reason → nothing ran and the model's next request
 //! holds the reason; edit → the edited command ran (Copilot, Gemini; Qwen edits only where it
-//! would ask, which it does not headless); no engine → nothing ran (fail closed) and the model
-//! was told why. And Claude Code's hook with `onFailure: "block"`: a hook that cannot
-//! even start blocks the call instead of handing it to Claude Code's own permission flow.
+//! would ask: headless, with its stream-json input); no engine → nothing ran (fail closed) and the model
+//! was told why. And Claude Code's hook with
+//! `onFailure: "block"`: a hook that cannot even start blocks the call instead of handing it to
+//! Claude Code's own permission flow.
 //!
 //! Every agent is kept on 127.0.0.1: its model's base URL is the scripted server, HOME is a
 //! temporary folder, and HTTPS_PROXY / HTTP_PROXY point at a closed port (NO_PROXY for
@@ -28,7 +29,11 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Agent {
     Copilot,
+    /// Qwen Code in yolo mode: nothing of Qwen's asks, PreToolUse (every call) is the gate.
     Qwen,
+    /// Qwen Code where it asks (`--approval-mode default`), headless through its stream-json
+    /// input (plain `-p` declines before any hook): PermissionRequest is the gate, with edits.
+    QwenAsking,
     Gemini,
 }
 
@@ -36,7 +41,7 @@ impl Agent {
     fn name(self) -> &'static str {
         match self {
             Agent::Copilot => "copilot",
-            Agent::Qwen => "qwen",
+            Agent::Qwen | Agent::QwenAsking => "qwen",
             Agent::Gemini => "gemini",
         }
     }
@@ -44,7 +49,7 @@ impl Agent {
     fn bin(self) -> PathBuf {
         common::installed_agent(match self {
             Agent::Copilot => "copilot",
-            Agent::Qwen => "qwen",
+            Agent::Qwen | Agent::QwenAsking => "qwen",
             Agent::Gemini => "gemini",
         })
     }
@@ -53,7 +58,7 @@ impl Agent {
     fn shell_tool(self) -> &'static str {
         match self {
             Agent::Copilot => "bash",
-            Agent::Qwen | Agent::Gemini => "run_shell_command",
+            Agent::Qwen | Agent::QwenAsking | Agent::Gemini => "run_shell_command",
         }
     }
 
@@ -63,7 +68,9 @@ impl Agent {
             Agent::Copilot => json!({
                 "command": command, "description": "Run it", "mode": "sync", "initial_wait": 30,
             }),
-            Agent::Qwen | Agent::Gemini => json!({"command": command, "description": "Run it"}),
+            Agent::Qwen | Agent::QwenAsking | Agent::Gemini => {
+                json!({"command": command, "description": "Run it"})
+            }
         };
         ScriptedCall::new("call_1", self.shell_tool(), args)
     }
@@ -117,7 +124,7 @@ impl World {
         let home = self.home.path();
         let (file, settings) = match self.agent {
             Agent::Copilot => return,
-            Agent::Qwen => (
+            Agent::Qwen | Agent::QwenAsking => (
                 home.join(".qwen/settings.json"),
                 json!({
                     "security": {"auth": {"selectedType": "openai"}},
@@ -157,30 +164,10 @@ impl World {
         );
         String::from_utf8(out.stdout).unwrap()
     }
-}
 
-fn check_item(world: &World, item: &Value, command: &str) {
-    assert_eq!(item["kind"], "agent_tool_call", "{item}");
-    assert_eq!(item["agent"], world.agent.name(), "{item}");
-    assert_eq!(item["tool"], world.agent.shell_tool(), "{item}");
-    assert_eq!(item["args"]["command"], command, "{item}");
-}
-
-impl AgentRun for World {
-    fn data_dir(&self) -> &Path {
-        self.data.path()
-    }
-
-    fn project(&self) -> &Path {
-        self.project.path()
-    }
-
-    fn model(&self) -> &ScriptedModel {
-        &self.model
-    }
-
-    /// Starts the agent on a prompt, headless; it runs until its model says it is done.
-    fn start(&self) -> Child {
+    /// Starts the agent on a prompt, headless, with more arguments and environment variables
+    /// for it; it runs until its model says it is done.
+    fn start_with(&self, extra: &[&str], env: &[(&str, &str)]) -> Child {
         let home = self.home.path();
         let mut command = Command::new(&self.bin);
         command
@@ -212,17 +199,29 @@ impl AgentRun for World {
                     .env("COPILOT_MODEL", "gpt-4.1")
                     .args(["-p", prompt]);
             }
-            Agent::Qwen => {
+            Agent::Qwen | Agent::QwenAsking => {
                 command
                     .env("QWEN_HOME", home.join(".qwen"))
                     .env("OPENAI_API_KEY", "dummy")
                     .env("OPENAI_BASE_URL", self.model.base_url())
                     .env("OPENAI_MODEL", "mock")
                     .env("QWEN_USAGE_STATISTICS_ENABLED", "0")
+                    .args(["-p", prompt]);
+                if self.agent == Agent::Qwen {
                     // Headless in its default mode Qwen declines the shell before any hook
                     // (a deny rule): in yolo mode nothing of Qwen's asks and PreToolUse, which
                     // fires for every call, is the gate.
-                    .args(["-p", prompt, "--approval-mode", "yolo"]);
+                    command.args(["--approval-mode", "yolo"]);
+                } else {
+                    // With stream-json input Qwen asks (its PermissionRequest hook first, then
+                    // its host over stdout) instead of declining; it runs until its input ends
+                    // (`finish` closes it once Qwen reported its result).
+                    command
+                        .args(["--approval-mode", "default"])
+                        .args(["--input-format", "stream-json"])
+                        .args(["--output-format", "stream-json"])
+                        .stdin(Stdio::piped());
+                }
             }
             Agent::Gemini => {
                 command
@@ -233,14 +232,59 @@ impl AgentRun for World {
                     .args(["-p", prompt]);
             }
         }
+        command.args(extra).envs(env.iter().copied());
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         command.spawn().unwrap()
     }
+}
 
-    /// Runs the agent to its end (bounded, so a hung agent fails the test).
+fn check_item(world: &World, item: &Value, command: &str) {
+    assert_eq!(item["kind"], "agent_tool_call", "{item}");
+    assert_eq!(item["agent"], world.agent.name(), "{item}");
+    assert_eq!(item["tool"], world.agent.shell_tool(), "{item}");
+    assert_eq!(item["args"]["command"], command, "{item}");
+}
+
+impl AgentRun for World {
+    fn data_dir(&self) -> &Path {
+        self.data.path()
+    }
+
+    fn project(&self) -> &Path {
+        self.project.path()
+    }
+
+    fn model(&self) -> &ScriptedModel {
+        &self.model
+    }
+
+    /// Starts the agent on a prompt, headless; it runs until its model says it is done.
+    fn start(&self) -> Child {
+        self.start_with(&[], &[])
+    }
+
+    /// Runs the agent to its end (bounded, so a hung agent fails the test). An agent reading
+    /// stream-json input has its input closed once it printed its result.
     fn finish(&self, mut child: Child) -> String {
         let started = Instant::now();
+        let mut input = child.stdin.take();
+        let printed = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let reader = input.is_some().then(|| {
+            let stdout = child.stdout.take().unwrap();
+            let printed = printed.clone();
+            std::thread::spawn(move || {
+                for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+                    let Ok(line) = line else { break };
+                    let mut printed = printed.lock().unwrap();
+                    printed.push_str(&line);
+                    printed.push('\n');
+                }
+            })
+        });
         loop {
+            if input.is_some() && printed.lock().unwrap().contains("\"type\":\"result\"") {
+                input = None;
+            }
             if child.try_wait().unwrap().is_some() {
                 break;
             }
@@ -259,8 +303,12 @@ impl AgentRun for World {
             std::thread::sleep(Duration::from_millis(20));
         }
         let out = child.wait_with_output().unwrap();
+        if let Some(reader) = reader {
+            reader.join().unwrap();
+        }
         format!(
-            "{}\n{}",
+            "{}{}\n{}",
+            printed.lock().unwrap(),
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
@@ -334,12 +382,17 @@ for_agents!(
         edit_runs_the_edited_command,
         no_engine_fails_closed,
     ],
-    // Qwen's edit is made at PermissionRequest, which fires only where Qwen would ask: not
-    // headless (see `start`).
+    // Qwen's edit is made at PermissionRequest, which fires only where Qwen would ask: with
+    // stream-json input headless (QwenAsking, see `start`).
     Qwen: [
         approve_runs_the_call,
         deny_reason_reaches_the_model,
         no_engine_fails_closed,
+    ],
+    QwenAsking: [
+        approve_runs_the_call,
+        deny_reason_reaches_the_model,
+        edit_runs_the_edited_command,
     ],
     Gemini: [
         approve_runs_the_call,
