@@ -122,7 +122,7 @@ impl HookDialect for Copilot {
 #[cfg(feature = "connect")]
 mod config {
     use super::Copilot;
-    use crate::connect::hook_writer::{HookWriter, HttpHooks, NO_HTTP_HOOK, Place};
+    use crate::connect::hook_writer::{HookWriter, HttpHooks, Place};
     use crate::connect::hooks::Layout;
     use crate::connect::{ConfigWriter, Connectable, Result};
     use std::path::PathBuf;
@@ -151,6 +151,12 @@ mod config {
         manifest: None,
         note: "Its tool calls now wait in Airlock's inbox (approve, deny with a reason the model reads, or edit the arguments). When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set copilot --fallback ask` gives it to Copilot's own permission prompt instead); a hook that fails is a denial in Copilot. Undo with `airlock disconnect copilot`.",
     };
+
+    /// Copilot CLI (1.0.102) posts an HTTP `preToolUse` hook to `http://127.0.0.1` only with
+    /// `COPILOT_HOOK_ALLOW_LOCALHOST=1` in its environment (else `https://` only), and skips
+    /// the hook otherwise, logging why; no file of its can set the variable. (With it, the hook
+    /// fails closed.) crates/cli/tests/hook_agents.rs shows both with the real agent.
+    const NO_HTTP_HOOK: &str = "GitHub Copilot CLI takes an http:// preToolUse hook only when COPILOT_HOOK_ALLOW_LOCALHOST=1 is in its own environment, which no config file can set, and otherwise skips it with a line in its log: the calls of a Copilot started without it would not reach Airlock (under --allow-all-tools they would run unasked); the command hook (`airlock connect copilot`) reaches Airlock from any environment, and denies the call when it cannot";
 
     /// `$COPILOT_HOME`, else `~/.copilot`; its `hooks/airlock.json`.
     fn hooks_file() -> Result<PathBuf> {

@@ -116,7 +116,7 @@ impl HookDialect for Qwen {
 #[cfg(feature = "connect")]
 mod config {
     use super::Qwen;
-    use crate::connect::hook_writer::{HookWriter, HttpHooks, NO_HTTP_HOOK, Place};
+    use crate::connect::hook_writer::{HookWriter, HttpHooks, Place};
     use crate::connect::hooks::Layout;
     use crate::connect::{ConfigWriter, Connectable};
 
@@ -138,5 +138,9 @@ mod config {
         manifest: None,
         note: "Its tool calls now wait in Airlock's inbox: where Qwen would ask you (approval mode default) you can approve, deny with a message the model reads, or edit the arguments; in yolo mode every call still waits, but an edit cannot be made there. When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set qwen --fallback ask` gives it to Qwen's own prompt instead). Qwen runs a call whose hook crashes: the hook never does, but no setting of Qwen's makes that closed. Undo with `airlock disconnect qwen`.",
     };
-}
 
+    /// Qwen Code (0.24.4, `HttpHookRunner`) treats an HTTP hook that gets no answer (nothing
+    /// listening, a timeout, a status that is not 2xx) as a non-blocking error and goes on with
+    /// the call, and no setting of its makes that block: in yolo mode the call then runs.
+    const NO_HTTP_HOOK: &str = "Qwen Code runs a call whose HTTP hook gets no answer (Airlock not running, a timeout: a non-blocking error to Qwen) and has no setting that blocks it instead, so an HTTP hook would let calls through whenever Airlock is down; the command hook (`airlock connect qwen`) always answers, with a denial when Airlock is not running";
+}

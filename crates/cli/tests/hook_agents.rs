@@ -5,7 +5,8 @@
 //! approve → the command ran; deny with a reason → nothing ran and the model's next request
 //! holds the reason; edit → the edited command ran (Copilot, Gemini; Qwen edits only where it
 //! would ask: headless, with its stream-json input); no engine → nothing ran (fail closed) and the model
-//! was told why. And Claude Code's hook with
+//! was told why. Copilot's and Qwen's HTTP hooks: answered by Airlock they work, unanswered
+//! they let the call run (why `connect --http` refuses them). And Claude Code's hook with
 //! `onFailure: "block"`: a hook that cannot even start blocks the call instead of handing it to
 //! Claude Code's own permission flow.
 //!
@@ -163,6 +164,46 @@ impl World {
             String::from_utf8_lossy(&out.stderr)
         );
         String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Airlock's hook replaced by an HTTP hook to the engine's hook route for this agent, as
+    /// `connect --http` writes Claude Code's (the agent's own token, the timeout in the URL and
+    /// in the agent's own key), with no fail-closed switch: neither agent has one.
+    fn use_http_hook(&self) {
+        let _engine = self.engine();
+        let issued = self.airlock(&["agents", "token", self.agent.name()]);
+        let token = issued.lines().last().unwrap().trim();
+        let url = issued
+            .lines()
+            .find_map(|line| line.strip_prefix("Its HTTP hook posts to "))
+            .unwrap_or_else(|| panic!("no hook URL: {issued}"))
+            .trim();
+        let mut handler = json!({
+            "type": "http",
+            "url": format!("{url}?timeout=60"),
+            "headers": {"Authorization": format!("Bearer {token}")},
+        });
+        let home = self.home.path();
+        match self.agent {
+            Agent::Copilot => {
+                handler["timeoutSec"] = json!(60);
+                let hooks = json!({"version": 1, "hooks": {"preToolUse": [handler]}});
+                std::fs::write(home.join(".copilot/hooks/airlock.json"), hooks.to_string())
+                    .unwrap();
+            }
+            Agent::Qwen => {
+                // Qwen's HTTP hooks take seconds (its command hooks, milliseconds).
+                handler["timeout"] = json!(60);
+                let path = home.join(".qwen/settings.json");
+                let mut settings: Value =
+                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                for event in ["PreToolUse", "PermissionRequest"] {
+                    settings["hooks"][event] = json!([{"matcher": "*", "hooks": [handler]}]);
+                }
+                std::fs::write(&path, settings.to_string()).unwrap();
+            }
+            other => panic!("{other:?}: no HTTP hook here"),
+        }
     }
 
     /// Starts the agent on a prompt, headless, with more arguments and environment variables
@@ -359,6 +400,77 @@ async fn no_engine_fails_closed(agent: Agent) {
     assert!(
         started.elapsed() < Duration::from_secs(120),
         "the hook waited for an engine that is not there"
+    );
+}
+
+/// Deny with a reason over the agent's HTTP hook (`World::use_http_hook`), Airlock answering:
+/// the call does not run and the model reads the reason.
+fn http_hook_denial_reaches_the_model(world: &World, env: &[(&str, &str)]) {
+    let _engine = world.engine();
+    let child = world.start_with(&[], env);
+    let item = world.waiting_item();
+    check_item(world, &item, "touch RAN");
+    ok(
+        world.data.path(),
+        &[
+            "deny",
+            item["approval_id"].as_str().unwrap(),
+            "--reason",
+            "not over http",
+        ],
+    );
+    let out = world.finish(child);
+    assert!(!world.ran("RAN"), "a denied command ran: {out}");
+    assert!(
+        world.model_saw("not over http"),
+        "the reason never reached the model: {out}"
+    );
+}
+
+/// What lets Copilot CLI post its HTTP `preToolUse` hook to 127.0.0.1 (else it takes `https://`
+/// only): a variable of its environment, which no file of Copilot's can set.
+const COPILOT_ALLOW_LOCALHOST: (&str, &str) = ("COPILOT_HOOK_ALLOW_LOCALHOST", "1");
+
+/// Why `connect copilot --http` is refused (README; Copilot's `no_http_hook`). With
+/// `COPILOT_HOOK_ALLOW_LOCALHOST=1` Copilot's HTTP hook works with Airlock — a denial's reason
+/// reaches the model — and fails closed: nobody answering blocks the call, even under
+/// `--allow-all-tools`. Without that variable Copilot skips the hook (it only logs why) and
+/// under `--allow-all-tools` runs the call unasked: what a config Airlock wrote would do
+/// wherever the variable is not set. Should a newer pinned version stop skipping it, the last
+/// check fails: `connect copilot --http` can then be offered.
+#[tokio::test(flavor = "multi_thread")]
+async fn copilots_http_hook_is_skipped_without_its_variable() {
+    let world = World::new(Agent::Copilot, "touch RAN").await;
+    world.use_http_hook();
+    http_hook_denial_reaches_the_model(&world, &[COPILOT_ALLOW_LOCALHOST]);
+
+    let out = world.finish(world.start_with(&["--allow-all-tools"], &[COPILOT_ALLOW_LOCALHOST]));
+    assert!(
+        !world.ran("RAN"),
+        "with no engine Copilot's HTTP hook let the call run: {out}"
+    );
+    let out = world.finish(world.start_with(&["--allow-all-tools"], &[]));
+    assert!(
+        world.ran("RAN"),
+        "Copilot asked an http:// hook without COPILOT_HOOK_ALLOW_LOCALHOST: `connect copilot --http` may be offered now: {out}"
+    );
+}
+
+/// Why `connect qwen --http` is refused (README; Qwen's `no_http_hook`). Answered by Airlock,
+/// Qwen's HTTP hook works: a denial's reason reaches the model. But with Airlock stopped
+/// (nothing listens at the hook's URL) Qwen takes the hook's failure as a non-blocking error
+/// and, in yolo mode, runs the call: no setting of Qwen's blocks instead. Should a newer pinned
+/// version block, the last check fails: `connect qwen --http` can then be offered.
+#[tokio::test(flavor = "multi_thread")]
+async fn qwens_unanswered_http_hook_lets_the_call_run() {
+    let world = World::new(Agent::Qwen, "touch RAN").await;
+    world.use_http_hook();
+    http_hook_denial_reaches_the_model(&world, &[]);
+
+    let out = world.finish(world.start());
+    assert!(
+        world.ran("RAN"),
+        "Qwen blocked a call its HTTP hook could not ask about: `connect qwen --http` may be offered now: {out}"
     );
 }
 
