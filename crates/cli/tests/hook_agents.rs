@@ -299,9 +299,11 @@ impl AgentRun for World {
         &self.model
     }
 
-    /// Starts the agent on a prompt, headless; it runs until its model says it is done.
+    /// Starts the agent on a prompt, headless; it runs until its model says it is done. (With
+    /// Copilot's variable for an HTTP hook on 127.0.0.1, `use_http_hook`: its command hook does
+    /// not mind it.)
     fn start(&self) -> Child {
-        self.start_with(&[], &[])
+        self.start_with(&[], &[COPILOT_ALLOW_LOCALHOST])
     }
 
     /// Runs the agent to its end (bounded, so a hung agent fails the test). An agent reading
@@ -403,30 +405,6 @@ async fn no_engine_fails_closed(agent: Agent) {
     );
 }
 
-/// Deny with a reason over the agent's HTTP hook (`World::use_http_hook`), Airlock answering:
-/// the call does not run and the model reads the reason.
-fn http_hook_denial_reaches_the_model(world: &World, env: &[(&str, &str)]) {
-    let _engine = world.engine();
-    let child = world.start_with(&[], env);
-    let item = world.waiting_item();
-    check_item(world, &item, "touch RAN");
-    ok(
-        world.data.path(),
-        &[
-            "deny",
-            item["approval_id"].as_str().unwrap(),
-            "--reason",
-            "not over http",
-        ],
-    );
-    let out = world.finish(child);
-    assert!(!world.ran("RAN"), "a denied command ran: {out}");
-    assert!(
-        world.model_saw("not over http"),
-        "the reason never reached the model: {out}"
-    );
-}
-
 /// What lets Copilot CLI post its HTTP `preToolUse` hook to 127.0.0.1 (else it takes `https://`
 /// only): a variable of its environment, which no file of Copilot's can set.
 const COPILOT_ALLOW_LOCALHOST: (&str, &str) = ("COPILOT_HOOK_ALLOW_LOCALHOST", "1");
@@ -440,18 +418,19 @@ const COPILOT_ALLOW_LOCALHOST: (&str, &str) = ("COPILOT_HOOK_ALLOW_LOCALHOST", "
 /// check fails: `connect copilot --http` can then be offered.
 #[tokio::test(flavor = "multi_thread")]
 async fn copilots_http_hook_is_skipped_without_its_variable() {
-    let world = World::new(Agent::Copilot, "touch RAN").await;
+    // The model's one call touches DENIED, whatever is decided.
+    let world = World::new(Agent::Copilot, "touch DENIED").await;
     world.use_http_hook();
-    http_hook_denial_reaches_the_model(&world, &[COPILOT_ALLOW_LOCALHOST]);
+    common::deny_reason_reaches_the_model(&world);
 
     let out = world.finish(world.start_with(&["--allow-all-tools"], &[COPILOT_ALLOW_LOCALHOST]));
     assert!(
-        !world.ran("RAN"),
+        !world.ran("DENIED"),
         "with no engine Copilot's HTTP hook let the call run: {out}"
     );
     let out = world.finish(world.start_with(&["--allow-all-tools"], &[]));
     assert!(
-        world.ran("RAN"),
+        world.ran("DENIED"),
         "Copilot asked an http:// hook without COPILOT_HOOK_ALLOW_LOCALHOST: `connect copilot --http` may be offered now: {out}"
     );
 }
@@ -463,13 +442,14 @@ async fn copilots_http_hook_is_skipped_without_its_variable() {
 /// version block, the last check fails: `connect qwen --http` can then be offered.
 #[tokio::test(flavor = "multi_thread")]
 async fn qwens_unanswered_http_hook_lets_the_call_run() {
-    let world = World::new(Agent::Qwen, "touch RAN").await;
+    // The model's one call touches DENIED, whatever is decided.
+    let world = World::new(Agent::Qwen, "touch DENIED").await;
     world.use_http_hook();
-    http_hook_denial_reaches_the_model(&world, &[]);
+    common::deny_reason_reaches_the_model(&world);
 
     let out = world.finish(world.start());
     assert!(
-        world.ran("RAN"),
+        world.ran("DENIED"),
         "Qwen blocked a call its HTTP hook could not ask about: `connect qwen --http` may be offered now: {out}"
     );
 }
