@@ -131,4 +131,23 @@ mod tests {
         assert_eq!(preset("gemini").unwrap().command_on(&path), None);
         assert!(preset("claude-code").is_none(), "a hook agent's name");
     }
+
+    /// A preset may take the name of an agent whose hook Airlock answers only when the registry
+    /// says that agent's own program speaks ACP (the engine then lets the hosted agent keep the
+    /// name, crates/engine/src/hosted.rs); and each such agent has its preset.
+    #[test]
+    fn the_presets_with_hook_agents_names_are_the_hook_agents_that_speak_acp() {
+        let mut presets: Vec<&str> = names()
+            .into_iter()
+            .filter(|name| airlock_agents::is_hook_agent(name))
+            .collect();
+        let mut speaking: Vec<&str> = airlock_agents::hook_agents()
+            .filter(|agent| agent.speaks_acp())
+            .map(|agent| agent.name())
+            .collect();
+        presets.sort_unstable();
+        speaking.sort_unstable();
+        assert_eq!(presets, speaking);
+        assert!(!speaking.is_empty());
+    }
 }

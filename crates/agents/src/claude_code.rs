@@ -104,73 +104,31 @@ impl HookDialect for ClaudeCode {
     }
 }
 
-/// Its PreToolUse hook, blocking when the hook fails.
 #[cfg(feature = "connect")]
-const LAYOUT: crate::connect::hooks::Layout = crate::connect::hooks::Layout {
-    handler_fields: r#"{"type": "command", "onFailure": "block"}"#,
-    ..crate::connect::hooks::Layout::grouped(&["PreToolUse"])
-};
+mod config {
+    use super::ClaudeCode;
+    use crate::connect::hook_writer::{HookWriter, HttpHooks, Place};
+    use crate::connect::hooks::Layout;
+    use crate::connect::{ConfigWriter, Connectable};
 
-#[cfg(feature = "connect")]
-impl crate::connect::Connectable for ClaudeCode {
-    const WRITER: Option<&'static dyn crate::connect::ConfigWriter> = Some(&ClaudeCode);
-}
-
-#[cfg(feature = "connect")]
-impl crate::connect::ConfigWriter for ClaudeCode {
-    fn takes_project(&self) -> bool {
-        true
+    impl Connectable for ClaudeCode {
+        const WRITER: Option<&'static dyn ConfigWriter> = Some(&WRITER);
     }
 
-    fn config_path(
-        &self,
-        project: Option<&std::path::Path>,
-    ) -> crate::connect::Result<std::path::PathBuf> {
-        Ok(match project {
-            Some(dir) => dir.to_path_buf(),
-            None => crate::connect::home()?,
-        }
-        .join(".claude")
-        .join("settings.json"))
-    }
-
-    fn connect(
-        &self,
-        path: &std::path::Path,
-        options: &crate::connect::Options,
-    ) -> crate::connect::Result<crate::connect::ConnectReport> {
-        crate::connect::hooks::connect(path, self.name(), &LAYOUT, options)
-    }
-
-    fn takes_http(&self) -> bool {
-        true
-    }
-
-    fn connect_http(
-        &self,
-        path: &std::path::Path,
-        options: &crate::connect::Options,
-        hook: &crate::connect::HttpHook,
-    ) -> crate::connect::Result<crate::connect::ConnectReport> {
-        crate::connect::hooks::connect_http(path, self.name(), &LAYOUT, options, hook)
-    }
-
-    fn disconnect(
-        &self,
-        path: &std::path::Path,
-    ) -> crate::connect::Result<crate::connect::ConnectReport> {
-        crate::connect::hooks::disconnect(path, self.name(), &LAYOUT, false)
-    }
-
-    fn connected(&self, path: &std::path::Path) -> crate::connect::Result<bool> {
-        crate::connect::hooks::connected(path, self.name(), &LAYOUT)
-    }
-
-    fn connected_note(&self, _report: &crate::connect::ConnectReport) -> Option<&'static str> {
-        Some(
-            "Its tool calls now wait in Airlock's inbox. When Airlock is not running or nobody decides in time, the call is denied (and when the hook itself cannot answer, Claude Code blocks it: `onFailure: block`, Claude Code 2.1.295 or later) (`airlock agents set claude-code --fallback ask` gives it to Claude Code's own permission flow instead, which runs it under its allow rules or bypassPermissions); undo with `airlock disconnect claude-code`.",
-        )
-    }
+    /// Its PreToolUse hook in `.claude/settings.json`, blocking when the hook fails; or its
+    /// HTTP hook (`connect --http`).
+    const WRITER: HookWriter = HookWriter {
+        agent: "claude-code",
+        place: Place::HomeOrProject(&[".claude", "settings.json"]),
+        layout: Layout {
+            handler_fields: r#"{"type": "command", "onFailure": "block"}"#,
+            ..Layout::grouped(&["PreToolUse"])
+        },
+        own_file: false,
+        http: HttpHooks::Blocking,
+        manifest: None,
+        note: "Its tool calls now wait in Airlock's inbox. When Airlock is not running or nobody decides in time, the call is denied (and when the hook itself cannot answer, Claude Code blocks it: `onFailure: block`, Claude Code 2.1.295 or later) (`airlock agents set claude-code --fallback ask` gives it to Claude Code's own permission flow instead, which runs it under its allow rules or bypassPermissions); undo with `airlock disconnect claude-code`.",
+    };
 }
 
 #[cfg(test)]

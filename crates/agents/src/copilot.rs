@@ -41,6 +41,10 @@ impl Agent for Copilot {
             "web_fetch",
         ]
     }
+
+    fn speaks_acp(&self) -> bool {
+        true
+    }
 }
 
 /// `{"sessionId", "timestamp", "cwd", "toolName", "toolArgs"}` (camelCase; `toolArgs` an
@@ -118,57 +122,48 @@ impl HookDialect for Copilot {
 #[cfg(feature = "connect")]
 mod config {
     use super::Copilot;
-    use crate::Agent;
-    use crate::connect::hooks::{self, Layout};
-    use crate::connect::{ConfigWriter, ConnectError, ConnectReport, Options, Result};
-    use std::path::{Path, PathBuf};
+    use crate::connect::hook_writer::{HookWriter, HttpHooks, Place};
+    use crate::connect::hooks::Layout;
+    use crate::connect::{ConfigWriter, Connectable, Result};
+    use std::path::PathBuf;
 
-    /// `{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": …, "timeoutSec": …}]}}`.
-    const LAYOUT: Layout = Layout {
-        events: &["preToolUse"],
-        group_matcher: None,
-        command_key: "bash",
-        timeout_key: "timeoutSec",
-        timeout_in_ms: false,
-        handler_fields: r#"{"type": "command"}"#,
-        file_fields: r#"{"version": 1}"#,
+    impl Connectable for Copilot {
+        const WRITER: Option<&'static dyn ConfigWriter> = Some(&WRITER);
+    }
+
+    /// `$COPILOT_HOME/hooks/airlock.json`, a file of Airlock's own among the person's hook
+    /// files: `{"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": …,
+    /// "timeoutSec": …}]}}`.
+    const WRITER: HookWriter = HookWriter {
+        agent: "copilot",
+        place: Place::Custom(hooks_file),
+        layout: Layout {
+            events: &["preToolUse"],
+            group_matcher: None,
+            command_key: "bash",
+            timeout_key: "timeoutSec",
+            timeout_in_ms: false,
+            handler_fields: r#"{"type": "command"}"#,
+            file_fields: r#"{"version": 1}"#,
+        },
+        own_file: true,
+        http: HttpHooks::Refused(NO_HTTP_HOOK),
+        manifest: None,
+        note: "Its tool calls now wait in Airlock's inbox (approve, deny with a reason the model reads, or edit the arguments). When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set copilot --fallback ask` gives it to Copilot's own permission prompt instead); a hook that fails is a denial in Copilot. Undo with `airlock disconnect copilot`.",
     };
 
-    /// `$COPILOT_HOME`, else `~/.copilot`.
-    fn home() -> Result<PathBuf> {
-        if let Some(dir) = std::env::var_os("COPILOT_HOME").filter(|v| !v.is_empty()) {
-            return Ok(PathBuf::from(dir));
-        }
-        dirs::home_dir()
-            .map(|h| h.join(".copilot"))
-            .ok_or_else(|| ConnectError::Invalid("no home folder is set ($HOME)".into()))
-    }
+    /// Copilot CLI (1.0.102) posts an HTTP `preToolUse` hook to `http://127.0.0.1` only with
+    /// `COPILOT_HOOK_ALLOW_LOCALHOST=1` in its environment (else `https://` only), and skips
+    /// the hook otherwise, logging why; no file of its can set the variable. (With it, the hook
+    /// fails closed.) crates/cli/tests/hook_agents.rs shows both with the real agent.
+    const NO_HTTP_HOOK: &str = "GitHub Copilot CLI takes an http:// preToolUse hook only when COPILOT_HOOK_ALLOW_LOCALHOST=1 is in its own environment, which no config file can set, and otherwise skips it with a line in its log: the calls of a Copilot started without it would not reach Airlock (under --allow-all-tools they would run unasked); the command hook (`airlock connect copilot`) reaches Airlock from any environment, and denies the call when it cannot";
 
-    impl crate::connect::Connectable for Copilot {
-        const WRITER: Option<&'static dyn ConfigWriter> = Some(&Copilot);
-    }
-
-    impl ConfigWriter for Copilot {
-        fn config_path(&self, _project: Option<&Path>) -> Result<PathBuf> {
-            Ok(home()?.join("hooks").join("airlock.json"))
-        }
-
-        fn connect(&self, path: &Path, options: &Options) -> Result<ConnectReport> {
-            hooks::connect(path, self.name(), &LAYOUT, options)
-        }
-
-        fn disconnect(&self, path: &Path) -> Result<ConnectReport> {
-            hooks::disconnect(path, self.name(), &LAYOUT, true)
-        }
-
-        fn connected(&self, path: &Path) -> Result<bool> {
-            hooks::connected(path, self.name(), &LAYOUT)
-        }
-
-        fn connected_note(&self, _report: &ConnectReport) -> Option<&'static str> {
-            Some(
-                "Its tool calls now wait in Airlock's inbox (approve, deny with a reason the model reads, or edit the arguments). When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set copilot --fallback ask` gives it to Copilot's own permission prompt instead); a hook that fails is a denial in Copilot. Undo with `airlock disconnect copilot`.",
-            )
-        }
+    /// `$COPILOT_HOME`, else `~/.copilot`; its `hooks/airlock.json`.
+    fn hooks_file() -> Result<PathBuf> {
+        let home = match std::env::var_os("COPILOT_HOME").filter(|v| !v.is_empty()) {
+            Some(dir) => PathBuf::from(dir),
+            None => crate::connect::home()?.join(".copilot"),
+        };
+        Ok(home.join("hooks").join("airlock.json"))
     }
 }

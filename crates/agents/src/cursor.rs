@@ -100,56 +100,31 @@ impl HookDialect for Cursor {
 #[cfg(feature = "connect")]
 mod config {
     use super::Cursor;
-    use crate::Agent;
-    use crate::connect::hooks::{self, Layout};
-    use crate::connect::{ConfigWriter, ConnectReport, Options, Result};
-    use std::path::{Path, PathBuf};
+    use crate::connect::hook_writer::{HookWriter, HttpHooks, NO_HTTP_HOOK, Place};
+    use crate::connect::hooks::Layout;
+    use crate::connect::{ConfigWriter, Connectable};
 
-    /// `{"version": 1, "hooks": {"preToolUse": [{"command", "timeout", "failClosed": true}]}}`.
-    const LAYOUT: Layout = Layout {
-        events: &["preToolUse"],
-        group_matcher: None,
-        command_key: "command",
-        timeout_key: "timeout",
-        timeout_in_ms: false,
-        handler_fields: r#"{"failClosed": true}"#,
-        file_fields: r#"{"version": 1}"#,
+    impl Connectable for Cursor {
+        const WRITER: Option<&'static dyn ConfigWriter> = Some(&WRITER);
+    }
+
+    /// `.cursor/hooks.json`: `{"version": 1, "hooks": {"preToolUse": [{"command", "timeout",
+    /// "failClosed": true}]}}`.
+    const WRITER: HookWriter = HookWriter {
+        agent: "cursor",
+        place: Place::HomeOrProject(&[".cursor", "hooks.json"]),
+        layout: Layout {
+            events: &["preToolUse"],
+            group_matcher: None,
+            command_key: "command",
+            timeout_key: "timeout",
+            timeout_in_ms: false,
+            handler_fields: r#"{"failClosed": true}"#,
+            file_fields: r#"{"version": 1}"#,
+        },
+        own_file: false,
+        http: HttpHooks::Refused(NO_HTTP_HOOK),
+        manifest: None,
+        note: "Its tool calls now wait in Airlock's inbox (approve, or deny with a reason the agent reads; Cursor takes no edited arguments). The hook is installed with failClosed, so a hook that cannot answer blocks the call. Written from Cursor's documentation and not run on Airlock's test machine (docs/PLATFORMS.md). Undo with `airlock disconnect cursor`.",
     };
-
-    impl crate::connect::Connectable for Cursor {
-        const WRITER: Option<&'static dyn ConfigWriter> = Some(&Cursor);
-    }
-
-    impl ConfigWriter for Cursor {
-        fn takes_project(&self) -> bool {
-            true
-        }
-
-        fn config_path(&self, project: Option<&Path>) -> Result<PathBuf> {
-            Ok(match project {
-                Some(dir) => dir.to_path_buf(),
-                None => crate::connect::home()?,
-            }
-            .join(".cursor")
-            .join("hooks.json"))
-        }
-
-        fn connect(&self, path: &Path, options: &Options) -> Result<ConnectReport> {
-            hooks::connect(path, self.name(), &LAYOUT, options)
-        }
-
-        fn disconnect(&self, path: &Path) -> Result<ConnectReport> {
-            hooks::disconnect(path, self.name(), &LAYOUT, false)
-        }
-
-        fn connected(&self, path: &Path) -> Result<bool> {
-            hooks::connected(path, self.name(), &LAYOUT)
-        }
-
-        fn connected_note(&self, _report: &ConnectReport) -> Option<&'static str> {
-            Some(
-                "Its tool calls now wait in Airlock's inbox (approve, or deny with a reason the agent reads; Cursor takes no edited arguments). The hook is installed with failClosed, so a hook that cannot answer blocks the call. Written from Cursor's documentation and not run on Airlock's test machine (docs/PLATFORMS.md). Undo with `airlock disconnect cursor`.",
-            )
-        }
-    }
 }

@@ -57,6 +57,10 @@ impl Agent for Gemini {
             "write_todos",
         ]
     }
+
+    fn speaks_acp(&self) -> bool {
+        true
+    }
 }
 
 /// The event Gemini names its hook's input with.

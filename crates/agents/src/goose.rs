@@ -105,78 +105,30 @@ impl HookDialect for Goose {
 #[cfg(feature = "connect")]
 mod config {
     use super::Goose;
-    use crate::Agent;
-    use crate::connect::hooks::{self, Layout};
-    use crate::connect::{ConfigWriter, ConnectError, ConnectReport, Options, Result, files};
-    use std::path::{Path, PathBuf};
+    use crate::connect::hook_writer::{HookWriter, HttpHooks, NO_HTTP_HOOK, Place, PluginManifest};
+    use crate::connect::hooks::Layout;
+    use crate::connect::{ConfigWriter, Connectable};
 
-    /// `{"hooks": {"PreToolUse": [{"hooks": [{"type", "command", "timeout", "on_failure"}]}]}}`
-    /// (no matcher: every tool; goose's matchers are regular expressions).
-    const LAYOUT: Layout = Layout {
-        group_matcher: Some(""),
-        handler_fields: r#"{"type": "command", "on_failure": "block"}"#,
-        ..Layout::grouped(&["PreToolUse"])
+    impl Connectable for Goose {
+        const WRITER: Option<&'static dyn ConfigWriter> = Some(&WRITER);
+    }
+
+    /// A plugin of Airlock's own, `{"hooks": {"PreToolUse": [{"hooks": [{"type", "command",
+    /// "timeout", "on_failure"}]}]}}` (no matcher: every tool; goose's matchers are regular
+    /// expressions), with the manifest goose loads it by.
+    const WRITER: HookWriter = HookWriter {
+        agent: "goose",
+        place: Place::Home(&[".agents", "plugins", "airlock", "hooks", "hooks.json"]),
+        layout: Layout {
+            group_matcher: Some(""),
+            handler_fields: r#"{"type": "command", "on_failure": "block"}"#,
+            ..Layout::grouped(&["PreToolUse"])
+        },
+        own_file: true,
+        http: HttpHooks::Refused(NO_HTTP_HOOK),
+        manifest: Some(PluginManifest(
+            "{\n  \"name\": \"airlock\",\n  \"version\": \"1.0.0\",\n  \"description\": \"Airlock decides goose's tool calls (written by `airlock connect goose`)\"\n}\n",
+        )),
+        note: "Its tool calls now wait in Airlock's inbox (approve, or deny with a reason the model reads; goose's hooks cannot edit a call). The hook is installed with on_failure: block, so a hook that returns no decision blocks the call, and so does Airlock not running. Written from goose's documentation and not run on Airlock's test machine (docs/PLATFORMS.md). Undo with `airlock disconnect goose`.",
     };
-
-    const MANIFEST: &str = "{\n  \"name\": \"airlock\",\n  \"version\": \"1.0.0\",\n  \"description\": \"Airlock decides goose's tool calls (written by `airlock connect goose`)\"\n}\n";
-
-    /// The plugin's folder, from its hooks file (`…/airlock/hooks/hooks.json`).
-    fn plugin_dir(hooks_json: &Path) -> Option<&Path> {
-        hooks_json.parent()?.parent()
-    }
-
-    impl crate::connect::Connectable for Goose {
-        const WRITER: Option<&'static dyn ConfigWriter> = Some(&Goose);
-    }
-
-    impl ConfigWriter for Goose {
-        fn config_path(&self, _project: Option<&Path>) -> Result<PathBuf> {
-            Ok(crate::connect::home()?
-                .join(".agents")
-                .join("plugins")
-                .join("airlock")
-                .join("hooks")
-                .join("hooks.json"))
-        }
-
-        fn connect(&self, path: &Path, options: &Options) -> Result<ConnectReport> {
-            let mut report = hooks::connect(path, self.name(), &LAYOUT, options)?;
-            if let Some(plugin) = plugin_dir(path) {
-                let manifest = plugin.join("plugin.json");
-                if !manifest.exists() {
-                    files::write_with_backup(&manifest, MANIFEST)?;
-                    report.changes.push(format!("+ {}", manifest.display()));
-                    report.changed = true;
-                }
-            }
-            Ok(report)
-        }
-
-        fn disconnect(&self, path: &Path) -> Result<ConnectReport> {
-            let mut report = hooks::disconnect(path, self.name(), &LAYOUT, true)?;
-            // Airlock's plugin without its hook is nothing: its manifest goes too.
-            if let Some(plugin) = plugin_dir(path).filter(|_| !path.exists()) {
-                let manifest = plugin.join("plugin.json");
-                if std::fs::read_to_string(&manifest).ok().as_deref() == Some(MANIFEST) {
-                    std::fs::remove_file(&manifest).map_err(|e| ConnectError::Write {
-                        path: manifest.clone(),
-                        message: e.to_string(),
-                    })?;
-                    report.changes.push(format!("- {}", manifest.display()));
-                    report.changed = true;
-                }
-            }
-            Ok(report)
-        }
-
-        fn connected(&self, path: &Path) -> Result<bool> {
-            hooks::connected(path, self.name(), &LAYOUT)
-        }
-
-        fn connected_note(&self, _report: &ConnectReport) -> Option<&'static str> {
-            Some(
-                "Its tool calls now wait in Airlock's inbox (approve, or deny with a reason the model reads; goose's hooks cannot edit a call). The hook is installed with on_failure: block, so a hook that returns no decision blocks the call, and so does Airlock not running. Written from goose's documentation and not run on Airlock's test machine (docs/PLATFORMS.md). Undo with `airlock disconnect goose`.",
-            )
-        }
-    }
 }

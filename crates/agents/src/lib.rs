@@ -105,6 +105,14 @@ pub trait Agent: Sync {
     fn asks_permission_first(&self) -> bool {
         false
     }
+
+    /// Whether its own program also speaks ACP, so that Airlock may host it under this name
+    /// (`airlock agents add NAME`, the preset of that name): the same agent, one set of settings
+    /// and rules, whichever way it asks. Any other agent's name would lend its rules to another
+    /// program.
+    fn speaks_acp(&self) -> bool {
+        false
+    }
 }
 
 /// The agent called `name`.

@@ -58,6 +58,10 @@ impl Agent for Qwen {
     fn asks_permission_first(&self) -> bool {
         true
     }
+
+    fn speaks_acp(&self) -> bool {
+        true
+    }
 }
 
 impl HookDialect for Qwen {
@@ -112,51 +116,31 @@ impl HookDialect for Qwen {
 #[cfg(feature = "connect")]
 mod config {
     use super::Qwen;
-    use crate::Agent;
-    use crate::connect::hooks::{self, Layout};
-    use crate::connect::{ConfigWriter, ConnectReport, Options, Result};
-    use std::path::{Path, PathBuf};
+    use crate::connect::hook_writer::{HookWriter, HttpHooks, Place};
+    use crate::connect::hooks::Layout;
+    use crate::connect::{ConfigWriter, Connectable};
 
-    /// PreToolUse first: it is the gate `connected` looks for. Qwen's timeout is in ms.
-    const LAYOUT: Layout = Layout {
-        timeout_in_ms: true,
-        ..Layout::grouped(&["PreToolUse", "PermissionRequest"])
+    impl Connectable for Qwen {
+        const WRITER: Option<&'static dyn ConfigWriter> = Some(&WRITER);
+    }
+
+    /// `.qwen/settings.json`, PreToolUse first: it is the gate `connected` looks for. Qwen's
+    /// timeout is in ms.
+    const WRITER: HookWriter = HookWriter {
+        agent: "qwen",
+        place: Place::HomeOrProject(&[".qwen", "settings.json"]),
+        layout: Layout {
+            timeout_in_ms: true,
+            ..Layout::grouped(&["PreToolUse", "PermissionRequest"])
+        },
+        own_file: false,
+        http: HttpHooks::Refused(NO_HTTP_HOOK),
+        manifest: None,
+        note: "Its tool calls now wait in Airlock's inbox: where Qwen would ask you (approval mode default) you can approve, deny with a message the model reads, or edit the arguments; in yolo mode every call still waits, but an edit cannot be made there. When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set qwen --fallback ask` gives it to Qwen's own prompt instead). Qwen runs a call whose hook crashes: the hook never does, but no setting of Qwen's makes that closed. Undo with `airlock disconnect qwen`.",
     };
 
-    impl crate::connect::Connectable for Qwen {
-        const WRITER: Option<&'static dyn ConfigWriter> = Some(&Qwen);
-    }
-
-    impl ConfigWriter for Qwen {
-        fn takes_project(&self) -> bool {
-            true
-        }
-
-        fn config_path(&self, project: Option<&Path>) -> Result<PathBuf> {
-            Ok(match project {
-                Some(dir) => dir.to_path_buf(),
-                None => crate::connect::home()?,
-            }
-            .join(".qwen")
-            .join("settings.json"))
-        }
-
-        fn connect(&self, path: &Path, options: &Options) -> Result<ConnectReport> {
-            hooks::connect(path, self.name(), &LAYOUT, options)
-        }
-
-        fn disconnect(&self, path: &Path) -> Result<ConnectReport> {
-            hooks::disconnect(path, self.name(), &LAYOUT, false)
-        }
-
-        fn connected(&self, path: &Path) -> Result<bool> {
-            hooks::connected(path, self.name(), &LAYOUT)
-        }
-
-        fn connected_note(&self, _report: &ConnectReport) -> Option<&'static str> {
-            Some(
-                "Its tool calls now wait in Airlock's inbox: where Qwen would ask you (approval mode default) you can approve, deny with a message the model reads, or edit the arguments; in yolo mode every call still waits, but an edit cannot be made there. When Airlock is not running or nobody decides in time, the call is denied (`airlock agents set qwen --fallback ask` gives it to Qwen's own prompt instead). Qwen runs a call whose hook crashes: the hook never does, but no setting of Qwen's makes that closed. Undo with `airlock disconnect qwen`.",
-            )
-        }
-    }
+    /// Qwen Code (0.24.4, `HttpHookRunner`) treats an HTTP hook that gets no answer (nothing
+    /// listening, a timeout, a status that is not 2xx) as a non-blocking error and goes on with
+    /// the call, and no setting of its makes that block: in yolo mode the call then runs.
+    const NO_HTTP_HOOK: &str = "Qwen Code runs a call whose HTTP hook gets no answer (Airlock not running, a timeout: a non-blocking error to Qwen) and has no setting that blocks it instead, so an HTTP hook would let calls through whenever Airlock is down; the command hook (`airlock connect qwen`) always answers, with a denial when Airlock is not running";
 }

@@ -310,3 +310,56 @@ fn every_hook_config_writer_connects_once_and_disconnects_cleanly() {
     goose.disconnect(&hooks).unwrap();
     assert!(!hooks.exists() && !home.path().join("plugins/airlock/plugin.json").exists());
 }
+
+/// `connect --http` installs an HTTP hook only where every call then reaches Airlock or is
+/// blocked (Claude Code's `onFailure: "block"`). Qwen Code runs a call its HTTP hook got no
+/// answer for; Copilot CLI skips an http:// hook unless a variable of its environment allows it
+/// (crates/cli/tests/hook_agents.rs shows both with the real agents): refused, saying why and
+/// naming the command hook, with nothing written.
+#[cfg(feature = "connect")]
+#[test]
+fn an_http_hook_is_installed_only_where_the_agent_blocks_an_unanswered_call() {
+    let options = connect::Options {
+        airlock: "/opt/airlock/airlock".into(),
+        data_dir: None,
+        timeout_secs: 30,
+        codex: None,
+    };
+    let hook = connect::HttpHook {
+        url: "http://127.0.0.1:23456/v1/agent-calls/hook/AGENT".into(),
+        token: "airlock_agent_secret".into(),
+    };
+    let mut installs = Vec::new();
+    for name in connect::names() {
+        let writer = connect::Target::parse(name, None).unwrap().writer();
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join("config.json");
+        match writer.no_http_hook() {
+            None => {
+                writer.connect_http(&path, &options, &hook).unwrap();
+                installs.push(name);
+            }
+            Some(why) => {
+                let error = writer.connect_http(&path, &options, &hook).unwrap_err();
+                assert_eq!(error.to_string(), why, "{name}");
+                assert!(!path.exists(), "{name}: a refused HTTP hook was written");
+            }
+        }
+    }
+    assert_eq!(installs, ["claude-code"]);
+    for name in ["copilot", "qwen"] {
+        let why = connect::Target::parse(name, None)
+            .unwrap()
+            .writer()
+            .no_http_hook()
+            .unwrap();
+        assert!(
+            why.contains("HTTP hook") || why.contains("http:// preToolUse hook"),
+            "{name}: {why}"
+        );
+        assert!(
+            why.contains(&format!("the command hook (`airlock connect {name}`)")),
+            "{name}: {why}"
+        );
+    }
+}

@@ -110,11 +110,8 @@ pub struct How {
 /// The agent's HTTP hook: a new token of its own from the running engine (replacing the one it
 /// had) and the engine's hook URL for it.
 async fn http_hook(data_dir: &Path, target: &Target) -> anyhow::Result<HttpHook> {
-    if !target.writer().takes_http() {
-        anyhow::bail!(
-            "Airlock installs no HTTP hook for {}; connect it without --http",
-            target.name()
-        );
+    if let Some(why) = target.writer().no_http_hook() {
+        anyhow::bail!("{}: {why}", target.name());
     }
     let client = ApiClient::discover(data_dir)
         .context("--http needs the running engine (it issues the agent's own token)")?;

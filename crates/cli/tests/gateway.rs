@@ -15,7 +15,7 @@
 mod common;
 
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
-use common::{BIN, Engine, eventually, ok};
+use common::{AgentRun, BIN, Engine, eventually, ok};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -160,15 +160,6 @@ impl World {
         String::from_utf8(out.stdout).unwrap()
     }
 
-    fn engine(&self) -> Engine {
-        Engine::start(self.data.path())
-    }
-
-    /// Starts the agent on a prompt; it runs until the model's script ends.
-    fn start(&self) -> Child {
-        self.start_with(&[])
-    }
-
     /// The same with more arguments for the agent.
     fn start_with(&self, extra: &[&str]) -> Child {
         let mut command = Command::new(&self.bin);
@@ -231,31 +222,6 @@ impl World {
         child.wait().unwrap();
     }
 
-    /// Runs the agent to its end (bounded, so a hung agent fails the test).
-    fn finish(&self, mut child: Child) -> String {
-        let started = Instant::now();
-        loop {
-            if child.try_wait().unwrap().is_some() {
-                break;
-            }
-            if started.elapsed() > Duration::from_secs(120) {
-                let _ = child.kill();
-                panic!("{} did not finish", self.agent.name());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().unwrap();
-        format!(
-            "{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    }
-
-    fn ran(&self, file: &str) -> bool {
-        self.project.path().join(file).exists()
-    }
-
     /// Claude Code's hook (`airlock hook claude-code`) asking about `command` for another
     /// session, as its own process.
     fn hook_asking(&self, command: &str) -> Child {
@@ -278,24 +244,6 @@ impl World {
         std::io::Write::write_all(&mut stdin, event.to_string().as_bytes()).unwrap();
         drop(stdin);
         hook
-    }
-
-    /// The one agent item in the inbox, once it is there.
-    fn waiting_item(&self) -> Value {
-        let items = eventually("the agent's call in the inbox", || {
-            let items: Vec<Value> =
-                serde_json::from_str(&ok(self.data.path(), &["inbox", "--json"])).unwrap();
-            (!items.is_empty()).then_some(items)
-        });
-        assert_eq!(items.len(), 1, "{items:?}");
-        items[0].clone()
-    }
-
-    fn model_saw(&self, text: &str) -> bool {
-        self.model
-            .requests()
-            .iter()
-            .any(|request| request.to_string().contains(text))
     }
 
     fn audit_actions(&self) -> Vec<String> {
@@ -323,27 +271,43 @@ fn check_item(world: &World, item: &Value, command: &str) {
     );
 }
 
-impl common::AgentRun for World {
+impl AgentRun for World {
     fn data_dir(&self) -> &Path {
         self.data.path()
     }
-    fn serve(&self) -> Engine {
-        World::engine(self)
+
+    fn project(&self) -> &Path {
+        self.project.path()
     }
+
+    fn model(&self) -> &ScriptedModel {
+        &self.model
+    }
+
+    /// Starts the agent on a prompt; it runs until the model's script ends.
     fn start(&self) -> Child {
-        World::start(self)
+        self.start_with(&[])
     }
-    fn waiting_item(&self) -> Value {
-        World::waiting_item(self)
-    }
-    fn finish(&self, child: Child) -> String {
-        World::finish(self, child)
-    }
-    fn ran(&self, file: &str) -> bool {
-        World::ran(self, file)
-    }
-    fn model_saw(&self, text: &str) -> bool {
-        World::model_saw(self, text)
+
+    /// Runs the agent to its end (bounded, so a hung agent fails the test).
+    fn finish(&self, mut child: Child) -> String {
+        let started = Instant::now();
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if started.elapsed() > Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("{} did not finish", self.agent.name());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
     }
 }
 

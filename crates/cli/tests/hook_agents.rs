@@ -4,9 +4,11 @@
 //! for Gemini), each configured only through `airlock connect` in a temporary HOME. Per agent:
 //! approve → the command ran; deny with a reason → nothing ran and the model's next request
 //! holds the reason; edit → the edited command ran (Copilot, Gemini; Qwen edits only where it
-//! would ask, which it does not headless); no engine → nothing ran (fail closed) and the model
-//! was told why. And Claude Code's hook with `onFailure: "block"`: a hook that cannot
-//! even start blocks the call instead of handing it to Claude Code's own permission flow.
+//! would ask: headless, with its stream-json input); no engine → nothing ran (fail closed) and the model
+//! was told why. Copilot's and Qwen's HTTP hooks: answered by Airlock they work, unanswered
+//! they let the call run (why `connect --http` refuses them). And Claude Code's hook with
+//! `onFailure: "block"`: a hook that cannot even start blocks the call instead of handing it to
+//! Claude Code's own permission flow.
 //!
 //! Every agent is kept on 127.0.0.1: its model's base URL is the scripted server, HOME is a
 //! temporary folder, and HTTPS_PROXY / HTTP_PROXY point at a closed port (NO_PROXY for
@@ -19,7 +21,7 @@
 mod common;
 
 use airlock_testkit::{Fallback, Reply, ScriptedCall, ScriptedModel};
-use common::{BIN, Engine, eventually, ok};
+use common::{AgentRun, BIN, ok};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -28,7 +30,11 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Agent {
     Copilot,
+    /// Qwen Code in yolo mode: nothing of Qwen's asks, PreToolUse (every call) is the gate.
     Qwen,
+    /// Qwen Code where it asks (`--approval-mode default`), headless through its stream-json
+    /// input (plain `-p` declines before any hook): PermissionRequest is the gate, with edits.
+    QwenAsking,
     Gemini,
 }
 
@@ -36,7 +42,7 @@ impl Agent {
     fn name(self) -> &'static str {
         match self {
             Agent::Copilot => "copilot",
-            Agent::Qwen => "qwen",
+            Agent::Qwen | Agent::QwenAsking => "qwen",
             Agent::Gemini => "gemini",
         }
     }
@@ -44,7 +50,7 @@ impl Agent {
     fn bin(self) -> PathBuf {
         common::installed_agent(match self {
             Agent::Copilot => "copilot",
-            Agent::Qwen => "qwen",
+            Agent::Qwen | Agent::QwenAsking => "qwen",
             Agent::Gemini => "gemini",
         })
     }
@@ -53,7 +59,7 @@ impl Agent {
     fn shell_tool(self) -> &'static str {
         match self {
             Agent::Copilot => "bash",
-            Agent::Qwen | Agent::Gemini => "run_shell_command",
+            Agent::Qwen | Agent::QwenAsking | Agent::Gemini => "run_shell_command",
         }
     }
 
@@ -63,7 +69,9 @@ impl Agent {
             Agent::Copilot => json!({
                 "command": command, "description": "Run it", "mode": "sync", "initial_wait": 30,
             }),
-            Agent::Qwen | Agent::Gemini => json!({"command": command, "description": "Run it"}),
+            Agent::Qwen | Agent::QwenAsking | Agent::Gemini => {
+                json!({"command": command, "description": "Run it"})
+            }
         };
         ScriptedCall::new("call_1", self.shell_tool(), args)
     }
@@ -117,7 +125,7 @@ impl World {
         let home = self.home.path();
         let (file, settings) = match self.agent {
             Agent::Copilot => return,
-            Agent::Qwen => (
+            Agent::Qwen | Agent::QwenAsking => (
                 home.join(".qwen/settings.json"),
                 json!({
                     "security": {"auth": {"selectedType": "openai"}},
@@ -158,12 +166,49 @@ impl World {
         String::from_utf8(out.stdout).unwrap()
     }
 
-    fn engine(&self) -> Engine {
-        Engine::start(self.data.path())
+    /// Airlock's hook replaced by an HTTP hook to the engine's hook route for this agent, as
+    /// `connect --http` writes Claude Code's (the agent's own token, the timeout in the URL and
+    /// in the agent's own key), with no fail-closed switch: neither agent has one.
+    fn use_http_hook(&self) {
+        let _engine = self.engine();
+        let issued = self.airlock(&["agents", "token", self.agent.name()]);
+        let token = issued.lines().last().unwrap().trim();
+        let url = issued
+            .lines()
+            .find_map(|line| line.strip_prefix("Its HTTP hook posts to "))
+            .unwrap_or_else(|| panic!("no hook URL: {issued}"))
+            .trim();
+        let mut handler = json!({
+            "type": "http",
+            "url": format!("{url}?timeout=60"),
+            "headers": {"Authorization": format!("Bearer {token}")},
+        });
+        let home = self.home.path();
+        match self.agent {
+            Agent::Copilot => {
+                handler["timeoutSec"] = json!(60);
+                let hooks = json!({"version": 1, "hooks": {"preToolUse": [handler]}});
+                std::fs::write(home.join(".copilot/hooks/airlock.json"), hooks.to_string())
+                    .unwrap();
+            }
+            Agent::Qwen => {
+                // Qwen's HTTP hooks take seconds (its command hooks, milliseconds).
+                handler["timeout"] = json!(60);
+                let path = home.join(".qwen/settings.json");
+                let mut settings: Value =
+                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                for event in ["PreToolUse", "PermissionRequest"] {
+                    settings["hooks"][event] = json!([{"matcher": "*", "hooks": [handler]}]);
+                }
+                std::fs::write(&path, settings.to_string()).unwrap();
+            }
+            other => panic!("{other:?}: no HTTP hook here"),
+        }
     }
 
-    /// Starts the agent on a prompt, headless; it runs until its model says it is done.
-    fn start(&self) -> Child {
+    /// Starts the agent on a prompt, headless, with more arguments and environment variables
+    /// for it; it runs until its model says it is done.
+    fn start_with(&self, extra: &[&str], env: &[(&str, &str)]) -> Child {
         let home = self.home.path();
         let mut command = Command::new(&self.bin);
         command
@@ -195,17 +240,29 @@ impl World {
                     .env("COPILOT_MODEL", "gpt-4.1")
                     .args(["-p", prompt]);
             }
-            Agent::Qwen => {
+            Agent::Qwen | Agent::QwenAsking => {
                 command
                     .env("QWEN_HOME", home.join(".qwen"))
                     .env("OPENAI_API_KEY", "dummy")
                     .env("OPENAI_BASE_URL", self.model.base_url())
                     .env("OPENAI_MODEL", "mock")
                     .env("QWEN_USAGE_STATISTICS_ENABLED", "0")
+                    .args(["-p", prompt]);
+                if self.agent == Agent::Qwen {
                     // Headless in its default mode Qwen declines the shell before any hook
                     // (a deny rule): in yolo mode nothing of Qwen's asks and PreToolUse, which
                     // fires for every call, is the gate.
-                    .args(["-p", prompt, "--approval-mode", "yolo"]);
+                    command.args(["--approval-mode", "yolo"]);
+                } else {
+                    // With stream-json input Qwen asks (its PermissionRequest hook first, then
+                    // its host over stdout) instead of declining; it runs until its input ends
+                    // (`finish` closes it once Qwen reported its result).
+                    command
+                        .args(["--approval-mode", "default"])
+                        .args(["--input-format", "stream-json"])
+                        .args(["--output-format", "stream-json"])
+                        .stdin(Stdio::piped());
+                }
             }
             Agent::Gemini => {
                 command
@@ -216,14 +273,61 @@ impl World {
                     .args(["-p", prompt]);
             }
         }
+        command.args(extra).envs(env.iter().copied());
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
         command.spawn().unwrap()
     }
+}
 
-    /// Runs the agent to its end (bounded, so a hung agent fails the test).
+fn check_item(world: &World, item: &Value, command: &str) {
+    assert_eq!(item["kind"], "agent_tool_call", "{item}");
+    assert_eq!(item["agent"], world.agent.name(), "{item}");
+    assert_eq!(item["tool"], world.agent.shell_tool(), "{item}");
+    assert_eq!(item["args"]["command"], command, "{item}");
+}
+
+impl AgentRun for World {
+    fn data_dir(&self) -> &Path {
+        self.data.path()
+    }
+
+    fn project(&self) -> &Path {
+        self.project.path()
+    }
+
+    fn model(&self) -> &ScriptedModel {
+        &self.model
+    }
+
+    /// Starts the agent on a prompt, headless; it runs until its model says it is done. (With
+    /// Copilot's variable for an HTTP hook on 127.0.0.1, `use_http_hook`: its command hook does
+    /// not mind it.)
+    fn start(&self) -> Child {
+        self.start_with(&[], &[COPILOT_ALLOW_LOCALHOST])
+    }
+
+    /// Runs the agent to its end (bounded, so a hung agent fails the test). An agent reading
+    /// stream-json input has its input closed once it printed its result.
     fn finish(&self, mut child: Child) -> String {
         let started = Instant::now();
+        let mut input = child.stdin.take();
+        let printed = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let reader = input.is_some().then(|| {
+            let stdout = child.stdout.take().unwrap();
+            let printed = printed.clone();
+            std::thread::spawn(move || {
+                for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+                    let Ok(line) = line else { break };
+                    let mut printed = printed.lock().unwrap();
+                    printed.push_str(&line);
+                    printed.push('\n');
+                }
+            })
+        });
         loop {
+            if input.is_some() && printed.lock().unwrap().contains("\"type\":\"result\"") {
+                input = None;
+            }
             if child.try_wait().unwrap().is_some() {
                 break;
             }
@@ -242,64 +346,15 @@ impl World {
             std::thread::sleep(Duration::from_millis(20));
         }
         let out = child.wait_with_output().unwrap();
+        if let Some(reader) = reader {
+            reader.join().unwrap();
+        }
         format!(
-            "{}\n{}",
+            "{}{}\n{}",
+            printed.lock().unwrap(),
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
-    }
-
-    fn ran(&self, file: &str) -> bool {
-        self.project.path().join(file).exists()
-    }
-
-    /// The one agent item in the inbox, once it is there.
-    fn waiting_item(&self) -> Value {
-        let items = eventually("the agent's call in the inbox", || {
-            let items: Vec<Value> =
-                serde_json::from_str(&ok(self.data.path(), &["inbox", "--json"])).unwrap();
-            (!items.is_empty()).then_some(items)
-        });
-        assert_eq!(items.len(), 1, "{items:?}");
-        items[0].clone()
-    }
-
-    fn model_saw(&self, text: &str) -> bool {
-        self.model
-            .requests()
-            .iter()
-            .any(|request| request.to_string().contains(text))
-    }
-}
-
-fn check_item(world: &World, item: &Value, command: &str) {
-    assert_eq!(item["kind"], "agent_tool_call", "{item}");
-    assert_eq!(item["agent"], world.agent.name(), "{item}");
-    assert_eq!(item["tool"], world.agent.shell_tool(), "{item}");
-    assert_eq!(item["args"]["command"], command, "{item}");
-}
-
-impl common::AgentRun for World {
-    fn data_dir(&self) -> &Path {
-        self.data.path()
-    }
-    fn serve(&self) -> Engine {
-        World::engine(self)
-    }
-    fn start(&self) -> Child {
-        World::start(self)
-    }
-    fn waiting_item(&self) -> Value {
-        World::waiting_item(self)
-    }
-    fn finish(&self, child: Child) -> String {
-        World::finish(self, child)
-    }
-    fn ran(&self, file: &str) -> bool {
-        World::ran(self, file)
-    }
-    fn model_saw(&self, text: &str) -> bool {
-        World::model_saw(self, text)
     }
 }
 
@@ -350,6 +405,55 @@ async fn no_engine_fails_closed(agent: Agent) {
     );
 }
 
+/// What lets Copilot CLI post its HTTP `preToolUse` hook to 127.0.0.1 (else it takes `https://`
+/// only): a variable of its environment, which no file of Copilot's can set.
+const COPILOT_ALLOW_LOCALHOST: (&str, &str) = ("COPILOT_HOOK_ALLOW_LOCALHOST", "1");
+
+/// Why `connect copilot --http` is refused (README; Copilot's `no_http_hook`). With
+/// `COPILOT_HOOK_ALLOW_LOCALHOST=1` Copilot's HTTP hook works with Airlock — a denial's reason
+/// reaches the model — and fails closed: nobody answering blocks the call, even under
+/// `--allow-all-tools`. Without that variable Copilot skips the hook (it only logs why) and
+/// under `--allow-all-tools` runs the call unasked: what a config Airlock wrote would do
+/// wherever the variable is not set. Should a newer pinned version stop skipping it, the last
+/// check fails: `connect copilot --http` can then be offered.
+#[tokio::test(flavor = "multi_thread")]
+async fn copilots_http_hook_is_skipped_without_its_variable() {
+    // The model's one call touches DENIED, whatever is decided.
+    let world = World::new(Agent::Copilot, "touch DENIED").await;
+    world.use_http_hook();
+    common::deny_reason_reaches_the_model(&world);
+
+    let out = world.finish(world.start_with(&["--allow-all-tools"], &[COPILOT_ALLOW_LOCALHOST]));
+    assert!(
+        !world.ran("DENIED"),
+        "with no engine Copilot's HTTP hook let the call run: {out}"
+    );
+    let out = world.finish(world.start_with(&["--allow-all-tools"], &[]));
+    assert!(
+        world.ran("DENIED"),
+        "Copilot asked an http:// hook without COPILOT_HOOK_ALLOW_LOCALHOST: `connect copilot --http` may be offered now: {out}"
+    );
+}
+
+/// Why `connect qwen --http` is refused (README; Qwen's `no_http_hook`). Answered by Airlock,
+/// Qwen's HTTP hook works: a denial's reason reaches the model. But with Airlock stopped
+/// (nothing listens at the hook's URL) Qwen takes the hook's failure as a non-blocking error
+/// and, in yolo mode, runs the call: no setting of Qwen's blocks instead. Should a newer pinned
+/// version block, the last check fails: `connect qwen --http` can then be offered.
+#[tokio::test(flavor = "multi_thread")]
+async fn qwens_unanswered_http_hook_lets_the_call_run() {
+    // The model's one call touches DENIED, whatever is decided.
+    let world = World::new(Agent::Qwen, "touch DENIED").await;
+    world.use_http_hook();
+    common::deny_reason_reaches_the_model(&world);
+
+    let out = world.finish(world.start());
+    assert!(
+        world.ran("DENIED"),
+        "Qwen blocked a call its HTTP hook could not ask about: `connect qwen --http` may be offered now: {out}"
+    );
+}
+
 macro_rules! for_agents {
     ($($agent:ident: [$($scenario:ident),+ $(,)?]),+ $(,)?) => {
         $(
@@ -370,12 +474,17 @@ for_agents!(
         edit_runs_the_edited_command,
         no_engine_fails_closed,
     ],
-    // Qwen's edit is made at PermissionRequest, which fires only where Qwen would ask: not
-    // headless (see `start`).
+    // Qwen's edit is made at PermissionRequest, which fires only where Qwen would ask: with
+    // stream-json input headless (QwenAsking, see `start`).
     Qwen: [
         approve_runs_the_call,
         deny_reason_reaches_the_model,
         no_engine_fails_closed,
+    ],
+    QwenAsking: [
+        approve_runs_the_call,
+        deny_reason_reaches_the_model,
+        edit_runs_the_edited_command,
     ],
     Gemini: [
         approve_runs_the_call,

@@ -140,16 +140,14 @@ fn check_agent_name(inner: &Inner, name: &str) -> Result<()> {
             "an agent's name needs 1 to 64 letters, digits, '-', '_' or '.'".into(),
         ));
     }
-    // The agents whose own program both speaks ACP and runs Airlock's hook (the presets of
-    // those names) keep their name when hosted: the same agent, so its settings and rules apply
-    // whichever way it asks. Any other agent's name would lend its rules to another program.
-    const HOOK_AGENTS_THAT_SPEAK_ACP: [&str; 3] = ["qwen", "gemini", "copilot"];
+    // A hook agent whose own program speaks ACP keeps its name when hosted (`Agent::speaks_acp`).
+    let hostable_hook_agent = airlock_agents::hook_agent(name).is_some_and(|a| a.speaks_acp());
     if name == airlock_core::BUILTIN_SERVER
         || name == airlock_core::MCP_CLIENT
         || name == airlock_core::APP_CLIENT
         || ((airlock_core::AGENT_SOURCES.contains(&name)
             || airlock_agents::hook_agent(name).is_some())
-            && !HOOK_AGENTS_THAT_SPEAK_ACP.contains(&name))
+            && !hostable_hook_agent)
         || inner.store.servers()?.iter().any(|s| s.name == name)
     {
         return Err(EngineError::Invalid(format!(

@@ -7,6 +7,7 @@
 
 pub(crate) mod codex_trust;
 pub(crate) mod files;
+pub(crate) mod hook_writer;
 pub(crate) mod hooks;
 
 use crate::Agent;
@@ -50,13 +51,14 @@ pub trait ConfigWriter: Sync {
 
     fn connect(&self, path: &Path, options: &Options) -> Result<ConnectReport>;
 
-    /// Whether `connect --http` installs an HTTP hook for it ([`ConfigWriter::connect_http`]).
-    fn takes_http(&self) -> bool {
-        false
+    /// Why `connect --http` installs no HTTP hook for it; `None` where it does
+    /// ([`ConfigWriter::connect_http`]).
+    fn no_http_hook(&self) -> Option<&'static str> {
+        Some(hook_writer::NO_HTTP_HOOK)
     }
 
     /// Connects it with an HTTP hook posting to the local API with its own token, blocking the
-    /// call when nobody answers; only where [`ConfigWriter::takes_http`].
+    /// call when nobody answers; only where [`ConfigWriter::no_http_hook`] is `None`.
     fn connect_http(
         &self,
         _path: &Path,
@@ -64,7 +66,9 @@ pub trait ConfigWriter: Sync {
         _hook: &HttpHook,
     ) -> Result<ConnectReport> {
         Err(ConnectError::Invalid(
-            "Airlock installs no HTTP hook for this agent; connect it without --http".into(),
+            self.no_http_hook()
+                .unwrap_or(hook_writer::NO_HTTP_HOOK)
+                .into(),
         ))
     }
 

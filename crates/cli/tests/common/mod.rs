@@ -244,24 +244,49 @@ pub fn everything() -> String {
 /// CLI) share, so that each scenario below is written once.
 pub trait AgentRun {
     fn data_dir(&self) -> &Path;
-    /// The engine, running until the guard is dropped.
-    fn serve(&self) -> Engine;
+    /// The folder the agent works in (its commands touch files there).
+    fn project(&self) -> &Path;
+    /// The scripted model the agent talks to.
+    fn model(&self) -> &ScriptedModel;
     /// The agent started on its one prompt.
     fn start(&self) -> Child;
-    /// The item its call is waiting as.
-    fn waiting_item(&self) -> Value;
     /// Waits for the agent to end; what it printed.
     fn finish(&self, child: Child) -> String;
+
+    /// The engine, running until the guard is dropped.
+    fn engine(&self) -> Engine {
+        Engine::start(self.data_dir())
+    }
+
+    /// The one item in the inbox (the agent's waiting call), once it is there.
+    fn waiting_item(&self) -> Value {
+        let items = eventually("the agent's call in the inbox", || {
+            let items: Vec<Value> =
+                serde_json::from_str(&ok(self.data_dir(), &["inbox", "--json"])).unwrap();
+            (!items.is_empty()).then_some(items)
+        });
+        assert_eq!(items.len(), 1, "{items:?}");
+        items[0].clone()
+    }
+
     /// Whether the command that touches `file` ran.
-    fn ran(&self, file: &str) -> bool;
+    fn ran(&self, file: &str) -> bool {
+        self.project().join(file).exists()
+    }
+
     /// Whether a request to the model carried `text`.
-    fn model_saw(&self, text: &str) -> bool;
+    fn model_saw(&self, text: &str) -> bool {
+        self.model()
+            .requests()
+            .iter()
+            .any(|request| request.to_string().contains(text))
+    }
 }
 
 /// Denied with a reason: the command does not run and the model reads the reason. The agent's
 /// prompt touches DENIED.
 pub fn deny_reason_reaches_the_model(world: &impl AgentRun) {
-    let _engine = world.serve();
+    let _engine = world.engine();
     let child = world.start();
     let item = world.waiting_item();
     ok(
@@ -284,7 +309,7 @@ pub fn deny_reason_reaches_the_model(world: &impl AgentRun) {
 /// Approved with edited arguments: the edit runs, the proposal does not. The agent's prompt
 /// touches PROPOSED.
 pub fn edit_runs_the_edited_command(world: &impl AgentRun) {
-    let _engine = world.serve();
+    let _engine = world.engine();
     let child = world.start();
     let item = world.waiting_item();
     assert_eq!(item["editable"], true, "{item}");
