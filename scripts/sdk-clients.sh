@@ -14,4 +14,6 @@ fi
 cargo build --locked -p airlock-cli -p airlock-testkit --bins
 export AIRLOCK_BIN_DIR="${CARGO_TARGET_DIR:-$PWD/target}/debug"
 (cd clients/typescript && npm run build && npm test)
+# The Python client is typed (py.typed): strictly, against the SDKs it adapts.
+"$venv/bin/python" -m mypy --strict clients/python/src
 "$venv/bin/python" -m pytest -q tests/sdk-clients

@@ -93,6 +93,10 @@ class Engine:
         extra = ["--args", json.dumps(args)] if args is not None else []
         self.cli("approve", approval_id, *extra)
 
+    def token(self, client: str) -> str:
+        """A new token of the program's own (`airlock agents token NAME`: its last line)."""
+        return self.cli("agents", "token", client).strip().splitlines()[-1]
+
     def deny(self, approval_id: str, reason: str) -> None:
         self.cli("deny", approval_id, "--reason", reason)
 
@@ -151,9 +155,10 @@ def model_factory() -> Iterator[Callable[[str, dict[str, Any]], Model]]:
 
 class App:
     """One of tests/sdk-clients/apps as its own process: it exits between its steps, as a real
-    program may while a person decides."""
+    program may while a person decides. It speaks with its own token ($AIRLOCK_TOKEN), never the
+    main one; $APP_MODE picks its client's flavour (sync or async) where it has both."""
 
-    def __init__(self, script: str, data_dir: Path, model: Model, work: Path) -> None:
+    def __init__(self, script: str, data_dir: Path, model: Model, work: Path, token: str, mode: str | None) -> None:
         # The TypeScript app lives in its package, where `airlock-client` and `ai` resolve.
         self.script = TS_APPS / script if script.endswith(".mjs") else APPS / script
         self.command = ["node"] if script.endswith(".mjs") else [sys.executable]
@@ -169,7 +174,10 @@ class App:
             "APP_RAN": str(self.ran),
             "APP_SESSION": f"run-{uuid.uuid4().hex[:8]}",
             "OPENAI_AGENTS_DISABLE_TRACING": "1",
+            "AIRLOCK_TOKEN": token,
         }
+        if mode is not None:
+            self.env["APP_MODE"] = mode
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
@@ -192,10 +200,12 @@ class App:
 
 
 @pytest.fixture
-def app_factory(engine: Engine, tmp_path: Path) -> Callable[[str, Model], App]:
-    def make(script: str, model: Model) -> App:
+def app_factory(engine: Engine, tmp_path: Path) -> Callable[..., App]:
+    """`make(script, model, client, mode=None)`: the app, with a token issued for `client`."""
+
+    def make(script: str, model: Model, client: str, mode: str | None = None) -> App:
         work = tmp_path / f"app-{uuid.uuid4().hex[:6]}"
         work.mkdir()
-        return App(script, engine.data_dir, model, work)
+        return App(script, engine.data_dir, model, work, engine.token(client), mode)
 
     return make

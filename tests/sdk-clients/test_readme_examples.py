@@ -1,6 +1,7 @@
 """README.md's "Use it from your own agent" examples, run as written against a running Airlock
 and the scripted model (its address in OPENAI_BASE_URL), with a person approving each call the
-example asks about. The Python ones run in the SDK tests' venv, the JavaScript one with node
+example asks about, each with a token issued for its program (`airlock agents token NAME`) in
+AIRLOCK_TOKEN. The Python ones run in the SDK tests' venv, the JavaScript one with node
 from clients/typescript (so `airlock-client` resolves to that package, built)."""
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def test_the_readme_example_runs_as_written(name, engine, model_factory, tmp_pat
         "OPENAI_BASE_URL": model.base_url,
         "OPENAI_API_KEY": "test-key",
         "OPENAI_AGENTS_DISABLE_TRACING": "1",
+        # As the README says: the program's own token, issued for its name.
+        "AIRLOCK_TOKEN": engine.token(EXAMPLES[name]),
     }
     if language == "python":
         script = tmp_path / "example.py"

@@ -3,10 +3,16 @@
 //
 // A call is posted in the deferred style (`POST /v1/agent-calls` with `defer`): the policy may
 // answer at once, else the call waits in Airlock's inbox and its id comes back at once. Its
-// decision is read by id (`GET /v1/agent-calls/{id}?wait_ms=N`, a long poll) or by posting the
-// same call again (same session and tool-call id). Reading a decision twice gives the same
-// decision. Running an approved call happens at most once: `claim` claims it just before it
-// runs, and a second claim (the program resumed from state saved before it ran) is refused.
+// decision is awaited on the call's event stream (`GET /v1/agent-calls/{id}/events`: its state
+// at once, then the decision the moment a person makes it; one connection, no polling), read by
+// id (`GET /v1/agent-calls/{id}?wait_ms=N`, a long poll) or found by posting the same call again
+// (same session and tool-call id). Reading a decision twice gives the same decision. Running an
+// approved call happens at most once: `claim` claims it just before it runs, and a second claim
+// (the program resumed from state saved before it ran) is refused.
+//
+// The program speaks with a token of its own (`airlock agents token NAME`; `token`, else
+// $AIRLOCK_TOKEN), not the engine's main API token: it posts its calls and reads their
+// decisions, nothing else.
 
 import { request as httpRequest } from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
@@ -64,7 +70,7 @@ export class StillPending extends AirlockError {
 export interface AirlockOptions {
   /** The program's name: listed in Settings → Agents; its tools are CLIENT/TOOL in Airlock. */
   client: string;
-  /** The token to send; read from the data directory when not given. */
+  /** The program's own token (`airlock agents token CLIENT`); default: $AIRLOCK_TOKEN. */
   token?: string;
   /** `http://127.0.0.1:PORT`, with `token`; without it the data directory's engine is found. */
   baseUrl?: string;
@@ -93,8 +99,10 @@ export interface CallRequest {
   waitMs?: number;
 }
 
-/** One long poll's length: the wait is a series of them. */
-const POLL_MS = 25_000;
+/** Where the program's own token is read from when none is given. */
+export const TOKEN_ENV = 'AIRLOCK_TOKEN';
+/** How long the event stream may stay silent: the engine sends a keep-alive every 15 s. */
+const STREAM_IDLE_MS = 60_000;
 
 /** Where Airlock keeps its data, as the `airlock` command finds it. */
 export function defaultDataDir(): string {
@@ -140,6 +148,39 @@ function decisionOf(body: Record<string, unknown>): Decision {
   };
 }
 
+/** A call's event stream, read line by line: each `state` event is a decision; an `error`
+ * event is a refusal. */
+class EventStream {
+  private event = '';
+  private data: string[] = [];
+
+  /** Takes one line; returns the decision an event ends with, if it is a state. */
+  line(line: string): Decision | undefined {
+    if (line === '') {
+      const [event, data] = [this.event, this.data.join('\n')];
+      this.event = '';
+      this.data = [];
+      if (event === 'error') {
+        let body: Record<string, unknown> = {};
+        try {
+          body = JSON.parse(data);
+        } catch {
+          body = { error: data };
+        }
+        throw new AirlockError(`Airlock refused: ${body.error ?? data}`, body.code as string | undefined);
+      }
+      return event === 'state' ? decisionOf(JSON.parse(data)) : undefined;
+    }
+    if (line.startsWith(':')) return undefined; // a keep-alive
+    const colon = line.indexOf(':');
+    const name = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (name === 'event') this.event = value;
+    else if (name === 'data') this.data.push(value);
+    return undefined;
+  }
+}
+
 /** What the model reads for an approved call that was claimed before (not run again). */
 export function alreadyRan(decision: Decision): string {
   return `Airlock: this call was approved and already claimed to run at ${decision.claimedAt ?? 'an earlier time'} by an earlier run of this program; it is not run twice.`;
@@ -162,29 +203,54 @@ export class Airlock {
   }
 
   private endpoint(): Endpoint {
-    const { baseUrl, token } = this.options;
+    const where = this.address();
+    const token = this.options.token ?? process.env[TOKEN_ENV];
+    if (!token) {
+      throw new AirlockError(
+        `no token of ${this.client}'s own: issue one with \`airlock agents token ${this.client}\` (Settings → Agents) and give it as \`token\` or $${TOKEN_ENV}; nothing was approved`,
+      );
+    }
+    return { ...where, token };
+  }
+
+  /** Where the engine listens: `baseUrl`, or the data directory's engine (its socket on Unix). */
+  private address(): Omit<Endpoint, 'token'> {
+    const { baseUrl } = this.options;
     if (baseUrl) {
-      if (!token) throw new AirlockError('a baseUrl needs its token');
       const url = new URL(baseUrl);
-      return { host: url.hostname, port: Number(url.port || 80), token };
+      return { host: url.hostname, port: Number(url.port || 80) };
     }
     const dataDir = this.options.dataDir ?? defaultDataDir();
     const notRunning = new EngineUnavailable(
       `Airlock is not running for ${dataDir} (start the app, or \`airlock serve\`); nothing was approved`,
     );
     let api: { addr?: string; pid?: number; socket?: string };
-    let found: string;
     try {
       api = JSON.parse(readFileSync(join(dataDir, 'api.json'), 'utf8'));
-      found = token ?? readFileSync(join(dataDir, 'token'), 'utf8').trim();
     } catch {
       throw notRunning;
     }
     if (typeof api.pid === 'number' && !pidAlive(api.pid)) throw notRunning;
     const socketPath = join(dataDir, 'api.sock');
-    if (api.socket && process.platform !== 'win32' && existsSync(socketPath)) return { socketPath, token: found };
+    if (api.socket && process.platform !== 'win32' && existsSync(socketPath)) return { socketPath };
     const [host, port] = (api.addr ?? '').split(/:(?=\d+$)/);
-    return { host, port: Number(port), token: found };
+    return { host, port: Number(port) };
+  }
+
+  /** A refusal's error from its status and body. */
+  private static refusal(status: number | undefined, text: string): AirlockError {
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = { error: text };
+    }
+    const message = (parsed.error as string) ?? text;
+    return new AirlockError(`Airlock refused: ${message} (HTTP ${status})`, parsed.code as string | undefined);
+  }
+
+  private static unreachable(error: Error): EngineUnavailable {
+    return new EngineUnavailable(`Airlock is not running or cannot be reached (${error.message}); nothing was approved`);
   }
 
   private send(method: string, path: string, body?: unknown, waitMs = 0): Promise<Record<string, unknown>> {
@@ -217,8 +283,7 @@ export class Airlock {
               parsed = { error: text };
             }
             if ((response.statusCode ?? 500) >= 400) {
-              const message = (parsed.error as string) ?? text;
-              reject(new AirlockError(`Airlock refused: ${message} (HTTP ${response.statusCode})`, parsed.code as string | undefined));
+              reject(Airlock.refusal(response.statusCode, text));
             } else {
               resolve(parsed);
             }
@@ -227,10 +292,70 @@ export class Airlock {
         },
       );
       request.on('timeout', () => request.destroy(new Error('timed out')));
-      request.on('error', (error) =>
-        reject(new EngineUnavailable(`Airlock is not running or cannot be reached (${error.message}); nothing was approved`)),
-      );
+      request.on('error', (error) => reject(Airlock.unreachable(error)));
       if (payload) request.write(payload);
+      request.end();
+    });
+  }
+
+  /** Reads the call's event stream until it ends: the last state it gave (`last` when none). An
+   * `error` event is a refusal. */
+  private events(approvalId: string, waitMs: number | undefined, last: Decision): Promise<Decision> {
+    const endpoint = this.endpoint();
+    const query = waitMs === undefined ? '' : `?wait_ms=${waitMs}`;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const fail = (error: AirlockError) => {
+        if (!settled) {
+          settled = true;
+          request.destroy();
+          reject(error);
+        }
+      };
+      const request = httpRequest(
+        {
+          socketPath: endpoint.socketPath,
+          host: endpoint.host,
+          port: endpoint.port,
+          method: 'GET',
+          path: `/v1/agent-calls/${encodeURIComponent(approvalId)}/events${query}`,
+          headers: { authorization: `Bearer ${endpoint.token}`, accept: 'text/event-stream' },
+          timeout: STREAM_IDLE_MS,
+        },
+        (response) => {
+          response.setEncoding('utf8');
+          let buffered = '';
+          if ((response.statusCode ?? 500) >= 400) {
+            response.on('data', (chunk: string) => (buffered += chunk));
+            response.on('end', () => fail(Airlock.refusal(response.statusCode, buffered)));
+            return;
+          }
+          const events = new EventStream();
+          response.on('data', (chunk: string) => {
+            buffered += chunk;
+            let newline: number;
+            while ((newline = buffered.indexOf('\n')) >= 0) {
+              const line = buffered.slice(0, newline).replace(/\r$/, '');
+              buffered = buffered.slice(newline + 1);
+              try {
+                last = events.line(line) ?? last;
+              } catch (error) {
+                fail(error instanceof AirlockError ? error : new AirlockError(`Airlock answered something that is not a state: ${error}`));
+                return;
+              }
+            }
+          });
+          response.on('end', () => {
+            if (!settled) {
+              settled = true;
+              resolve(last);
+            }
+          });
+          response.on('error', (error) => fail(Airlock.unreachable(error)));
+        },
+      );
+      request.on('timeout', () => request.destroy(new Error('the event stream went silent')));
+      request.on('error', (error) => fail(Airlock.unreachable(error)));
       request.end();
     });
   }
@@ -264,13 +389,14 @@ export class Airlock {
     return decisionOf(await this.send('GET', path, undefined, waitMs));
   }
 
-  /** Waits for a pending decision (`timeoutMs` at most; none: as long as it takes). */
+  /** Waits on the call's event stream for a pending decision (`timeoutMs` at most; none: as
+   * long as it takes); still pending at the deadline, it comes back pending. */
   async wait(decision: Decision, timeoutMs?: number): Promise<Decision> {
     if (decision.status !== 'pending' || !decision.approvalId) return decision;
     const deadline = timeoutMs === undefined ? undefined : Date.now() + timeoutMs;
     for (;;) {
-      const left = deadline === undefined ? POLL_MS : Math.min(POLL_MS, Math.max(0, deadline - Date.now()));
-      decision = await this.decision(decision.approvalId!, left);
+      const left = deadline === undefined ? undefined : Math.max(0, deadline - Date.now());
+      decision = await this.events(decision.approvalId!, left, decision);
       if (decision.status !== 'pending') return decision;
       if (deadline !== undefined && Date.now() >= deadline) return decision;
     }

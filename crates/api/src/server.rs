@@ -256,6 +256,10 @@ fn router_with(engine: Engine, token: String, web: Option<WebChecks>, extra: Rou
         )
         .route(&format!("{AGENT_CALLS_PATH}/{{id}}"), get(agent_call_state))
         .route(
+            &format!("{AGENT_CALLS_PATH}/{{id}}/events"),
+            get(agent_call_events),
+        )
+        .route(
             &format!("{AGENT_CALLS_PATH}/{{id}}/claim"),
             post(agent_call_claim),
         )
@@ -940,6 +944,59 @@ async fn agent_call_state(
     own_call(&s, caller, &id)?;
     let wait = std::time::Duration::from_millis(wait.wait_ms);
     Ok(Json(s.engine.agent_call_state(&id, wait).await?))
+}
+
+/// An agent call's state as server-sent events, so a client waits without polling again: one
+/// `state` event at once (the call as it stands), then, while it is pending, one more when a
+/// person decides or `wait_ms` passed (still pending then; none given: as long as the engine
+/// waits for anyone, a day), and the stream ends. An error after the first event is an `error`
+/// event (`{"error", "code"}`): nothing was decided. Keep-alive comments every 15 s.
+async fn agent_call_events(
+    State(s): State<Arc<AppState>>,
+    caller: Option<Extension<AgentCaller>>,
+    Path(id): Path<String>,
+    Query(wait): Query<AgentCallEventsWait>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    own_call(&s, caller, &id)?;
+    let now = s
+        .engine
+        .agent_call_state(&id, std::time::Duration::ZERO)
+        .await?;
+    let wait = wait
+        .wait_ms
+        .map_or(std::time::Duration::MAX, std::time::Duration::from_millis);
+    let pending = now.status == Some(airlock_core::ApprovalStatus::Pending);
+    let later = futures::stream::once(async move {
+        if !pending {
+            return None;
+        }
+        Some(match s.engine.agent_call_state(&id, wait).await {
+            Ok(state) => state_event(&state),
+            Err(error) => {
+                let error = ApiError::from(error);
+                Event::default()
+                    .event("error")
+                    .json_data(json!({"error": error.message, "code": error.code}))
+            }
+        })
+    });
+    // An event that cannot be written is left out: a stream that ends without a decided state
+    // decides nothing for its client.
+    let events = futures::stream::once(std::future::ready(Some(state_event(&now))))
+        .chain(later)
+        .filter_map(|event| event.and_then(Result::ok).map(Ok));
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+fn state_event(state: &AgentCallState) -> Result<Event, axum::Error> {
+    Event::default().event("state").json_data(state)
+}
+
+#[derive(Deserialize)]
+struct AgentCallEventsWait {
+    /// How long to wait for a decision, in milliseconds; none: as long as the engine waits.
+    #[serde(default)]
+    wait_ms: Option<u64>,
 }
 
 /// Claims an approved deferred call for its client to run: the first claim succeeds, any later

@@ -304,8 +304,10 @@ async fn the_http_hook_answers_in_the_agents_own_words() {
 }
 
 /// A deferred call is read and claimed by the agent that posted it only: another agent's own
-/// token is refused both, the poster's own token (an app's is issued for its client name) and
-/// the main token read it.
+/// token, and another app's, are refused reading it, claiming it and its event stream; the
+/// poster's own token (an app's is issued for its client name) and the main token read it. The
+/// app's own token posts its calls and nothing else: not as another app, not the inbox, not a
+/// decision.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agents_token_reads_and_claims_only_its_own_calls() {
     let common::Waiting {
@@ -334,17 +336,196 @@ async fn an_agents_token_reads_and_claims_only_its_own_calls() {
         agent: agent.into(),
     };
     let other = client.call(&token_of("claude-code")).await.unwrap().token;
+    let other_app = client.call(&token_of("other-app")).await.unwrap().token;
     let own = client.call(&token_of("ledger-app")).await.unwrap().token;
 
     let read = format!("/v1/agent-calls/{id}");
     let claim = format!("/v1/agent-calls/{id}/claim");
-    for (method, path) in [(Method::GET, &read), (Method::POST, &claim)] {
-        let (status, body) = send(addr, &other, method, path, None).await;
-        assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {body}");
+    let events = format!("/v1/agent-calls/{id}/events?wait_ms=0");
+    for token in [&other, &other_app] {
+        for (method, path) in [
+            (Method::GET, &read),
+            (Method::POST, &claim),
+            (Method::GET, &events),
+        ] {
+            let (status, body) = send(addr, token, method, path, None).await;
+            assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {body}");
+            assert_eq!(body["code"], "not_allowed", "{path}: {body}");
+        }
     }
     for token in [&own, &main] {
         let (status, body) = send(addr, token, Method::GET, &read, None).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body["status"], "pending", "{body}");
     }
+
+    // The app's own token: its own calls, as itself; nothing else.
+    let app_call = |client: &str, tool_use_id: &str| {
+        json!({
+            "agent": "app", "client": client, "agent_session": "s1", "tool": "delete_file",
+            "input": {"path": "books.db"}, "tool_use_id": tool_use_id, "defer": true,
+        })
+    };
+    let (status, body) = send(
+        addr,
+        &own,
+        Method::POST,
+        "/v1/agent-calls",
+        Some(app_call("ledger-app", "call_10")),
+    )
+    .await;
+    assert_eq!(
+        (status, &body["status"]),
+        (StatusCode::OK, &json!("pending")),
+        "{body}"
+    );
+    let refused: Vec<(Method, &str, Option<Value>)> = vec![
+        (
+            Method::POST,
+            "/v1/agent-calls",
+            Some(app_call("other-app", "call_11")),
+        ),
+        (Method::GET, "/v1/inbox", None),
+        (Method::POST, "/v1/commands/inbox", Some(json!({}))),
+        (Method::GET, "/v1/agents", None),
+        (
+            Method::POST,
+            "/v1/decisions",
+            Some(json!({"approval_id": id, "decision": {"kind": "approve"}})),
+        ),
+        (
+            Method::POST,
+            "/v1/commands/decide",
+            Some(json!({"decisions": [{"approval_id": id, "decision": {"kind": "approve"}}]})),
+        ),
+        (
+            Method::POST,
+            "/v1/commands/revoke_agent_token",
+            Some(json!({"agent": "other-app"})),
+        ),
+    ];
+    for (method, path, body) in refused {
+        let (status, answer) = send(addr, &own, method.clone(), path, body).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{method} {path}: {answer}");
+        assert_eq!(answer["code"], "not_allowed", "{method} {path}: {answer}");
+    }
+    let (_, body) = send(addr, &main, Method::GET, &read, None).await;
+    assert_eq!(
+        body["status"], "pending",
+        "the app's own token decided its call: {body}"
+    );
+    assert!(
+        host.engine
+            .agent_for_token(&other_app)
+            .unwrap()
+            .is_some_and(|agent| agent == "other-app"),
+        "the app's own token revoked another's"
+    );
+}
+
+/// The event stream of a call (`GET /v1/agent-calls/{id}/events`): its state at once, pending;
+/// then, without asking again, the decision when a person makes it, and the stream ends. With
+/// `wait_ms`, a pending state at the deadline ends it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_waits_for_its_decision_on_the_event_stream() {
+    let common::Waiting {
+        host,
+        token: main,
+        _model,
+        _dir,
+        ..
+    } = common::one_waiting_write().await;
+    let addr = host.addr;
+    let client = ApiClient::new(&format!("http://{addr}"), &main, _dir.path());
+    let own = client
+        .call(&cmd::IssueAgentToken {
+            agent: "ledger-app".into(),
+        })
+        .await
+        .unwrap()
+        .token;
+    let (status, posted) = send(
+        addr,
+        &own,
+        Method::POST,
+        "/v1/agent-calls",
+        Some(json!({
+            "agent": "app", "client": "ledger-app", "agent_session": "s1", "tool": "delete_file",
+            "input": {"path": "books.db"}, "tool_use_id": "call_9", "defer": true,
+        })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{posted}");
+    let id = posted["approval_id"].as_str().unwrap().to_string();
+    let stream = |query: &str| {
+        reqwest::Client::new()
+            .get(format!("http://{addr}/v1/agent-calls/{id}/events{query}"))
+            .bearer_auth(&own)
+            .send()
+    };
+    let states = |text: &str| -> Vec<Value> {
+        text.split("\n\n")
+            .filter(|event| event.lines().any(|line| line == "event: state"))
+            .filter_map(|event| {
+                let data = event.lines().find_map(|l| l.strip_prefix("data: "))?;
+                serde_json::from_str(data).ok()
+            })
+            .collect()
+    };
+    let deadline = std::time::Duration::from_secs(30);
+
+    // With a deadline and nobody deciding: pending at once, pending at the deadline, the end.
+    let response = stream("?wait_ms=100").await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let text = tokio::time::timeout(deadline, response.text())
+        .await
+        .unwrap()
+        .unwrap();
+    let seen = states(&text);
+    assert_eq!(seen.len(), 2, "{text}");
+    assert!(seen.iter().all(|s| s["status"] == "pending"), "{text}");
+
+    // Without one: pending at once; the denial the moment it is made; the end.
+    let mut response = stream("").await.unwrap();
+    let mut text = String::new();
+    while !text.contains("\n\n") {
+        let chunk = tokio::time::timeout(deadline, response.chunk())
+            .await
+            .unwrap()
+            .unwrap()
+            .expect("the first state before the stream ends");
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    assert_eq!(states(&text)[0]["status"], "pending", "{text}");
+    let (status, body) = send(
+        addr,
+        &main,
+        Method::POST,
+        "/v1/decisions",
+        Some(json!({"approval_id": id, "decision": {"kind": "deny", "reason": "keep the books"}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let rest = tokio::time::timeout(deadline, response.text())
+        .await
+        .unwrap()
+        .unwrap();
+    text.push_str(&rest);
+    let seen = states(&text);
+    assert_eq!(seen.len(), 2, "{text}");
+    assert_eq!(seen[1]["status"], "denied", "{text}");
+    assert_eq!(seen[1]["verdict"], "deny", "{text}");
+    assert_eq!(seen[1]["reason"], "keep the books", "{text}");
+
+    // Decided already: one state, the end; an unknown call is refused as JSON, not a stream.
+    let text = stream("").await.unwrap().text().await.unwrap();
+    assert_eq!(states(&text).len(), 1, "{text}");
+    let (status, body) = send(addr, &own, Method::GET, "/v1/agent-calls/nope/events", None).await;
+    assert!(status.is_client_error(), "{status}: {body}");
 }

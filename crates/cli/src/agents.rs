@@ -293,6 +293,10 @@ pub async fn list(data_dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
             ),
             _ => print!("no requests yet"),
         }
+        match &view.token_issued_at {
+            Some(at) => print!("  own token since {at}"),
+            None => print!("  no token of its own"),
+        }
         println!();
     }
     if let Some(note) = note {

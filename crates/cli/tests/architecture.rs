@@ -569,6 +569,7 @@ fn every_command_is_in_the_one_table() {
         "agent_hook",
         "agent_call_state",
         "agent_call_claim",
+        "agent_call_events",
         "elicit",
         "events",
         "command",

@@ -959,19 +959,30 @@ impl Engine {
     }
 
     /// Every agent Airlock knows: the coding agents whose hooks it answers, then the others
-    /// that asked (MCP clients).
+    /// that asked (MCP clients, programs through the approval clients) or were given a token of
+    /// their own, each with when its token was issued.
     pub fn agents(&self) -> Result<Vec<AgentView>> {
         let mut known = self.inner.store.agents()?;
+        let unknown = |name: &str| AgentView {
+            name: name.into(),
+            fallback: AgentFallback::default_for(name),
+            last_request_at: None,
+            last_tool: None,
+            last_cwd: None,
+            last_outcome: None,
+            token_issued_at: None,
+        };
         for agent in airlock_agents::hook_agents() {
             if !known.iter().any(|a| a.name == agent.name()) {
-                known.push(AgentView {
-                    name: agent.name().into(),
-                    fallback: AgentFallback::default_for(agent.name()),
-                    last_request_at: None,
-                    last_tool: None,
-                    last_cwd: None,
-                    last_outcome: None,
-                });
+                known.push(unknown(agent.name()));
+            }
+        }
+        for (agent, issued_at) in self.inner.store.agent_tokens_issued()? {
+            if !known.iter().any(|a| a.name == agent) {
+                known.push(unknown(&agent));
+            }
+            if let Some(view) = known.iter_mut().find(|a| a.name == agent) {
+                view.token_issued_at = Some(issued_at);
             }
         }
         // Only a coding agent's hook can give a call back to the agent's own prompt; through
@@ -1230,6 +1241,39 @@ mod tests {
         let agents = engine.agents().unwrap();
         let me = agents.iter().find(|a| a.name == "my-bot").expect("listed");
         assert_eq!(me.last_tool.as_deref(), Some("delete_file"));
+    }
+
+    /// Settings → Agents: a program is listed with its token's state, from the moment its token
+    /// is issued (before it asked anything) until it is revoked.
+    #[tokio::test]
+    async fn a_program_is_listed_with_its_own_tokens_state() {
+        let (_dir, engine) = engine();
+        let view = |engine: &Engine, name: &str| {
+            engine
+                .agents()
+                .unwrap()
+                .into_iter()
+                .find(|a| a.name == name)
+        };
+        engine.issue_agent_token("my-bot").unwrap();
+        let issued = view(&engine, "my-bot").expect("listed once its token is issued");
+        assert!(issued.token_issued_at.is_some(), "{issued:?}");
+        assert_eq!(issued.last_tool, None);
+        engine
+            .agent_call_with_state(app_call("call_1", json!({"path": "a.txt"})))
+            .await
+            .unwrap();
+        let asked = view(&engine, "my-bot").unwrap();
+        assert_eq!(asked.last_tool.as_deref(), Some("delete_file"));
+        assert_eq!(asked.token_issued_at, issued.token_issued_at);
+        assert!(engine.revoke_agent_token("my-bot").unwrap());
+        let revoked = view(&engine, "my-bot").expect("still listed: it asked before");
+        assert_eq!(revoked.token_issued_at, None);
+        assert_eq!(
+            view(&engine, "claude-code").unwrap().token_issued_at,
+            None,
+            "an agent without a token"
+        );
     }
 
     /// A long poll returns as soon as a person decides, with the reason the model reads.

@@ -153,6 +153,10 @@ pub struct AgentView {
     pub last_cwd: Option<String>,
     /// How the last request ended: allow, deny, ask, pending, or a fallback.
     pub last_outcome: Option<String>,
+    /// When its own token for the local API was issued (`airlock agents token NAME`, Settings
+    /// → Agents); none while it has none (never issued, or revoked).
+    #[serde(default)]
+    pub token_issued_at: Option<String>,
 }
 
 /// Whether an agent's config sends its tool calls through Airlock, and where that config is.

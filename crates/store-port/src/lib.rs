@@ -309,6 +309,8 @@ pub trait AgentTokens {
     fn revoke_agent_token(&self, agent: &str) -> Result<bool>;
     /// `(agent, token hash)` of every agent that has one.
     fn agent_token_hashes(&self) -> Result<Vec<(String, String)>>;
+    /// `(agent, when it was issued)` of every agent that has one (Settings → Agents).
+    fn agent_tokens_issued(&self) -> Result<Vec<(String, String)>>;
 }
 
 /// A team server's people and routing: members (their token's hash, never the token), the

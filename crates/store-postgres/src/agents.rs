@@ -292,6 +292,7 @@ impl port::AgentRequests for PostgresStore {
                         last_tool: row.try_get(3)?,
                         last_cwd: row.try_get(4)?,
                         last_outcome: row.try_get(5)?,
+                        token_issued_at: None,
                     })
                 })
                 .collect()

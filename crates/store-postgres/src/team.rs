@@ -86,6 +86,11 @@ impl port::AgentTokens for PostgresStore {
     fn agent_token_hashes(&self) -> port::Result<Vec<(String, String)>> {
         not_yet()
     }
+    /// None: no token can be issued on this store yet ([`Self::set_agent_token`] refuses), and
+    /// Settings → Agents lists the agents without one.
+    fn agent_tokens_issued(&self) -> port::Result<Vec<(String, String)>> {
+        Ok(Vec::new())
+    }
 }
 
 impl port::HostedAgents for PostgresStore {

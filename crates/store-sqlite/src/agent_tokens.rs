@@ -56,4 +56,14 @@ impl Store {
             rows.map(|r| r.map_err(StoreError::from)).collect()
         })
     }
+
+    /// Every agent that has a token, with when it was issued.
+    pub fn agent_tokens_issued(&self) -> Result<Vec<(String, String)>> {
+        self.read(|conn| {
+            let mut stmt =
+                conn.prepare_cached("SELECT agent, created_at FROM agent_tokens ORDER BY agent")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.map(|r| r.map_err(StoreError::from)).collect()
+        })
+    }
 }

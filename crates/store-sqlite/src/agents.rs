@@ -291,6 +291,7 @@ impl Store {
                     last_tool,
                     last_cwd,
                     last_outcome,
+                    token_issued_at: None,
                 })
             })
             .collect()

@@ -300,6 +300,7 @@ impl port::AgentTokens for Store {
         set_agent_token(agent: &str, token_hash: &str) -> ();
         revoke_agent_token(agent: &str) -> bool;
         agent_token_hashes() -> Vec<(String, String)>;
+        agent_tokens_issued() -> Vec<(String, String)>;
     }
 }
 

@@ -11,12 +11,12 @@ function agents(connected: boolean): AgentStatus[] {
       connection: { agent: 'claude-code', connected, path: '/home/me/.claude/settings.json' },
       view: {
         name: 'claude-code', fallback: 'ask', last_request_at: '2026-11-23T10:00:00Z', last_tool: 'Bash',
-        last_cwd: '/home/me/project', last_outcome: 'allowed',
+        last_cwd: '/home/me/project', last_outcome: 'allowed', token_issued_at: null,
       },
     },
     {
       connection: { agent: 'codex', connected: false, path: '/home/me/.codex/hooks.json' },
-      view: { name: 'codex', fallback: 'deny', last_request_at: null, last_tool: null, last_cwd: null, last_outcome: null },
+      view: { name: 'codex', fallback: 'deny', last_request_at: null, last_tool: null, last_cwd: null, last_outcome: null, token_issued_at: null },
     },
   ];
 }
@@ -70,10 +70,10 @@ describe('AgentsPanel', () => {
       if (cmd === 'agent_views') {
         return [
           agents(false)[0].view,
-          { name: 'mcp-client', fallback: 'deny', last_request_at: null, last_tool: null, last_cwd: null, last_outcome: null },
+          { name: 'mcp-client', fallback: 'deny', last_request_at: null, last_tool: null, last_cwd: null, last_outcome: null, token_issued_at: null },
           {
             name: 'my-pydantic-app', fallback: 'deny', last_request_at: '2026-11-26T05:00:00Z', last_tool: 'delete_file',
-            last_cwd: null, last_outcome: 'pending',
+            last_cwd: null, last_outcome: 'pending', token_issued_at: null,
           },
         ];
       }
@@ -84,6 +84,58 @@ describe('AgentsPanel', () => {
     const row = program.closest('[data-testid=program]') as HTMLElement;
     expect(within(row).getByTestId('program-last').textContent).toContain('delete_file');
     expect(screen.getAllByTestId('program')).toHaveLength(1);
+  });
+
+  it("shows each program's own token, issues one (shown once), revokes it, and adds a program", async () => {
+    const user = userEvent.setup();
+    const calls: { cmd: string; args: Record<string, unknown> }[] = [];
+    const tokens = new Map<string, string>([['ledger-app', '2026-11-26T07:00:00Z']]);
+    const view = (name: string, lastTool: string | null) => ({
+      name, fallback: 'deny', last_request_at: lastTool ? '2026-11-26T08:00:00Z' : null, last_tool: lastTool,
+      last_cwd: null, last_outcome: lastTool ? 'allow' : null, token_issued_at: tokens.get(name) ?? null,
+    });
+    mockIPC((cmd, payload) => {
+      const args = (payload ?? {}) as Record<string, unknown>;
+      calls.push({ cmd, args });
+      switch (cmd) {
+        case 'agents':
+          return agents(false);
+        case 'agent_views':
+          return [...new Set(['ledger-app', 'my-bot', ...tokens.keys()])].map((name) =>
+            view(name, name === 'ledger-app' ? 'delete_file' : null),
+          );
+        case 'issue_agent_token':
+          tokens.set(String(args.agent), '2026-11-26T09:00:00Z');
+          return { agent: args.agent, token: `airlock_agent_for_${args.agent}`, hook_url: null };
+        case 'revoke_agent_token':
+          return tokens.delete(String(args.agent));
+        default:
+          return null;
+      }
+    });
+    render(AgentsPanel);
+    const row = (name: string) =>
+      screen.getAllByTestId('program').find((r) => r.dataset.name === name) as HTMLElement;
+    await screen.findByText('ledger-app');
+    expect(within(row('ledger-app')).getByTestId('program-token').textContent).toContain('Own token since 2026-11-26 07:00:00');
+    expect(within(row('my-bot')).getByTestId('program-token').textContent).toContain('No token of its own');
+    expect(within(row('my-bot')).queryByTestId('program-revoke')).toBeNull();
+
+    await user.click(within(row('my-bot')).getByTestId('program-issue'));
+    await waitFor(() => expect(within(row('my-bot')).getByTestId('program-token').textContent).toContain('Own token since'));
+    expect(calls.find((c) => c.cmd === 'issue_agent_token')?.args).toEqual({ agent: 'my-bot' });
+    expect(screen.getByTestId('program-new-token').textContent).toContain('airlock_agent_for_my-bot');
+    expect(screen.getByTestId('program-new-token').textContent).toContain('AIRLOCK_TOKEN');
+
+    await user.click(within(row('ledger-app')).getByTestId('program-revoke'));
+    await waitFor(() => expect(within(row('ledger-app')).getByTestId('program-token').textContent).toContain('No token of its own'));
+    expect(calls.find((c) => c.cmd === 'revoke_agent_token')?.args).toEqual({ agent: 'ledger-app' });
+
+    await user.type(screen.getByTestId('program-name'), 'new-agent');
+    await user.click(screen.getByTestId('program-add'));
+    await waitFor(() => expect(row('new-agent')).toBeTruthy());
+    expect(within(row('new-agent')).getByTestId('program-token').textContent).toContain('Own token since');
+    expect(screen.getByTestId('program-new-token').textContent).toContain('airlock_agent_for_new-agent');
   });
 
   it('shows a refusal as it is', async () => {
@@ -110,7 +162,7 @@ describe('AgentsPanel', () => {
             connection: { agent: 'claude-desktop', connected, path: '/home/me/.config/Claude/claude_desktop_config.json' },
             view: {
               name: 'mcp-client', fallback: 'deny', last_request_at: '2026-11-24T09:00:00Z', last_tool: 'echo',
-              last_cwd: null, last_outcome: 'allow',
+              last_cwd: null, last_outcome: 'allow', token_issued_at: null,
             },
           },
         ];

@@ -34,6 +34,10 @@ export const api = {
   connectAgent: (agent: string) => call('connect_agent', { agent }),
   disconnectAgent: (agent: string) => call('disconnect_agent', { agent }),
   setAgentFallback: (agent: string, fallback: AgentFallback) => call('set_agent_fallback', { agent, fallback }),
+  /** A new token of the agent's (or program's) own, shown once; it replaces the one it had. */
+  issueAgentToken: (agent: string) => call('issue_agent_token', { agent }),
+  /** Its own token is refused from now on; whether it had one. */
+  revokeAgentToken: (agent: string) => call('revoke_agent_token', { agent }),
   /** The agents Airlock hosts over ACP. */
   acpAgents: () => call('acp_agents', {}),
   /** Registers an agent to host over ACP: the program, then its arguments. */

@@ -8,4 +8,9 @@ export type AgentView = { name: string, fallback: AgentFallback, last_request_at
 /**
  * How the last request ended: allow, deny, ask, pending, or a fallback.
  */
-last_outcome: string | null, };
+last_outcome: string | null, 
+/**
+ * When its own token for the local API was issued (`airlock agents token NAME`, Settings
+ * → Agents); none while it has none (never issued, or revoked).
+ */
+token_issued_at: string | null, };
