@@ -264,7 +264,9 @@ async fn on_a_team_server_a_quorum_counts_people_escalation_moves_on_and_an_agen
     let audit = host.engine.audit(200).unwrap();
     let counted: Vec<&str> = audit
         .iter()
-        .filter(|row| row.action == "approval_counted" && row.approval_id.as_deref() == Some(id.as_str()))
+        .filter(|row| {
+            row.action == "approval_counted" && row.approval_id.as_deref() == Some(id.as_str())
+        })
         .map(|row| row.actor.as_str())
         .collect();
     assert_eq!(counted, ["ana", "bo"], "each person counted once");

@@ -120,7 +120,10 @@ async fn an_agent_on_another_machine_posts_to_the_team_server_with_its_own_token
     );
     let header = handler["headers"]["Authorization"].as_str().unwrap();
     let agent_token = header.strip_prefix("Bearer ").unwrap().to_string();
-    assert_ne!(agent_token, root, "the admin's token was written into the agent's config");
+    assert_ne!(
+        agent_token, root,
+        "the admin's token was written into the agent's config"
+    );
 
     // Claude Code's PreToolUse, as its HTTP hook posts it: held open until someone decides.
     let http = reqwest::Client::new();
@@ -164,7 +167,10 @@ async fn an_agent_on_another_machine_posts_to_the_team_server_with_its_own_token
         let status = request.send().await.unwrap().status();
         assert_eq!(status, reqwest::StatusCode::FORBIDDEN, "{method} {path}");
     }
-    assert!(!posted.is_finished(), "the call was answered before anyone decided");
+    assert!(
+        !posted.is_finished(),
+        "the call was answered before anyone decided"
+    );
     let mut still = as_root.to_vec();
     still.extend(["inbox", "--json"]);
     let pending: Vec<Value> = serde_json::from_str(&ok(c, &still)).unwrap();

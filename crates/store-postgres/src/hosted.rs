@@ -12,9 +12,8 @@ use tokio_postgres::Row;
 fn acp_agent(row: &Row) -> Result<AcpAgentView, Error> {
     let name: String = row.try_get(0)?;
     let command: &str = row.try_get(1)?;
-    let command = serde_json::from_str(command).map_err(|e| {
-        StoreError::Invalid(format!("the command of agent '{name}': {e}"))
-    })?;
+    let command = serde_json::from_str(command)
+        .map_err(|e| StoreError::Invalid(format!("the command of agent '{name}': {e}")))?;
     Ok(AcpAgentView { name, command })
 }
 

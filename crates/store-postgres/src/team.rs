@@ -9,9 +9,7 @@ use crate::audit::insert_audit;
 use crate::error::Error;
 use crate::{PostgresStore, parse_enum, parse_json};
 use airlock_protocol::{MemberView, RouteView, TeamRole};
-use airlock_store_port::{
-    self as port, ItemRouting, NewMemberRow, NewRoute, StoreError, now,
-};
+use airlock_store_port::{self as port, ItemRouting, NewMemberRow, NewRoute, StoreError, now};
 use deadpool_postgres::Transaction;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -117,10 +115,7 @@ fn routing(row: &Row) -> Result<ItemRouting, Error> {
 }
 
 /// The item's routing, if it has one (pending or not).
-async fn routing_in(
-    tx: &Transaction<'_>,
-    approval_id: &str,
-) -> Result<Option<ItemRouting>, Error> {
+async fn routing_in(tx: &Transaction<'_>, approval_id: &str) -> Result<Option<ItemRouting>, Error> {
     let sql = format!("SELECT {ROUTING_COLUMNS} FROM approval_routing WHERE approval_id = $1");
     tx.query_opt(&sql, &[&approval_id])
         .await?
@@ -261,7 +256,8 @@ impl port::Team for PostgresStore {
 
     fn members(&self) -> port::Result<Vec<MemberView>> {
         self.transaction(async |tx| {
-            let sql = format!("SELECT {MEMBER_COLUMNS} FROM team_members ORDER BY created_at, name");
+            let sql =
+                format!("SELECT {MEMBER_COLUMNS} FROM team_members ORDER BY created_at, name");
             tx.query(&sql, &[]).await?.iter().map(member).collect()
         })
     }

@@ -1100,7 +1100,10 @@ fn a_team_has_one_first_admin_and_finds_members_by_their_tokens_hash(store: &imp
     assert_eq!(names, ["ada", "bob"]);
 
     assert!(
-        matches!(store.remove_member("ada", "ada"), Err(StoreError::Refused(_))),
+        matches!(
+            store.remove_member("ada", "ada"),
+            Err(StoreError::Refused(_))
+        ),
         "the last admin stays"
     );
     assert!(store.remove_member("bob", "ada").unwrap());
@@ -1183,7 +1186,10 @@ fn routes_are_kept_in_order_and_removed_with_their_audit(store: &impl Store) {
     assert!(store.remove_route("route_1", "ada").unwrap());
     assert!(!store.remove_route("route_1", "ada").unwrap());
     assert_eq!(store.routes().unwrap().len(), 1);
-    assert_eq!(actions(store), ["route_added", "route_added", "route_removed"]);
+    assert_eq!(
+        actions(store),
+        ["route_added", "route_added", "route_removed"]
+    );
 }
 
 fn routed(approval_id: &str) -> ItemRouting {
@@ -1213,13 +1219,18 @@ fn an_item_is_routed_once_escalated_once_and_delegated(store: &impl Store) {
         !store.route_item(&other).unwrap(),
         "the first routing stays"
     );
-    let found = store.routing_of(&["approval_1", "approval_unknown"]).unwrap();
+    let found = store
+        .routing_of(&["approval_1", "approval_unknown"])
+        .unwrap();
     assert_eq!(found.len(), 1);
     assert_eq!(found["approval_1"], routed("approval_1"));
     assert_eq!(store.timed_routing().unwrap(), [routed("approval_1")]);
 
     let next_at = "2026-01-01T00:02:00Z";
-    let escalated = store.escalate("approval_1", 0, Some(next_at)).unwrap().unwrap();
+    let escalated = store
+        .escalate("approval_1", 0, Some(next_at))
+        .unwrap()
+        .unwrap();
     assert_eq!(escalated.step, 1);
     assert_eq!(escalated.assignee, "group:oncall");
     assert_eq!(escalated.next_at.as_deref(), Some(next_at));
@@ -1242,7 +1253,10 @@ fn an_item_is_routed_once_escalated_once_and_delegated(store: &impl Store) {
     assert_eq!(delegated.step, 1, "the escalation clock keeps running");
 
     store.decide(&approve("approval_1")).unwrap();
-    assert!(store.timed_routing().unwrap().is_empty(), "decided: nothing moves on");
+    assert!(
+        store.timed_routing().unwrap().is_empty(),
+        "decided: nothing moves on"
+    );
     assert_eq!(store.escalate("approval_1", 1, None).unwrap(), None);
     assert!(matches!(
         store.delegate("approval_1", "person:eve", None, "ada"),
@@ -1253,7 +1267,11 @@ fn an_item_is_routed_once_escalated_once_and_delegated(store: &impl Store) {
         Err(StoreError::UnknownApproval(_))
     ));
     let trail = actions(store);
-    for action in ["approval_routed", "approval_escalated", "approval_delegated"] {
+    for action in [
+        "approval_routed",
+        "approval_escalated",
+        "approval_delegated",
+    ] {
         assert_eq!(
             trail.iter().filter(|a| *a == action).count(),
             1,
@@ -1265,7 +1283,9 @@ fn an_item_is_routed_once_escalated_once_and_delegated(store: &impl Store) {
 fn a_quorum_counts_distinct_people_and_an_edit_starts_the_count_again(store: &impl Store) {
     one_waiting_call(store);
     // An item no route sent anywhere, delegated: it gets a routing of its own.
-    let own = store.delegate("approval_1", "group:release", None, "ada").unwrap();
+    let own = store
+        .delegate("approval_1", "group:release", None, "ada")
+        .unwrap();
     assert_eq!((own.quorum, own.step), (1, 0));
     assert_eq!(own.steps, ["group:release"]);
 
@@ -1273,7 +1293,11 @@ fn a_quorum_counts_distinct_people_and_an_edit_starts_the_count_again(store: &im
         store.record_vote("approval_1", &format!("mem_{member}"), member, hash, edited)
     };
     assert_eq!(vote("ana", "hash_a", None).unwrap(), 1);
-    assert_eq!(vote("ana", "hash_a", None).unwrap(), 1, "the same person twice");
+    assert_eq!(
+        vote("ana", "hash_a", None).unwrap(),
+        1,
+        "the same person twice"
+    );
     assert_eq!(vote("bob", "hash_a", None).unwrap(), 2, "a second person");
     let edited = json!({"path": "b.txt"});
     assert_eq!(
@@ -1344,7 +1368,9 @@ fn an_agents_token_is_issued_replaced_and_revoked(store: &impl Store) {
 
 fn a_hosted_agent_is_kept_hosts_a_chat_and_is_removed(store: &impl Store) {
     let command = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
-    store.save_acp_agent("gemini", &command(&["gemini", "--acp"])).unwrap();
+    store
+        .save_acp_agent("gemini", &command(&["gemini", "--acp"]))
+        .unwrap();
     store.save_acp_agent("qwen", &command(&["qwen"])).unwrap();
     store
         .save_acp_agent("gemini", &command(&["gemini", "--experimental-acp"]))
@@ -1367,10 +1393,17 @@ fn a_hosted_agent_is_kept_hosts_a_chat_and_is_removed(store: &impl Store) {
         ("gemini", "/work", Some(4242))
     );
     assert_eq!(store.live_hosted_sessions().unwrap(), [hosted]);
-    let said = store.append_assistant_message(&session.id, "hello").unwrap();
-    store.end_hosted_session(&session.id, "the agent exited").unwrap();
+    let said = store
+        .append_assistant_message(&session.id, "hello")
+        .unwrap();
+    store
+        .end_hosted_session(&session.id, "the agent exited")
+        .unwrap();
     assert!(store.live_hosted_sessions().unwrap().is_empty());
-    assert_eq!(store.hosted_session(&session.id).unwrap().unwrap().pid, None);
+    assert_eq!(
+        store.hosted_session(&session.id).unwrap().unwrap().pid,
+        None
+    );
     let messages = store.messages(&session.id).unwrap();
     let contents: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
     assert_eq!(contents, ["hello", "the agent exited"]);
