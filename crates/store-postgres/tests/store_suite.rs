@@ -1123,7 +1123,7 @@ fn a_team_has_one_first_admin_and_finds_members_by_their_tokens_hash(store: &imp
     assert_eq!(removed.actor, "ada", "audited with the person");
 }
 
-fn the_first_admin_asked_for_from_many_threads_at_once_is_made_once(store: &(impl Store + Sync)) {
+fn the_first_admin_asked_for_from_many_threads_at_once_is_made_once(store: &impl Store) {
     const CALLERS: usize = 8;
     let barrier = std::sync::Barrier::new(CALLERS);
     let made = std::thread::scope(|scope| {
