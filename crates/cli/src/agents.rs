@@ -131,8 +131,32 @@ pub struct TeamServer {
     pub pinned_certificate: Option<PathBuf>,
 }
 
-/// The agent's HTTP hook on a team server: a new token of the agent's own from the server
-/// (replacing the one it had there), posting to the server's hook route for it.
+/// The name a team server issues this machine's agent its token for: `AGENT@MACHINE`
+/// (`claude-code@build-7`), so that the same agent on each machine has a token of its own, each
+/// speaking for the agent; the host name in the letters such a name takes.
+fn token_name(agent: &str) -> String {
+    let host = gethostname::gethostname().to_string_lossy().to_lowercase();
+    let machine: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .skip_while(|c| !c.is_ascii_alphanumeric())
+        .take(64)
+        .collect();
+    if machine.is_empty() {
+        agent.to_string()
+    } else {
+        format!("{agent}@{machine}")
+    }
+}
+
+/// The agent's HTTP hook on a team server: a new token of this machine's agent from the server
+/// (replacing the one it had there), posting to the server's hook route for the agent.
 async fn team_hook(team: &TeamServer, target: &Target) -> anyhow::Result<HttpHook> {
     if !target.writer().takes_http() {
         anyhow::bail!(
@@ -143,7 +167,7 @@ async fn team_hook(team: &TeamServer, target: &Target) -> anyhow::Result<HttpHoo
     let issued = team
         .client
         .call(&airlock_protocol::commands::IssueAgentToken {
-            agent: target.name().to_string(),
+            agent: token_name(target.name()),
         })
         .await
         .with_context(|| format!("the team server {} did not issue a token", team.url))?;
@@ -233,11 +257,11 @@ pub async fn connect(
     }
     if let (Some(team), false) = (&how.team, json) {
         println!(
-            "  Over HTTP to the team server {} with {}'s own token, which can post its calls and nothing else (not read the inbox, not decide). When the server does not answer the call is blocked (`onFailure: \"block\"`); `airlock --engine {} --token T agents revoke {}` refuses the token.",
+            "  Over HTTP to the team server {} with a token of {} on this machine's own, which can post its calls and nothing else (not read the inbox, not decide). When the server does not answer the call is blocked (`onFailure: \"block\"`); `airlock --engine {} --token T agents revoke {}` refuses the token.",
             team.url,
             target.name(),
             team.url,
-            target.name()
+            token_name(target.name())
         );
         if let Some(pem) = &team.pinned_certificate {
             println!(

@@ -106,6 +106,10 @@ async fn an_agent_on_another_machine_posts_to_the_team_server_with_its_own_token
     connect.extend(["connect", "claude-code", "--timeout", "60"]);
     let shown = with_home(c, home.path(), &connect);
     assert!(shown.contains("team server"), "{shown}");
+    assert!(
+        shown.contains("agents revoke claude-code@"),
+        "the token is not this machine's own: {shown}"
+    );
     let settings: Value = serde_json::from_str(
         &std::fs::read_to_string(home.path().join(".claude/settings.json")).unwrap(),
     )
