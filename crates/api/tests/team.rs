@@ -1,6 +1,7 @@
 //! A team server's listener over HTTPS (the certificate pinned by the client): the first admin
 //! is made without a token, once; a token that is no member's is refused; a member reaches the
-//! command table only, as their role allows.
+//! command table only, as their role allows; a quorum counts distinct people, an unanswered
+//! item escalates, and an agent's own token posts its calls and nothing else.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -9,6 +10,7 @@ use airlock_api::{ApiClient, ClientError};
 use airlock_engine::DecisionRequest;
 use airlock_protocol::TeamRole;
 use airlock_protocol::commands as cmd;
+use serde_json::json;
 use std::net::SocketAddr;
 
 fn refused(error: ClientError) -> (u16, String) {
@@ -107,4 +109,186 @@ async fn members_reach_the_team_server_with_their_own_tokens_and_nobody_else_doe
     let audit = host.engine.audit(100).unwrap();
     let denied = audit.iter().find(|row| row.action == "denied").unwrap();
     assert_eq!(denied.detail["person"], "root");
+}
+
+/// Waits (polling, with a deadline) until `check` holds.
+async fn until(what: &str, mut check: impl AsyncFnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !check().await {
+        assert!(std::time::Instant::now() < deadline, "timed out: {what}");
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+}
+
+/// The ids in `client`'s inbox.
+async fn inbox_ids(client: &ApiClient) -> Vec<String> {
+    client
+        .call(&cmd::Inbox {})
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|item| item.approval_id)
+        .collect()
+}
+
+/// The team server over HTTPS, as people on other machines and an agent with its own token use
+/// it: Claude Code's `deploy` calls need two people of `release` (one approval does not run it,
+/// the same person twice does not, a second person's does); its `migrate` calls go to `release`
+/// and, unanswered, to `oncall`; the agent's token posts its calls and can neither read the
+/// inbox nor decide.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_team_server_a_quorum_counts_people_escalation_moves_on_and_an_agent_only_posts() {
+    let common::Waiting {
+        host, _model, _dir, ..
+    } = common::one_waiting_write().await;
+    let (addr, certificate) = host
+        .serve_team(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap();
+    let url = format!("https://{addr}");
+    let pem = certificate.cert_pem.as_bytes();
+    let as_token = |token: &str| ApiClient::remote(&url, token, Some(pem)).unwrap();
+    let root = as_token("")
+        .call(&cmd::TeamInit {
+            name: "root".into(),
+        })
+        .await
+        .unwrap();
+    let admin = as_token(&root.token);
+    let add = async |name: &str, group: &str| {
+        let added = admin
+            .call(&cmd::TeamAdd {
+                name: name.into(),
+                role: TeamRole::Approver,
+                groups: vec![group.into()],
+            })
+            .await
+            .unwrap();
+        as_token(&added.token)
+    };
+    let ana = add("ana", "release").await;
+    let bo = add("bo", "release").await;
+    let cy = add("cy", "oncall").await;
+    let route = |pattern: &str, quorum: u32, escalate: Option<u64>| cmd::TeamRoute {
+        server: "claude-code".into(),
+        tool: "Bash".into(),
+        pointer: Some("/command".into()),
+        pattern: Some(pattern.into()),
+        to: "release".into(),
+        quorum: Some(quorum),
+        escalate_after_secs: escalate,
+        escalate_to: escalate.map(|_| "oncall".into()),
+    };
+    admin.call(&route("deploy*", 2, None)).await.unwrap();
+    admin.call(&route("migrate*", 1, Some(3))).await.unwrap();
+    let agent = as_token(
+        &admin
+            .call(&cmd::IssueAgentToken {
+                agent: "claude-code".into(),
+            })
+            .await
+            .unwrap()
+            .token,
+    );
+    // The agent's call as its client posts it, waiting for a person.
+    let post = |command: &str, tool_use: &str| {
+        let agent = agent.clone();
+        let body = json!({
+            "agent": "claude-code", "agent_session": "remote-1", "tool": "Bash",
+            "input": {"command": command}, "tool_use_id": tool_use, "wait_ms": 60_000,
+        });
+        tokio::spawn(async move {
+            agent
+                .post::<serde_json::Value>("/v1/agent-calls", &body)
+                .await
+                .unwrap()
+        })
+    };
+    let pending_of = async |command: &str| {
+        let mut found = None;
+        until(&format!("'{command}' in the team's inbox"), async || {
+            found = admin
+                .call(&cmd::Inbox {})
+                .await
+                .unwrap()
+                .into_iter()
+                .find(|item| item.args["command"] == command)
+                .map(|item| item.approval_id);
+            found.is_some()
+        })
+        .await;
+        found.unwrap()
+    };
+
+    // Quorum of two.
+    let deploy = post("deploy prod", "toolu_deploy");
+    let id = pending_of("deploy prod").await;
+    // The agent's own token reads nothing and decides nothing.
+    let read = agent.call(&cmd::Inbox {}).await.unwrap_err();
+    assert_eq!(refused(read).0, 403);
+    let decided = agent
+        .call(&cmd::Decide {
+            decisions: vec![DecisionRequest::approve(id.clone())],
+            channel: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused(decided).0, 403);
+    let rest: Result<serde_json::Value, _> = agent.get("/v1/inbox").await;
+    assert_eq!(refused(rest.unwrap_err()).0, 403);
+    for (person, who) in [(&ana, "ana"), (&ana, "ana again")] {
+        let outcomes = person
+            .call(&cmd::Decide {
+                decisions: vec![DecisionRequest::approve(id.clone())],
+                channel: None,
+            })
+            .await
+            .unwrap();
+        assert_eq!(outcomes[0].error, None, "{who}");
+        assert!(
+            inbox_ids(&admin).await.contains(&id),
+            "one person's approval ({who}) decided a quorum of two"
+        );
+        assert!(!deploy.is_finished(), "the agent was answered after {who}");
+    }
+    let outcomes = bo
+        .call(&cmd::Decide {
+            decisions: vec![DecisionRequest::approve(id.clone())],
+            channel: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(outcomes[0].error, None);
+    let answer = deploy.await.unwrap();
+    assert_eq!(answer["verdict"], "allow", "{answer}");
+    let audit = host.engine.audit(200).unwrap();
+    let counted: Vec<&str> = audit
+        .iter()
+        .filter(|row| {
+            row.action == "approval_counted" && row.approval_id.as_deref() == Some(id.as_str())
+        })
+        .map(|row| row.actor.as_str())
+        .collect();
+    assert_eq!(counted, ["ana", "bo"], "each person counted once");
+
+    // Escalation: with release first, then, unanswered for 3 s, with oncall.
+    let migrate = post("migrate db", "toolu_migrate");
+    let id = pending_of("migrate db").await;
+    assert!(inbox_ids(&ana).await.contains(&id));
+    assert!(!inbox_ids(&cy).await.contains(&id), "oncall had it at once");
+    until("the item escalated to oncall", async || {
+        inbox_ids(&cy).await.contains(&id)
+    })
+    .await;
+    assert!(!inbox_ids(&ana).await.contains(&id), "release kept it");
+    let outcomes = cy
+        .call(&cmd::Decide {
+            decisions: vec![DecisionRequest::approve(id.clone())],
+            channel: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(outcomes[0].error, None);
+    let answer = migrate.await.unwrap();
+    assert_eq!(answer["verdict"], "allow", "{answer}");
 }

@@ -63,10 +63,19 @@ fn print_report(
 }
 
 /// Sets the agent's read-only tools to "approval not required" in Airlock's own tool settings
-/// (never the agent's config), keeping any setting the person made: through the running engine,
-/// else in the store directly under the engine lock.
-async fn apply_tool_defaults(data_dir: &Path, agent: &str) -> anyhow::Result<AgentToolDefaults> {
-    if let Ok(client) = ApiClient::discover(data_dir) {
+/// (never the agent's config), keeping any setting the person made: on the team server the
+/// agent reaches, else through the running engine, else in the store directly under the engine
+/// lock.
+async fn apply_tool_defaults(
+    data_dir: &Path,
+    team: Option<&TeamServer>,
+    agent: &str,
+) -> anyhow::Result<AgentToolDefaults> {
+    let client = match team {
+        Some(team) => Some(team.client.clone()),
+        None => ApiClient::discover(data_dir).ok(),
+    };
+    if let Some(client) = client {
         let defaults = airlock_protocol::commands::ApplyAgentDefaults {
             agent: agent.to_string(),
         };
@@ -105,6 +114,72 @@ pub struct How {
     pub codex: Option<PathBuf>,
     /// An HTTP hook with the agent's own token instead of the command hook.
     pub http: bool,
+    /// A team server the agent's hook reaches instead of this machine's engine (`--engine`).
+    pub team: Option<TeamServer>,
+}
+
+/// A team server an agent on this machine sends its calls to (`airlock --engine URL --token T
+/// connect AGENT`): the server issues the agent's own token, and its hook posts there.
+#[derive(Debug)]
+pub struct TeamServer {
+    /// As given (`https://HOST:PORT`); the hook posts beneath it.
+    pub url: String,
+    /// With the person's member token (an admin's: issuing a token changes who may post).
+    pub client: ApiClient,
+    /// Whether the client pins the server's own certificate (`--engine-cert`): the agent's
+    /// HTTP client trusts only the system's certificates unless told otherwise.
+    pub pinned_certificate: Option<PathBuf>,
+}
+
+/// The name a team server issues this machine's agent its token for: `AGENT@MACHINE`
+/// (`claude-code@build-7`), so that the same agent on each machine has a token of its own, each
+/// speaking for the agent; the host name in the letters such a name takes.
+fn token_name(agent: &str) -> String {
+    let host = gethostname::gethostname().to_string_lossy().to_lowercase();
+    let machine: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .skip_while(|c| !c.is_ascii_alphanumeric())
+        .take(64)
+        .collect();
+    if machine.is_empty() {
+        agent.to_string()
+    } else {
+        format!("{agent}@{machine}")
+    }
+}
+
+/// The agent's HTTP hook on a team server: a new token of this machine's agent from the server
+/// (replacing the one it had there), posting to the server's hook route for the agent.
+async fn team_hook(team: &TeamServer, target: &Target) -> anyhow::Result<HttpHook> {
+    if !target.writer().takes_http() {
+        anyhow::bail!(
+            "an agent reaches a team server through its HTTP hook, and Airlock installs none for {}",
+            target.name()
+        );
+    }
+    let issued = team
+        .client
+        .call(&airlock_protocol::commands::IssueAgentToken {
+            agent: token_name(target.name()),
+        })
+        .await
+        .with_context(|| format!("the team server {} did not issue a token", team.url))?;
+    Ok(HttpHook {
+        url: format!(
+            "{}{}{}",
+            team.url.trim_end_matches('/'),
+            airlock_protocol::agents::AGENT_HOOK_PATH,
+            target.name()
+        ),
+        token: issued.token,
+    })
 }
 
 /// The agent's HTTP hook: a new token of its own from the running engine (replacing the one it
@@ -138,19 +213,28 @@ pub async fn connect(
     if how.timeout_secs < 2 {
         anyhow::bail!("--timeout must be at least 2 seconds");
     }
+    if how.team.is_some() && how.project.is_some() {
+        // A project's settings are shared (often in git): no token goes there.
+        anyhow::bail!("--engine connects the agent in your user settings; leave out --project");
+    }
     let target = Target::parse(agent, how.project)?;
     let options = options(data_dir, how.timeout_secs, how.codex)?;
-    let report = if how.http {
-        let hook = http_hook(data_dir, &target).await?;
-        airlock_agents::connect::connect_http(&target, &options, &hook)?
-    } else {
-        airlock_agents::connect::connect(&target, &options)?
+    let report = match (&how.team, how.http) {
+        (Some(team), _) => {
+            let hook = team_hook(team, &target).await?;
+            airlock_agents::connect::connect_http(&target, &options, &hook)?
+        }
+        (None, true) => {
+            let hook = http_hook(data_dir, &target).await?;
+            airlock_agents::connect::connect_http(&target, &options, &hook)?
+        }
+        (None, false) => airlock_agents::connect::connect(&target, &options)?,
     };
     // An agent whose hook Airlock answers has its own tools, some of which only read.
     let defaults = match target.agent().dialect() {
         None => None,
         Some(_) => Some(
-            apply_tool_defaults(data_dir, target.name())
+            apply_tool_defaults(data_dir, how.team.as_ref(), target.name())
                 .await
                 .with_context(|| {
                     format!(
@@ -168,7 +252,22 @@ pub async fn connect(
     if let (false, Some(note)) = (json, target.writer().connected_note(&report)) {
         println!("  {note}");
     }
-    if how.http && !json {
+    if let (Some(team), false) = (&how.team, json) {
+        println!(
+            "  Over HTTP to the team server {} with a token of {} on this machine's own, which can post its calls and nothing else (not read the inbox, not decide). When the server does not answer the call is blocked (`onFailure: \"block\"`); `airlock --engine {} --token T agents revoke {}` refuses the token.",
+            team.url,
+            target.name(),
+            team.url,
+            token_name(target.name())
+        );
+        if let Some(pem) = &team.pinned_certificate {
+            println!(
+                "  The server's certificate is its own: start {} with NODE_EXTRA_CA_CERTS={} so its hook trusts it (or serve the team behind a load balancer with a certificate this machine trusts).",
+                target.name(),
+                pem.display()
+            );
+        }
+    } else if how.http && !json {
         println!(
             "  Over HTTP: the hook posts to the engine's own loopback port (kept across restarts) with {}'s own token, which can post its calls and nothing else. When Airlock is not running the call is blocked (`onFailure: \"block\"`), whatever the fallback; `airlock agents revoke {}` refuses the token.",
             target.name(),

@@ -267,7 +267,9 @@ enum Command {
     },
     /// Send an agent's tool calls through Airlock: `connect claude-code [--project DIR]`,
     /// `codex`, `copilot`, `qwen [--project DIR]`, `gemini`, `cursor [--project DIR]`, `goose`
-    /// (their hooks), `claude-desktop` (its MCP servers run through `mcp-proxy`).
+    /// (their hooks), `claude-desktop` (its MCP servers run through `mcp-proxy`). With `--engine
+    /// URL --token T` (an admin's): the agent posts to that team server with a token of its own
+    /// (its HTTP hook), which can post its calls and nothing else.
     Connect {
         #[arg(value_parser = PossibleValuesParser::new(airlock_agents::connect::names()))]
         agent: String,
@@ -701,7 +703,27 @@ fn main() -> ExitCode {
     }
 }
 
+/// The team server `--engine URL` names, reached with `--token` and trusting `--engine-cert`.
+fn team_server(cli: &Cli) -> anyhow::Result<Option<airlock_api::ApiClient>> {
+    let Some(url) = &cli.engine else {
+        return Ok(None);
+    };
+    let certificate = cli
+        .engine_cert
+        .as_ref()
+        .map(|path| {
+            std::fs::read(path).with_context(|| format!("--engine-cert {}", path.display()))
+        })
+        .transpose()?;
+    Ok(Some(airlock_api::ApiClient::remote(
+        url,
+        cli.token.as_deref().unwrap_or_default(),
+        certificate.as_deref(),
+    )?))
+}
+
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let engine = team_server(&cli)?;
     let dir = data_dir(cli.data_dir)?;
     match cli.command {
         Command::Connect {
@@ -712,11 +734,20 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             http,
             json,
         } => {
+            let team = match (engine, cli.engine) {
+                (Some(client), Some(url)) => Some(agents::TeamServer {
+                    url,
+                    client,
+                    pinned_certificate: cli.engine_cert,
+                }),
+                _ => None,
+            };
             let how = agents::How {
                 project,
                 timeout_secs: timeout,
                 codex,
                 http,
+                team,
             };
             agents::connect(&dir, &agent, how, json).await
         }
@@ -737,26 +768,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             mcp_proxy::run(&dir, target).await
         }
         Command::Serve { listen, workspace } => serve::run(&dir, &listen, workspace).await,
-        other => {
-            let engine = match cli.engine {
-                Some(url) => {
-                    let certificate = cli
-                        .engine_cert
-                        .map(|path| {
-                            std::fs::read(&path)
-                                .with_context(|| format!("--engine-cert {}", path.display()))
-                        })
-                        .transpose()?;
-                    Some(airlock_api::ApiClient::remote(
-                        &url,
-                        cli.token.as_deref().unwrap_or_default(),
-                        certificate.as_deref(),
-                    )?)
-                }
-                None => None,
-            };
-            commands::run(&dir, engine, other).await
-        }
+        other => commands::run(&dir, engine, other).await,
     }
 }
 

@@ -32,20 +32,33 @@ fn token_hash(token: &str) -> [u8; 32] {
 
 /// An agent's name as a token is issued for: what the agents' calls name (`claude-code`, an SDK
 /// client's own name), 1 to 64 lowercase letters, digits, `.`, `_` or `-`, starting with a
-/// letter or digit.
+/// letter or digit; optionally followed by `@` and the machine the agent runs on, in the same
+/// letters (`claude-code@build-7`), so that the same agent on each machine has a token of its
+/// own (a team server's agents), each speaking for the agent.
 fn check_agent_name(agent: &str) -> Result<()> {
-    let fits = (1..=64).contains(&agent.len())
-        && agent.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && agent
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c));
-    if fits {
+    let fits = |part: &str| {
+        (1..=64).contains(&part.len())
+            && part.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && part
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c))
+    };
+    let (name, machine) = match agent.split_once('@') {
+        Some((name, machine)) => (name, Some(machine)),
+        None => (agent, None),
+    };
+    if fits(name) && machine.is_none_or(fits) {
         Ok(())
     } else {
         Err(EngineError::Invalid(format!(
-            "'{agent}' is not an agent's name: 1 to 64 lowercase letters, digits, '.', '_' or '-'"
+            "'{agent}' is not an agent's name: 1 to 64 lowercase letters, digits, '.', '_' or '-' (then '@' and its machine's, in the same letters)"
         )))
     }
+}
+
+/// The agent a token issued for `agent` (`claude-code@build-7`) speaks for: `claude-code`.
+fn speaks_for(agent: &str) -> &str {
+    agent.split_once('@').map_or(agent, |(name, _)| name)
 }
 
 impl Engine {
@@ -64,7 +77,7 @@ impl Engine {
         Ok(AgentToken {
             agent: agent.to_string(),
             token,
-            hook_url: self.agent_hook_url(agent)?,
+            hook_url: self.agent_hook_url(speaks_for(agent))?,
         })
     }
 
@@ -112,7 +125,7 @@ impl Engine {
         let mut found = None;
         for (agent, hash) in tokens.iter() {
             if bool::from(hash[..].ct_eq(&given[..])) {
-                found = Some(agent.clone());
+                found = Some(speaks_for(agent).to_string());
             }
         }
         Ok(found)
@@ -203,6 +216,37 @@ mod tests {
                 !String::from_utf8_lossy(&bytes).contains(&other.token),
                 "the token itself was stored in {file}"
             );
+        }
+    }
+
+    #[test]
+    fn the_same_agent_on_each_machine_has_a_token_of_its_own_that_speaks_for_the_agent() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = engine(dir.path());
+        let devbox = engine.issue_agent_token("claude-code@devbox-1").unwrap();
+        let runner = engine.issue_agent_token("claude-code@ci-runner").unwrap();
+        assert_eq!(devbox.agent, "claude-code@devbox-1");
+        for token in [&devbox.token, &runner.token] {
+            assert_eq!(
+                engine.agent_for_token(token).unwrap().as_deref(),
+                Some("claude-code"),
+                "each machine's token speaks for the agent"
+            );
+        }
+        assert!(engine.revoke_agent_token("claude-code@devbox-1").unwrap());
+        assert_eq!(engine.agent_for_token(&devbox.token).unwrap(), None);
+        assert_eq!(
+            engine.agent_for_token(&runner.token).unwrap().as_deref(),
+            Some("claude-code"),
+            "revoking one machine's token leaves the other's"
+        );
+        for bad in [
+            "claude-code@",
+            "@devbox",
+            "claude-code@a@b",
+            "claude-code@Devbox",
+        ] {
+            assert!(engine.issue_agent_token(bad).is_err(), "{bad:?}");
         }
     }
 

@@ -13,7 +13,7 @@ use airlock_protocol::{Access, MemberView};
 use airlock_protocol::{
     AgentStatus, AppInfo, CommandError, CommandResult, ConnectReport, DecisionOutcome,
     DecisionRequest, EngineStatus, ErrorCode, ImportCandidate, ImportPreview, ImportReport,
-    Navigate, Pairing, RefusedServer, RemoteView, SettingsView, ShellOption,
+    Navigate, Pairing, RefusedServer, RemoteView, SettingsView, ShellOption, TeamInboxView,
 };
 use serde_json::{Value, json};
 use std::future::Future;
@@ -127,6 +127,30 @@ pub trait Host: Send + Sync {
         _name: &str,
     ) -> impl Future<Output = CommandResult<String>> + Send {
         async { Err(unavailable("sign_in_server")) }
+    }
+    /// The person's team server and what waits there for them (the desktop reads it: the
+    /// client of another engine lives outside this one); `None` when none is set.
+    fn team_inbox(&self) -> impl Future<Output = CommandResult<Option<TeamInboxView>>> + Send {
+        async { Err(unavailable("team_inbox")) }
+    }
+    /// Sets the person's team server, checked with their token before it is kept.
+    fn set_team_server(
+        &self,
+        _url: &str,
+        _token: &str,
+        _certificate: Option<&str>,
+    ) -> impl Future<Output = CommandResult<TeamInboxView>> + Send {
+        async { Err(unavailable("set_team_server")) }
+    }
+    fn forget_team_server(&self) -> CommandResult<bool> {
+        Err(unavailable("forget_team_server"))
+    }
+    /// Decides items on the team server, as the person.
+    fn team_decide(
+        &self,
+        _decisions: Vec<DecisionRequest>,
+    ) -> impl Future<Output = CommandResult<Vec<DecisionOutcome>>> + Send {
+        async { Err(unavailable("team_decide")) }
     }
 }
 
@@ -491,6 +515,25 @@ impl<H: Host> Run<'_, H> {
                         c.note.as_deref(),
                     )),
                 )
+            }
+            C::TeamInbox(c) => {
+                let view = self.host.team_inbox().await;
+                reply(&c, view)
+            }
+            C::SetTeamServer(c) => {
+                let view = self
+                    .host
+                    .set_team_server(&c.url, &c.token, c.certificate.as_deref())
+                    .await;
+                reply(&c, view)
+            }
+            C::ForgetTeamServer(c) => reply(&c, self.host.forget_team_server()),
+            C::TeamDecide(mut c) => {
+                let outcomes = self
+                    .host
+                    .team_decide(std::mem::take(&mut c.decisions))
+                    .await;
+                reply(&c, outcomes)
             }
         }
     }

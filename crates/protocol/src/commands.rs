@@ -297,7 +297,7 @@ use crate::command_types::{
     Channel, DecisionOutcome, ImportPreview, ImportReport, Navigate, RemoteView, SettingsView,
     ShellOption,
 };
-use crate::team::{Access, MemberView, NewMember, RouteView, TeamRole};
+use crate::team::{Access, MemberView, NewMember, RouteView, TeamInboxView, TeamRole};
 use crate::{
     AddedRule, AgentStatus, AuditRow, ConnectReport, DecisionRequest, DeviceView,
     ElicitationAnswer, FileOnDisk, GrantOffer, InboxItem, MessageRow, NtfyPush, Pairing,
@@ -499,6 +499,23 @@ commands! {
     TeamUnroute = "team_unroute" { id: String } -> bool, [Api];
     /// Hands a waiting item to another person, with a note for them.
     Delegate = "delegate" { approval_id: String, to: String, note: Option<String> } -> (), [Window, Api];
+    /// The person's team server beside this desktop's engine and what waits for them there; null
+    /// when none is set.
+    TeamInbox = "team_inbox" {} -> Option<TeamInboxView>, [Window];
+    /// Sets the person's team server (`https://HOST:PORT`, or `http://127.0.0.1:PORT`) with their
+    /// member token, kept in the OS keyring; refused unless the server accepts the token.
+    /// `certificate`: the server's own PEM certificate to trust instead of the system's.
+    SetTeamServer = "set_team_server" {
+        url: String,
+        token: String,
+        #[serde(default)]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        certificate: Option<String>,
+    } -> TeamInboxView, [Window];
+    /// Forgets the team server and the person's token; whether one was set.
+    ForgetTeamServer = "forget_team_server" {} -> bool, [Window];
+    /// Decides items of the team server's inbox there, as the person (their token).
+    TeamDecide = "team_decide" { decisions: Vec<DecisionRequest> } -> Vec<DecisionOutcome>, [Window];
 }
 
 impl AnyCommand {
@@ -543,8 +560,11 @@ impl AnyCommand {
             | C::Push(_)
             | C::TeamMembers(_)
             | C::TeamRoutes(_)
+            | C::TeamInbox(_)
             | C::AcpAgents(_) => Access::Read,
-            C::Decide(_) | C::AnswerElicitation(_) | C::Delegate(_) => Access::Decide,
+            C::Decide(_) | C::AnswerElicitation(_) | C::Delegate(_) | C::TeamDecide(_) => {
+                Access::Decide
+            }
             C::SendMessage(_)
             | C::CancelTurn(_)
             | C::SetPaused(_)
@@ -587,7 +607,9 @@ impl AnyCommand {
             | C::TeamAdd(_)
             | C::TeamRemove(_)
             | C::TeamRoute(_)
-            | C::TeamUnroute(_) => Access::Admin,
+            | C::TeamUnroute(_)
+            | C::SetTeamServer(_)
+            | C::ForgetTeamServer(_) => Access::Admin,
         }
     }
 }

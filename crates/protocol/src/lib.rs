@@ -40,5 +40,5 @@ pub use rows::{
     AddedRule, AgentOrigin, ApprovalRow, AuditRow, CallRow, MessageRow, RememberedRow, RuleRow,
     ServerRow, SessionRow,
 };
-pub use team::{Access, Assignee, MemberView, NewMember, RouteView, TeamRole};
+pub use team::{Access, Assignee, MemberView, NewMember, RouteView, TeamInboxView, TeamRole};
 pub use views::{FileOnDisk, ServerStatus, ServerView, ToolChange, ToolView};

@@ -91,6 +91,19 @@ pub struct NewMember {
     pub token: String,
 }
 
+/// What waits for this desktop's person on their team server (Settings → Team server): the items
+/// the server routes to them or their groups, read with their own token (never shown), each
+/// decided there. The local engine keeps its own inbox beside it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct TeamInboxView {
+    /// The server, as the person gave it: the items are marked with it.
+    pub url: String,
+    pub items: Vec<crate::InboxItem>,
+    /// Why the last read failed (the items are then the last ones read).
+    pub error: Option<String>,
+}
+
 /// Who an item goes to: one person, or anyone of a group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Assignee<'a> {

@@ -1,13 +1,16 @@
 //! Keeps the tray and the notifications in step with the engine: the pending count from events
 //! (never a re-read per event), the pause line, the grants line (also re-read now and then: a
 //! grant ends by its time), the remote servers that need a sign-in again (read when a server
-//! changes), and the notifications, which follow the same events themselves.
+//! changes), and the notifications, which follow the same events themselves. The items waiting
+//! for the person on their team server (`team_link`) count on the tray too, and new ones are
+//! told in a notification.
 
 use crate::notifications;
 use crate::pending::PendingSet;
 use crate::shell::Shell;
 use crate::tray_lines::TrayLine;
-use airlock_engine::{Engine, EngineEvent};
+use airlock_engine::{Engine, EngineEvent, InboxItem};
+use airlock_protocol::TeamInboxView;
 use std::sync::Arc;
 use tokio::sync::broadcast::error::RecvError;
 
@@ -33,9 +36,26 @@ pub fn follow(shell: Arc<Shell>) -> tokio::task::JoinHandle<()> {
             .show_in_tray(TrayLine::SignInNeeded(sign_in.clone()))
             .await;
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(30));
+        let mut team = shell.team.subscribe();
+        let mut team_seen = TeamSeen::default();
         loop {
             let received = tokio::select! {
                 received = events.recv() => received,
+                Ok(()) = team.changed() => {
+                    let view = team.borrow_and_update().clone();
+                    let new = team_seen.update(view.as_ref());
+                    if let (Some(view), false) = (&view, new.is_empty())
+                        && airlock_engine::commands::notifications_enabled(&engine)
+                    {
+                        notifications::tell_team(&view.url, &new);
+                    }
+                    if !storage_failed {
+                        shell
+                            .show_in_tray(TrayLine::Pending(pending.len() + team_seen.len()))
+                            .await;
+                    }
+                    continue;
+                }
                 _ = tick.tick() => {
                     show_grants(&shell).await;
                     continue;
@@ -72,17 +92,43 @@ pub fn follow(shell: Arc<Shell>) -> tokio::task::JoinHandle<()> {
                     if storage_failed {
                         shell.show_in_tray(TrayLine::StorageFailure).await;
                     } else if changed {
-                        shell.show_in_tray(TrayLine::Pending(pending.len())).await;
+                        shell
+                            .show_in_tray(TrayLine::Pending(pending.len() + team_seen.len()))
+                            .await;
                     }
                 }
                 Err(RecvError::Lagged(_)) => {
                     pending = recount(&engine);
-                    shell.show_in_tray(TrayLine::Pending(pending.len())).await;
+                    shell
+                        .show_in_tray(TrayLine::Pending(pending.len() + team_seen.len()))
+                        .await;
                 }
                 Err(RecvError::Closed) => break,
             }
         }
     })
+}
+
+/// The team server's items already counted and told, by id.
+#[derive(Debug, Default)]
+struct TeamSeen(std::collections::HashSet<String>);
+
+impl TeamSeen {
+    /// Takes the view as it is now; the items not seen before.
+    fn update(&mut self, view: Option<&TeamInboxView>) -> Vec<InboxItem> {
+        let items = view.map(|view| view.items.as_slice()).unwrap_or_default();
+        let new = items
+            .iter()
+            .filter(|item| !self.0.contains(&item.approval_id))
+            .cloned()
+            .collect();
+        self.0 = items.iter().map(|item| item.approval_id.clone()).collect();
+        new
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 /// Aborts a task when dropped.

@@ -11,6 +11,7 @@ pub mod events;
 pub mod notifications;
 pub mod pending;
 pub mod shell;
+pub mod team_link;
 #[cfg(target_os = "linux")]
 pub mod tray;
 #[cfg(not(target_os = "linux"))]

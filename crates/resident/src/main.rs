@@ -210,6 +210,7 @@ async fn run(args: Args, tray: TrayStart) -> Result<Host, Refused> {
     let (quit_tx, mut quit_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     install_tray(&shell, quit_tx, tray).await;
     let follower = events::follow(shell.clone());
+    let team_poller = shell.team.clone().poll();
 
     let stopped = tokio::select! {
         served = served => served.map_err(anyhow::Error::from),
@@ -222,6 +223,7 @@ async fn run(args: Args, tray: TrayStart) -> Result<Host, Refused> {
     shell.windows.close_all();
     tokio::time::sleep(Duration::from_millis(200)).await;
     follower.abort();
+    team_poller.abort();
     host.stop(SERVERS_STOP_WITHIN).await;
     stopped?;
     Ok(host)

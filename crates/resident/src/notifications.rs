@@ -394,6 +394,25 @@ pub fn follow(
     })
 }
 
+/// Tells of new items on the person's team server (`url`): what waits there, summarised, with
+/// no action (they are decided in the window, on that server).
+pub fn tell_team(url: &str, items: &[InboxItem]) {
+    let Announcement::Burst { summary, body, .. } = summarise(items) else {
+        return;
+    };
+    let mut notification = notify_rust::Notification::new();
+    notification.appname("Airlock");
+    name_the_sender(&mut notification);
+    notification
+        .summary(&format!("{summary} on the team server"))
+        .body(&body_for_platform(&format!("{url}\n{body}")));
+    tokio::task::spawn_blocking(move || {
+        if let Err(error) = notification.show() {
+            tracing::warn!("cannot show a notification: {error}");
+        }
+    });
+}
+
 /// Airlock's icon as a file the notification daemon can read (it takes a path, not bytes):
 /// written into the data directory once; none if that fails (the daemon's default then).
 fn icon_file(engine: &Engine) -> Option<String> {

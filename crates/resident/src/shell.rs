@@ -3,6 +3,7 @@
 //! The window's and the tray's own modules know nothing of the shell: it puts them together.
 
 use crate::autostart::LoginEntry;
+use crate::team_link::{Keyring, TeamLink};
 use crate::tray_lines::TrayLine;
 use crate::window::{Navigation, WindowMessage, Windows, WindowsView};
 use airlock_engine::{Engine, Frontend};
@@ -22,6 +23,8 @@ pub struct Shell {
     pub grants_changed: Notify,
     pub login_entry: LoginEntry,
     pub windows: Windows,
+    /// The person's team server beside this engine (Settings → Team server).
+    pub team: Arc<TeamLink>,
 }
 
 impl Shell {
@@ -31,6 +34,8 @@ impl Shell {
         login_entry: LoginEntry,
         windows: Windows,
     ) -> Self {
+        let data_dir = engine.data_dir().to_path_buf();
+        let team = Arc::new(TeamLink::open(&data_dir, Box::new(Keyring::new(&data_dir))));
         Self {
             engine,
             api_addr,
@@ -39,6 +44,7 @@ impl Shell {
             grants_changed: Notify::new(),
             login_entry,
             windows,
+            team,
         }
     }
 

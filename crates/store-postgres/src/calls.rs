@@ -67,7 +67,7 @@ async fn query_calls(
     tx.query(&sql, param).await?.iter().map(call_row).collect()
 }
 
-async fn insert_message(
+pub(crate) async fn insert_message(
     tx: &Transaction<'_>,
     session_id: &str,
     role: &str,

@@ -7,6 +7,7 @@
 //! lost connection or a full pool is `Unavailable` (decide nothing, retry later), a
 //! serialization failure or deadlock `Conflict` (run it again).
 
+mod agent_tokens;
 mod agents;
 mod approvals;
 mod audit;
@@ -15,6 +16,7 @@ mod devices;
 mod error;
 mod grants;
 mod history;
+mod hosted;
 mod migrations;
 mod pins;
 mod requests;

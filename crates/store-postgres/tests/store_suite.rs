@@ -9,9 +9,11 @@ use airlock_core::{
     AgentFallback, ApprovalStatus, ArgRule, CallState, DecidedBy, ItemKind, Mode, RuleEffect,
     RulePattern, ServerDefault, SessionStatus, ToolSetting,
 };
+use airlock_protocol::TeamRole;
 use airlock_store_port::{
-    AgentActivity, Approvals, Audit, Calls, DecisionInput, GrantLimits, Grants, NewAgentRequest,
-    NewApproval, NewCall, PinCheck, Requests, Rules, Sessions, Settings, Store, StoreError,
+    AgentActivity, Approvals, Audit, Calls, DecisionInput, GrantLimits, Grants, ItemRouting,
+    NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PinCheck, Requests, Rules,
+    Sessions, Settings, Store, StoreError,
 };
 use serde_json::{Value, json};
 
@@ -73,6 +75,13 @@ test_both! {
     an_agents_request_is_found_again_by_its_key_and_its_agent_fails_closed,
     an_agents_call_with_a_used_up_grant_writes_nothing,
     history_reads_back_the_calls_and_how_they_were_decided,
+    a_team_has_one_first_admin_and_finds_members_by_their_tokens_hash,
+    the_first_admin_asked_for_from_many_threads_at_once_is_made_once,
+    routes_are_kept_in_order_and_removed_with_their_audit,
+    an_item_is_routed_once_escalated_once_and_delegated,
+    a_quorum_counts_distinct_people_and_an_edit_starts_the_count_again,
+    an_agents_token_is_issued_replaced_and_revoked,
+    a_hosted_agent_is_kept_hosts_a_chat_and_is_removed,
 }
 
 fn a_session_is_created_once_and_found_by_name_and_id(store: &impl Sessions) {
@@ -1040,4 +1049,383 @@ fn history_reads_back_the_calls_and_how_they_were_decided(store: &impl Store) {
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0].status, "denied");
     assert!(asked[0].decided_at.is_some());
+}
+
+fn new_member(name: &str, role: TeamRole, groups: &[&str]) -> NewMemberRow {
+    NewMemberRow {
+        id: format!("mem_{name}"),
+        name: name.into(),
+        role,
+        groups: groups.iter().map(|g| g.to_string()).collect(),
+        token_hash: format!("hash_of_{name}"),
+    }
+}
+
+fn a_team_has_one_first_admin_and_finds_members_by_their_tokens_hash(store: &impl Store) {
+    assert!(!store.has_members().unwrap());
+    let ada = store
+        .add_member(&new_member("ada", TeamRole::Admin, &[]), true, "ada")
+        .unwrap();
+    assert_eq!(ada.role, TeamRole::Admin);
+    assert!(store.has_members().unwrap());
+    let refused = store.add_member(&new_member("eve", TeamRole::Admin, &[]), true, "eve");
+    assert!(
+        matches!(refused, Err(StoreError::Refused(_))),
+        "a team has one first admin: {refused:?}"
+    );
+    let bob = store
+        .add_member(
+            &new_member("bob", TeamRole::Approver, &["release", "oncall"]),
+            false,
+            "ada",
+        )
+        .unwrap();
+    assert_eq!(bob.groups, ["release", "oncall"]);
+    assert!(matches!(
+        store.add_member(&new_member("bob", TeamRole::Viewer, &[]), false, "ada"),
+        Err(StoreError::Refused(_))
+    ));
+    assert_eq!(
+        store.member_by_token_hash("hash_of_bob").unwrap(),
+        Some(bob.clone())
+    );
+    assert_eq!(store.member_by_token_hash("hash_of_nobody").unwrap(), None);
+    assert_eq!(store.member_by_name("ada").unwrap(), Some(ada.clone()));
+    let names: Vec<String> = store
+        .members()
+        .unwrap()
+        .into_iter()
+        .map(|m| m.name)
+        .collect();
+    assert_eq!(names, ["ada", "bob"]);
+
+    assert!(
+        matches!(
+            store.remove_member("ada", "ada"),
+            Err(StoreError::Refused(_))
+        ),
+        "the last admin stays"
+    );
+    assert!(store.remove_member("bob", "ada").unwrap());
+    assert!(!store.remove_member("bob", "ada").unwrap());
+    assert_eq!(store.member_by_token_hash("hash_of_bob").unwrap(), None);
+    store.audit_member_command("ada", "team_add").unwrap();
+    assert_eq!(
+        actions(store),
+        [
+            "member_added",
+            "member_added",
+            "member_removed",
+            "member_command"
+        ]
+    );
+    let removed = &store.audit_rows(2).unwrap()[0];
+    assert_eq!(removed.actor, "ada", "audited with the person");
+}
+
+fn the_first_admin_asked_for_from_many_threads_at_once_is_made_once(store: &impl Store) {
+    const CALLERS: usize = 8;
+    let barrier = std::sync::Barrier::new(CALLERS);
+    let made = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..CALLERS)
+            .map(|n| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    let name = format!("admin{n}");
+                    barrier.wait();
+                    store.add_member(&new_member(&name, TeamRole::Admin, &[]), true, &name)
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .filter(|added| match added {
+                Ok(_) => true,
+                Err(StoreError::Refused(_)) => false,
+                Err(other) => panic!("{other:?}"),
+            })
+            .count()
+    });
+    assert_eq!(made, 1);
+    assert_eq!(store.members().unwrap().len(), 1);
+}
+
+fn new_route(id: &str, steps: &[&str], quorum: u32, escalate_after_secs: Option<u64>) -> NewRoute {
+    NewRoute {
+        id: id.into(),
+        server: "builtin".into(),
+        tool: "write_file".into(),
+        pointer: Some("/path".into()),
+        pattern: Some("prod/*".into()),
+        steps: steps.iter().map(|s| s.to_string()).collect(),
+        quorum,
+        escalate_after_secs,
+    }
+}
+
+fn routes_are_kept_in_order_and_removed_with_their_audit(store: &impl Store) {
+    let first = store
+        .add_route(
+            &new_route("route_1", &["group:release", "group:oncall"], 2, Some(600)),
+            "ada",
+        )
+        .unwrap();
+    assert_eq!(first.steps, ["group:release", "group:oncall"]);
+    assert_eq!(first.quorum, 2);
+    assert_eq!(first.escalate_after_secs, Some(600));
+    assert_eq!(first.pointer.as_deref(), Some("/path"));
+    store
+        .add_route(&new_route("route_2", &["person:bob"], 1, None), "ada")
+        .unwrap();
+    let routes = store.routes().unwrap();
+    let ids: Vec<&str> = routes.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["route_1", "route_2"], "oldest first");
+    assert_eq!(routes[0], first);
+    assert_eq!(routes[1].escalate_after_secs, None);
+    assert!(store.remove_route("route_1", "ada").unwrap());
+    assert!(!store.remove_route("route_1", "ada").unwrap());
+    assert_eq!(store.routes().unwrap().len(), 1);
+    assert_eq!(
+        actions(store),
+        ["route_added", "route_added", "route_removed"]
+    );
+}
+
+fn routed(approval_id: &str) -> ItemRouting {
+    ItemRouting {
+        approval_id: approval_id.into(),
+        route_id: Some("route_1".into()),
+        steps: vec!["group:release".into(), "group:oncall".into()],
+        step: 0,
+        assignee: "group:release".into(),
+        quorum: 2,
+        escalate_after_secs: Some(60),
+        next_at: Some("2026-01-01T00:01:00Z".into()),
+        note: None,
+    }
+}
+
+fn an_item_is_routed_once_escalated_once_and_delegated(store: &impl Store) {
+    one_waiting_call(store);
+    assert!(
+        !store.route_item(&routed("approval_unknown")).unwrap(),
+        "an unknown item is not routed"
+    );
+    assert!(store.route_item(&routed("approval_1")).unwrap());
+    let mut other = routed("approval_1");
+    other.assignee = "person:eve".into();
+    assert!(
+        !store.route_item(&other).unwrap(),
+        "the first routing stays"
+    );
+    let found = store
+        .routing_of(&["approval_1", "approval_unknown"])
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found["approval_1"], routed("approval_1"));
+    assert_eq!(store.timed_routing().unwrap(), [routed("approval_1")]);
+
+    let next_at = "2026-01-01T00:02:00Z";
+    let escalated = store
+        .escalate("approval_1", 0, Some(next_at))
+        .unwrap()
+        .unwrap();
+    assert_eq!(escalated.step, 1);
+    assert_eq!(escalated.assignee, "group:oncall");
+    assert_eq!(escalated.next_at.as_deref(), Some(next_at));
+    assert_eq!(
+        store.escalate("approval_1", 0, Some(next_at)).unwrap(),
+        None,
+        "each step moves once"
+    );
+    assert_eq!(
+        store.escalate("approval_1", 1, None).unwrap(),
+        None,
+        "there is no step after the last"
+    );
+
+    let delegated = store
+        .delegate("approval_1", "person:bob", Some("you know prod"), "ada")
+        .unwrap();
+    assert_eq!(delegated.assignee, "person:bob");
+    assert_eq!(delegated.note.as_deref(), Some("you know prod"));
+    assert_eq!(delegated.step, 1, "the escalation clock keeps running");
+
+    store.decide(&approve("approval_1")).unwrap();
+    assert!(
+        store.timed_routing().unwrap().is_empty(),
+        "decided: nothing moves on"
+    );
+    assert_eq!(store.escalate("approval_1", 1, None).unwrap(), None);
+    assert!(matches!(
+        store.delegate("approval_1", "person:eve", None, "ada"),
+        Err(StoreError::AlreadyDecided { .. })
+    ));
+    assert!(matches!(
+        store.delegate("approval_unknown", "person:eve", None, "ada"),
+        Err(StoreError::UnknownApproval(_))
+    ));
+    let trail = actions(store);
+    for action in [
+        "approval_routed",
+        "approval_escalated",
+        "approval_delegated",
+    ] {
+        assert_eq!(
+            trail.iter().filter(|a| *a == action).count(),
+            1,
+            "{action} in {trail:?}"
+        );
+    }
+}
+
+fn a_quorum_counts_distinct_people_and_an_edit_starts_the_count_again(store: &impl Store) {
+    one_waiting_call(store);
+    // An item no route sent anywhere, delegated: it gets a routing of its own.
+    let own = store
+        .delegate("approval_1", "group:release", None, "ada")
+        .unwrap();
+    assert_eq!((own.quorum, own.step), (1, 0));
+    assert_eq!(own.steps, ["group:release"]);
+
+    let vote = |member: &str, hash: &str, edited: Option<&Value>| {
+        store.record_vote("approval_1", &format!("mem_{member}"), member, hash, edited)
+    };
+    assert_eq!(vote("ana", "hash_a", None).unwrap(), 1);
+    assert_eq!(
+        vote("ana", "hash_a", None).unwrap(),
+        1,
+        "the same person twice"
+    );
+    assert_eq!(vote("bob", "hash_a", None).unwrap(), 2, "a second person");
+    let edited = json!({"path": "b.txt"});
+    assert_eq!(
+        vote("cid", "hash_b", Some(&edited)).unwrap(),
+        1,
+        "an edit is an approval of other arguments: its count starts again"
+    );
+    assert_eq!(vote("ana", "hash_b", Some(&edited)).unwrap(), 2);
+    let counted: Vec<_> = store
+        .audit_rows(100)
+        .unwrap()
+        .into_iter()
+        .filter(|row| row.action == "approval_counted")
+        .map(|row| (row.actor, row.detail["approvals"].clone()))
+        .collect();
+    assert_eq!(
+        counted,
+        [
+            ("ana".to_string(), json!(1)),
+            ("bob".to_string(), json!(2)),
+            ("cid".to_string(), json!(1)),
+            ("ana".to_string(), json!(2)),
+        ],
+        "each counted approval is its own row, with its person"
+    );
+
+    store.decide(&approve("approval_1")).unwrap();
+    assert!(matches!(
+        vote("dan", "hash_a", None),
+        Err(StoreError::AlreadyDecided { .. })
+    ));
+    assert!(matches!(
+        store.record_vote("approval_unknown", "mem_dan", "dan", "hash_a", None),
+        Err(StoreError::UnknownApproval(_))
+    ));
+}
+
+fn an_agents_token_is_issued_replaced_and_revoked(store: &impl Store) {
+    assert!(store.agent_token_hashes().unwrap().is_empty());
+    store.set_agent_token("codex", "hash_1").unwrap();
+    store.set_agent_token("claude-code", "hash_2").unwrap();
+    store.set_agent_token("codex", "hash_3").unwrap();
+    assert_eq!(
+        store.agent_token_hashes().unwrap(),
+        [
+            ("claude-code".to_string(), "hash_2".to_string()),
+            ("codex".to_string(), "hash_3".to_string())
+        ],
+        "one token per agent: a new one replaces the old"
+    );
+    assert!(store.revoke_agent_token("codex").unwrap());
+    assert!(!store.revoke_agent_token("codex").unwrap());
+    assert_eq!(store.agent_token_hashes().unwrap().len(), 1);
+    let issued = store.agent_tokens_issued().unwrap();
+    assert_eq!(
+        issued.iter().map(|(agent, _)| agent.as_str()).collect::<Vec<_>>(),
+        ["claude-code"],
+        "Settings → Agents shows who has a token of its own"
+    );
+    assert!(!issued[0].1.is_empty(), "and since when");
+    assert!(
+        store.set_agent_token("gemini", "hash_2").is_err(),
+        "a token's hash is one agent's"
+    );
+    assert_eq!(
+        actions(store),
+        [
+            "agent_token_issued",
+            "agent_token_issued",
+            "agent_token_issued",
+            "agent_token_revoked"
+        ]
+    );
+}
+
+fn a_hosted_agent_is_kept_hosts_a_chat_and_is_removed(store: &impl Store) {
+    let command = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    store
+        .save_acp_agent("gemini", &command(&["gemini", "--acp"]))
+        .unwrap();
+    store.save_acp_agent("qwen", &command(&["qwen"])).unwrap();
+    store
+        .save_acp_agent("gemini", &command(&["gemini", "--experimental-acp"]))
+        .unwrap();
+    let agents = store.acp_agents().unwrap();
+    let names: Vec<&str> = agents.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["gemini", "qwen"]);
+    assert_eq!(
+        store.acp_agent("gemini").unwrap().unwrap().command,
+        ["gemini", "--experimental-acp"]
+    );
+    assert_eq!(store.acp_agent("other").unwrap(), None);
+
+    let session = store.ensure_session("hosted").unwrap();
+    store.host_session(&session.id, "gemini", "/work").unwrap();
+    store.set_hosted_pid(&session.id, Some(4242)).unwrap();
+    let hosted = store.hosted_session(&session.id).unwrap().unwrap();
+    assert_eq!(
+        (hosted.agent.as_str(), hosted.folder.as_str(), hosted.pid),
+        ("gemini", "/work", Some(4242))
+    );
+    assert_eq!(store.live_hosted_sessions().unwrap(), [hosted]);
+    let said = store
+        .append_assistant_message(&session.id, "hello")
+        .unwrap();
+    store
+        .end_hosted_session(&session.id, "the agent exited")
+        .unwrap();
+    assert!(store.live_hosted_sessions().unwrap().is_empty());
+    assert_eq!(
+        store.hosted_session(&session.id).unwrap().unwrap().pid,
+        None
+    );
+    let messages = store.messages(&session.id).unwrap();
+    let contents: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(contents, ["hello", "the agent exited"]);
+    assert_eq!(messages[0].id, said);
+    let ended = store.session(&session.id).unwrap().unwrap();
+    assert_eq!(ended.status, SessionStatus::Idle);
+    assert_eq!(ended.last_error.as_deref(), Some("the agent exited"));
+
+    store.host_session(&session.id, "qwen", "/other").unwrap();
+    assert_eq!(
+        store.live_hosted_sessions().unwrap().len(),
+        1,
+        "hosted again: live again"
+    );
+    assert!(store.remove_acp_agent("gemini").unwrap());
+    assert!(!store.remove_acp_agent("gemini").unwrap());
+    assert_eq!(store.acp_agents().unwrap().len(), 1);
 }

@@ -120,6 +120,14 @@ export const api = {
   revokeDevice: (id: string) => call('revoke_device', { id }),
   /** The ntfy push, or off with null; a null token keeps the saved one, '' removes it. */
   setPush: (push: NtfyPush | null) => call('set_push', { push }),
+  /** The person's team server and what waits there for them; null when none is set. */
+  teamInbox: () => call('team_inbox', {}),
+  /** Sets the team server with the person's member token (kept in the OS keyring); refused unless the server accepts it. */
+  setTeamServer: (url: string, token: string, certificate?: string) => call('set_team_server', { url, token, certificate }),
+  /** Forgets the team server and the token; whether one was set. */
+  forgetTeamServer: () => call('forget_team_server', {}),
+  /** Decides items of the team server's inbox there, as the person. */
+  teamDecide: (decisions: DecisionRequest[]) => call('team_decide', { decisions }),
 };
 
 export function onEngineEvent(handler: (event: EngineEvent) => void): Promise<UnlistenFn> {

@@ -12,7 +12,10 @@ mod servers;
 use crate::shell::Shell;
 use airlock_engine::Engine;
 use airlock_engine::commands::{Caller, Host};
-use airlock_protocol::{AgentStatus, AppInfo, ConnectReport, Navigate, Pairing};
+use airlock_protocol::{
+    AgentStatus, AppInfo, ConnectReport, DecisionOutcome, DecisionRequest, Navigate, Pairing,
+    TeamInboxView,
+};
 pub use airlock_protocol::{CommandError, CommandResult, ErrorCode};
 use serde_json::Value;
 
@@ -73,6 +76,30 @@ impl Host for ShellHost<'_> {
 
     async fn sign_in_server(&self, engine: &Engine, name: &str) -> CommandResult<String> {
         airlock_api::commands::sign_in_server(engine, name, &airlock_mcp::oauth::open_browser).await
+    }
+
+    async fn team_inbox(&self) -> CommandResult<Option<TeamInboxView>> {
+        Ok(self.0.team.view())
+    }
+
+    async fn set_team_server(
+        &self,
+        url: &str,
+        token: &str,
+        certificate: Option<&str>,
+    ) -> CommandResult<TeamInboxView> {
+        self.0.team.set(url, token, certificate).await
+    }
+
+    fn forget_team_server(&self) -> CommandResult<bool> {
+        self.0.team.forget()
+    }
+
+    async fn team_decide(
+        &self,
+        decisions: Vec<DecisionRequest>,
+    ) -> CommandResult<Vec<DecisionOutcome>> {
+        self.0.team.decide(decisions).await
     }
 }
 

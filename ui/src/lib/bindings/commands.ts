@@ -44,6 +44,7 @@ import type { ServerView } from './ServerView';
 import type { SessionRow } from './SessionRow';
 import type { SettingsView } from './SettingsView';
 import type { ShellOption } from './ShellOption';
+import type { TeamInboxView } from './TeamInboxView';
 import type { TeamRole } from './TeamRole';
 import type { ToolChange } from './ToolChange';
 import type { ToolSetting } from './ToolSetting';
@@ -200,6 +201,14 @@ export interface Commands {
   team_unroute: { args: { id: string, }; response: boolean };
   /** Hands a waiting item to another person, with a note for them. */
   delegate: { args: { approvalId: string, to: string, note: string | null, }; response: null };
+  /** The person's team server beside this desktop's engine and what waits for them there; null when none is set. */
+  team_inbox: { args: Record<symbol, never>; response: TeamInboxView | null };
+  /** Sets the person's team server (`https://HOST:PORT`, or `http://127.0.0.1:PORT`) with their member token, kept in the OS keyring; refused unless the server accepts the token. `certificate`: the server's own PEM certificate to trust instead of the system's. */
+  set_team_server: { args: { url: string, token: string, certificate?: string, }; response: TeamInboxView };
+  /** Forgets the team server and the person's token; whether one was set. */
+  forget_team_server: { args: Record<symbol, never>; response: boolean };
+  /** Decides items of the team server's inbox there, as the person (their token). */
+  team_decide: { args: { decisions: Array<DecisionRequest>, }; response: Array<DecisionOutcome> };
 }
 
 export type CommandName = keyof Commands;
@@ -290,6 +299,10 @@ export const COMMAND_SURFACES = {
   team_routes: ['window', 'api'],
   team_unroute: ['api'],
   delegate: ['window', 'api'],
+  team_inbox: ['window'],
+  set_team_server: ['window'],
+  forget_team_server: ['window'],
+  team_decide: ['window'],
 } as const;
 
 /** The commands a paired phone may call. */
