@@ -4,8 +4,8 @@
 #   bash scripts/setup.sh [APP ARGS…]   what the app needs: the system packages it builds and runs
 #                                        with (C toolchain, WebKitGTK and friends for Tauri, the OS
 #                                        keyring), the UI's npm packages; then it builds the UI, the
-#                                        app and the `airlock` CLI (with `airlock-hook`) as they ship
-#                                        (`--release`), copies the CLI into ~/.local/bin so `airlock`
+#                                        app and the `airlock` CLI (with `airlock-hook`) optimised
+#                                        (the `setup` profile, Cargo.toml), copies the CLI into ~/.local/bin so `airlock`
 #                                        works from any shell, and runs the app. Extra arguments go
 #                                        to the app (e.g. --data-dir).
 #   bash scripts/setup.sh --deps-only   also what the tests use (scripts/test.sh runs this): Xvfb,
@@ -145,10 +145,10 @@ $deps_only && exit 0
 (cd ui && npm run build)
 # The app's two processes (the window and the resident it starts), the `airlock` command-line
 # tool and the agents' hook `airlock-hook` beside the app: Settings → Agents installs hooks that
-# run them. `--release`, what the packages ship: on 2 cores it also builds faster than thin LTO
-# (BENCHMARKS.md, "Build time").
-cargo build --release --locked -p airlock-desktop -p airlock-resident -p airlock-cli
-built="${CARGO_TARGET_DIR:-target}/release"
+# run them. The `setup` profile (Cargo.toml): optimised, without the packages' whole-program LTO,
+# whose serial links made a 2-core build minutes longer (BENCHMARKS.md, "Build time").
+cargo build --profile setup --locked -p airlock-desktop -p airlock-resident -p airlock-cli
+built="${CARGO_TARGET_DIR:-target}/setup"
 # ...and on the person's PATH: copies (not links into this clone), so the hooks `airlock connect`
 # installs keep working after a `cargo clean`; running this script again updates them.
 bin_dir="$HOME/.local/bin"
