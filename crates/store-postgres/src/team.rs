@@ -119,4 +119,16 @@ impl port::HostedAgents for PostgresStore {
     fn append_assistant_message(&self, _: &str, _: &str) -> port::Result<i64> {
         not_yet()
     }
+    fn add_hosted_call(
+        &self,
+        _: &str,
+        _: Option<i64>,
+        _: &str,
+        _: &port::NewCall,
+    ) -> port::Result<i64> {
+        not_yet()
+    }
+    fn update_hosted_call(&self, _: &str, _: &port::HostedCallUpdate) -> port::Result<()> {
+        not_yet()
+    }
 }
