@@ -867,6 +867,159 @@ async fn a_step_runs_in_the_models_order_and_a_failing_command_shows_failed() {
     app.end().await;
 }
 
+/// Issue 29, item 5, in the real window: a chat hosted by an ACP agent (the real qwen-code of
+/// tests/agents, offline against the scripted model): New chat → the agent, its text and its
+/// shell call stream into the chat, the call waits as a card with the permission prompt in
+/// place, **Allow once** there runs it, and the card says it succeeded.
+#[tokio::test]
+#[ignore = "needs a display and tauri-driver; run through scripts/e2e.sh"]
+async fn a_hosted_acp_agents_call_is_approved_from_its_card_in_the_chat() {
+    let out = PathBuf::from(
+        std::env::var("AIRLOCK_E2E_OUT").unwrap_or_else(|_| "test-output/e2e".into()),
+    );
+    std::fs::create_dir_all(&out).unwrap();
+    let qwen = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/agents/node_modules/.bin/qwen");
+    assert!(
+        qwen.exists(),
+        "{} is missing: run `bash scripts/setup.sh --deps-only` (or `cd tests/agents && npm ci`)",
+        qwen.display()
+    );
+    let data = tempfile::tempdir().unwrap();
+    // Qwen Code offline (AGENT-ACP.md): the scripted model's shell call whenever a request
+    // offers the tool and holds no result yet, a HOME of its own, every proxy a closed port.
+    let model = ScriptedModel::start_with(
+        vec![],
+        airlock_testkit::Fallback::Smart {
+            call: ScriptedCall::new(
+                "call_1",
+                "run_shell_command",
+                json!({"command": "echo hi > f.txt", "description": "write f.txt"}),
+            ),
+        },
+    )
+    .await
+    .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let qwen_home = home.path().join(".qwen");
+    std::fs::create_dir_all(&qwen_home).unwrap();
+    std::fs::write(
+        qwen_home.join("settings.json"),
+        json!({"security": {"auth": {"selectedType": "openai"}},
+            "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false},
+            "general": {"enableAutoUpdate": false}})
+        .to_string(),
+    )
+    .unwrap();
+    let home = home.path().display().to_string();
+    let mut command: Vec<String> = vec![
+        "env".to_string(),
+        format!("HOME={home}"),
+        format!("QWEN_HOME={home}/.qwen"),
+        format!("XDG_CONFIG_HOME={home}/.config"),
+        format!("XDG_DATA_HOME={home}/.local/share"),
+        format!("XDG_CACHE_HOME={home}/.cache"),
+        "OPENAI_API_KEY=dummy".into(),
+        format!("OPENAI_BASE_URL={}", model.base_url()),
+        "OPENAI_MODEL=mock".into(),
+        "QWEN_USAGE_STATISTICS_ENABLED=0".into(),
+    ];
+    for proxy in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {
+        command.push(format!("{proxy}=http://127.0.0.1:9"));
+    }
+    command.extend([
+        "NO_PROXY=127.0.0.1,localhost".into(),
+        "no_proxy=127.0.0.1,localhost".into(),
+        qwen.display().to_string(),
+        "--acp".into(),
+        "--approval-mode".into(),
+        "default".into(),
+    ]);
+
+    let app = App::launch(data.path(), &out).await;
+    let ui = &app.ui;
+    app.use_model(&model, true).await;
+    let _: Value = app
+        .api
+        .post(
+            "/v1/commands/save_acp_agent",
+            &json!({"name": "qwen", "command": command}),
+        )
+        .await
+        .unwrap();
+
+    ui.click("[data-testid=nav-chat]").await;
+    ui.click("button.new").await;
+    ui.until(
+        "qwen offered for the new chat",
+        "const s = document.querySelector(\"select[aria-label='New chat agent']\");
+         if (!s || ![...s.options].some((o) => o.value === 'qwen')) return false;
+         s.value = 'qwen';
+         s.dispatchEvent(new Event('change', { bubbles: true }));
+         return true;",
+    )
+    .await;
+    ui.type_into("input[aria-label='New chat name']", "hosted\u{E007}")
+        .await;
+    ui.type_into(
+        "textarea[aria-label=Message]",
+        "Create the file f.txt containing hi, using the shell.",
+    )
+    .await;
+    ui.click("form.composer button[type=submit]").await;
+    // Qwen Code starts (5–6 s here), asks the model, and asks Airlock: the prompt shows on the
+    // card of its call, in the agent's message.
+    let waiting_card =
+        "[...document.querySelectorAll('[data-testid=assistant-message] [data-testid=tool-call]')]
+         .find((c) => c.querySelector('section[aria-label=\"Permission request\"]')
+             && c.textContent.includes('echo hi > f.txt') && c.textContent.includes('qwen'))";
+    until_long(
+        ui,
+        "the agent's call waiting on its card with the prompt",
+        &format!("return !!{waiting_card};"),
+    )
+    .await;
+    assert!(
+        !data.path().join("workspace/f.txt").exists(),
+        "nothing runs before the decision"
+    );
+    ui.screenshot(&out, "chat-acp-pending").await;
+    ui.run(&format!(
+        "{waiting_card}.querySelector('.actions button.primary').click(); return true;"
+    ))
+    .await;
+    until_long(
+        ui,
+        "the card succeeded and the agent's answer after it",
+        "const m = [...document.querySelectorAll('[data-testid=assistant-message]')].pop();
+         return !!m && m.querySelector('[data-testid=tool-call][data-state=succeeded]') !== null
+             && m.querySelector('section[aria-label=\"Permission request\"]') === null
+             && m.textContent.includes('Done. The tool said');",
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(data.path().join("workspace/f.txt")).unwrap(),
+        "hi\n"
+    );
+    ui.click("[data-testid=tool-call][data-state=succeeded] button")
+        .await;
+    ui.find("[data-testid=tool-result]").await;
+    ui.screenshot(&out, "chat-acp-done").await;
+    app.end().await;
+}
+
+/// [`support::Driver::until`] with the time a hosted agent takes to start on a busy machine.
+async fn until_long(ui: &support::Driver, what: &str, script: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(180);
+    while ui.run(script).await != Value::Bool(true) {
+        if tokio::time::Instant::now() >= deadline {
+            ui.screenshot(&ui.out, "failure").await;
+            panic!("timed out waiting for {what} (see failure.png)");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
 #[cfg(target_os = "linux")]
 #[tokio::test]
 #[ignore = "needs a display, tauri-driver and a notification daemon; run through scripts/e2e.sh"]

@@ -3,8 +3,8 @@
 //! on their way through Airlock's decision path.
 
 use crate::mapping;
-use airlock_core::TurnStatus;
-use airlock_engine::{Engine, HostedTurn};
+use airlock_core::{CallState, TurnStatus};
+use airlock_engine::{AgentToolReport, Engine, HostedTranscript, HostedTurn};
 use airlock_protocol::{AcpAgentView, AgentVerdict};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
@@ -28,6 +28,8 @@ const START_WITHIN: Duration = Duration::from_secs(120);
 const CANCEL_GRACE: Duration = Duration::from_secs(10);
 /// The most of the agent's answer kept per turn.
 const MAX_TEXT: usize = 1024 * 1024;
+/// The most tool calls of one turn shown in the chat.
+const MAX_TOOL_CALLS: usize = 1000;
 /// The stderr lines kept to say why an agent ended.
 const STDERR_LINES: usize = 8;
 
@@ -44,34 +46,24 @@ struct Open {
 /// What the agent said in the current turn.
 #[derive(Default)]
 struct TurnLog {
+    /// Its answer, all of it (the turn's outcome).
     text: String,
-    /// Its tool calls in order, each as its updates said it (merged).
-    tools: Vec<String>,
+    /// What each of its tool calls is, as its updates said it (merged), by its id.
     tool_info: HashMap<String, Value>,
-    /// What Airlock says of the turn (a denial and its reason).
+    /// What Airlock says of the turn (a denial and its reason), kept in the chat at its end.
     notes: Vec<String>,
+    /// The reasons of the turn's denials, for the agent's model (see [`follow_up`]).
+    denials: Vec<String>,
+    /// The chat's record of the turn: the text and a card per tool call.
+    transcript: Option<HostedTranscript>,
+    /// The agent's plan as it last sent it (each `plan` update replaces it), kept at the end.
+    plan: Option<String>,
 }
 
-impl TurnLog {
-    /// The turn as a chat message: the agent's text, each tool call with how it ended, and
-    /// Airlock's notes.
-    fn transcript(&self) -> String {
-        let mut parts = Vec::new();
-        if !self.text.trim().is_empty() {
-            parts.push(self.text.trim().to_string());
-        }
-        for id in &self.tools {
-            let info = &self.tool_info[id];
-            let title = info.get("title").and_then(Value::as_str).unwrap_or(id);
-            let status = info
-                .get("status")
-                .and_then(Value::as_str)
-                .unwrap_or("pending");
-            parts.push(format!("• {title} — {status}"));
-        }
-        parts.extend(self.notes.iter().cloned());
-        parts.join("\n")
-    }
+/// The user message that tells the agent's model why Airlock denied its calls: no ACP answer
+/// carries a reason, so it follows the turn as the next prompt of the same ACP session.
+fn follow_up(denials: &[String]) -> String {
+    denials.join("\n")
 }
 
 pub(crate) struct Running {
@@ -431,30 +423,38 @@ impl Running {
         let Some(update) = params.get("update") else {
             return;
         };
-        let mut log = lock(&self.log);
+        let mut guard = lock(&self.log);
+        let log = &mut *guard;
         match update.get("sessionUpdate").and_then(Value::as_str) {
             Some("agent_message_chunk") => {
                 if let Some(text) = update.pointer("/content/text").and_then(Value::as_str)
                     && log.text.len() + text.len() <= MAX_TEXT
                 {
                     log.text.push_str(text);
+                    if let Some(transcript) = log.transcript.as_mut() {
+                        transcript.text(text);
+                    }
                 }
             }
+            Some("plan") => log.plan = mapping::plan(update),
             Some("tool_call" | "tool_call_update") => {
                 let Some(id) = update.get("toolCallId").and_then(Value::as_str) else {
                     return;
                 };
-                if !log.tool_info.contains_key(id) {
-                    if log.tools.len() >= 1000 {
-                        return;
-                    }
-                    log.tools.push(id.to_string());
+                if !log.tool_info.contains_key(id) && log.tool_info.len() >= MAX_TOOL_CALLS {
+                    return;
                 }
                 let info = log
                     .tool_info
                     .entry(id.to_string())
                     .or_insert_with(|| json!({}));
                 mapping::merge(info, update);
+                let report = mapping::report(info, update);
+                if let Some(transcript) = log.transcript.as_mut()
+                    && let Err(error) = transcript.agent_reports(id, report)
+                {
+                    tracing::warn!(%error, "cannot keep a hosted agent's tool call in its chat");
+                }
             }
             _ => {}
         }
@@ -484,36 +484,99 @@ impl Running {
             earlier.as_ref(),
         );
         let options = params.get("options").cloned().unwrap_or(Value::Null);
+        let title = params
+            .pointer("/toolCall/title")
+            .or_else(|| earlier.as_ref().and_then(|e| e.get("title")))
+            .and_then(Value::as_str)
+            .unwrap_or(&call.tool)
+            .to_string();
+        // Its card in the chat (made now if the agent told nothing of the call before: Gemini)
+        // shows the item's prompt, and then Airlock's answer.
+        let card_key = tool_call_id.unwrap_or_else(|| format!("permission {key}"));
+        let card = lock(&self.log).transcript.as_mut().and_then(|transcript| {
+            let report = AgentToolReport {
+                tool: Some(call.tool.clone()),
+                args: Some(call.input.clone()),
+                state: Some(CallState::Pending),
+                result: None,
+            };
+            transcript
+                .agent_reports(&card_key, report)
+                .inspect_err(|error| tracing::warn!(%error, "cannot show a hosted agent's call"))
+                .ok()
+        });
         lock(&self.permissions).insert(key.clone(), Open { id, task: None });
         let me = self.clone();
         let own_key = key.clone();
         let task = tokio::spawn(async move {
             let tool = format!("{} ({})", call.tool, shown);
+            let call_tool = call.tool.clone();
             let answer = me
                 .engine
-                .hosted_agent_call(&me.session_id, call, Some(shown))
+                .hosted_agent_call(&me.session_id, call, Some(shown), card)
                 .await;
             let (verdict, edited) = match &answer {
                 Ok(answer) => (Some(answer.verdict), answer.updated_input.is_some()),
                 Err(_) => (None, false),
             };
-            match &answer {
+            let mut log = lock(&me.log);
+            let (state, result) = match &answer {
                 Ok(answer) if answer.verdict == AgentVerdict::Deny => {
                     let reason = answer.reason.as_deref().unwrap_or("denied");
-                    lock(&me.log)
-                        .notes
-                        .push(format!("Airlock denied {tool}: {reason}"));
+                    log.notes.push(format!("Airlock denied {tool}: {reason}"));
+                    let who = match answer.decided_by.as_deref() {
+                        Some("policy") => "Airlock's policy denied",
+                        Some("engine" | "timeout") | None => "Airlock refused",
+                        Some(_) => "The person denied",
+                    };
+                    log.denials.push(format!(
+                        "{who} your tool call {call_tool} ({title}): {reason}"
+                    ));
+                    (CallState::Denied, airlock_core::execution_denied(reason))
                 }
-                Ok(answer) if answer.verdict == AgentVerdict::Undecided => {
-                    lock(&me.log)
-                        .notes
+                Ok(answer) if answer.verdict == AgentVerdict::Allow && !edited => {
+                    let state = if answer.approval_id.is_some() {
+                        CallState::Approved
+                    } else {
+                        CallState::AutoAllowed
+                    };
+                    (state, Value::Null)
+                }
+                Ok(answer) if answer.verdict == AgentVerdict::Allow => {
+                    let why = "an ACP answer cannot carry edited arguments, so it did not run";
+                    log.notes.push(format!("Airlock cancelled {tool}: {why}"));
+                    (
+                        CallState::Cancelled,
+                        json!({"type": "cancelled", "reason": why}),
+                    )
+                }
+                Ok(_) => {
+                    log.notes
                         .push(format!("Nobody decided {tool} in Airlock: it did not run"));
+                    let why = "nobody decided it";
+                    (
+                        CallState::Cancelled,
+                        json!({"type": "cancelled", "reason": why}),
+                    )
                 }
-                Err(error) => lock(&me.log).notes.push(format!(
-                    "Airlock could not decide {tool}, so it did not run: {error}"
-                )),
-                Ok(_) => {}
+                Err(error) => {
+                    let why = format!("Airlock could not decide it: {error}");
+                    log.notes.push(format!(
+                        "Airlock could not decide {tool}, so it did not run: {error}"
+                    ));
+                    (
+                        CallState::Cancelled,
+                        json!({"type": "cancelled", "reason": why}),
+                    )
+                }
+            };
+            let result = (!result.is_null()).then_some(result);
+            if let Some(transcript) = log.transcript.as_mut()
+                && let Err(error) = transcript.answered(&card_key, state, result)
+            {
+                tracing::warn!(%error, "cannot show Airlock's answer on a hosted agent's call");
             }
+            drop(log);
             let result = mapping::outcome(verdict, edited, &options);
             let open = lock(&me.permissions).remove(&key);
             if let Some(open) = open {
@@ -540,10 +603,15 @@ impl Running {
         }
     }
 
-    /// One turn: the person's message to the agent, what it says into the chat, until its
-    /// answer, a cancel, or its end.
+    /// One turn: the person's message to the agent, what it says into the chat (its text as
+    /// it comes, a card per tool call), until its answer, a cancel, or its end. When Airlock
+    /// denied a call with a reason, the reason follows as the next message of the same ACP
+    /// session (no ACP answer carries one), once per turn, before the turn ends.
     pub(crate) async fn prompt(self: &Arc<Self>, mut turn: HostedTurn) {
-        *lock(&self.log) = TurnLog::default();
+        *lock(&self.log) = TurnLog {
+            transcript: Some(turn.transcript(&self.agent.name)),
+            ..TurnLog::default()
+        };
         let Some(session) = lock(&self.acp_session).clone() else {
             turn.finish(
                 TurnStatus::Failed,
@@ -552,42 +620,46 @@ impl Running {
             );
             return;
         };
-        let mut answer = pin!(self.start_request(
-            "session/prompt",
-            json!({"sessionId": session, "prompt": [{"type": "text", "text": turn.text}]}),
-        ));
-        let mut ended = pin!(self.ended());
-        let mut cancelled = false;
-        let mut watching = true;
-        let mut deadline = pin!(tokio::time::sleep(Duration::from_secs(365 * 24 * 3600)));
-        let result = loop {
-            tokio::select! {
-                answer = &mut answer => break answer,
-                why = &mut ended => break Err(why),
-                changed = turn.cancel.changed(), if watching && !cancelled => {
-                    match changed {
-                        Ok(()) if *turn.cancel.borrow() => {
-                            cancelled = true;
-                            self.cancel_turn();
-                            deadline.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
-                        }
-                        Ok(()) => {}
-                        Err(_) => watching = false,
-                    }
-                }
-                () = &mut deadline, if cancelled => {
-                    let why = format!("it did not stop within {} s of the cancel", CANCEL_GRACE.as_secs());
-                    self.end(why.clone());
-                    break Err(why);
-                }
+        let mut text = turn.text.clone();
+        let mut followed_up = false;
+        let (result, cancelled) = loop {
+            let (result, cancelled) = self.exchange(&session, &text, &mut turn).await;
+            if cancelled || followed_up || result.is_err() || *turn.cancel.borrow() {
+                break (result, cancelled);
+            }
+            let denials = std::mem::take(&mut lock(&self.log).denials);
+            if denials.is_empty() {
+                break (result, cancelled);
+            }
+            text = follow_up(&denials);
+            followed_up = true;
+            // Said in the chat before the agent answers it.
+            let mut guard = lock(&self.log);
+            let log = &mut *guard;
+            log.notes
+                .push(format!("Airlock told {}: {text}", self.agent.name));
+            let notes = std::mem::take(&mut log.notes);
+            if let Some(transcript) = log.transcript.as_mut()
+                && let Err(error) = transcript.note(&notes.join("\n"))
+            {
+                tracing::warn!(%error, "cannot keep what Airlock said of a hosted turn");
             }
         };
-        let log = std::mem::take(&mut *lock(&self.log));
-        let said = log.transcript();
-        if !said.is_empty()
-            && let Err(error) = turn.say(&said)
-        {
-            tracing::warn!(%error, "cannot keep what a hosted agent said");
+        let mut log = std::mem::take(&mut *lock(&self.log));
+        if let Some(plan) = log.plan.take() {
+            log.notes.insert(0, plan);
+        }
+        if let Some(mut transcript) = log.transcript.take() {
+            let kept = transcript.end().and_then(|()| {
+                if log.notes.is_empty() {
+                    Ok(())
+                } else {
+                    transcript.note(&log.notes.join("\n"))
+                }
+            });
+            if let Err(error) = kept {
+                tracing::warn!(%error, "cannot keep what a hosted agent said");
+            }
         }
         let answer_text = (!log.text.trim().is_empty()).then(|| log.text.trim().to_string());
         match result {
@@ -615,5 +687,46 @@ impl Running {
                 );
             }
         }
+    }
+
+    /// One `session/prompt` with `text`, until its answer, a cancel (then `true`), or the
+    /// agent's end.
+    async fn exchange(
+        self: &Arc<Self>,
+        session: &str,
+        text: &str,
+        turn: &mut HostedTurn,
+    ) -> (Result<Value, String>, bool) {
+        let mut answer = pin!(self.start_request(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": [{"type": "text", "text": text}]}),
+        ));
+        let mut ended = pin!(self.ended());
+        let mut cancelled = false;
+        let mut watching = true;
+        let mut deadline = pin!(tokio::time::sleep(Duration::from_secs(365 * 24 * 3600)));
+        let result = loop {
+            tokio::select! {
+                answer = &mut answer => break answer,
+                why = &mut ended => break Err(why),
+                changed = turn.cancel.changed(), if watching && !cancelled => {
+                    match changed {
+                        Ok(()) if *turn.cancel.borrow() => {
+                            cancelled = true;
+                            self.cancel_turn();
+                            deadline.as_mut().reset(tokio::time::Instant::now() + CANCEL_GRACE);
+                        }
+                        Ok(()) => {}
+                        Err(_) => watching = false,
+                    }
+                }
+                () = &mut deadline, if cancelled => {
+                    let why = format!("it did not stop within {} s of the cancel", CANCEL_GRACE.as_secs());
+                    self.end(why.clone());
+                    break Err(why);
+                }
+            }
+        };
+        (result, cancelled)
     }
 }

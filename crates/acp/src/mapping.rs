@@ -2,6 +2,8 @@
 //! answer in the agent's (one of the options it offered, chosen by `kind`: the ids differ per
 //! agent — `proceed_once`, `once`, `allow`, `approved`, `allow_once`).
 
+use airlock_core::CallState;
+use airlock_engine::AgentToolReport;
 use airlock_protocol::{AgentCall, AgentEvent, AgentVerdict};
 use serde_json::{Map, Value, json};
 
@@ -129,6 +131,68 @@ pub(crate) fn call_of(
     )
 }
 
+/// The most of a tool's output kept on its card.
+const MAX_OUTPUT: usize = 64 * 1024;
+
+/// A `tool_call` or `tool_call_update` (`update`) as the card shows it, with what the agent
+/// said of the call before (`merged`, `update` included): its tool's name, the input when this
+/// update gives it (a new call without one: its title), its state, and what it reported.
+pub(crate) fn report(merged: &Value, update: &Value) -> AgentToolReport {
+    let args = match update.get("rawInput") {
+        Some(Value::Object(raw)) if !raw.is_empty() => Some(Value::Object(raw.clone())),
+        _ if update.get("sessionUpdate").and_then(Value::as_str) == Some("tool_call") => {
+            text(update, "/title").map(|title| json!({ "title": title }))
+        }
+        _ => None,
+    };
+    let state = match update.get("status").and_then(Value::as_str) {
+        Some("pending") => Some(CallState::Proposed),
+        Some("in_progress") => Some(CallState::Running),
+        Some("completed") => Some(CallState::Succeeded),
+        Some("failed") => Some(CallState::Failed),
+        _ => None,
+    };
+    let result = match update.get("rawOutput") {
+        Some(output) if !output.is_null() => Some(output.clone()),
+        _ => content_text(update)
+            .map(|text| {
+                let cut: String = text.chars().take(MAX_OUTPUT).collect();
+                json!({ "output": cut })
+            })
+            .or_else(|| {
+                update
+                    .get("content")
+                    .filter(|c| c.as_array().is_some_and(|c| !c.is_empty()))
+                    .map(|content| json!({ "content": content }))
+            }),
+    };
+    AgentToolReport {
+        tool: Some(tool_name(merged)),
+        args,
+        state,
+        result,
+    }
+}
+
+/// A `plan` update as the chat shows it: one line per entry, with its status.
+pub(crate) fn plan(update: &Value) -> Option<String> {
+    let entries = update.get("entries")?.as_array()?;
+    let lines: Vec<String> = entries
+        .iter()
+        .take(100)
+        .filter_map(|entry| {
+            let content = text(entry, "/content")?;
+            let mark = match entry.get("status").and_then(Value::as_str) {
+                Some("completed") => "[x]",
+                Some("in_progress") => "[~]",
+                _ => "[ ]",
+            };
+            Some(format!("{mark} {content}"))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| format!("The agent's plan:\n{}", lines.join("\n")))
+}
+
 /// The option of the first of `kinds` the agent offered.
 fn option_of(options: &Value, kinds: &[&str]) -> Option<String> {
     let options = options.as_array()?;
@@ -194,6 +258,34 @@ mod tests {
         assert_eq!(
             outcome(Some(AgentVerdict::Allow), false, &only_always),
             cancelled()
+        );
+    }
+
+    #[test]
+    fn an_agents_tool_call_reports_become_its_card() {
+        let first = json!({"sessionUpdate": "tool_call", "toolCallId": "call_1", "title": "Shell",
+            "kind": "execute", "status": "pending", "rawInput": {}});
+        let mut merged = json!({});
+        merge(&mut merged, &first);
+        let report = report(&merged, &first);
+        assert_eq!(report.tool.as_deref(), Some("execute"));
+        assert_eq!(report.args, Some(json!({"title": "Shell"})));
+        assert_eq!(report.state, Some(CallState::Proposed));
+        let done = json!({"sessionUpdate": "tool_call_update", "toolCallId": "call_1",
+            "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "hi"}}]});
+        merge(&mut merged, &done);
+        let report = super::report(&merged, &done);
+        assert_eq!(
+            report.args, None,
+            "an update without input keeps the card's"
+        );
+        assert_eq!(report.state, Some(CallState::Succeeded));
+        assert_eq!(report.result, Some(json!({"output": "hi"})));
+        let plan = json!({"sessionUpdate": "plan", "entries": [
+            {"content": "read", "status": "completed"}, {"content": "write", "status": "pending"}]});
+        assert_eq!(
+            super::plan(&plan).as_deref(),
+            Some("The agent's plan:\n[x] read\n[ ] write")
         );
     }
 

@@ -680,3 +680,84 @@ fn an_agent_that_sends_garbage_or_floods_is_stopped_with_a_clear_error() {
         });
     }
 }
+
+/// The chat of a hosted qwen-code as the person reads it (`airlock transcript`): while its call
+/// waits, the call is a card of the agent's message and the inbox item is that card's (the
+/// window shows the prompt on it); once approved and run, the card says it succeeded, with what
+/// the agent reported, and the agent's answer follows in the same chat.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hosted_qwens_chat_holds_its_text_and_a_card_per_tool_call() {
+    let mut world = World::new(Agent::Qwen).await;
+    world.chat();
+    let item = world.waiting_item();
+    let cards = |transcript: &str| -> Vec<Value> {
+        let messages: Vec<Value> = serde_json::from_str(transcript).unwrap();
+        messages
+            .iter()
+            .flat_map(|m| m["calls"].as_array().cloned().unwrap_or_default())
+            .collect()
+    };
+    let waiting = world.transcript();
+    let card = cards(&waiting)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| panic!("no card of the agent's call: {waiting}"));
+    assert_eq!(card["id"], item["tool_call_id"], "{waiting}\n{item:#}");
+    assert_eq!(card["server"], "qwen", "{card:#}");
+    assert_eq!(card["tool"], "run_shell_command", "{card:#}");
+    assert_eq!(card["args"]["command"], COMMAND, "{card:#}");
+    assert_eq!(card["state"], "pending", "{card:#}");
+    world.ok(&["approve", item["approval_id"].as_str().unwrap()]);
+    let (done, said) = world.wait();
+    assert!(done, "{said}");
+    assert_eq!(world.file().as_deref(), Some("hi\n"));
+    let transcript = world.transcript();
+    let cards = cards(&transcript);
+    assert_eq!(cards.len(), 1, "{transcript}");
+    assert_eq!(cards[0]["state"], "succeeded", "{transcript}");
+    assert!(!cards[0]["result"].is_null(), "{transcript}");
+    // The scripted model's answer once it read the tool's result, as the agent streamed it.
+    let messages: Vec<Value> = serde_json::from_str(&transcript).unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "assistant", "{transcript}");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Done. The tool said:"),
+        "{transcript}"
+    );
+    world.stop_and_expect_no_orphans();
+}
+
+/// No ACP answer carries a reason, so after the turn Airlock sends it to the hosted qwen-code
+/// as the next message of the same ACP session: the model's next request carries it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hosted_qwens_model_reads_the_reason_of_a_denial() {
+    const REASON: &str = "not in this folder, write it under /tmp";
+    let mut world = World::new(Agent::Qwen).await;
+    world.chat();
+    let item = world.waiting_item();
+    let carries = |request: &Value| request.to_string().contains(REASON);
+    assert!(!world._model.requests().iter().any(carries));
+    world.ok(&[
+        "deny",
+        item["approval_id"].as_str().unwrap(),
+        "--reason",
+        REASON,
+    ]);
+    let (_, said) = world.wait();
+    let requests = world._model.requests();
+    assert!(
+        requests.iter().any(carries),
+        "no model request carries the reason ({said}): {requests:#?}"
+    );
+    assert_eq!(world.file(), None);
+    let transcript = world.transcript();
+    assert!(
+        transcript
+            .contains("Airlock told qwen: The person denied your tool call run_shell_command"),
+        "{transcript}"
+    );
+    world.stop_and_expect_no_orphans();
+}

@@ -27,13 +27,13 @@ use crate::decision::{Resolution, Settlement};
 use crate::{Engine, EngineError, Inner, Result};
 use airlock_core::policy::{CallFacts, SessionPolicy, Verdict};
 use airlock_core::{
-    APP_CLIENT, AgentFallback, ApprovalStatus, DecidedBy, ItemKind, MCP_CLIENT, args_hash, ids,
-    is_hook_agent, validate_proxied_server_name,
+    APP_CLIENT, AgentFallback, ApprovalStatus, DecidedBy, ItemKind, MCP_CLIENT, SessionStatus,
+    args_hash, ids, is_hook_agent, validate_proxied_server_name,
 };
 use airlock_protocol::agents::{FALLBACKS_FILE, MAX_INPUT_BYTES};
 use airlock_protocol::{
     AgentAnswer, AgentCall, AgentCallState, AgentEvent, AgentToolDefaults, AgentVerdict, AgentView,
-    ApprovalRow,
+    ApprovalRow, EngineEvent,
 };
 use airlock_store::{AgentActivity, EarlierAgentRequest, NewAgentRequest, NewApproval, StoreError};
 use serde_json::{Value, json};
@@ -392,17 +392,20 @@ impl Engine {
         let call = self.as_app(call)?;
         let session = self.inner.store.ensure_session(&session_name(&call))?;
         self.name_agent_session(&session, &call)?;
-        self.answer_agent(call, session, None).await
+        self.answer_agent(call, session, None, None).await
     }
 
     /// Decides a permission a hosted (ACP) agent asks for in the chat it hosts: the same path
     /// as [`Engine::agent_call`], with the chat as the session and the agent's own words for
     /// the call (`shown`: its title, kind, locations) before the policy's reason in the inbox.
+    /// `card`: the call's card in the chat (see [`crate::HostedTranscript`]), where the item's
+    /// prompt shows.
     pub async fn hosted_agent_call(
         &self,
         session_id: &str,
         call: AgentCall,
         shown: Option<String>,
+        card: Option<String>,
     ) -> Result<AgentAnswer> {
         if self.inner.store.acp_agent(&call.agent)?.is_none() || call.source.is_some() {
             return Err(invalid(format!("'{}' is not a hosted agent", call.agent)));
@@ -413,7 +416,7 @@ impl Engine {
             .store
             .session(session_id)?
             .ok_or_else(|| EngineError::UnknownSession(session_id.to_string()))?;
-        Ok(self.answer_agent(call, session, shown).await?.answer)
+        Ok(self.answer_agent(call, session, shown, card).await?.answer)
     }
 
     /// The call decided in `session`: policy at once, or a person through the inbox.
@@ -422,6 +425,7 @@ impl Engine {
         call: AgentCall,
         session: airlock_protocol::SessionRow,
         shown: Option<String>,
+        card: Option<String>,
     ) -> Result<AgentCallState> {
         let deferred = call.is_deferred();
         let inner = &self.inner;
@@ -473,6 +477,7 @@ impl Engine {
                         // (unless it is deferred: its client collects the decision later).
                         let approval_id = ids::new_approval_id();
                         let attachment = (!deferred).then(|| Attachment::new(inner, &approval_id));
+                        let hosted = card.is_some();
                         let row = self.ask_person(
                             &call,
                             &source,
@@ -481,7 +486,16 @@ impl Engine {
                             &session.id,
                             why,
                             approval_id,
+                            card,
                         )?;
+                        if hosted {
+                            // A hosted chat waits for the person now, as Airlock's own loop
+                            // says when its step asks.
+                            inner.emit(EngineEvent::SessionStatus {
+                                session: session.name.clone(),
+                                status: SessionStatus::AwaitingApproval,
+                            });
+                        }
                         (row, attachment)
                     }
                 }
@@ -891,12 +905,13 @@ impl Engine {
         session_id: &str,
         why: String,
         approval_id: String,
+        card: Option<String>,
     ) -> Result<ApprovalRow> {
         let inner = &self.inner;
         inner.store.insert_agent_request(
             &NewApproval {
                 approval_id: approval_id.clone(),
-                tool_call_id: None,
+                tool_call_id: card,
                 session_id: session_id.to_string(),
                 kind: ItemKind::AgentToolCall,
                 server: source.to_string(),

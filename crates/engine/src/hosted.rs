@@ -9,8 +9,11 @@
 //! process group, if a crash left it running, is killed.
 
 use crate::{Engine, EngineError, Inner, Result, Turn, TurnWatch};
-use airlock_core::{SessionStatus, TurnStatus};
+use airlock_core::{CallState, SessionStatus, TurnStatus, args_hash, ids};
 use airlock_protocol::{AcpAgentView, EngineEvent, SessionRow, TurnOutcome};
+use airlock_store::{HostedCallUpdate, NewCall};
+use serde_json::Value;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::sync::watch;
@@ -43,36 +46,253 @@ impl std::fmt::Debug for HostedTurn {
     }
 }
 
-impl HostedTurn {
+/// The most text of the agent's kept unsaved at once (a segment of its answer).
+const MAX_SEGMENT: usize = 1024 * 1024;
+
+/// The chat's record of a hosted turn, as Airlock's own loop keeps its steps: the agent's text
+/// streams to whoever watches the chat ([`EngineEvent::TextDelta`]) and is kept as an
+/// assistant message when the agent starts a tool call (or the turn ends); each tool call is
+/// a card of that message, its state following the agent's reports and Airlock's answer. A
+/// permission the agent asks for shows its prompt on the card (the item's `tool_call_id`).
+pub struct HostedTranscript {
+    inner: Arc<Inner>,
+    session_id: String,
+    session: String,
+    agent: String,
+    /// Text streamed since the last message kept.
+    unsaved: String,
+    /// The message the next card joins; none: the next card starts one.
+    message: Option<i64>,
+    /// The agent's tool-call ids → their cards.
+    cards: HashMap<String, Card>,
+}
+
+struct Card {
+    id: String,
+    state: CallState,
+}
+
+impl std::fmt::Debug for HostedTranscript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostedTranscript")
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the agent said of one of its tool calls: the fields it gave.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentToolReport {
+    pub tool: Option<String>,
+    pub args: Option<Value>,
+    pub state: Option<CallState>,
+    pub result: Option<Value>,
+}
+
+impl HostedTranscript {
     /// Streams a piece of the agent's answer to whoever watches the chat.
-    pub fn text_delta(&self, text: &str) {
+    pub fn text(&mut self, text: &str) {
+        if text.is_empty() || self.unsaved.len() + text.len() > MAX_SEGMENT {
+            return;
+        }
+        if self.unsaved.is_empty() && self.message.is_some() {
+            // Text after the cards: the agent answers again, as after a step of the own loop.
+            self.status(SessionStatus::Thinking);
+        }
+        self.unsaved.push_str(text);
         self.inner.emit(EngineEvent::TextDelta {
-            session: self.session.name.clone(),
+            session: self.session.clone(),
             text: text.to_string(),
         });
     }
 
-    /// Keeps a message in the chat (what the agent said, or what Airlock says of it).
-    pub fn say(&self, text: &str) -> Result<()> {
-        self.inner
-            .store
-            .append_assistant_message(&self.session.id, text)?;
+    /// The card of the agent's tool call `agent_call_id`, if it has one.
+    pub fn card(&self, agent_call_id: &str) -> Option<String> {
+        self.cards.get(agent_call_id).map(|card| card.id.clone())
+    }
+
+    /// Records what the agent reports of its tool call `agent_call_id` (its first report makes
+    /// the card, after the text said before it); the card's id. A state Airlock set by its
+    /// answer (denied, cancelled) stays: the agent's "failed" that follows says nothing more.
+    pub fn agent_reports(
+        &mut self,
+        agent_call_id: &str,
+        report: AgentToolReport,
+    ) -> Result<String> {
+        if let Some(card) = self.cards.get(agent_call_id) {
+            let id = card.id.clone();
+            let kept = matches!(card.state, CallState::Denied | CallState::Cancelled);
+            let state = report.state.filter(|_| !kept);
+            let result = report.result.filter(|_| !kept);
+            self.update(
+                agent_call_id,
+                HostedCallUpdate {
+                    tool: report.tool,
+                    args: report.args,
+                    state,
+                    result,
+                },
+            )?;
+            return Ok(id);
+        }
+        let tool = report.tool.unwrap_or_else(|| "tool".into());
+        let args = report
+            .args
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        let state = report.state.unwrap_or(CallState::Proposed);
+        let call = NewCall {
+            id: ids::new_id("call"),
+            provider_call_id: agent_call_id.to_string(),
+            model_name: tool.clone(),
+            server: self.agent.clone(),
+            tool,
+            raw_args: args.to_string(),
+            args_hash: Some(args_hash(&args)),
+            args: Some(args),
+            state,
+            policy_step: None,
+            policy_why: None,
+            result: report.result,
+            grant_use: None,
+            same_as: None,
+        };
+        let content = std::mem::take(&mut self.unsaved);
+        let message = if content.trim().is_empty() {
+            self.message
+        } else {
+            None
+        };
+        self.message = Some(self.inner.store.add_hosted_call(
+            &self.session_id,
+            message,
+            content.trim(),
+            &call,
+        )?);
+        self.cards.insert(
+            agent_call_id.to_string(),
+            Card {
+                id: call.id.clone(),
+                state,
+            },
+        );
+        // The streamed text is in the transcript now: whoever watches reads it again.
+        self.status(SessionStatus::RunningTools);
+        Ok(call.id)
+    }
+
+    /// Airlock's answer to the agent's permission for `agent_call_id`: the card's state (and,
+    /// for a refusal, what was refused and why).
+    pub fn answered(
+        &mut self,
+        agent_call_id: &str,
+        state: CallState,
+        result: Option<Value>,
+    ) -> Result<()> {
+        self.update(
+            agent_call_id,
+            HostedCallUpdate {
+                state: Some(state),
+                result,
+                ..HostedCallUpdate::default()
+            },
+        )?;
+        // The chat no longer waits for the person: the agent runs the call, or goes on.
+        self.status(match state {
+            CallState::Approved | CallState::AutoAllowed => SessionStatus::RunningTools,
+            _ => SessionStatus::Thinking,
+        });
         Ok(())
     }
 
-    /// Says what the chat waits for (the person, the agent).
-    pub fn status(&self, status: SessionStatus) {
+    /// Keeps what Airlock says of the turn (a denial and its reason) after what the agent said.
+    pub fn note(&mut self, text: &str) -> Result<()> {
+        self.flush()?;
+        self.inner
+            .store
+            .append_assistant_message(&self.session_id, text)?;
+        self.message = None;
+        Ok(())
+    }
+
+    /// The turn ends: the text not kept yet is kept, and a call still waiting for Airlock's
+    /// answer did not run (its item went with the turn).
+    pub fn end(&mut self) -> Result<()> {
+        self.flush()?;
+        let waiting: Vec<String> = self
+            .cards
+            .iter()
+            .filter(|(_, card)| card.state == CallState::Pending)
+            .map(|(agent_call_id, _)| agent_call_id.clone())
+            .collect();
+        for agent_call_id in waiting {
+            let result = serde_json::json!({"type": "cancelled", "reason": "the turn ended before it was decided"});
+            let update = HostedCallUpdate {
+                state: Some(CallState::Cancelled),
+                result: Some(result),
+                ..HostedCallUpdate::default()
+            };
+            self.update(&agent_call_id, update)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        let content = std::mem::take(&mut self.unsaved);
+        if !content.trim().is_empty() {
+            self.inner
+                .store
+                .append_assistant_message(&self.session_id, content.trim())?;
+            self.message = None;
+        }
+        Ok(())
+    }
+
+    fn update(&mut self, agent_call_id: &str, update: HostedCallUpdate) -> Result<()> {
+        let Some(card) = self.cards.get_mut(agent_call_id) else {
+            return Ok(());
+        };
+        if update == HostedCallUpdate::default() {
+            return Ok(());
+        }
+        self.inner.store.update_hosted_call(&card.id, &update)?;
+        if let Some(state) = update.state {
+            card.state = state;
+        }
+        self.inner.emit(EngineEvent::ToolFinished {
+            session: self.session.clone(),
+            tool_call_id: card.id.clone(),
+            state: card.state.as_str().to_string(),
+        });
+        Ok(())
+    }
+
+    fn status(&self, status: SessionStatus) {
         if let Err(error) = self
             .inner
             .store
-            .set_session_status(&self.session.id, status, None)
+            .set_session_status(&self.session_id, status, None)
         {
             tracing::warn!(%error, "cannot record a hosted chat's status");
         }
         self.inner.emit(EngineEvent::SessionStatus {
-            session: self.session.name.clone(),
+            session: self.session.clone(),
             status,
         });
+    }
+}
+
+impl HostedTurn {
+    /// The turn's record in the chat (the agent's text and tool calls).
+    pub fn transcript(&self, agent: &str) -> HostedTranscript {
+        HostedTranscript {
+            inner: self.inner.clone(),
+            session_id: self.session.id.clone(),
+            session: self.session.name.clone(),
+            agent: agent.to_string(),
+            unsaved: String::new(),
+            message: None,
+            cards: HashMap::new(),
+        }
     }
 
     /// Ends the turn: `answer` is what the agent said last, `error` why it failed.
@@ -403,7 +623,12 @@ mod tests {
             let session = session.id.clone();
             tokio::spawn(async move {
                 engine
-                    .hosted_agent_call(&session, shell("fake"), Some("fake asks: echo hi".into()))
+                    .hosted_agent_call(
+                        &session,
+                        shell("fake"),
+                        Some("fake asks: echo hi".into()),
+                        None,
+                    )
                     .await
             })
         };
@@ -442,7 +667,7 @@ mod tests {
         let session = hosted_chat(&engine, dir.path());
         for agent in ["claude-code", "nobody"] {
             let refused = engine
-                .hosted_agent_call(&session.id, shell(agent), None)
+                .hosted_agent_call(&session.id, shell(agent), None, None)
                 .await;
             assert!(refused.is_err(), "{agent} spoke as a hosted agent");
         }
@@ -499,7 +724,7 @@ mod tests {
             let session = session.id.clone();
             tokio::spawn(async move {
                 engine
-                    .hosted_agent_call(&session, shell("fake"), None)
+                    .hosted_agent_call(&session, shell("fake"), None, None)
                     .await
             })
         };

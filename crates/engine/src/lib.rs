@@ -41,7 +41,7 @@ pub use airlock_store::PinCheck;
 pub use elicitation::ElicitationRequest;
 pub use error::EngineError;
 pub use frontend::Frontend;
-pub use hosted::{AgentHost, HostedTurn};
+pub use hosted::{AgentHost, AgentToolReport, HostedTranscript, HostedTurn};
 pub use provider::{provider_kind_names, provider_kinds};
 
 pub use servers::{LOG_TAIL_MAX_BYTES, ServerHost};

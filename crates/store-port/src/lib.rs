@@ -21,8 +21,9 @@ pub use airlock_protocol::{
 pub use error::{Result, StoreError};
 pub use types::{
     AgentActivity, AskedRow, Decided, DecisionInput, DecisionOutcome, DecisionRow,
-    EarlierAgentRequest, GrantLimits, HostedSession, ItemRouting, NewAgentRequest, NewApproval,
-    NewCall, NewMemberRow, NewRoute, PastCall, PinCheck, WriteCounters,
+    EarlierAgentRequest, GrantLimits, HostedCallUpdate, HostedSession, ItemRouting,
+    NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PastCall, PinCheck,
+    WriteCounters,
 };
 
 use airlock_core::policy::{PolicyInputs, ServerPolicy};
@@ -299,6 +300,16 @@ pub trait HostedAgents {
     fn end_hosted_session(&self, session_id: &str, why: &str) -> Result<()>;
     /// An assistant message in a chat (what a hosted agent said, or what Airlock says of it).
     fn append_assistant_message(&self, session_id: &str, content: &str) -> Result<i64>;
+    /// A hosted agent's tool call as a card of the chat: in `message`, or in a new assistant
+    /// message holding `content` (the text the agent said before the call). The message's id.
+    fn add_hosted_call(
+        &self,
+        session_id: &str,
+        message: Option<i64>,
+        content: &str,
+        call: &NewCall,
+    ) -> Result<i64>;
+    fn update_hosted_call(&self, call_id: &str, update: &HostedCallUpdate) -> Result<()>;
 }
 
 /// Each agent's own token for the local API (its HTTP hook, an SDK client): only its hash, one

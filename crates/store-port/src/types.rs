@@ -288,3 +288,14 @@ pub struct HostedSession {
     /// The agent's process (its group's leader) while it runs.
     pub pid: Option<u32>,
 }
+
+/// What changed of a hosted agent's tool call (its card in the chat): each field that is
+/// `Some` replaces what the card showed.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostedCallUpdate {
+    pub tool: Option<String>,
+    pub args: Option<Value>,
+    pub state: Option<CallState>,
+    /// What the agent reported it did, or Airlock's refusal.
+    pub result: Option<Value>,
+}

@@ -1,8 +1,9 @@
 //! Agents hosted over the Agent Client Protocol: their commands, and which chat each hosts.
 
-use crate::{CachedExt, HostedSession, Result, Store, StoreError, now};
+use crate::{CachedExt, HostedCallUpdate, HostedSession, NewCall, Result, Store, StoreError, now};
 use airlock_protocol::AcpAgentView;
 use rusqlite::{OptionalExtension, params};
+use serde_json::Value;
 
 fn view(name: String, command: String) -> Result<AcpAgentView> {
     let command = serde_json::from_str(&command)
@@ -142,6 +143,80 @@ impl Store {
                 params![session_id, content, now()],
             )?;
             Ok(tx.last_insert_rowid())
+        })
+    }
+
+    /// A hosted agent's tool call as a card of the chat: in `message`, or in a new assistant
+    /// message holding `content` (what the agent said before the call). The message's id.
+    /// Cards are the agent's record, not Airlock's decisions: no audit row (the permission's
+    /// decision has its own).
+    pub fn add_hosted_call(
+        &self,
+        session_id: &str,
+        message: Option<i64>,
+        content: &str,
+        call: &NewCall,
+    ) -> Result<i64> {
+        self.write_relaxed(|tx| {
+            let at = now();
+            let message_id = match message {
+                Some(id) => id,
+                None => {
+                    tx.run(
+                        "INSERT INTO messages (session_id, role, content, created_at) VALUES (?1, 'assistant', ?2, ?3)",
+                        params![session_id, content, at],
+                    )?;
+                    tx.last_insert_rowid()
+                }
+            };
+            tx.run(
+                "INSERT INTO tool_calls (id, session_id, message_id, position, provider_call_id,
+                    model_name, server, tool, raw_args, args, args_hash, state, result, created_at,
+                    updated_at)
+                 VALUES (?1, ?2, ?3,
+                    (SELECT COUNT(*) FROM tool_calls WHERE message_id = ?3),
+                    ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?13)",
+                params![
+                    call.id,
+                    session_id,
+                    message_id,
+                    call.provider_call_id,
+                    call.model_name,
+                    call.server,
+                    call.tool,
+                    call.raw_args,
+                    call.args.as_ref().map(Value::to_string),
+                    call.args_hash,
+                    call.state.as_str(),
+                    call.result.as_ref().map(Value::to_string),
+                    at,
+                ],
+            )?;
+            Ok(message_id)
+        })
+    }
+
+    /// What changed of a hosted agent's tool call (its card).
+    pub fn update_hosted_call(&self, call_id: &str, update: &HostedCallUpdate) -> Result<()> {
+        self.write_relaxed(|tx| {
+            let args = update.args.as_ref().map(Value::to_string);
+            tx.run(
+                "UPDATE tool_calls SET tool = COALESCE(?2, tool), model_name = COALESCE(?2, model_name),
+                    raw_args = COALESCE(?3, raw_args), args = COALESCE(?3, args),
+                    args_hash = COALESCE(?4, args_hash), state = COALESCE(?5, state),
+                    result = COALESCE(?6, result), updated_at = ?7
+                 WHERE id = ?1",
+                params![
+                    call_id,
+                    update.tool,
+                    args,
+                    update.args.as_ref().map(airlock_core::canonical::args_hash),
+                    update.state.map(|s| s.as_str()),
+                    update.result.as_ref().map(Value::to_string),
+                    now(),
+                ],
+            )?;
+            Ok(())
         })
     }
 }

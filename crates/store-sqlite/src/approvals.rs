@@ -8,7 +8,7 @@ use crate::{
     CachedExt, DecisionInput, DecisionOutcome, NewApproval, Result, Store, StoreError, now,
     parse_enum, parse_json,
 };
-use airlock_core::{ApprovalStatus, RememberScope, args_hash, ids};
+use airlock_core::{ApprovalStatus, ItemKind, RememberScope, args_hash, ids};
 use airlock_protocol::{AgentOrigin, ApprovalRow};
 use airlock_store_port::written;
 use rusqlite::{Connection, Row, params};
@@ -373,7 +373,11 @@ fn apply_decision(
             at,
         ],
     )?;
-    if let Some(call_id) = &row.tool_call_id {
+    // A hosted agent's call (an agent item with a card in its chat) runs in the agent, never
+    // here: its card follows the agent's answer and reports, not the decision.
+    if let Some(call_id) = &row.tool_call_id
+        && row.kind != ItemKind::AgentToolCall
+    {
         settle_call(tx, input, call_id, &run_args, &at)?;
         steps.insert(tx.row(
             "SELECT message_id FROM tool_calls WHERE id = ?1",

@@ -30,8 +30,8 @@ mod wal;
 
 pub use airlock_store_port::{
     AgentActivity, ApprovalRow, AskedRow, AuditRow, CallRow, DecisionInput, DecisionOutcome,
-    DecisionRow, EarlierAgentRequest, GrantLimits, HostedSession, ItemRouting, MessageRow,
-    NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PastCall, PinCheck,
+    DecisionRow, EarlierAgentRequest, GrantLimits, HostedCallUpdate, HostedSession, ItemRouting,
+    MessageRow, NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PastCall, PinCheck,
     RememberedRow, RuleRow, ServerRow, SessionRow, WriteCounters, now, time_before,
 };
 pub use approvals::Decided;

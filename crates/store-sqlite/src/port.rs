@@ -10,9 +10,9 @@ use airlock_protocol::{AcpAgentView, AddedRule, AgentView, DeviceView, MemberVie
 use airlock_store_port as port;
 use airlock_store_port::{
     AgentActivity, ApprovalRow, AskedRow, AuditRow, CallRow, Decided, DecisionInput,
-    DecisionOutcome, DecisionRow, EarlierAgentRequest, HostedSession, ItemRouting, MessageRow,
-    NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PastCall, PinCheck,
-    RememberedRow, RuleRow, ServerRow, SessionRow, WriteCounters,
+    DecisionOutcome, DecisionRow, EarlierAgentRequest, HostedCallUpdate, HostedSession,
+    ItemRouting, MessageRow, NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute,
+    PastCall, PinCheck, RememberedRow, RuleRow, ServerRow, SessionRow, WriteCounters,
 };
 use serde_json::Value;
 use std::collections::HashMap;
@@ -316,5 +316,7 @@ impl port::HostedAgents for Store {
         set_hosted_pid(session_id: &str, pid: Option<u32>) -> ();
         end_hosted_session(session_id: &str, why: &str) -> ();
         append_assistant_message(session_id: &str, content: &str) -> i64;
+        add_hosted_call(session_id: &str, message: Option<i64>, content: &str, call: &NewCall) -> i64;
+        update_hosted_call(call_id: &str, update: &HostedCallUpdate) -> ();
     }
 }

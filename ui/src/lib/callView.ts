@@ -5,7 +5,8 @@
 // /work/shared/AGENT-HOOKS.md): Claude Code's Write {file_path, content}, Edit {file_path,
 // old_string, new_string, replace_all}, MultiEdit {file_path, edits}, Bash {command,
 // description}; Codex's exec_command {cmd, justification} and apply_patch (a patch in its own
-// format); Airlock's write_file {path, content} and run_command {command, cwd}.
+// format); Airlock's write_file {path, content} and run_command {command, cwd}; the hosted ACP
+// agents' run_shell_command {command, description} (Qwen Code, Gemini CLI; AGENT-ACP.md).
 import { diffText, withWords, type DiffLine } from './diff';
 
 export type Field = { key: string; title: string; value: unknown };
@@ -22,9 +23,11 @@ export type CallView =
 type Args = Record<string, unknown>;
 
 const PATH_KEYS = ['file_path', 'path', 'filePath', 'notebook_path'];
-const COMMAND_TOOLS = new Set(['run_command', 'bash', 'shell', 'exec_command', 'exec', 'local_shell', 'container.exec']);
+// Agents hosted over ACP name their tools their own way (Qwen Code's and Gemini CLI's
+// run_shell_command and replace), or by the ACP kind alone (`execute`, `edit`: codex-acp).
+const COMMAND_TOOLS = new Set(['run_command', 'bash', 'shell', 'exec_command', 'exec', 'local_shell', 'container.exec', 'run_shell_command', 'execute']);
 const WRITE_TOOLS = new Set(['write_file', 'write', 'create_file']);
-const EDIT_TOOLS = new Set(['edit', 'multiedit', 'edit_file', 'str_replace_editor', 'str_replace']);
+const EDIT_TOOLS = new Set(['edit', 'multiedit', 'edit_file', 'str_replace_editor', 'str_replace', 'replace']);
 const PATCH_TOOLS = new Set(['apply_patch']);
 
 function str(args: Args, ...keys: string[]): string | null {

@@ -132,4 +132,48 @@ describe('Chat', () => {
     expect(sent.content).toMatchObject({ name: 'Ada', titledMultipleSelectEnum: ['fish-1'], integer: 42 });
     expect(app.inbox).toEqual([]);
   });
+
+  it("a hosted agent's chat: its text, a card per tool call, the prompt on the card that waits, the text as it streams", async () => {
+    const card = (id: string, state: CallRow['state'], command: string): CallRow => ({
+      ...runningCall(id),
+      provider_call_id: id,
+      model_name: 'run_shell_command',
+      server: 'qwen',
+      tool: 'run_shell_command',
+      args: { command, description: 'write f.txt' },
+      raw_args: JSON.stringify({ command, description: 'write f.txt' }),
+      state,
+    });
+    transcripts.a = [
+      { id: 1, session_id: 'ses_a', role: 'user', content: 'Create f.txt', created_at: '', calls: [] },
+      { id: 2, session_id: 'ses_a', role: 'assistant', content: 'Let me look first.', created_at: '', calls: [card('call_1', 'succeeded', 'ls')] },
+      { id: 3, session_id: 'ses_a', role: 'assistant', content: 'Now I write it.', created_at: '', calls: [card('call_2', 'pending', 'echo hi > f.txt')] },
+    ];
+    app.status = { a: 'awaiting_approval' };
+    app.live = { a: '' };
+    app.inbox = [
+      item(2, 'a', {
+        kind: 'agent_tool_call', server: 'qwen', tool: 'run_shell_command', tool_call_id: 'call_2', editable: false, input_schema: null,
+        args: { command: 'echo hi > f.txt', description: 'write f.txt' }, why: 'qwen asks: echo hi > f.txt (execute) — qwen/run_shell_command: approval required',
+        agent: 'qwen', agent_session: 's1', cwd: '/work/project',
+      }),
+    ];
+    render(Chat);
+    await waitFor(() => expect(screen.getAllByTestId('tool-call')).toHaveLength(2));
+    // One assistant message: the agent's texts and its calls in the order it made them.
+    const message = screen.getByTestId('assistant-message');
+    expect(message.textContent).toContain('Let me look first.');
+    expect(message.textContent).toContain('Now I write it.');
+    const [ran, waits] = within(message).getAllByTestId('tool-call');
+    expect(ran.getAttribute('data-state')).toBe('succeeded');
+    expect(within(ran).getByTestId('call-key').textContent).toContain('ls');
+    // The waiting call carries the prompt in place, its command shown as a command.
+    const prompt = within(waits).getByRole('region', { name: 'Permission request' });
+    expect(prompt.textContent).toContain('Allow tool call from qwen?');
+    expect(within(prompt).getByTestId('call-command').textContent).toContain('echo hi > f.txt');
+    expect(within(prompt).getByTestId('call-intent').textContent).toContain('write f.txt');
+    // The agent's next words stream into the same message as they come.
+    app.live = { a: 'Writing' };
+    await waitFor(() => expect(within(message).getByText('Writing').classList.contains('streaming')).toBe(true));
+  });
 });
