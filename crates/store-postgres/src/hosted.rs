@@ -6,7 +6,8 @@ use crate::calls::insert_message;
 use crate::error::Error;
 use crate::team::number;
 use airlock_protocol::AcpAgentView;
-use airlock_store_port::{self as port, HostedSession, StoreError, now};
+use airlock_store_port::{self as port, HostedCallUpdate, HostedSession, NewCall, StoreError, now};
+use serde_json::Value;
 use tokio_postgres::Row;
 
 fn acp_agent(row: &Row) -> Result<AcpAgentView, Error> {
@@ -148,6 +149,73 @@ impl port::HostedAgents for PostgresStore {
     fn append_assistant_message(&self, session_id: &str, content: &str) -> port::Result<i64> {
         self.transaction(async |tx| {
             insert_message(tx, session_id, "assistant", content, &now()).await
+        })
+    }
+
+    /// A card for the agent's tool call, in the message that carries the agent's text so far
+    /// (or in a new one).
+    fn add_hosted_call(
+        &self,
+        session_id: &str,
+        message: Option<i64>,
+        content: &str,
+        call: &NewCall,
+    ) -> port::Result<i64> {
+        self.transaction(async |tx| {
+            let at = now();
+            let message_id = match message {
+                Some(id) => id,
+                None => insert_message(tx, session_id, "assistant", content, &at).await?,
+            };
+            tx.execute(
+                "INSERT INTO tool_calls (id, session_id, message_id, position, provider_call_id,
+                    model_name, server, tool, raw_args, args, args_hash, state, result,
+                    created_at, updated_at)
+                 VALUES ($1, $2, $3, (SELECT COUNT(*) FROM tool_calls WHERE message_id = $3),
+                    $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)",
+                &[
+                    &call.id,
+                    &session_id,
+                    &message_id,
+                    &call.provider_call_id,
+                    &call.model_name,
+                    &call.server,
+                    &call.tool,
+                    &call.raw_args,
+                    &call.args.as_ref().map(Value::to_string),
+                    &call.args_hash,
+                    &call.state.as_str(),
+                    &call.result.as_ref().map(Value::to_string),
+                    &at,
+                ],
+            )
+            .await?;
+            Ok(message_id)
+        })
+    }
+
+    /// What the agent reported about its call since (each field only when it says).
+    fn update_hosted_call(&self, call_id: &str, update: &HostedCallUpdate) -> port::Result<()> {
+        self.transaction(async |tx| {
+            let args = update.args.as_ref().map(Value::to_string);
+            tx.execute(
+                "UPDATE tool_calls SET tool = COALESCE($2, tool), model_name = COALESCE($2, model_name),
+                    raw_args = COALESCE($3, raw_args), args = COALESCE($3, args),
+                    args_hash = COALESCE($4, args_hash), state = COALESCE($5, state),
+                    result = COALESCE($6, result), updated_at = $7
+                 WHERE id = $1",
+                &[
+                    &call_id,
+                    &update.tool,
+                    &args,
+                    &update.args.as_ref().map(airlock_core::canonical::args_hash),
+                    &update.state.map(|state| state.as_str()),
+                    &update.result.as_ref().map(Value::to_string),
+                    &now(),
+                ],
+            )
+            .await?;
+            Ok(())
         })
     }
 }

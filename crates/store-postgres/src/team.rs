@@ -590,16 +590,4 @@ impl port::Team for PostgresStore {
             Ok(votes)
         })
     }
-    fn add_hosted_call(
-        &self,
-        _: &str,
-        _: Option<i64>,
-        _: &str,
-        _: &port::NewCall,
-    ) -> port::Result<i64> {
-        not_yet()
-    }
-    fn update_hosted_call(&self, _: &str, _: &port::HostedCallUpdate) -> port::Result<()> {
-        not_yet()
-    }
 }

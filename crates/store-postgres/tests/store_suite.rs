@@ -12,7 +12,8 @@ use airlock_core::{
 use airlock_protocol::TeamRole;
 use airlock_store_port::{
     AgentActivity, Approvals, Audit, Calls, DecisionInput, GrantLimits, Grants, ItemRouting,
-    NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PinCheck, Requests, Rules,
+    HostedCallUpdate, NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PinCheck,
+    Requests, Rules,
     Sessions, Settings, Store, StoreError,
 };
 use serde_json::{Value, json};
@@ -82,6 +83,7 @@ test_both! {
     a_quorum_counts_distinct_people_and_an_edit_starts_the_count_again,
     an_agents_token_is_issued_replaced_and_revoked,
     a_hosted_agent_is_kept_hosts_a_chat_and_is_removed,
+    a_hosted_agents_tool_call_is_a_card_that_follows_its_reports,
 }
 
 fn a_session_is_created_once_and_found_by_name_and_id(store: &impl Sessions) {
@@ -1428,4 +1430,43 @@ fn a_hosted_agent_is_kept_hosts_a_chat_and_is_removed(store: &impl Store) {
     assert!(store.remove_acp_agent("gemini").unwrap());
     assert!(!store.remove_acp_agent("gemini").unwrap());
     assert_eq!(store.acp_agents().unwrap().len(), 1);
+}
+
+fn a_hosted_agents_tool_call_is_a_card_that_follows_its_reports(store: &impl Store) {
+    let session = store.ensure_session("hosted-card").unwrap();
+    let proposed = |id: &str| NewCall {
+        server: "qwen".into(),
+        tool: "run_shell_command".into(),
+        model_name: "run_shell_command".into(),
+        ..new_call(id, CallState::Proposed, json!({"command": "ls"}))
+    };
+    let message = store
+        .add_hosted_call(&session.id, None, "Let me look.", &proposed("card_1"))
+        .unwrap();
+    let same = store
+        .add_hosted_call(&session.id, Some(message), "", &proposed("card_2"))
+        .unwrap();
+    assert_eq!(same, message, "a second call joins the same message");
+    store
+        .update_hosted_call(
+            "card_1",
+            &HostedCallUpdate {
+                args: Some(json!({"command": "ls -la"})),
+                state: Some(CallState::Succeeded),
+                result: Some(json!("done")),
+                ..HostedCallUpdate::default()
+            },
+        )
+        .unwrap();
+    let card = store.call("card_1").unwrap().unwrap();
+    assert_eq!(card.state, CallState::Succeeded);
+    assert_eq!(card.tool, "run_shell_command", "what the agent did not report stays");
+    assert_eq!(card.args, Some(json!({"command": "ls -la"})));
+    assert_eq!(
+        card.args_hash.as_deref(),
+        Some(airlock_core::args_hash(&json!({"command": "ls -la"})).as_str())
+    );
+    let messages = store.messages(&session.id).unwrap();
+    assert_eq!(messages.len(), 1);
+    assert_eq!(messages[0].content, "Let me look.");
 }
