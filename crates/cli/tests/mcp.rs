@@ -1214,7 +1214,6 @@ async fn a_2026_07_28_servers_request_for_input_is_answered_from_the_inbox_and_p
 #[tokio::test(flavor = "multi_thread")]
 async fn a_page_a_server_asks_to_open_opens_only_once_the_person_agrees() {
     use airlock_testkit::newest_server::{CONSENT_URL, NewestMcpServer};
-    use std::os::unix::fs::PermissionsExt;
     let newest = NewestMcpServer::start().await.unwrap();
     let model = ScriptedModel::start(vec![]).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -1226,8 +1225,9 @@ async fn a_page_a_server_asks_to_open_opens_only_once_the_person_agrees() {
         format!("#!/bin/sh\necho \"$1\" >> '{}'\n", opened.display()),
     )
     .unwrap();
-    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let _engine = Engine::start_with_env(d, &[("AIRLOCK_BROWSER", browser.to_str().unwrap())]);
+    // Run by `sh` (a temporary folder may not allow running files of its own).
+    let opener = format!("sh {}", browser.display());
+    let _engine = Engine::start_with_env(d, &[("AIRLOCK_BROWSER", opener.as_str())]);
     use_model(d, &model);
     ok(d, &["servers", "add", "newest", "--url", &newest.url()]);
     ready(d, "newest", 2);
