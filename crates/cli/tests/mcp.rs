@@ -1245,7 +1245,10 @@ async fn a_page_a_server_asks_to_open_opens_only_once_the_person_agrees() {
                 && message.contains("Open this page on consent.example.com in the browser?"),
             "{message}"
         );
-        (waiter, items[0]["approval_id"].as_str().unwrap().to_string())
+        (
+            waiter,
+            items[0]["approval_id"].as_str().unwrap().to_string(),
+        )
     };
 
     let (waiter, id) = ask("c1", "approve the transfer");
@@ -1259,7 +1262,9 @@ async fn a_page_a_server_asks_to_open_opens_only_once_the_person_agrees() {
     assert_eq!(newest.consents(), ["decline", "accept"]);
     // Opened once: for the accepted page, not the declined one.
     let pages = eventually("the page opened", || {
-        std::fs::read_to_string(&opened).ok().filter(|p| !p.is_empty())
+        std::fs::read_to_string(&opened)
+            .ok()
+            .filter(|p| !p.is_empty())
     });
     assert_eq!(pages.lines().collect::<Vec<_>>(), [CONSENT_URL]);
 }

@@ -184,14 +184,16 @@ impl MachineClient {
                 scopes,
                 resource: Some(resource.to_string()),
             },
-            MachineSecret::PrivateKey { pem, algorithm } => ClientCredentialsConfig::PrivateKeyJwt {
-                client_id: self.client_id.clone(),
-                signing_key: pem.clone().into_bytes(),
-                signing_algorithm: signing_algorithm(algorithm)?,
-                token_endpoint_audience: None,
-                scopes,
-                resource: Some(resource.to_string()),
-            },
+            MachineSecret::PrivateKey { pem, algorithm } => {
+                ClientCredentialsConfig::PrivateKeyJwt {
+                    client_id: self.client_id.clone(),
+                    signing_key: pem.clone().into_bytes(),
+                    signing_algorithm: signing_algorithm(algorithm)?,
+                    token_endpoint_audience: None,
+                    scopes,
+                    resource: Some(resource.to_string()),
+                }
+            }
         })
     }
 }
@@ -996,11 +998,17 @@ mod tests {
     fn only_an_insufficient_scope_refusal_asks_for_a_wider_sign_in() {
         let url = "http://127.0.0.1:9/mcp";
         let step_up = r#"Bearer scope="mcp:write", resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp", error="insufficient_scope""#;
-        assert_eq!(wider_scope_asked(step_up, url).as_deref(), Some("mcp:write"));
+        assert_eq!(
+            wider_scope_asked(step_up, url).as_deref(),
+            Some("mcp:write")
+        );
         // A 401 for a missing or expired token is no request for more scope.
         let unauthorized = r#"Bearer scope="mcp:basic", error="invalid_token""#;
         assert_eq!(wider_scope_asked(unauthorized, url), None);
-        assert_eq!(wider_scope_asked(r#"Bearer error="insufficient_scope""#, url), None);
+        assert_eq!(
+            wider_scope_asked(r#"Bearer error="insufficient_scope""#, url),
+            None
+        );
         // The new sign-in keeps what was granted and adds what is asked, once.
         assert_eq!(
             scope_union(&["mcp:basic".into()], "mcp:write mcp:basic"),
@@ -1015,7 +1023,10 @@ mod tests {
             secret: MachineSecret::ClientSecret("hunter2".into()),
         };
         let shown = format!("{client:?}");
-        assert!(shown.contains("ci") && !shown.contains("hunter2"), "{shown}");
+        assert!(
+            shown.contains("ci") && !shown.contains("hunter2"),
+            "{shown}"
+        );
         let keyed = MachineClient {
             client_id: "ci".into(),
             secret: MachineSecret::PrivateKey {

@@ -227,7 +227,10 @@ impl McpTools {
         };
         if let Some(page) = Page::of(&request.params) {
             let page = page.map_err(|why| {
-                refused(format!("the server '{}' asked to open a page Airlock refuses: {why}", self.server))
+                refused(format!(
+                    "the server '{}' asked to open a page Airlock refuses: {why}",
+                    self.server
+                ))
             })?;
             let result = page
                 .ask_and_open(&self.engine, &self.server, Some(context.clone()))

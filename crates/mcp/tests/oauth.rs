@@ -194,7 +194,10 @@ async fn a_machine_client_signs_in_without_a_browser_and_renews_its_own_token() 
     assert!(oauth::authorized_client(&store).await.unwrap().is_some());
 
     server.revoke_access_tokens();
-    assert!(!oauth::needs_sign_in(&store).await, "a machine client waited for a person");
+    assert!(
+        !oauth::needs_sign_in(&store).await,
+        "a machine client waited for a person"
+    );
     assert_eq!(server.machine_grants(), 2);
 }
 
@@ -217,9 +220,15 @@ async fn a_wider_sign_in_keeps_the_granted_scopes_and_the_client() {
     );
     let visited = Arc::new(Mutex::new(Vec::new()));
     let browser = scripted_browser(visited.clone());
-    oauth::sign_in_for_wider_scope(&store, &challenge, &browser, &|_| {}, Duration::from_secs(30))
-        .await
-        .unwrap();
+    oauth::sign_in_for_wider_scope(
+        &store,
+        &challenge,
+        &browser,
+        &|_| {},
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
     assert_eq!(
         server.scopes_requested(),
         ["mcp:tools".to_string(), "mcp:tools mcp:admin".to_string()]

@@ -123,8 +123,11 @@ async fn the_tray_waits_for_a_host_then_shows_and_answers_it() {
 
     // Issue 30: a remote server that waits for a sign-in is named in the menu (an information
     // line under the grants, not a command) and in the tooltip, until it is signed in.
-    tray.show(TrayLine::SignInNeeded(vec!["github".into(), "linear".into()]))
-        .await;
+    tray.show(TrayLine::SignInNeeded(vec![
+        "github".into(),
+        "linear".into(),
+    ]))
+    .await;
     assert_eq!(
         label(&host, &item, 2).await,
         "Sign in again: github, linear"

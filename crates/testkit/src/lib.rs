@@ -137,7 +137,10 @@ fn offered_schema(request: &Value, name: &str) -> Option<Value> {
             .and_then(Value::as_array)
             .cloned()
             .unwrap_or_default();
-        let own = tool.get("function").cloned().unwrap_or_else(|| tool.clone());
+        let own = tool
+            .get("function")
+            .cloned()
+            .unwrap_or_else(|| tool.clone());
         std::iter::once(own).chain(nested)
     });
     declarations

@@ -803,9 +803,9 @@ async fn the_smart_fallback_answers_side_calls_and_repeats_tool_results() {
 /// A call that echoes a schema sends the schema the request offered, keyword for keyword.
 #[tokio::test]
 async fn a_call_can_echo_the_schema_the_model_was_shown() {
-    let server = ScriptedModel::start(vec![Reply::ToolCalls(vec![
-        ScriptedCall::echoing_schema("c1", "echo", "schema", "rich"),
-    ])])
+    let server = ScriptedModel::start(vec![Reply::ToolCalls(vec![ScriptedCall::echoing_schema(
+        "c1", "echo", "schema", "rich",
+    )])])
     .await
     .unwrap();
     let rich = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
