@@ -466,11 +466,25 @@ struct SignInArgs {
     #[arg(long)]
     client_id: Option<String>,
     /// The secret of that client ID, for a confidential client.
-    #[arg(long, requires = "client_id")]
+    #[arg(long, requires = "client_id", conflicts_with = "client_credentials")]
     client_secret: Option<String>,
     /// The HTTPS URL of a client ID metadata document, used where the server supports them.
     #[arg(long)]
     client_metadata_url: Option<String>,
+    /// Sign in as a machine client (OAuth client-credentials grant, no browser) with the
+    /// --client-id registered with the server, and --client-secret-env or --private-key.
+    #[arg(long, requires = "client_id")]
+    client_credentials: bool,
+    /// The environment variable holding the machine client's secret (never on the command line).
+    #[arg(long, requires = "client_credentials", conflicts_with = "private_key")]
+    client_secret_env: Option<String>,
+    /// The machine client's private key (PEM file) for a signed JWT assertion (private_key_jwt).
+    #[arg(long, requires = "client_credentials")]
+    private_key: Option<PathBuf>,
+    /// The JWT signing algorithm of --private-key.
+    #[arg(long, requires = "private_key", default_value = "ES256",
+          value_parser = airlock_mcp::oauth::SIGNING_ALGORITHMS)]
+    signing_alg: String,
 }
 
 #[derive(Subcommand, Debug)]

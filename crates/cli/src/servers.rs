@@ -326,6 +326,21 @@ async fn sign_in(
     optional: bool,
 ) -> anyhow::Result<()> {
     let store = TokenStore::new(data_dir, name, url);
+    if identity.client_credentials {
+        let client = machine_client(&identity)?;
+        return match oauth::sign_in_machine(&store, &client).await {
+            Ok(()) => {
+                println!(
+                    "{name}: signed in as machine client '{}' (its credential and tokens kept in {})",
+                    client.client_id,
+                    store.location()
+                );
+                Ok(())
+            }
+            Err(OAuthError::NotNeeded) if optional => Ok(()),
+            Err(error) => Err(anyhow::anyhow!("{name}: {error}")),
+        };
+    }
     let identity = ClientIdentity {
         client_id: identity.client_id,
         client_secret: identity.client_secret,
@@ -350,6 +365,31 @@ async fn sign_in(
         Err(OAuthError::NotNeeded) if optional => Ok(()),
         Err(error) => Err(anyhow::anyhow!("{name}: {error}")),
     }
+}
+
+/// The machine client of `--client-credentials`: its secret from the environment variable
+/// named, or its private key from the file (neither is ever on the command line).
+fn machine_client(identity: &SignInArgs) -> anyhow::Result<oauth::MachineClient> {
+    let client_id = identity
+        .client_id
+        .clone()
+        .context("--client-credentials needs --client-id")?;
+    let secret = match (&identity.client_secret_env, &identity.private_key) {
+        (Some(variable), None) => {
+            let secret = std::env::var(variable)
+                .ok()
+                .filter(|secret| !secret.is_empty())
+                .with_context(|| format!("the environment variable {variable} holds no secret"))?;
+            oauth::MachineSecret::ClientSecret(secret)
+        }
+        (None, Some(file)) => oauth::MachineSecret::PrivateKey {
+            pem: std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read the private key {}", file.display()))?,
+            algorithm: identity.signing_alg.clone(),
+        },
+        _ => bail!("--client-credentials needs --client-secret-env VAR or --private-key FILE"),
+    };
+    Ok(oauth::MachineClient { client_id, secret })
 }
 
 async fn list(client: &ApiClient, json: bool) -> anyhow::Result<ExitCode> {

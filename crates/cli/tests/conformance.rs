@@ -127,21 +127,35 @@ fn scenario_calls(scenario: &str) -> Vec<(&'static str, serde_json::Value)> {
     }
 }
 
+/// The scenario's calls as the scripted model proposes them: fixed arguments, except that
+/// `json-schema-2020-12-preservation` echoes back the input schema the model was shown for the
+/// rich tool (what reached the model is what the scenario checks).
+fn scripted_calls(scenario: &str) -> Vec<ScriptedCall> {
+    if scenario == "json-schema-2020-12-preservation" {
+        return vec![ScriptedCall::echoing_schema(
+            "c0",
+            "conformance__json_schema_echo",
+            "schema",
+            "conformance__json_schema_2020_12_tool",
+        )];
+    }
+    scenario_calls(scenario)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, args))| ScriptedCall::new(format!("c{i}"), name, args))
+        .collect()
+}
+
 struct Outcome {
     passed: bool,
     report: String,
 }
 
 async fn run_scenario(scenario: String) -> Outcome {
-    let calls = scenario_calls(&scenario);
+    let calls = scripted_calls(&scenario);
     let replies = if calls.is_empty() {
         Vec::new()
     } else {
-        let calls = calls
-            .into_iter()
-            .enumerate()
-            .map(|(i, (name, args))| ScriptedCall::new(format!("c{i}"), name, args))
-            .collect();
         vec![Reply::ToolCalls(calls), Reply::Text("done".into())]
     };
     let model = ScriptedModel::start(replies.clone()).await.unwrap();

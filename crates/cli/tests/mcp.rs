@@ -1205,3 +1205,66 @@ async fn a_2026_07_28_servers_request_for_input_is_answered_from_the_inbox_and_p
     ok(d, &["servers", "review", "newest", "--accept"]);
     assert_eq!(newest.booked(), ["Friday", "Monday"]);
 }
+
+/// Issue 30: a server asks the person to open a web page (a URL-mode elicitation, here inside a
+/// 2026-07-28 call's `input_required` result); Airlock declined every such request. Now the inbox
+/// asks "open this page?" naming the page's host; declined, nothing opens and the server hears
+/// "decline"; accepted, the page opens in the browser (the opener a sign-in uses, here a script
+/// that notes each page) and the server hears "accept".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_a_server_asks_to_open_opens_only_once_the_person_agrees() {
+    use airlock_testkit::newest_server::{CONSENT_URL, NewestMcpServer};
+    let newest = NewestMcpServer::start().await.unwrap();
+    let model = ScriptedModel::start(vec![]).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let opened = d.join("opened.txt");
+    let browser = d.join("browser.sh");
+    std::fs::write(
+        &browser,
+        format!("#!/bin/sh\necho \"$1\" >> '{}'\n", opened.display()),
+    )
+    .unwrap();
+    // Run by `sh` (a temporary folder may not allow running files of its own).
+    let opener = format!("sh {}", browser.display());
+    let _engine = Engine::start_with_env(d, &[("AIRLOCK_BROWSER", opener.as_str())]);
+    use_model(d, &model);
+    ok(d, &["servers", "add", "newest", "--url", &newest.url()]);
+    ready(d, "newest", 2);
+    ok(d, &["servers", "default", "newest", "not-required"]);
+
+    let ask = |id: &str, prompt: &str| {
+        model.push(call(id, "newest__consent", json!({})));
+        model.push(Reply::Text("done".into()));
+        let waiter = chat_in_background(d, "pay", prompt);
+        let items = inbox(d, 1);
+        assert_eq!(items[0]["kind"], "elicitation", "{items:?}");
+        let message = items[0]["message"].as_str().unwrap().to_string();
+        assert!(
+            message.contains("Approve the transfer on the provider's page.")
+                && message.contains("Open this page on consent.example.com in the browser?"),
+            "{message}"
+        );
+        (
+            waiter,
+            items[0]["approval_id"].as_str().unwrap().to_string(),
+        )
+    };
+
+    let (waiter, id) = ask("c1", "approve the transfer");
+    ok(d, &["answer", &id, "--decline"]);
+    assert!(waiter.join().unwrap().status.success());
+    assert_eq!(newest.consents(), ["decline"]);
+
+    let (waiter, id) = ask("c2", "approve it now");
+    ok(d, &["answer", &id, "--accept", "{}"]);
+    assert!(waiter.join().unwrap().status.success());
+    assert_eq!(newest.consents(), ["decline", "accept"]);
+    // Opened once: for the accepted page, not the declined one.
+    let pages = eventually("the page opened", || {
+        std::fs::read_to_string(&opened)
+            .ok()
+            .filter(|p| !p.is_empty())
+    });
+    assert_eq!(pages.lines().collect::<Vec<_>>(), [CONSENT_URL]);
+}

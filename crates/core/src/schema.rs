@@ -46,6 +46,33 @@ impl ArgsValidator {
         }
     }
 
+    /// The arguments as the schema takes them: unchanged when they match it; else, when leaving
+    /// out the top-level fields set to `null` makes them match (a model's way of saying "not
+    /// given" for an optional field, which the schema may not allow as a value), without those
+    /// fields; else the error. The call shown for approval is the one returned.
+    pub fn accept(&self, args: Value) -> Result<Value, (Value, SchemaError)> {
+        let error = match self.validate(&args) {
+            Ok(()) => return Ok(args),
+            Err(error) => error,
+        };
+        let Value::Object(fields) = &args else {
+            return Err((args, error));
+        };
+        if !fields.values().any(Value::is_null) {
+            return Err((args, error));
+        }
+        let given: serde_json::Map<String, Value> = fields
+            .iter()
+            .filter(|(_, value)| !value.is_null())
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        let given = Value::Object(given);
+        match self.validate(&given) {
+            Ok(()) => Ok(given),
+            Err(_) => Err((args, error)),
+        }
+    }
+
     /// Every way the arguments break the schema, each with the top-level field it concerns, so
     /// that a form can name the field a person filled in rather than a JSON path.
     pub fn violations(&self, args: &Value) -> Vec<Violation> {
@@ -148,6 +175,31 @@ pub fn check_answer(schema: &Value, content: &Value) -> std::result::Result<(), 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_null_optional_field_is_taken_as_not_given() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"region": {"type": "string"}, "verbose": {"type": "boolean"},
+                           "note": {"type": ["string", "null"]}},
+            "required": ["region"],
+        });
+        let validator = super::ArgsValidator::new(&schema).unwrap();
+        let accept = |args: Value| validator.accept(args);
+        // Valid as given (null allowed where the schema says so): unchanged.
+        let valid = serde_json::json!({"region": "eu", "note": null});
+        assert_eq!(accept(valid.clone()).unwrap(), valid);
+        // A null the schema does not take, on an optional field: left out.
+        assert_eq!(
+            accept(serde_json::json!({"region": "eu", "verbose": null})).unwrap(),
+            serde_json::json!({"region": "eu"})
+        );
+        // A null on a required field, or another mistake, stays an error with the arguments as
+        // given.
+        let (args, _) = accept(serde_json::json!({"region": null})).unwrap_err();
+        assert_eq!(args, serde_json::json!({"region": null}));
+        assert!(accept(serde_json::json!({"region": 1, "verbose": null})).is_err());
+    }
+
     use super::*;
     use serde_json::json;
 

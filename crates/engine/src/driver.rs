@@ -652,11 +652,13 @@ fn checked_call(
         Ok(_) => return Err("arguments must be a JSON object".into()),
         Err(error) => return Err(format!("arguments are not valid JSON: {error}")),
     };
-    if let Err(error) = registered.validate(&args) {
-        call.args = Some(args);
-        return Err(error.to_string());
+    match registered.accept(args) {
+        Ok(args) => Ok((registered, args)),
+        Err((args, error)) => {
+            call.args = Some(args);
+            Err(error.to_string())
+        }
     }
-    Ok((registered, args))
 }
 
 /// The policy's verdict on one valid call. Any error on the approval path means deny.

@@ -1,5 +1,6 @@
 //! Airlock's side of an MCP connection: declares elicitation, turns `elicitation/create` into
-//! an inbox item, and reports `tools/list_changed`.
+//! an inbox item (a form to fill in, or a web page to open once the person agreed), and reports
+//! `tools/list_changed`.
 
 use airlock_engine::tools::CallContext;
 use airlock_engine::{ElicitationAction, ElicitationAnswer, ElicitationRequest, Engine};
@@ -7,7 +8,7 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction as McpAction, ElicitationCapability, ErrorData, FormElicitationCapability,
-    Implementation, ProtocolVersion, RequestMetaObject,
+    Implementation, ProtocolVersion, RequestMetaObject, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
@@ -66,6 +67,73 @@ impl Form {
     }
 }
 
+/// A URL-mode elicitation: a web page the server wants the person to open (a sign-in of its
+/// own, a payment), never filled in by Airlock.
+pub(crate) struct Page {
+    pub message: String,
+    pub url: String,
+    /// Who the page belongs to, as the question names it.
+    pub host: String,
+}
+
+impl Page {
+    /// The page of a URL-mode request; `None` for a form. A page that is not `https://` (or
+    /// `http://` on this machine) is refused: nothing else is opened in the browser.
+    pub(crate) fn of(request: &ElicitRequestParams) -> Option<Result<Self, String>> {
+        let ElicitRequestParams::UrlElicitationParams { message, url, .. } = request else {
+            return None;
+        };
+        Some(
+            crate::oauth::require_secure("the page", url)
+                .map_err(|e| e.to_string())
+                .and_then(|parsed| {
+                    let host = parsed
+                        .host_str()
+                        .ok_or_else(|| format!("the page {url} names no host"))?;
+                    Ok(Self {
+                        message: message.clone(),
+                        url: url.clone(),
+                        host: host.to_string(),
+                    })
+                }),
+        )
+    }
+
+    /// Asks the person in the inbox whether to open the page (its host named); opens it in the
+    /// system browser (as a sign-in does) only when they agree, and answers the server as they
+    /// chose.
+    pub(crate) async fn ask_and_open(
+        self,
+        engine: &Engine,
+        server: &str,
+        context: Option<CallContext>,
+    ) -> Result<ElicitResult, String> {
+        let request = ElicitationRequest {
+            server: server.to_string(),
+            message: format!(
+                "{}\n\nOpen this page on {} in the browser?",
+                self.message, self.host
+            ),
+            schema: serde_json::json!({"type": "object", "properties": {}}),
+            meta: Some(serde_json::json!({"airlock/page": {"url": self.url, "host": self.host}})),
+            context,
+            property_order: Vec::new(),
+        };
+        let answer = engine.elicit(request).await.map_err(|e| e.to_string())?;
+        Ok(match answer.action {
+            ElicitationAction::Accept => match crate::oauth::open_browser(&self.url) {
+                Ok(()) => ElicitResult::new(McpAction::Accept),
+                Err(error) => {
+                    tracing::warn!(%server, %error, "cannot open the page the person agreed to");
+                    ElicitResult::new(McpAction::Cancel)
+                }
+            },
+            ElicitationAction::Decline => ElicitResult::new(McpAction::Decline),
+            ElicitationAction::Cancel => ElicitResult::new(McpAction::Cancel),
+        })
+    }
+}
+
 /// The person's answer in the inbox, as the server reads it.
 pub(crate) fn elicit_result(answer: ElicitationAnswer) -> ElicitResult {
     match answer.action {
@@ -88,6 +156,7 @@ pub(crate) fn client_config() -> ClientConfig {
     form.schema_validation = Some(true);
     let mut elicitation = ElicitationCapability::new();
     elicitation.form = Some(form);
+    elicitation.url = Some(UrlElicitationCapability::new());
     let mut capabilities = ClientCapabilities::default();
     capabilities.elicitation = Some(elicitation);
     ClientConfig::new(
@@ -115,16 +184,23 @@ impl ClientHandler for AirlockClient {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let Some(form) = Form::of(request, &context)? else {
-            // URL elicitation would send the person to a web page; Airlock does not do that.
-            return Ok(ElicitResult::new(McpAction::Decline));
-        };
         let call = self
             .in_flight
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .last()
             .cloned();
+        if let Some(page) = Page::of(&request) {
+            let page = page.map_err(|why| ErrorData::invalid_params(why, None))?;
+            let answer = tokio::select! {
+                answer = page.ask_and_open(&self.engine, &self.server, call) => answer,
+                _ = context.ct.cancelled() => return Ok(ElicitResult::new(McpAction::Cancel)),
+            };
+            return answer.map_err(|e| ErrorData::internal_error(e, None));
+        }
+        let Some(form) = Form::of(request, &context)? else {
+            return Ok(ElicitResult::new(McpAction::Decline));
+        };
         let request = ElicitationRequest {
             server: self.server.clone(),
             message: form.message,

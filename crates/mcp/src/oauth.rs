@@ -8,9 +8,11 @@
 //! token issued for another resource, and keeping the tokens in the OS keyring (a 0600 file where
 //! there is none) — never in the store, the audit, logs, or anything the model or phone sees.
 
+use rmcp::transport::JwtSigningAlgorithm;
 use rmcp::transport::auth::{
     AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    CredentialStore, InMemoryCredentialStore, OAuthClientConfig, StoredCredentials,
+    ClientCredentialsConfig, CredentialStore, InMemoryCredentialStore, OAuthClientConfig,
+    StoredCredentials, WWWAuthenticateParams,
 };
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
@@ -65,6 +67,10 @@ pub enum OAuthError {
     Store(String),
     #[error("cannot open the browser: {0}")]
     Browser(String),
+    #[error("the server's sign-in refused Airlock's client credentials: {0}")]
+    ClientCredentials(String),
+    #[error("no sign-in is kept for this server (sign in first: airlock servers login NAME)")]
+    NotSignedIn,
 }
 
 fn discovery(error: AuthError) -> OAuthError {
@@ -106,7 +112,90 @@ struct SavedSignIn {
     url: String,
     /// A pasted client's secret (rmcp keeps only the client ID).
     client_secret: Option<String>,
+    /// A machine client's credential (client-credentials grant), kept to fetch the next token:
+    /// that grant has no refresh token and no person to sign in again.
+    #[serde(default)]
+    machine: Option<MachineClient>,
     credentials: StoredCredentials,
+}
+
+/// A machine client of the client-credentials grant (SEP-1046): Airlock signs in as itself,
+/// with no person and no browser, with a secret or a private key registered with the server's
+/// sign-in by hand. Kept with the tokens (in the keyring); never printed.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct MachineClient {
+    pub client_id: String,
+    pub secret: MachineSecret,
+}
+
+/// How a machine client proves who it is.
+#[derive(Clone, Serialize, Deserialize)]
+pub enum MachineSecret {
+    /// A client secret (`client_secret_basic` or `client_secret_post`, as the server offers).
+    ClientSecret(String),
+    /// A private key (PEM) signing a JWT assertion (`private_key_jwt`, RFC 7523) with
+    /// `algorithm` (RS256, RS384, RS512, ES256 or ES384).
+    PrivateKey { pem: String, algorithm: String },
+}
+
+impl std::fmt::Debug for MachineClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match &self.secret {
+            MachineSecret::ClientSecret(_) => "client secret".to_string(),
+            MachineSecret::PrivateKey { algorithm, .. } => format!("private key ({algorithm})"),
+        };
+        f.debug_struct("MachineClient")
+            .field("client_id", &self.client_id)
+            .field("secret", &how)
+            .finish()
+    }
+}
+
+/// The JWT signing algorithms `--signing-alg` takes (rmcp's [`JwtSigningAlgorithm`]).
+pub const SIGNING_ALGORITHMS: [&str; 5] = ["RS256", "RS384", "RS512", "ES256", "ES384"];
+
+fn signing_algorithm(name: &str) -> Result<JwtSigningAlgorithm, OAuthError> {
+    Ok(match name {
+        "RS256" => JwtSigningAlgorithm::RS256,
+        "RS384" => JwtSigningAlgorithm::RS384,
+        "RS512" => JwtSigningAlgorithm::RS512,
+        "ES256" => JwtSigningAlgorithm::ES256,
+        "ES384" => JwtSigningAlgorithm::ES384,
+        other => {
+            return Err(OAuthError::ClientCredentials(format!(
+                "unknown signing algorithm '{other}' (one of {})",
+                SIGNING_ALGORITHMS.join(", ")
+            )));
+        }
+    })
+}
+
+impl MachineClient {
+    /// rmcp's configuration of the grant, for `scopes` at `resource`.
+    fn config(
+        &self,
+        scopes: Vec<String>,
+        resource: &str,
+    ) -> Result<ClientCredentialsConfig, OAuthError> {
+        Ok(match &self.secret {
+            MachineSecret::ClientSecret(secret) => ClientCredentialsConfig::ClientSecret {
+                client_id: self.client_id.clone(),
+                client_secret: secret.clone(),
+                scopes,
+                resource: Some(resource.to_string()),
+            },
+            MachineSecret::PrivateKey { pem, algorithm } => {
+                ClientCredentialsConfig::PrivateKeyJwt {
+                    client_id: self.client_id.clone(),
+                    signing_key: pem.clone().into_bytes(),
+                    signing_algorithm: signing_algorithm(algorithm)?,
+                    token_endpoint_audience: None,
+                    scopes,
+                    resource: Some(resource.to_string()),
+                }
+            }
+        })
+    }
 }
 
 /// Where a server's tokens are kept: the OS keyring, or a 0600 file in the data directory where
@@ -220,6 +309,11 @@ impl TokenStore {
     pub fn server(&self) -> &str {
         &self.server
     }
+
+    /// The URL of the server the sign-in is for.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
 }
 
 /// A server name as a file name: names are free text, the file must stay in its folder, and
@@ -263,10 +357,15 @@ impl CredentialStore for TokenStore {
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
-        let client_secret = self.read().ok().flatten().and_then(|s| s.client_secret);
+        let kept = self.read().ok().flatten();
+        let (client_secret, machine) = match kept {
+            Some(kept) => (kept.client_secret, kept.machine),
+            None => (None, None),
+        };
         self.write(&SavedSignIn {
             url: self.url.clone(),
             client_secret,
+            machine,
             credentials,
         })
         .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
@@ -333,6 +432,85 @@ pub async fn sign_in(
 ) -> Result<(), OAuthError> {
     // A server that asks for no sign-in may be anywhere; one that does must be secure.
     let challenge = probe(&store.url).await?;
+    browser_sign_in(
+        store,
+        identity,
+        challenge,
+        Vec::new(),
+        open_browser,
+        on_url,
+        timeout,
+    )
+    .await
+}
+
+/// The scope a server's refusal asks for when it refused a request for want of scope (a 403
+/// with `WWW-Authenticate: Bearer error="insufficient_scope", scope="..."`); `None` for any
+/// other refusal.
+pub fn wider_scope_asked(challenge: &str, server_url: &str) -> Option<String> {
+    let base = Url::parse(server_url).ok()?;
+    let params = WWWAuthenticateParams::parse(challenge, &base);
+    if !params.is_insufficient_scope() {
+        return None;
+    }
+    params.scope.filter(|scope| !scope.trim().is_empty())
+}
+
+/// The scopes of a wider sign-in: those granted so far and those asked for now (SEP-2350: a new
+/// sign-in must not lose what the first one had).
+fn scope_union(granted: &[String], asked: &str) -> Vec<String> {
+    let mut scopes = granted.to_vec();
+    for scope in asked.split_whitespace() {
+        if !scopes.iter().any(|s| s == scope) {
+            scopes.push(scope.to_string());
+        }
+    }
+    scopes
+}
+
+/// Signs in again in the browser for a wider scope, after the server refused a call with `403
+/// insufficient_scope` (`challenge` is its `WWW-Authenticate`): the same client as the kept
+/// sign-in, the scopes granted so far plus the ones asked for. The caller asks the person first.
+pub async fn sign_in_for_wider_scope(
+    store: &TokenStore,
+    challenge: &str,
+    open_browser: OpenBrowser<'_>,
+    on_url: &(dyn Fn(&str) + Send + Sync),
+    timeout: Duration,
+) -> Result<(), OAuthError> {
+    let saved = store.read()?.ok_or(OAuthError::NotSignedIn)?;
+    let asked = wider_scope_asked(challenge, &store.url).ok_or_else(|| {
+        OAuthError::Discovery("the server's refusal names no scope to sign in for".into())
+    })?;
+    let scopes = scope_union(&saved.credentials.granted_scopes, &asked);
+    let identity = ClientIdentity {
+        client_id: Some(saved.credentials.client_id.clone()),
+        client_secret: saved.client_secret.clone(),
+        client_metadata_url: None,
+    };
+    browser_sign_in(
+        store,
+        &identity,
+        Some(challenge.to_string()),
+        scopes,
+        open_browser,
+        on_url,
+        timeout,
+    )
+    .await
+}
+
+/// The browser part of a sign-in, from the server's challenge on: `scopes` empty lets rmcp pick
+/// the narrowest the server asks for.
+async fn browser_sign_in(
+    store: &TokenStore,
+    identity: &ClientIdentity,
+    challenge: Option<String>,
+    scopes: Vec<String>,
+    open_browser: OpenBrowser<'_>,
+    on_url: &(dyn Fn(&str) + Send + Sync),
+    timeout: Duration,
+) -> Result<(), OAuthError> {
     let server_url = require_secure("the server URL", &store.url)?;
 
     // The loopback listener first: its port is part of the redirect URI registered below.
@@ -367,6 +545,9 @@ pub async fn sign_in(
     manager.set_metadata(resolution.metadata);
 
     let mut request = AuthorizationRequest::new(&redirect_uri).with_client_name("Airlock");
+    if !scopes.is_empty() {
+        request = request.with_scopes(scopes);
+    }
     if let Some(challenge) = &challenge {
         request = request.with_challenge(challenge);
     }
@@ -420,8 +601,97 @@ pub async fn sign_in(
     store.write(&SavedSignIn {
         url: store.url.clone(),
         client_secret: identity.client_secret.clone(),
+        machine: None,
         credentials,
     })
+}
+
+/// Signs in as machine client `client` with the client-credentials grant (no browser): the
+/// server's metadata, rmcp's token request (`client_secret_basic`/`_post` or a signed JWT
+/// assertion, as the server offers), the same checks as a person's sign-in, and the tokens kept
+/// with the credential (only once every check passed).
+pub async fn sign_in_machine(store: &TokenStore, client: &MachineClient) -> Result<(), OAuthError> {
+    let challenge = probe(&store.url).await?;
+    let server_url = require_secure("the server URL", &store.url)?;
+    let refused = |e: AuthError| OAuthError::ClientCredentials(e.to_string());
+    let mut manager = AuthorizationManager::new(server_url.as_str())
+        .await
+        .map_err(discovery)?;
+    let staging = InMemoryCredentialStore::new();
+    manager.set_credential_store(staging.clone());
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge.as_deref())
+        .await
+        .map_err(discovery)?;
+    require_secure("the token endpoint", &resolution.metadata.token_endpoint)?;
+    manager.set_metadata(resolution.metadata);
+    let scopes = manager.select_initial_scopes(&[]).await;
+    let config = client.config(scopes, server_url.as_str())?;
+    manager
+        .validate_client_credentials_metadata(&config)
+        .map_err(refused)?;
+    manager
+        .configure_client_credentials(&config)
+        .map_err(refused)?;
+    // rmcp 3.11's token request (with `auth-client-credentials-jwt`) is a future that is not
+    // `Send` (it keeps a form serializer across an await): it runs on a blocking thread of its
+    // own, on this runtime.
+    let runtime = tokio::runtime::Handle::current();
+    let token = tokio::task::spawn_blocking(move || {
+        runtime.block_on(async move { manager.exchange_client_credentials(&config).await })
+    })
+    .await
+    .map_err(|e| OAuthError::ClientCredentials(e.to_string()))?
+    .map_err(refused)?;
+    {
+        use oauth2::TokenResponse as _;
+        check_audience(token.access_token().secret(), &server_url)?;
+    }
+    let Some(credentials) = staging
+        .load()
+        .await
+        .map_err(|e| OAuthError::Store(e.to_string()))?
+    else {
+        return Err(OAuthError::Exchange("no token came back".into()));
+    };
+    store.write(&SavedSignIn {
+        url: store.url.clone(),
+        client_secret: None,
+        machine: Some(client.clone()),
+        credentials,
+    })
+}
+
+/// Whether the kept token is gone or ends within a minute.
+fn expiring(credentials: &StoredCredentials) -> bool {
+    use oauth2::TokenResponse as _;
+    let Some(token) = &credentials.token_response else {
+        return true;
+    };
+    let (Some(lifetime), Some(received)) = (token.expires_in(), credentials.token_received_at)
+    else {
+        return false;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(u64::MAX);
+    received.saturating_add(lifetime.as_secs()) < now.saturating_add(60)
+}
+
+/// A machine client's next token, when its kept one is expiring (or `force`): the
+/// client-credentials grant again. `Ok(false)` for a person's sign-in (only they can renew it).
+async fn renew_machine_sign_in(store: &TokenStore, force: bool) -> Result<bool, OAuthError> {
+    let Some(saved) = store.read()? else {
+        return Ok(false);
+    };
+    let Some(machine) = saved.machine else {
+        return Ok(false);
+    };
+    if force || expiring(&saved.credentials) {
+        sign_in_machine(store, &machine).await?;
+    }
+    Ok(true)
 }
 
 /// The request that asks a server whether it wants a sign-in: a well-formed 2026-07-28
@@ -436,9 +706,13 @@ fn discover_request(
     const VERSION: &str = "2026-07-28";
     let body = serde_json::json!({
         "jsonrpc": "2.0", "id": 0, "method": "server/discover",
+        // Every request's `_meta` names the client too (SEP-2575), this one included.
         "params": {"_meta": {
             "io.modelcontextprotocol/protocolVersion": VERSION,
             "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {
+                "name": "airlock", "version": env!("CARGO_PKG_VERSION"),
+            },
         }},
     });
     let request = client
@@ -608,6 +882,8 @@ fn check_audience(token: &str, server_url: &Url) -> Result<(), OAuthError> {
 pub async fn authorized_client(
     store: &TokenStore,
 ) -> Result<Option<AuthClient<reqwest::Client>>, OAuthError> {
+    // A machine client has no refresh token: it asks for a new token before connecting.
+    renew_machine_sign_in(store, false).await?;
     let Some(saved) = store.read()? else {
         return Ok(None);
     };
@@ -632,6 +908,14 @@ pub async fn authorized_client(
 /// Whether the server refuses Airlock for want of a (new) sign-in: it answers 401 to the kept
 /// token (after rmcp's refresh, when one was possible), or to none.
 pub async fn needs_sign_in(store: &TokenStore) -> bool {
+    // A machine client signs in again by itself (its token ended during a connection).
+    match renew_machine_sign_in(store, true).await {
+        Ok(true) => return false,
+        Ok(false) => {}
+        Err(error) => {
+            tracing::warn!(server = %store.server, %error, "the machine client's new token was refused");
+        }
+    }
     let token = store.read().ok().flatten().and_then(|saved| {
         use oauth2::TokenResponse as _;
         saved
@@ -711,6 +995,58 @@ mod tests {
     }
 
     #[test]
+    fn only_an_insufficient_scope_refusal_asks_for_a_wider_sign_in() {
+        let url = "http://127.0.0.1:9/mcp";
+        let step_up = r#"Bearer scope="mcp:write", resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp", error="insufficient_scope""#;
+        assert_eq!(
+            wider_scope_asked(step_up, url).as_deref(),
+            Some("mcp:write")
+        );
+        // A 401 for a missing or expired token is no request for more scope.
+        let unauthorized = r#"Bearer scope="mcp:basic", error="invalid_token""#;
+        assert_eq!(wider_scope_asked(unauthorized, url), None);
+        assert_eq!(
+            wider_scope_asked(r#"Bearer error="insufficient_scope""#, url),
+            None
+        );
+        // The new sign-in keeps what was granted and adds what is asked, once.
+        assert_eq!(
+            scope_union(&["mcp:basic".into()], "mcp:write mcp:basic"),
+            vec!["mcp:basic".to_string(), "mcp:write".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_machine_clients_secret_is_never_shown() {
+        let client = MachineClient {
+            client_id: "ci".into(),
+            secret: MachineSecret::ClientSecret("hunter2".into()),
+        };
+        let shown = format!("{client:?}");
+        assert!(
+            shown.contains("ci") && !shown.contains("hunter2"),
+            "{shown}"
+        );
+        let keyed = MachineClient {
+            client_id: "ci".into(),
+            secret: MachineSecret::PrivateKey {
+                pem: "-----BEGIN PRIVATE KEY-----secret".into(),
+                algorithm: "ES256".into(),
+            },
+        };
+        assert!(!format!("{keyed:?}").contains("BEGIN"));
+        assert!(keyed.config(vec![], "http://127.0.0.1:9/mcp").is_ok());
+        let unknown = MachineClient {
+            secret: MachineSecret::PrivateKey {
+                pem: String::new(),
+                algorithm: "HS256".into(),
+            },
+            ..keyed
+        };
+        assert!(unknown.config(vec![], "x").is_err());
+    }
+
+    #[test]
     fn the_token_file_is_private_and_named_safely() {
         let dir = tempfile::tempdir().unwrap();
         let store = TokenStore {
@@ -722,6 +1058,7 @@ mod tests {
         let saved = SavedSignIn {
             url: store.url.clone(),
             client_secret: None,
+            machine: None,
             credentials: StoredCredentials::new("client".into(), None, vec![], None),
         };
         write_private_file(&store.file, &serde_json::to_string(&saved).unwrap()).unwrap();

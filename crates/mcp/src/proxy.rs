@@ -460,7 +460,18 @@ impl UpstreamClient {
 
 impl ClientHandler for UpstreamClient {
     fn get_info(&self) -> ClientConfig {
-        client_config()
+        let mut config = client_config();
+        // Only a client can open a web page here: the proxy offers URL-mode elicitation only
+        // when the client it serves does.
+        let pages = self.client().is_some_and(|client| {
+            client
+                .supported_elicitation_modes()
+                .contains(&ElicitationMode::Url)
+        });
+        if !pages && let Some(elicitation) = config.capabilities.elicitation.as_mut() {
+            elicitation.url = None;
+        }
+        config
     }
 
     async fn create_elicitation(

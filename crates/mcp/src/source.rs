@@ -1,13 +1,16 @@
 //! One ready MCP server as a [`ToolSource`]: calls go out with a timeout, and a dropped call
 //! (the turn was cancelled, or the timeout hit) sends `notifications/cancelled`. A call that
 //! comes back asking for input (2026-07-28's multi round-trip requests) is answered from the
-//! inbox and sent again.
+//! inbox and sent again. A call the server refuses for want of scope (`403 insufficient_scope`)
+//! is sent again once, only after the person agreed in the inbox to a wider sign-in and that
+//! sign-in in the browser succeeded.
 
 use crate::DEFAULT_TOOL_TIMEOUT_SECS;
-use crate::client::{Form, InFlight, elicit_result};
+use crate::client::{Form, InFlight, Page, elicit_result};
+use crate::oauth::{self, TokenStore};
 use airlock_core::ToolDef;
 use airlock_engine::tools::{CallContext, ToolError, ToolSource};
-use airlock_engine::{ElicitationRequest, Engine};
+use airlock_engine::{ElicitationAction, ElicitationRequest, Engine};
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitResult,
@@ -23,6 +26,8 @@ pub(crate) struct McpTools {
     pub peer: Peer<RoleClient>,
     pub tools: Vec<ToolDef>,
     pub in_flight: InFlight,
+    /// Where the server's sign-in is kept (remote servers): a wider one may be asked for.
+    pub sign_in: Option<TokenStore>,
 }
 
 /// Keeps a call in the server's in-flight list while it runs.
@@ -74,7 +79,7 @@ impl McpTools {
         };
         let timeout = self.timeout();
         // `call_tool_once` cancels the request on the server when its future is dropped.
-        let call = self.call_answering_input(context, params);
+        let call = self.call_with_wider_scope(context, params);
         match tokio::time::timeout(timeout, call).await {
             Err(_) => Err(ToolError::new(format!(
                 "the server '{}' did not answer within {} s; the call was cancelled",
@@ -100,6 +105,75 @@ impl McpTools {
             ))),
             Ok(Ok(result)) => result_value(result),
         }
+    }
+
+    /// The call; when the server refuses it for want of scope, the person is asked in the inbox
+    /// for a wider sign-in, and only once they agreed and it succeeded is the call sent again
+    /// (once: a second refusal ends it, so that a server can never loop the browser).
+    async fn call_with_wider_scope(
+        &self,
+        context: &CallContext,
+        params: CallToolRequestParams,
+    ) -> Result<CallToolResult, CallFailure> {
+        let error = match self.call_answering_input(context, params.clone()).await {
+            Err(CallFailure::Service(error)) => error,
+            other => return other,
+        };
+        let (Some(store), Some(challenge)) = (&self.sign_in, error.auth_challenge()) else {
+            return Err(CallFailure::Service(error));
+        };
+        let Some(scope) = oauth::wider_scope_asked(challenge, store.url()) else {
+            return Err(CallFailure::Service(error));
+        };
+        let challenge = challenge.to_string();
+        self.sign_in_for_scope(context, store, &challenge, &scope)
+            .await?;
+        self.call_answering_input(context, params).await
+    }
+
+    /// Asks the person whether to sign in again for `scope`, and does it in the browser when they
+    /// agree. Anything but a successful sign-in ends the call (it was not run).
+    async fn sign_in_for_scope(
+        &self,
+        context: &CallContext,
+        store: &TokenStore,
+        challenge: &str,
+        scope: &str,
+    ) -> Result<(), CallFailure> {
+        let not_run = |why: String| {
+            CallFailure::Input(ToolError::new(format!(
+                "the server '{}' refused the call for want of the scope '{scope}': {why}; the call was not run",
+                self.server
+            )))
+        };
+        let asked = ElicitationRequest {
+            server: self.server.clone(),
+            message: format!(
+                "The server '{}' needs a wider sign-in to run this call: it asks for the scope '{scope}'. Sign in again in the browser for it?",
+                self.server
+            ),
+            schema: serde_json::json!({"type": "object", "properties": {}}),
+            meta: Some(serde_json::json!({"airlock/wider_sign_in": {"scope": scope}})),
+            context: Some(context.clone()),
+            property_order: Vec::new(),
+        };
+        let answer = self
+            .engine
+            .elicit(asked)
+            .await
+            .map_err(|e| not_run(e.to_string()))?;
+        if answer.action != ElicitationAction::Accept {
+            return Err(not_run("the wider sign-in was not agreed to".into()));
+        }
+        oauth::sign_in_for_wider_scope(
+            store,
+            challenge,
+            &oauth::open_browser,
+            &|url| tracing::info!(server = %self.server, %url, "wider sign-in opened in the browser"),
+            oauth::SIGN_IN_TIMEOUT,
+        )
+        .await
+        .map_err(|e| not_run(format!("the wider sign-in failed: {e}")))
     }
 
     /// `tools/call`, answering a 2026-07-28 server's multi round-trip requests for input (a
@@ -136,8 +210,9 @@ impl McpTools {
         ))))
     }
 
-    /// One request for input inside a call's result: a form, answered in the inbox (a web page
-    /// is declined, as for the older elicitation; sampling and roots are refused).
+    /// One request for input inside a call's result: a form, answered in the inbox, or a web page,
+    /// opened once the person agreed (as for the older elicitation); sampling and roots are
+    /// refused.
     async fn answer_input(
         &self,
         context: &CallContext,
@@ -150,6 +225,19 @@ impl McpTools {
                 self.server
             )));
         };
+        if let Some(page) = Page::of(&request.params) {
+            let page = page.map_err(|why| {
+                refused(format!(
+                    "the server '{}' asked to open a page Airlock refuses: {why}",
+                    self.server
+                ))
+            })?;
+            let result = page
+                .ask_and_open(&self.engine, &self.server, Some(context.clone()))
+                .await
+                .map_err(refused)?;
+            return serde_json::to_value(result).map_err(|e| refused(e.to_string()));
+        }
         let form = Form::with_meta(request.params, None).map_err(|e| {
             refused(format!(
                 "the server '{}' asked for a form Airlock cannot read: {}",

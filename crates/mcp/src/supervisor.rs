@@ -201,6 +201,7 @@ impl Supervisor {
             peer: peer.clone(),
             tools,
             in_flight: in_flight.clone(),
+            sign_in: self.sign_in_store(),
         };
         if *stopped.borrow() {
             return Ok(()); // replaced or disabled meanwhile: offer nothing

@@ -159,3 +159,94 @@ async fn garbage_metadata_is_refused_and_nothing_stored() {
     )
     .await;
 }
+
+/// Issue 30 (auth/client-credentials-*): a machine client signs in with the client-credentials
+/// grant, no browser; a wrong secret is refused with nothing kept; when the server refuses its
+/// token (ended, revoked), it gets a new one by itself instead of waiting for a person.
+#[tokio::test]
+async fn a_machine_client_signs_in_without_a_browser_and_renews_its_own_token() {
+    use airlock_testkit::oauth_server::{MACHINE_CLIENT_ID, MACHINE_SECRET};
+    let server = OAuthMcpServer::start(Misbehave::None, Duration::from_secs(3600))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::new(dir.path(), "machine", &server.url());
+    let client = |secret: &str| oauth::MachineClient {
+        client_id: MACHINE_CLIENT_ID.into(),
+        secret: oauth::MachineSecret::ClientSecret(secret.into()),
+    };
+    let refused = oauth::sign_in_machine(&store, &client("wrong"))
+        .await
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("refused Airlock's client credentials"),
+        "{refused}"
+    );
+    nothing_stored(dir.path(), &store);
+
+    oauth::sign_in_machine(&store, &client(MACHINE_SECRET))
+        .await
+        .unwrap();
+    assert!(store.is_signed_in());
+    assert_eq!(server.machine_grants(), 1);
+    assert!(oauth::authorized_client(&store).await.unwrap().is_some());
+
+    server.revoke_access_tokens();
+    assert!(
+        !oauth::needs_sign_in(&store).await,
+        "a machine client waited for a person"
+    );
+    assert_eq!(server.machine_grants(), 2);
+}
+
+/// Issue 30 (auth/scope-step-up): the sign-in for a wider scope after a `403
+/// insufficient_scope` asks for the scopes granted so far plus the one refused, as the same
+/// client (no second registration).
+#[tokio::test]
+async fn a_wider_sign_in_keeps_the_granted_scopes_and_the_client() {
+    let server = OAuthMcpServer::start(Misbehave::None, Duration::from_secs(3600))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = TokenStore::new(dir.path(), "remote", &server.url());
+    let first = sign_in(&server, &store, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let base = server.url().trim_end_matches("/mcp").to_string();
+    let challenge = format!(
+        r#"Bearer error="insufficient_scope", scope="mcp:admin", resource_metadata="{base}/.well-known/oauth-protected-resource/mcp""#
+    );
+    let visited = Arc::new(Mutex::new(Vec::new()));
+    let browser = scripted_browser(visited.clone());
+    oauth::sign_in_for_wider_scope(
+        &store,
+        &challenge,
+        &browser,
+        &|_| {},
+        Duration::from_secs(30),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        server.scopes_requested(),
+        ["mcp:tools".to_string(), "mcp:tools mcp:admin".to_string()]
+    );
+    let client_id = |url: &str| {
+        url::Url::parse(url)
+            .unwrap()
+            .query_pairs()
+            .find(|(k, _)| k == "client_id")
+            .map(|(_, v)| v.into_owned())
+    };
+    let second = visited.lock().unwrap().clone();
+    assert_eq!(client_id(&first[0]), client_id(&second[0]));
+    assert!(store.is_signed_in());
+
+    // A refusal that is not for want of scope asks for no wider sign-in.
+    assert_eq!(
+        oauth::wider_scope_asked(r#"Bearer error="invalid_token""#, &server.url()),
+        None
+    );
+}

@@ -121,6 +121,33 @@ async fn the_tray_waits_for_a_host_then_shows_and_answers_it() {
     assert_eq!(label(&host, &item, 4).await, "Pause all agents");
     assert_eq!(host.icon_pixmap(&item).await.unwrap(), plain_icon);
 
+    // Issue 30: a remote server that waits for a sign-in is named in the menu (an information
+    // line under the grants, not a command) and in the tooltip, until it is signed in.
+    tray.show(TrayLine::SignInNeeded(vec![
+        "github".into(),
+        "linear".into(),
+    ]))
+    .await;
+    assert_eq!(
+        label(&host, &item, 2).await,
+        "Sign in again: github, linear"
+    );
+    assert_eq!(
+        host.tooltip(&item).await.unwrap(),
+        "Airlock — Nothing pending · Sign in again: github, linear"
+    );
+    assert!(matches!(
+        host.click(&item, "Sign in again: github, linear").await,
+        Err(SniError::Disabled(_))
+    ));
+    assert!(taken().is_empty());
+    tray.show(TrayLine::SignInNeeded(Vec::new())).await;
+    assert!(host.menu(&item).await.unwrap()[2].separator);
+    assert_eq!(
+        host.tooltip(&item).await.unwrap(),
+        "Airlock — Nothing pending"
+    );
+
     // Dropping the tray takes the icon away.
     drop(tray);
     let deadline = tokio::time::Instant::now() + WAIT;

@@ -101,6 +101,9 @@ pub struct ScriptedCall {
     pub arguments: String,
 }
 
+/// The placeholder [`ScriptedCall::echoing_schema`] leaves in a call's arguments.
+const SCHEMA_OF: &str = "$testkit_schema_of";
+
 impl ScriptedCall {
     /// A call whose arguments are `args` serialized as JSON text.
     pub fn new(id: impl Into<String>, name: impl Into<String>, args: Value) -> Self {
@@ -110,6 +113,69 @@ impl ScriptedCall {
             arguments: args.to_string(),
         }
     }
+
+    /// A call whose argument `field` is the input schema of tool `shown`, exactly as the model
+    /// was shown it in the request it answers (a model copying a schema it read), so a test can
+    /// see what reached the model. A tool the request does not offer gives `null`.
+    pub fn echoing_schema(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        field: &str,
+        shown: &str,
+    ) -> Self {
+        Self::new(id, name, serde_json::json!({ field: { SCHEMA_OF: shown } }))
+    }
+}
+
+/// The input schema of tool `name` as `request` offers it, in any wire format the scripted
+/// model speaks (chat completions, Responses, Anthropic, Gemini).
+fn offered_schema(request: &Value, name: &str) -> Option<Value> {
+    let tools = request.get("tools")?.as_array()?;
+    let declarations = tools.iter().flat_map(|tool| {
+        let nested = tool
+            .get("functionDeclarations")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let own = tool
+            .get("function")
+            .cloned()
+            .unwrap_or_else(|| tool.clone());
+        std::iter::once(own).chain(nested)
+    });
+    declarations
+        .filter(|tool| tool.get("name").and_then(Value::as_str) == Some(name))
+        .find_map(|tool| {
+            ["parameters", "input_schema", "parametersJsonSchema"]
+                .iter()
+                .find_map(|key| tool.get(*key).cloned())
+        })
+}
+
+/// Fills in the schemas [`ScriptedCall::echoing_schema`] asks for, from the request answered.
+fn fill_in_schemas(request: &Value, reply: Reply) -> Reply {
+    let Reply::ToolCalls(calls) = reply else {
+        return reply;
+    };
+    let filled = calls
+        .into_iter()
+        .map(|mut call| {
+            if let Ok(Value::Object(mut args)) = serde_json::from_str::<Value>(&call.arguments) {
+                let mut changed = false;
+                for value in args.values_mut() {
+                    if let Some(shown) = value.get(SCHEMA_OF).and_then(Value::as_str) {
+                        *value = offered_schema(request, shown).unwrap_or(Value::Null);
+                        changed = true;
+                    }
+                }
+                if changed {
+                    call.arguments = Value::Object(args).to_string();
+                }
+            }
+            call
+        })
+        .collect();
+    Reply::ToolCalls(filled)
 }
 
 /// What to answer once the queue is empty.
@@ -445,6 +511,7 @@ pub(crate) fn take_reply(
             Fallback::Smart { call } => smart(&request, call),
         },
     };
+    let reply = fill_in_schemas(&request, reply);
     Ok((request, reply, n))
 }
 

@@ -2,8 +2,10 @@
 //! on 127.0.0.1: stateless (`server/discover`, no `initialize`, no session), one tool `book`
 //! whose call first comes back asking for input (a multi round-trip request: an
 //! `input_required` result with a form and a `requestState`) and completes when it is sent
-//! again with the answer and that `requestState`. Its tool's description can be changed while
-//! it runs (a rug pull). It records every method and protocol version header it was sent.
+//! again with the answer and that `requestState`; and one tool `consent` whose call first asks
+//! the person to open a web page (a URL-mode elicitation, [`CONSENT_URL`]) and completes with
+//! their answer. Its tool's description can be changed while it runs (a rug pull). It records
+//! every method and protocol version header it was sent.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -19,6 +21,9 @@ use std::sync::{Arc, Mutex};
 pub const VERSION: &str = "2026-07-28";
 /// The `requestState` its first answer carries; a retry must echo it exactly.
 pub const REQUEST_STATE: &str = "booking-state-1";
+/// The page `consent` asks the person to open.
+pub const CONSENT_URL: &str = "https://consent.example.com/approve?request=42";
+
 /// The description `book` starts with.
 pub const DESCRIPTION: &str = "Books a table for the day you choose.";
 
@@ -31,6 +36,8 @@ struct Shared {
     echoed: Mutex<Vec<Option<String>>>,
     /// How many times `book` completed.
     booked: Mutex<Vec<String>>,
+    /// The action each answer to `consent`'s page came back with.
+    consents: Mutex<Vec<String>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -102,6 +109,11 @@ impl NewestMcpServer {
     pub fn booked(&self) -> Vec<String> {
         lock(&self.shared.booked).clone()
     }
+
+    /// The actions (`accept`, `decline`, `cancel`) `consent`'s page was answered with.
+    pub fn consents(&self) -> Vec<String> {
+        lock(&self.shared.consents).clone()
+    }
 }
 
 fn result(id: &Value, result: Value) -> Response {
@@ -145,8 +157,13 @@ async fn mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes)
                 "name": "book",
                 "description": lock(&shared.description).clone(),
                 "inputSchema": {"type": "object", "properties": {}},
+            }, {
+                "name": "consent",
+                "description": "Asks the person to approve on the provider's page.",
+                "inputSchema": {"type": "object", "properties": {}},
             }]}),
         ),
+        "tools/call" if params["name"] == "consent" => consent(&shared, &id, params),
         "tools/call" => book(&shared, &id, params),
         // Only 2026-07-28: no handshake, as a stateless server of that revision.
         _ => error(&id, -32601, &format!("method not found: {method}")),
@@ -194,5 +211,37 @@ fn book(shared: &Shared, id: &Value, params: &Value) -> Response {
     result(
         id,
         json!({"resultType": "complete", "content": [{"type": "text", "text": text}]}),
+    )
+}
+
+/// `consent`: first an `input_required` result asking the person to open [`CONSENT_URL`] (a
+/// URL-mode elicitation); then, sent again with their answer, what they chose.
+fn consent(shared: &Shared, id: &Value, params: &Value) -> Response {
+    let Some(answers) = params.get("inputResponses") else {
+        return result(
+            id,
+            json!({
+                "resultType": "input_required",
+                "inputRequests": {"page": {
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "url",
+                        "message": "Approve the transfer on the provider's page.",
+                        "url": CONSENT_URL,
+                        "elicitationId": "consent-42",
+                    },
+                }},
+                "requestState": REQUEST_STATE,
+            }),
+        );
+    };
+    let action = answers["page"]["action"]
+        .as_str()
+        .unwrap_or("no answer")
+        .to_string();
+    lock(&shared.consents).push(action.clone());
+    result(
+        id,
+        json!({"resultType": "complete", "content": [{"type": "text", "text": format!("consent: {action}")}]}),
     )
 }

@@ -2,7 +2,8 @@
 //! metadata (RFC 9728), authorization-server metadata (RFC 8414), dynamic client registration
 //! (RFC 7591), an authorization endpoint that approves at once (it redirects the browser back
 //! with a code — the person's consent is not what is tested), a token endpoint (authorization
-//! code with PKCE S256, refresh token), and a streamable-HTTP MCP endpoint (JSON answers) with
+//! code with PKCE S256, refresh token, and the client-credentials grant of one machine client,
+//! [`MACHINE_CLIENT_ID`] with [`MACHINE_SECRET`]), and a streamable-HTTP MCP endpoint (JSON answers) with
 //! one tool, `whoami`, that answers only to a valid bearer token. Each way a server can
 //! misbehave (`Misbehave`) is a switch, so a test can check that Airlock refuses it.
 
@@ -18,6 +19,11 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// The machine client the token endpoint knows (client-credentials grant, `client_secret_post`).
+pub const MACHINE_CLIENT_ID: &str = "machine-client";
+/// Its secret.
+pub const MACHINE_SECRET: &str = "machine-secret";
 
 /// One way the server misbehaves.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -53,6 +59,7 @@ struct Shared {
     refuse_refresh: AtomicBool,
     counter: AtomicU64,
     refreshes: AtomicU64,
+    machine_grants: AtomicU64,
     tool_calls: AtomicU64,
     scopes_requested: Mutex<Vec<String>>,
     tokens: Mutex<Tokens>,
@@ -76,6 +83,7 @@ impl OAuthMcpServer {
             refuse_refresh: AtomicBool::new(false),
             counter: AtomicU64::new(0),
             refreshes: AtomicU64::new(0),
+            machine_grants: AtomicU64::new(0),
             tool_calls: AtomicU64::new(0),
             scopes_requested: Mutex::new(Vec::new()),
             tokens: Mutex::new(Tokens::default()),
@@ -137,6 +145,11 @@ impl OAuthMcpServer {
         self.shared.refreshes.load(Ordering::SeqCst)
     }
 
+    /// How many client-credentials grants succeeded.
+    pub fn machine_grants(&self) -> u64 {
+        self.shared.machine_grants.load(Ordering::SeqCst)
+    }
+
     /// How many `tools/call` requests were answered (with a valid token).
     pub fn tool_calls(&self) -> u64 {
         self.shared.tool_calls.load(Ordering::SeqCst)
@@ -187,9 +200,9 @@ async fn server_metadata(State(shared): State<Arc<Shared>>) -> Response {
         "token_endpoint": token_endpoint,
         "registration_endpoint": format!("{}/register", shared.base),
         "response_types_supported": ["code"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
         "code_challenge_methods_supported": ["S256"],
-        "token_endpoint_auth_methods_supported": ["none"],
+        "token_endpoint_auth_methods_supported": ["none", "client_secret_post"],
         "scopes_supported": ["mcp:tools", "mcp:admin"],
     }))
     .into_response()
@@ -286,6 +299,18 @@ async fn token(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
                 return token_error("invalid_grant");
             }
             shared.refreshes.fetch_add(1, Ordering::SeqCst);
+        }
+        Some("client_credentials") => {
+            let known = form.get("client_id").map(String::as_str) == Some(MACHINE_CLIENT_ID)
+                && form.get("client_secret").map(String::as_str) == Some(MACHINE_SECRET);
+            if !known {
+                return (
+                    StatusCode::UNAUTHORIZED,
+                    axum::Json(json!({"error": "invalid_client"})),
+                )
+                    .into_response();
+            }
+            shared.machine_grants.fetch_add(1, Ordering::SeqCst);
         }
         _ => return token_error("unsupported_grant_type"),
     }

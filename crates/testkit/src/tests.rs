@@ -799,3 +799,29 @@ async fn the_smart_fallback_answers_side_calls_and_repeats_tool_results() {
         .unwrap();
     assert!(said.contains("\"error\":\"no\""), "{said}");
 }
+
+/// A call that echoes a schema sends the schema the request offered, keyword for keyword.
+#[tokio::test]
+async fn a_call_can_echo_the_schema_the_model_was_shown() {
+    let server = ScriptedModel::start(vec![Reply::ToolCalls(vec![ScriptedCall::echoing_schema(
+        "c1", "echo", "schema", "rich",
+    )])])
+    .await
+    .unwrap();
+    let rich = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+                      "type": "object", "$defs": {"a": {"$anchor": "x"}}});
+    let response = post(
+        &server,
+        json!({"model": "m", "messages": [{"role": "user", "content": "hi"}],
+               "tools": [{"type": "function", "function": {"name": "rich", "parameters": rich}},
+                         {"type": "function", "function": {"name": "echo", "parameters": {}}}]}),
+    )
+    .await;
+    let body: Value = response.json().await.unwrap();
+    let arguments = body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sent: Value = serde_json::from_str(&arguments).unwrap();
+    assert_eq!(sent, json!({"schema": rich}));
+}

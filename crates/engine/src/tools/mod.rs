@@ -99,6 +99,16 @@ impl RegisteredTool {
             Err(error) => Err(error.clone()),
         }
     }
+
+    /// A model's arguments as the tool takes them ([`ArgsValidator::accept`]: a `null` on an
+    /// optional field the schema does not allow null for is taken as not given), or the
+    /// arguments as given and why they are refused.
+    pub fn accept(&self, args: Value) -> Result<Value, (Value, SchemaError)> {
+        match &self.validator {
+            Ok(validator) => validator.accept(args),
+            Err(error) => Err((args, error.clone())),
+        }
+    }
 }
 
 #[derive(Default)]
