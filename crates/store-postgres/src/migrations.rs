@@ -6,7 +6,7 @@ use crate::error::Error;
 use airlock_store_port::StoreError;
 
 /// Every schema change in order.
-const MIGRATIONS: [&str; 1] = [include_str!("schema_1.sql")];
+const MIGRATIONS: &[&str] = &[include_str!("schema_1.sql"), include_str!("schema_2.sql")];
 
 /// The advisory lock every migrating replica takes (any constant of Airlock's own).
 const MIGRATION_LOCK: i64 = 0x0041_6972_6c6f_636b;
