@@ -21,7 +21,7 @@ type TokenHashes = Vec<(String, [u8; 32])>;
 pub(crate) struct AgentTokens(RwLock<Option<Arc<TokenHashes>>>);
 
 impl AgentTokens {
-    fn forget(&self) {
+    pub(crate) fn forget(&self) {
         *self.0.write().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }

@@ -454,8 +454,6 @@ pub enum Signal {
     Decided(Vec<String>),
     /// An event another replica emitted, as its JSON.
     Event(String),
-    /// A change the policy or a turn's settings read was committed.
-    PolicyChanged,
     /// Signals may have been missed (the listening connection was lost and made again): look
     /// again at everything waited on.
     Resync,

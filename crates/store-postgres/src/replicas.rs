@@ -1,8 +1,9 @@
 //! Several engines (replicas) on one database: leases, held work, the policy's generation, and
 //! what the replicas tell each other through LISTEN/NOTIFY — decisions (notified by the
-//! transaction that made them, so delivered exactly when they are committed), policy changes
-//! (by the trigger of schema 2) and events (published after the fact; one too large for a
-//! notification's payload goes through `airlock_outbox`).
+//! transaction that made them, so delivered exactly when they are committed) and events
+//! (published after the fact; one too large for a notification's payload goes through
+//! `airlock_outbox`). Policy changes need no notification: each replica reads the generation
+//! (moved by schema 2's triggers) before it uses what it cached.
 
 use crate::PostgresStore;
 use crate::error::Error;
@@ -16,8 +17,6 @@ use tokio_postgres::AsyncMessage;
 
 /// Decided requests' ids (comma separated).
 const DECIDED: &str = "airlock_decided";
-/// Policy changes (schema 2's trigger).
-const POLICY: &str = "airlock_policy";
 /// Events: `<replica id> <event JSON>` or `<replica id> @<outbox row>`.
 const EVENTS: &str = "airlock_events";
 /// A notification's payload must stay under 8000 bytes; the rest goes through the outbox.
@@ -126,7 +125,7 @@ async fn listen_once(
         }
     });
     client
-        .batch_execute(&format!("LISTEN {DECIDED}; LISTEN {POLICY}; LISTEN {EVENTS}"))
+        .batch_execute(&format!("LISTEN {DECIDED}; LISTEN {EVENTS}"))
         .await?;
     match listening.take() {
         Some(first) => {
@@ -145,7 +144,6 @@ async fn listen_once(
                     .map(str::to_string)
                     .collect(),
             )),
-            POLICY => deliver(Signal::PolicyChanged),
             EVENTS => {
                 let Some((from, event)) = notification.payload().split_once(' ') else {
                     continue;

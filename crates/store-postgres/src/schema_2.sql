@@ -27,7 +27,6 @@ INSERT INTO airlock_policy (generation) VALUES (0);
 CREATE FUNCTION airlock_bump_policy() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE airlock_policy SET generation = generation + 1;
-    PERFORM pg_notify('airlock_policy', '');
     RETURN NULL;
 END $$;
 
