@@ -79,6 +79,20 @@ pub enum BenchAction {
         #[arg(long, conflicts_with_all = ["subcommand", "http"])]
         alternate: bool,
     },
+    /// Several engines (replicas) on one PostgreSQL database (a throwaway cluster, as the
+    /// tests start it), for each count in `--replicas`: decisions per second and the time from
+    /// a decision (made through another replica than the one driving the turn) to its call
+    /// having run.
+    Replicas {
+        #[arg(long, value_delimiter = ',', default_values_t = [1, 2, 4])]
+        replicas: Vec<usize>,
+        #[arg(long, default_value_t = 16)]
+        sessions: usize,
+        /// Calls per session on average (each approved on its own; the model's steps go to
+        /// whichever turn asks first, so keep it well under the 25-step turn limit).
+        #[arg(long, default_value_t = 10)]
+        rounds: usize,
+    },
     /// One policy decision with many servers, tools and argument rules. The rules are spread
     /// over 70 tools; a decision looks its tool's rules up by name, so each timed call
     /// evaluates the ~`rules`/70 rules of its own tool (printed), not all of them.
@@ -131,11 +145,16 @@ pub async fn run(action: BenchAction) -> anyhow::Result<ExitCode> {
             rules,
             decisions,
         } => policy(servers, tools, rules, decisions),
+        BenchAction::Replicas {
+            replicas,
+            sessions,
+            rounds,
+        } => crate::replicas::replicas(replicas, sessions, rounds).await,
     }
 }
 
 /// Prints `rounds=N mean_ms=… p50_ms=… p99_ms=…` (or the µs form for the policy).
-fn report(label: &str, mut samples: Vec<Duration>, unit: &str) {
+pub(crate) fn report(label: &str, mut samples: Vec<Duration>, unit: &str) {
     samples.sort();
     let n = samples.len().max(1);
     let total: Duration = samples.iter().sum();

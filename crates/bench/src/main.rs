@@ -7,6 +7,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
+mod replicas;
 
 use clap::Parser;
 use std::process::ExitCode;
