@@ -66,7 +66,11 @@ fn answer(mut hook: Child) -> Value {
         std::thread::sleep(Duration::from_millis(20));
     }
     let mut out = String::new();
-    hook.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    hook.stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
     let answer: Value = serde_json::from_str(out.trim()).unwrap();
     answer["hookSpecificOutput"].clone()
 }
@@ -105,7 +109,10 @@ fn hooks_waiting_through_a_killed_replica_come_back_through_another_and_are_deci
         .collect();
     // B reads them from the shared database.
     let items = eventually("the three calls in B's inbox", || {
-        if let Some(done) = waiting.iter_mut().position(|hook| hook.try_wait().unwrap().is_some()) {
+        if let Some(done) = waiting
+            .iter_mut()
+            .position(|hook| hook.try_wait().unwrap().is_some())
+        {
             let answer = answer(waiting.remove(done));
             panic!("a hook answered before any decision: {answer}");
         }
@@ -118,9 +125,9 @@ fn hooks_waiting_through_a_killed_replica_come_back_through_another_and_are_deci
     // A's lease runs out; B takes over what A held and keeps the items whose hooks now wait
     // through it.
     let taken = eventually("B took over A's agents' items", || {
-        audit(b_dir.path()).into_iter().find(|row| {
-            row["action"] == "taken_over" && row["detail"]["work"] == "agent_item"
-        })
+        audit(b_dir.path())
+            .into_iter()
+            .find(|row| row["action"] == "taken_over" && row["detail"]["work"] == "agent_item")
     });
     let mut kept: Vec<String> = taken["detail"]["kept"]
         .as_array()
@@ -130,7 +137,11 @@ fn hooks_waiting_through_a_killed_replica_come_back_through_another_and_are_deci
         .collect();
     kept.sort();
     assert_eq!(kept, items, "{taken}");
-    assert_eq!(pending(b_dir.path()), items, "the same items, none withdrawn");
+    assert_eq!(
+        pending(b_dir.path()),
+        items,
+        "the same items, none withdrawn"
+    );
 
     for id in &items {
         ok(b_dir.path(), &["approve", id]);
@@ -144,7 +155,9 @@ fn hooks_waiting_through_a_killed_replica_come_back_through_another_and_are_deci
         let decisions: Vec<&Value> = rows
             .iter()
             .filter(|row| row["approval_id"] == id.as_str())
-            .filter(|row| ["approved", "denied", "withdrawn"].contains(&row["action"].as_str().unwrap()))
+            .filter(|row| {
+                ["approved", "denied", "withdrawn"].contains(&row["action"].as_str().unwrap())
+            })
             .collect();
         assert_eq!(decisions.len(), 1, "{id}: {decisions:?}");
         assert_eq!(decisions[0]["action"], "approved");

@@ -126,7 +126,10 @@ impl Inner {
                     "why": "the replica its hook waited through stopped",
                     "kept": kept,
                 });
-                if let Err(error) = inner.store.audit("engine", "taken_over", None, None, &detail) {
+                if let Err(error) = inner
+                    .store
+                    .audit("engine", "taken_over", None, None, &detail)
+                {
                     tracing::warn!(%error, "cannot audit taking over agents' items");
                 }
                 inner.withdraw_abandoned(&items);

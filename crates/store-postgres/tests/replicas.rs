@@ -84,7 +84,9 @@ fn only_work_whose_lease_ran_out_is_taken_and_by_one_replica_once() {
 fn a_change_the_policy_reads_moves_the_generation_in_its_transaction() {
     let stores = replicas(2);
     let before = stores[0].policy_generation().unwrap();
-    stores[1].set_setting("workspace_mode", &json!("never_ask")).unwrap();
+    stores[1]
+        .set_setting("workspace_mode", &json!("never_ask"))
+        .unwrap();
     let after = stores[0].policy_generation().unwrap();
     assert!(after > before, "{before} → {after}");
     stores[1].ensure_session("chat").unwrap();
@@ -162,13 +164,14 @@ fn a_decision_is_heard_by_every_replica_when_it_commits_and_events_by_the_others
     let large = format!(r#"{{"type":"large","text":"{}"}}"#, "x".repeat(20_000));
     deciding.publish(r#"{"type":"small"}"#);
     deciding.publish(&large);
-    let events: Vec<String> = std::iter::from_fn(|| hearing.recv_timeout(Duration::from_secs(10)).ok())
-        .filter_map(|signal| match signal {
-            Signal::Event(json) => Some(json),
-            _ => None,
-        })
-        .take(2)
-        .collect();
+    let events: Vec<String> =
+        std::iter::from_fn(|| hearing.recv_timeout(Duration::from_secs(10)).ok())
+            .filter_map(|signal| match signal {
+                Signal::Event(json) => Some(json),
+                _ => None,
+            })
+            .take(2)
+            .collect();
     assert_eq!(events, [r#"{"type":"small"}"#.to_string(), large]);
     assert!(Store::replicas(waiting).is_some());
 }
