@@ -8,6 +8,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
 mod replicas;
+mod report;
 
 use clap::Parser;
 use std::process::ExitCode;

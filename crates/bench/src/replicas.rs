@@ -191,7 +191,7 @@ async fn run(replicas: usize, sessions: usize, rounds: usize) -> anyhow::Result<
         total as f64 / deciding.as_secs_f64(),
         all_ran.as_secs_f64()
     );
-    crate::bench::report("decide_to_run", latencies, "ms");
+    crate::report::report("decide_to_run", latencies, "ms");
     drop(engines);
     Ok(())
 }
