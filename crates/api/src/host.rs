@@ -7,7 +7,7 @@ use airlock_client::NoDataDir;
 use airlock_client::discovery::{self, DiscoveryError, Endpoint, EngineLock};
 pub use airlock_client::program::{ALREADY_RUNNING_EXIT, HostArgs, log_to_stderr};
 pub use airlock_client::{DATA_DIR_ENV, default_data_dir, resolve_data_dir};
-use airlock_engine::{Engine, EngineConfig, EngineError};
+use airlock_engine::{Database, Engine, EngineConfig, EngineError};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -63,11 +63,22 @@ impl Host {
         workspace: Option<PathBuf>,
         listen: SocketAddr,
     ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
-        Self::start_with(
+        Self::start_serving(data_dir, workspace, listen, &Database::DataDir).await
+    }
+
+    /// [`Host::start`] on this database (`airlock serve --database-url`).
+    pub async fn start_serving(
+        data_dir: &Path,
+        workspace: Option<PathBuf>,
+        listen: SocketAddr,
+        database: &Database,
+    ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
+        Self::start_on(
             data_dir,
             workspace,
             listen,
             Box::new(|_, _| axum::Router::new()),
+            database,
         )
         .await
     }
@@ -80,11 +91,26 @@ impl Host {
         listen: SocketAddr,
         extra: ExtraRoutes<'_>,
     ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
+        Self::start_on(data_dir, workspace, listen, extra, &Database::DataDir).await
+    }
+
+    /// [`Host::start_with`] on this database: on a shared one (PostgreSQL), one replica among
+    /// several behind a load balancer (docs/TEAM.md).
+    pub async fn start_on(
+        data_dir: &Path,
+        workspace: Option<PathBuf>,
+        listen: SocketAddr,
+        extra: ExtraRoutes<'_>,
+        database: &Database,
+    ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
         let lock = EngineLock::acquire(data_dir)?;
-        let engine = Engine::open(EngineConfig {
-            data_dir: data_dir.to_path_buf(),
-            workspace,
-        })?;
+        let engine = Engine::open_on(
+            EngineConfig {
+                data_dir: data_dir.to_path_buf(),
+                workspace,
+            },
+            database,
+        )?;
         // Before the API answers: a chat with an agent may be the first command.
         let acp = airlock_acp::AcpHost::start(&engine);
         let api = LocalApi::bind(data_dir, &lock, listen)

@@ -1,5 +1,6 @@
 //! The benchmarks: measured figures for BENCHMARKS.md (never timed assertions in tests).
 
+use crate::report::report;
 use airlock_api::ApiClient;
 use airlock_api::discovery;
 use airlock_api::host::LocalApi;
@@ -79,6 +80,20 @@ pub enum BenchAction {
         #[arg(long, conflicts_with_all = ["subcommand", "http"])]
         alternate: bool,
     },
+    /// Several engines (replicas) on one PostgreSQL database (a throwaway cluster, as the
+    /// tests start it), for each count in `--replicas`: decisions per second and the time from
+    /// a decision (made through another replica than the one driving the turn) to its call
+    /// having run.
+    Replicas {
+        #[arg(long, value_delimiter = ',', default_values_t = [1, 2, 4])]
+        replicas: Vec<usize>,
+        #[arg(long, default_value_t = 16)]
+        sessions: usize,
+        /// Calls per session on average (each approved on its own; the model's steps go to
+        /// whichever turn asks first, so keep it well under the 25-step turn limit).
+        #[arg(long, default_value_t = 10)]
+        rounds: usize,
+    },
     /// One policy decision with many servers, tools and argument rules. The rules are spread
     /// over 70 tools; a decision looks its tool's rules up by name, so each timed call
     /// evaluates the ~`rules`/70 rules of its own tool (printed), not all of them.
@@ -131,38 +146,12 @@ pub async fn run(action: BenchAction) -> anyhow::Result<ExitCode> {
             rules,
             decisions,
         } => policy(servers, tools, rules, decisions),
+        BenchAction::Replicas {
+            replicas,
+            sessions,
+            rounds,
+        } => crate::replicas::replicas(replicas, sessions, rounds).await,
     }
-}
-
-/// Prints `rounds=N mean_ms=… p50_ms=… p99_ms=…` (or the µs form for the policy).
-fn report(label: &str, mut samples: Vec<Duration>, unit: &str) {
-    samples.sort();
-    let n = samples.len().max(1);
-    let total: Duration = samples.iter().sum();
-    let pick = |q: f64| {
-        samples
-            .get(
-                ((n as f64 * q).ceil() as usize)
-                    .saturating_sub(1)
-                    .min(n - 1),
-            )
-            .copied()
-            .unwrap_or_default()
-    };
-    let scale = |d: Duration| {
-        if unit == "ms" {
-            d.as_secs_f64() * 1e3
-        } else {
-            d.as_secs_f64() * 1e6
-        }
-    };
-    println!(
-        "{label}={} mean_{unit}={:.3} p50_{unit}={:.3} p99_{unit}={:.3}",
-        samples.len(),
-        scale(total) / n as f64,
-        scale(pick(0.50)),
-        scale(pick(0.99))
-    );
 }
 
 /// Which hook `airlock-bench hook` times.

@@ -7,6 +7,8 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod bench;
+mod replicas;
+mod report;
 
 use clap::Parser;
 use std::process::ExitCode;

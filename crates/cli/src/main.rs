@@ -69,6 +69,11 @@ enum Command {
         /// Folder of the built-in tools (default: Airlock in your documents folder).
         #[arg(long)]
         workspace: Option<PathBuf>,
+        /// Keep the state in this PostgreSQL database (`postgres://…`) instead of the data
+        /// directory's SQLite file: several `airlock serve` on one database are replicas of
+        /// one team server (docs/TEAM.md).
+        #[arg(long, env = "AIRLOCK_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
     },
     /// Send a user message; wait for the turn to end and print the answer.
     Chat {
@@ -781,7 +786,11 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let target = mcp_proxy::Target::from_args(server, name, url, headers, command)?;
             mcp_proxy::run(&dir, target).await
         }
-        Command::Serve { listen, workspace } => serve::run(&dir, &listen, workspace).await,
+        Command::Serve {
+            listen,
+            workspace,
+            database_url,
+        } => serve::run(&dir, &listen, workspace, database_url).await,
         other => commands::run(&dir, engine, other).await,
     }
 }

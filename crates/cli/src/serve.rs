@@ -1,6 +1,7 @@
 //! `airlock serve`: the engine that owns a data directory, with its local API on loopback.
 
 use airlock_api::host::Host;
+use airlock_engine::Database;
 use anyhow::Context;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ pub async fn run(
     data_dir: &Path,
     listen: &str,
     workspace: Option<PathBuf>,
+    database_url: Option<String>,
 ) -> anyhow::Result<ExitCode> {
     let addr: SocketAddr = listen
         .parse()
@@ -22,7 +24,15 @@ pub async fn run(
     } else {
         addr
     };
-    let (host, served) = Host::start(data_dir, workspace, local).await?;
+    let database = match database_url {
+        Some(url) => Database::Postgres(url),
+        None => Database::DataDir,
+    };
+    let (host, served) = Host::start_serving(data_dir, workspace, local, &database).await?;
+    if matches!(database, Database::Postgres(_)) {
+        // Never the URL: it may hold a password.
+        println!("State in PostgreSQL, shared with every replica on that database");
+    }
     println!(
         "Airlock engine for {} listening on http://{}",
         data_dir.display(),

@@ -78,6 +78,8 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-agents",
                 "airlock-store-port",
                 "airlock-store-sqlite",
+                // A team's shared database (`serve --database-url`): one replica among several.
+                "airlock-store-postgres",
                 "airlock-llm",
             ],
         ),

@@ -16,12 +16,14 @@ use subtle::ConstantTimeEq;
 /// Each agent that has a token, with its token's SHA-256.
 type TokenHashes = Vec<(String, [u8; 32])>;
 
-/// The agents' token hashes, read from the store once and again after each change.
+/// The agents' token hashes, read from the store once and again after each change — this
+/// engine's, or another replica's: kept with the policy generation they were read at, so a
+/// token revoked through one replica is refused by every other one at its next request.
 #[derive(Debug, Default)]
-pub(crate) struct AgentTokens(RwLock<Option<Arc<TokenHashes>>>);
+pub(crate) struct AgentTokens(RwLock<Option<(Option<i64>, Arc<TokenHashes>)>>);
 
 impl AgentTokens {
-    fn forget(&self) {
+    pub(crate) fn forget(&self) {
         *self.0.write().unwrap_or_else(|p| p.into_inner()) = None;
     }
 }
@@ -91,15 +93,18 @@ impl Engine {
     /// The agent whose token `token` is, if it is one. Every kept hash is compared in constant
     /// time, so timing tells nothing of a token or of which agent has one.
     pub fn agent_for_token(&self, token: &str) -> Result<Option<String>> {
+        // Read before the hashes: a change committed meanwhile moves it past this one.
+        let generation = self.inner.policy_generation()?;
         let cached = self
             .inner
             .agent_tokens
             .0
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .clone();
+            .clone()
+            .filter(|(read_at, _)| *read_at == generation);
         let tokens = match cached {
-            Some(tokens) => tokens,
+            Some((_, tokens)) => tokens,
             None => {
                 let loaded: TokenHashes = self
                     .inner
@@ -117,7 +122,7 @@ impl Engine {
                     .agent_tokens
                     .0
                     .write()
-                    .unwrap_or_else(|p| p.into_inner()) = Some(loaded.clone());
+                    .unwrap_or_else(|p| p.into_inner()) = Some((generation, loaded.clone()));
                 loaded
             }
         };

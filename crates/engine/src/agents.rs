@@ -61,8 +61,12 @@ impl AgentWaiters {
         self.count.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn attach(&self, approval_id: &str) {
-        *self.lock().entry(approval_id.to_string()).or_default() += 1;
+    /// Whether this is the first waiter.
+    fn attach(&self, approval_id: &str) -> bool {
+        let mut count = self.lock();
+        let waiters = count.entry(approval_id.to_string()).or_default();
+        *waiters += 1;
+        *waiters == 1
     }
 
     /// Whether this was the last waiter.
@@ -93,7 +97,9 @@ struct Attachment {
 
 impl Attachment {
     fn new(inner: &Arc<Inner>, approval_id: &str) -> Self {
-        inner.agent_waiters.attach(approval_id);
+        if inner.agent_waiters.attach(approval_id) {
+            inner.hold(airlock_store::Work::AgentItem, approval_id);
+        }
         Self {
             inner: inner.clone(),
             approval_id: approval_id.to_string(),
@@ -105,7 +111,15 @@ impl Drop for Attachment {
     fn drop(&mut self) {
         if self.inner.agent_waiters.detach(&self.approval_id) {
             self.inner
-                .withdraw(&self.approval_id, "withdrawn: the agent stopped waiting");
+                .release(airlock_store::Work::AgentItem, &self.approval_id);
+            // On a shared database its hook may wait through another replica now.
+            if !self
+                .inner
+                .held_by_a_replica(airlock_store::Work::AgentItem, &self.approval_id)
+            {
+                self.inner
+                    .withdraw(&self.approval_id, "withdrawn: the agent stopped waiting");
+            }
         }
     }
 }
@@ -1060,7 +1074,10 @@ impl Inner {
     pub(crate) fn withdraw_abandoned(&self, waiting: &[String]) {
         for id in waiting {
             let deferred = matches!(self.store.approval(id), Ok(Some(row)) if is_deferred(&row));
-            if !deferred && !self.agent_waiters.waited_on(id) {
+            if !deferred
+                && !self.agent_waiters.waited_on(id)
+                && !self.held_by_a_replica(airlock_store::Work::AgentItem, id)
+            {
                 self.withdraw(
                     id,
                     "withdrawn: the agent did not come back after Airlock restarted",

@@ -12,6 +12,21 @@ impl Inner {
     /// The provider a session uses (its chosen named one, else the default); `None` for a
     /// session not created yet.
     pub(crate) fn provider_for(&self, session_id: Option<&str>) -> Result<Arc<dyn ModelProvider>> {
+        let generation = self.policy_generation()?;
+        {
+            let mut seen = self
+                .providers_generation
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if *seen != generation {
+                // Another replica changed a setting: build again from the store.
+                self.providers
+                    .write()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clear();
+                *seen = generation;
+            }
+        }
         let chosen = provider::chosen(self.store.as_ref(), session_id)?;
         let key = provider::cache_key(chosen.as_deref());
         if let Some(provider) = self
@@ -32,17 +47,33 @@ impl Inner {
         Ok(built)
     }
 
+    /// The policy generation of a database several engines share, read before anything
+    /// cached is used (`None`: only this engine writes its store, and it drops its own caches
+    /// when it changes what they hold).
+    pub(crate) fn policy_generation(&self) -> Result<Option<i64>> {
+        Ok(self
+            .store
+            .replicas()
+            .map(|replicas| replicas.policy_generation())
+            .transpose()?)
+    }
+
+    /// The compiled policy, as of the store's latest change (another replica's too).
     pub(crate) fn policy(&self) -> Result<Arc<PolicyConfig>> {
-        if let Some(policy) = self
+        // Read before the inputs: a change committed meanwhile moves it past this one.
+        let generation = self.policy_generation()?;
+        if let Some((cached, policy)) = self
             .policy
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+            && cached == generation
         {
             return Ok(policy);
         }
         let compiled = Arc::new(PolicyConfig::compile(self.store.policy_inputs()?)?);
-        *self.policy.write().unwrap_or_else(|p| p.into_inner()) = Some(compiled.clone());
+        *self.policy.write().unwrap_or_else(|p| p.into_inner()) =
+            Some((generation, compiled.clone()));
         Ok(compiled)
     }
 
@@ -53,11 +84,13 @@ impl Inner {
     }
 
     pub(crate) fn turn_settings(&self) -> Result<Arc<TurnSettings>> {
-        if let Some(settings) = self
+        let generation = self.policy_generation()?;
+        if let Some((cached, settings)) = self
             .settings
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+            && cached == generation
         {
             return Ok(settings);
         }
@@ -72,7 +105,8 @@ impl Inner {
                 _ => None,
             },
         });
-        *self.settings.write().unwrap_or_else(|p| p.into_inner()) = Some(settings.clone());
+        *self.settings.write().unwrap_or_else(|p| p.into_inner()) =
+            Some((generation, settings.clone()));
         Ok(settings)
     }
 }

@@ -439,6 +439,10 @@ impl Inner {
         // Noted before any turn can read these calls as running (the store's lock is still
         // held): a turn that finds one knows its decision claimed it, not a failed run.
         let noted = |started: &[String]| {
+            if self.store.replicas().is_some() {
+                // Left unclaimed: the replica that drives the turn claims each (store port).
+                return;
+            }
             self.started_by_decision
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())

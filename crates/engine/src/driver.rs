@@ -73,6 +73,7 @@ pub(crate) fn start(inner: &Arc<Inner>, session: &SessionRow) {
         },
     );
     drop(turns);
+    inner.hold(airlock_store::Work::Turn, &session.id);
     let inner = inner.clone();
     let session = session.clone();
     tokio::spawn(async move {
@@ -109,6 +110,7 @@ pub(crate) fn start(inner: &Arc<Inner>, session: &SessionRow) {
             running: false,
             outcome: Some(outcome),
         });
+        inner.release(airlock_store::Work::Turn, &session.id);
     });
 }
 
@@ -881,8 +883,20 @@ async fn wait_for_decisions(
             None => std::future::pending::<()>().await,
         }
     };
+    // On a shared database, also look again now and then, should a decision's notification
+    // be lost with its connection.
+    let recheck = async {
+        match inner.store.replicas() {
+            Some(_) => tokio::time::sleep(crate::replicas::RECHECK).await,
+            None => std::future::pending::<()>().await,
+        }
+    };
     let cancelled = tokio::select! {
         _ = futures::future::select_all(receivers) => false,
+        _ = recheck => {
+            ids.iter().for_each(|id| inner.router.forget(id));
+            false
+        }
         _ = sleep => {
             expire_due(inner, &still_pending);
             false

@@ -19,6 +19,7 @@ mod on_disk;
 pub mod pause;
 mod provider;
 pub mod remote;
+mod replicas;
 pub mod router;
 mod routing;
 mod secrets;
@@ -69,6 +70,31 @@ pub(crate) fn open_store(data_dir: &Path) -> Result<Box<dyn Store>> {
     Ok(Box::new(store))
 }
 
+/// Where an engine keeps its state.
+#[derive(Debug, Clone, Default)]
+pub enum Database {
+    /// The data directory's one SQLite file: this engine alone (the desktop's default).
+    #[default]
+    DataDir,
+    /// A PostgreSQL database (`postgres://…`) that several engines (replicas) may share.
+    Postgres(String),
+}
+
+/// Connections each replica keeps to PostgreSQL.
+const POSTGRES_CONNECTIONS: usize = 16;
+
+impl Database {
+    fn open(&self, data_dir: &Path) -> Result<Box<dyn Store>> {
+        match self {
+            Self::DataDir => open_store(data_dir),
+            Self::Postgres(url) => Ok(Box::new(airlock_store_postgres::PostgresStore::connect(
+                url,
+                POSTGRES_CONNECTIONS,
+            )?)),
+        }
+    }
+}
+
 /// Where the engine keeps its things.
 #[derive(Debug, Clone)]
 pub struct EngineConfig {
@@ -108,8 +134,12 @@ pub(crate) struct Inner {
     pub turns: Mutex<HashMap<String, Turn>>,
     /// Built providers by name ("" for the default), rebuilt when their settings change.
     pub providers: RwLock<HashMap<String, Arc<dyn ModelProvider>>>,
-    pub policy: RwLock<Option<Arc<PolicyConfig>>>,
-    pub settings: RwLock<Option<Arc<TurnSettings>>>,
+    /// The policy generation the providers were built at (`caches`).
+    pub providers_generation: Mutex<Option<i64>>,
+    /// The compiled policy and the policy generation it was compiled at (`None` on a store
+    /// only this engine writes).
+    pub policy: RwLock<Option<(Option<i64>, Arc<PolicyConfig>)>>,
+    pub settings: RwLock<Option<(Option<i64>, Arc<TurnSettings>)>>,
     pub data_dir: PathBuf,
     pub workspace: PathBuf,
     pub server_host: RwLock<Option<Arc<dyn servers::ServerHost>>>,
@@ -162,6 +192,12 @@ impl Engine {
     /// Opens the data directory, recovers from a crash (calls found `running` are reported as
     /// interrupted, never re-run) and resumes every unfinished turn. Needs a tokio runtime.
     pub fn open(config: EngineConfig) -> Result<Self> {
+        Self::open_on(config, &Database::DataDir)
+    }
+
+    /// [`Engine::open`] on this database: on a shared one (PostgreSQL), one replica among
+    /// several, which recovers only the work of replicas whose lease ran out (`replicas`).
+    pub fn open_on(config: EngineConfig, database: &Database) -> Result<Self> {
         let data_dir = config.data_dir;
         let create = |dir: &PathBuf| {
             std::fs::create_dir_all(dir).map_err(|e| EngineError::DataDir {
@@ -171,7 +207,7 @@ impl Engine {
         };
         create(&data_dir)?;
         data_dir::close(&data_dir)?;
-        let store = open_store(&data_dir)?;
+        let store = database.open(&data_dir)?;
         // A folder given at start wins; else the one chosen in Settings; else the default.
         let chosen = store
             .setting(airlock_core::Setting::Workspace.key())?
@@ -212,6 +248,7 @@ impl Engine {
                 events,
                 turns: Mutex::new(HashMap::new()),
                 providers: RwLock::new(HashMap::new()),
+                providers_generation: Mutex::new(None),
                 policy: RwLock::new(None),
                 settings: RwLock::new(None),
                 data_dir,
@@ -264,6 +301,12 @@ impl Engine {
         // Approvals the disk refused at the time never run, even if they reached the disk.
         for approval_id in data_dir::take_unconfirmed(&self.inner.data_dir) {
             self.inner.store.unconfirm_decision(&approval_id)?;
+        }
+        if self.inner.store.replicas().is_some() {
+            // One replica among several: the rest of what a crash leaves is another live
+            // replica's work, except where that replica's lease ran out.
+            self.inner.write_fallbacks()?;
+            return replicas::join(&self.inner);
         }
         // The connections that asked are gone with the previous process.
         let asked = self.inner.store.pending_of_kind(ItemKind::Elicitation)?;
@@ -365,6 +408,7 @@ impl Engine {
 
 impl Inner {
     pub(crate) fn emit(&self, event: EngineEvent) {
+        self.publish(&event);
         let _ = self.events.send(event);
     }
 

@@ -31,6 +31,22 @@ impl ApprovalRouter {
         }
     }
 
+    /// Wakes every waiter: each looks at the store again (signals may have been missed).
+    pub fn notify_all(&self) {
+        for sender in self.lock().drain().flat_map(|(_, senders)| senders) {
+            let _ = sender.send(());
+        }
+    }
+
+    /// Whether anyone waits on this approval here (tests: a decision made after it is seen
+    /// must wake them).
+    #[cfg(test)]
+    pub(crate) fn waited_on(&self, approval_id: &str) -> bool {
+        self.lock()
+            .get(approval_id)
+            .is_some_and(|senders| senders.iter().any(|s| !s.is_closed()))
+    }
+
     pub fn forget(&self, approval_id: &str) {
         self.lock().remove(approval_id);
     }

@@ -1397,6 +1397,7 @@ async fn a_cancelled_turn_announces_its_cancelled_requests() {
 }
 
 mod grants;
+mod replicas;
 mod same_step;
 mod step_order;
 mod team;

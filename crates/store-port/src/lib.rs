@@ -111,10 +111,11 @@ pub trait Approvals {
     /// Each decision's own refusal is its own result; a failure of the database fails all.
     fn decide_many(&self, inputs: &[DecisionInput]) -> Result<Vec<Result<DecisionOutcome>>>;
     /// The batch in one durable transaction; a fully decided step's approved calls are
-    /// started and claimed in it. `started` is told them right after the commit: SQLite's
-    /// store does it before any other thread can read what the commit wrote; PostgreSQL's
-    /// cannot keep other connections from reading it first, so an engine on it must not take a
-    /// `running` call it finds meanwhile for a failed run.
+    /// started in it. `started` is told them right after the commit. SQLite's store claims
+    /// them too (`invoked_at`), before any other thread can read what the commit wrote: the
+    /// engine invokes each as started by its decision. A store with [`Replicas`] leaves them
+    /// unclaimed: the replica that drives the turn (perhaps not the deciding one) claims each
+    /// with [`Calls::claim_invocation`], once.
     fn decide_and_start(
         &self,
         inputs: &[DecisionInput],
@@ -426,4 +427,76 @@ pub trait Store:
     fn write_counters(&self) -> WriteCounters {
         WriteCounters::default()
     }
+
+    /// The other engines on the same database, when there can be any (a team's PostgreSQL);
+    /// `None` for a store only this engine opens (SQLite's one file).
+    fn replicas(&self) -> Option<&dyn Replicas> {
+        None
+    }
+}
+
+/// Work a replica holds, that no other replica touches while its holder's lease runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Work {
+    /// A turn it drives (the key: the session's id).
+    Turn,
+    /// An agent's item a hook waits on through it (the key: the approval id).
+    AgentItem,
+}
+
+impl Work {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Turn => "turn",
+            Self::AgentItem => "agent_item",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Turn, Self::AgentItem]
+            .into_iter()
+            .find(|work| work.as_str() == text)
+    }
+}
+
+/// What another replica (or the database) tells this one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Signal {
+    /// These requests were decided (by the transaction that decided them): their waiters look
+    /// again.
+    Decided(Vec<String>),
+    /// An event another replica emitted, as its JSON.
+    Event(String),
+    /// Signals may have been missed (the listening connection was lost and made again): look
+    /// again at everything waited on.
+    Resync,
+}
+
+/// Several engines (replicas) on one database: each has a lease it renews, holds the work it
+/// owns under it, and hears what the others did. Only work whose holder's lease ran out is
+/// ever taken over, and then by one replica only.
+pub trait Replicas: Send + Sync {
+    /// This replica's id (made when the store was opened).
+    fn replica_id(&self) -> &str;
+    /// Renews this replica's lease until `ttl` from now (the database's clock). False when it
+    /// had run out and another replica may have taken its work: it holds nothing any more.
+    fn renew_lease(&self, ttl: std::time::Duration) -> Result<bool>;
+    /// Marks `key` as this replica's work.
+    fn hold(&self, work: Work, key: &str) -> Result<()>;
+    /// This replica no longer holds `key`.
+    fn release(&self, work: Work, key: &str) -> Result<()>;
+    /// Takes the work of the replicas whose lease ran out: their leases and holds are deleted
+    /// in the transaction that returns them, so each piece is taken by one replica, once.
+    fn take_expired(&self) -> Result<Vec<(Work, String)>>;
+    /// Whether a replica whose lease runs holds `key` (this one included).
+    fn held_by_live(&self, work: Work, key: &str) -> Result<bool>;
+    /// The policy's generation: bumped in the transaction of every change the policy or a
+    /// turn's settings read.
+    fn policy_generation(&self) -> Result<i64>;
+    /// Tells the other replicas of an event (in the background, in order; best effort: an
+    /// event is a hint to look again, the store is the truth).
+    fn publish(&self, event_json: &str);
+    /// Starts delivering what the others tell this replica to `deliver` (on the store's own
+    /// runtime), listening again after a lost connection (then [`Signal::Resync`]).
+    fn listen(&self, deliver: Box<dyn Fn(Signal) + Send + Sync>) -> Result<()>;
 }

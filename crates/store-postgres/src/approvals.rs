@@ -260,6 +260,13 @@ impl port::Approvals for PostgresStore {
             for message_id in steps {
                 started.extend(start_step_if_decided(tx, message_id, &at).await?);
             }
+            // Whatever replica waits on these wakes when this commits, not before.
+            let decided: Vec<&str> = outcomes
+                .iter()
+                .filter_map(|outcome| outcome.as_ref().ok())
+                .map(|outcome| outcome.approval.approval_id.as_str())
+                .collect();
+            crate::replicas::notify_decided(tx, &decided).await?;
             Ok(Decided { outcomes, started })
         })?;
         started(&decided.started);
@@ -268,7 +275,9 @@ impl port::Approvals for PostgresStore {
 }
 
 /// When this was the last pending call of its step, the step's approved calls become
-/// `running` and claimed in the decision's transaction (not those the provider runs itself).
+/// `running` in the decision's transaction (not those the provider runs itself), left for the
+/// replica that drives the turn to claim (`claim_invocation`): the decision may be made on
+/// another replica, which must not claim what it will not invoke.
 async fn start_step_if_decided(
     tx: &Transaction<'_>,
     message_id: i64,
@@ -286,7 +295,7 @@ async fn start_step_if_decided(
     }
     let rows = tx
         .query(
-            "UPDATE tool_calls SET state = 'running', updated_at = $2, invoked_at = $2
+            "UPDATE tool_calls SET state = 'running', updated_at = $2
              WHERE message_id = $1 AND state = 'approved' AND NOT EXISTS
                 (SELECT 1 FROM approval_requests r WHERE r.tool_call_id = tool_calls.id
                  AND r.kind = 'provider_tool_call')

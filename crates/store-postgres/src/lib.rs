@@ -19,6 +19,7 @@ mod history;
 mod hosted;
 mod migrations;
 mod pins;
+mod replicas;
 mod requests;
 mod rules;
 mod servers;
@@ -39,6 +40,14 @@ const POOL_WAIT: Duration = Duration::from_secs(5);
 /// The store on a PostgreSQL database.
 pub struct PostgresStore {
     pool: Pool,
+    /// Where the pool connects: the listening connection (`replicas`) is one of its own.
+    config: tokio_postgres::Config,
+    /// This store's replica id among the engines on the database (`replicas`).
+    replica: String,
+    /// Whether this replica's lease row was made (after that it is only renewed).
+    joined: std::sync::atomic::AtomicBool,
+    /// The events to tell the other replicas, published in order by a task of the runtime.
+    outgoing: tokio::sync::mpsc::UnboundedSender<String>,
     /// Runs the pool's connections; shut down in the background on drop (dropping a runtime
     /// inside another one's task is not allowed).
     runtime: Option<tokio::runtime::Runtime>,
@@ -65,7 +74,7 @@ impl PostgresStore {
             .build()
             .map_err(|e| port::StoreError::Unavailable(e.to_string()))?;
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             tokio_postgres::NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -78,8 +87,19 @@ impl PostgresStore {
             .create_timeout(Some(POOL_WAIT))
             .build()
             .map_err(|e| port::StoreError::Unavailable(e.to_string()))?;
+        let replica = airlock_core::ids::new_id("replica");
+        let (outgoing, events) = tokio::sync::mpsc::unbounded_channel();
+        runtime.spawn(replicas::publish_events(
+            pool.clone(),
+            replica.clone(),
+            events,
+        ));
         let store = Self {
             pool,
+            config,
+            replica,
+            joined: std::sync::atomic::AtomicBool::new(false),
+            outgoing,
             runtime: Some(runtime),
         };
         store.block_on(async {
@@ -122,8 +142,13 @@ impl PostgresStore {
     }
 }
 
-/// Every operation of the port: the engine can hold this store as it holds SQLite's.
-impl port::Store for PostgresStore {}
+/// Every operation of the port: the engine can hold this store as it holds SQLite's, and one
+/// of several engines on the same database.
+impl port::Store for PostgresStore {
+    fn replicas(&self) -> Option<&dyn port::Replicas> {
+        Some(self)
+    }
+}
 
 impl Drop for PostgresStore {
     fn drop(&mut self) {

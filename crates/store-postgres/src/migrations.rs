@@ -5,9 +5,13 @@
 use crate::error::Error;
 use airlock_store_port::StoreError;
 
-/// Every schema change in order (`schema_N.sql` is the N-th; schema 3, the team's tables, came
-/// before schema 2 was written: 2 goes between them).
-const MIGRATIONS: &[&str] = &[include_str!("schema_1.sql"), include_str!("schema_3.sql")];
+/// Every schema change in order (`schema_N.sql` is the N-th).
+const MIGRATIONS: &[&str] = &[
+    include_str!("schema_1.sql"),
+    include_str!("schema_2.sql"),
+    include_str!("schema_3.sql"),
+    include_str!("schema_4.sql"),
+];
 
 /// The advisory lock every migrating replica takes (any constant of Airlock's own).
 const MIGRATION_LOCK: i64 = 0x0041_6972_6c6f_636b;
