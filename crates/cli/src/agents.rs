@@ -158,9 +158,9 @@ fn token_name(agent: &str) -> String {
 /// The agent's HTTP hook on a team server: a new token of this machine's agent from the server
 /// (replacing the one it had there), posting to the server's hook route for the agent.
 async fn team_hook(team: &TeamServer, target: &Target) -> anyhow::Result<HttpHook> {
-    if !target.writer().takes_http() {
+    if let Some(why) = target.writer().no_http_hook() {
         anyhow::bail!(
-            "an agent reaches a team server through its HTTP hook, and Airlock installs none for {}",
+            "an agent reaches a team server through its HTTP hook, and Airlock installs none for {}: {why}",
             target.name()
         );
     }
