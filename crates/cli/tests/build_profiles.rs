@@ -99,13 +99,34 @@ fn a_newcomers_setup_installs_only_what_the_app_needs() {
 
     let app = packages(&asked(&[]));
     for needed in ["build-essential", "libwebkit2gtk-4.1-dev", "gnome-keyring"] {
-        assert!(app.iter().any(|p| p == needed), "{needed} missing from {app:?}");
+        assert!(
+            app.iter().any(|p| p == needed),
+            "{needed} missing from {app:?}"
+        );
     }
-    for test_only in ["chromium", "postgresql", "xvfb", "dunst", "webkit2gtk-driver"] {
-        assert!(!app.iter().any(|p| p == test_only), "{test_only} in a newcomer's setup: {app:?}");
+    for test_only in [
+        "chromium",
+        "postgresql",
+        "xvfb",
+        "dunst",
+        "webkit2gtk-driver",
+    ] {
+        assert!(
+            !app.iter().any(|p| p == test_only),
+            "{test_only} in a newcomer's setup: {app:?}"
+        );
     }
     let tests = packages(&asked(&["--deps-only"]));
-    for test_only in ["chromium", "postgresql", "xvfb", "dunst", "webkit2gtk-driver"] {
-        assert!(tests.iter().any(|p| p == test_only), "{test_only} missing from {tests:?}");
+    for test_only in [
+        "chromium",
+        "postgresql",
+        "xvfb",
+        "dunst",
+        "webkit2gtk-driver",
+    ] {
+        assert!(
+            tests.iter().any(|p| p == test_only),
+            "{test_only} missing from {tests:?}"
+        );
     }
 }

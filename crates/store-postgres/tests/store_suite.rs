@@ -11,10 +11,9 @@ use airlock_core::{
 };
 use airlock_protocol::TeamRole;
 use airlock_store_port::{
-    AgentActivity, Approvals, Audit, Calls, DecisionInput, GrantLimits, Grants, ItemRouting,
-    HostedCallUpdate, NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PinCheck,
-    Requests, Rules,
-    Sessions, Settings, Store, StoreError,
+    AgentActivity, Approvals, Audit, Calls, DecisionInput, GrantLimits, Grants, HostedCallUpdate,
+    ItemRouting, NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PinCheck, Requests,
+    Rules, Sessions, Settings, Store, StoreError,
 };
 use serde_json::{Value, json};
 
@@ -1365,7 +1364,10 @@ fn an_agents_token_is_issued_replaced_and_revoked(store: &impl Store) {
     assert_eq!(store.agent_token_hashes().unwrap().len(), 1);
     let issued = store.agent_tokens_issued().unwrap();
     assert_eq!(
-        issued.iter().map(|(agent, _)| agent.as_str()).collect::<Vec<_>>(),
+        issued
+            .iter()
+            .map(|(agent, _)| agent.as_str())
+            .collect::<Vec<_>>(),
         ["claude-code"],
         "Settings → Agents shows who has a token of its own"
     );
@@ -1470,7 +1472,10 @@ fn a_hosted_agents_tool_call_is_a_card_that_follows_its_reports(store: &impl Sto
         .unwrap();
     let card = store.call("card_1").unwrap().unwrap();
     assert_eq!(card.state, CallState::Succeeded);
-    assert_eq!(card.tool, "run_shell_command", "what the agent did not report stays");
+    assert_eq!(
+        card.tool, "run_shell_command",
+        "what the agent did not report stays"
+    );
     assert_eq!(card.args, Some(json!({"command": "ls -la"})));
     assert_eq!(
         card.args_hash.as_deref(),
