@@ -97,36 +97,24 @@ fn a_newcomers_setup_installs_only_what_the_app_needs() {
             .collect()
     };
 
-    let app = packages(&asked(&[]));
-    for needed in ["build-essential", "libwebkit2gtk-4.1-dev", "gnome-keyring"] {
-        assert!(
-            app.iter().any(|p| p == needed),
-            "{needed} missing from {app:?}"
-        );
-    }
-    for test_only in [
+    const TEST_ONLY: [&str; 5] = [
         "chromium",
         "postgresql",
         "xvfb",
         "dunst",
         "webkit2gtk-driver",
-    ] {
+    ];
+    let app = packages(&asked(&[]));
+    let tests = packages(&asked(&["--deps-only"]));
+    let has = |list: &[String], package: &str| list.iter().any(|p| p == package);
+    for needed in ["build-essential", "libwebkit2gtk-4.1-dev", "gnome-keyring"] {
+        assert!(has(&app, needed), "{needed} missing from {app:?}");
+    }
+    for test_only in TEST_ONLY {
         assert!(
-            !app.iter().any(|p| p == test_only),
+            !has(&app, test_only),
             "{test_only} in a newcomer's setup: {app:?}"
         );
-    }
-    let tests = packages(&asked(&["--deps-only"]));
-    for test_only in [
-        "chromium",
-        "postgresql",
-        "xvfb",
-        "dunst",
-        "webkit2gtk-driver",
-    ] {
-        assert!(
-            tests.iter().any(|p| p == test_only),
-            "{test_only} missing from {tests:?}"
-        );
+        assert!(has(&tests, test_only), "{test_only} missing from {tests:?}");
     }
 }
