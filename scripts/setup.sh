@@ -70,6 +70,14 @@ if [ "$node_major" -lt 20 ]; then
   exit 1
 fi
 
+# The crates the app builds with are downloaded while npm installs the UI's packages (both wait
+# on the network); the build itself starts only once the UI is built, since it embeds ui/dist.
+crates_fetched=""
+if ! $deps_only; then
+  cargo fetch --locked --target "$(rustc -vV | sed -n 's/^host: //p')" &
+  crates_fetched=$!
+fi
+
 # npm packages, reinstalled only when the lock file changed.
 if [ ! -f ui/node_modules/.package-lock.json ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then
   # `npm install`, not `npm ci`: the registry reachable here has no builds of @tauri-apps/cli for
@@ -143,6 +151,7 @@ fi
 $deps_only && exit 0
 
 (cd ui && npm run build)
+wait "$crates_fetched"
 # The app's two processes (the window and the resident it starts), the `airlock` command-line
 # tool and the agents' hook `airlock-hook` beside the app: Settings → Agents installs hooks that
 # run them. The `setup` profile (Cargo.toml): optimised, without the packages' whole-program LTO,
