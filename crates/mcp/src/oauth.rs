@@ -10,9 +10,9 @@
 
 use rmcp::transport::JwtSigningAlgorithm;
 use rmcp::transport::auth::{
-    AuthClient, AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    ClientCredentialsConfig, CredentialStore, InMemoryCredentialStore, OAuthClientConfig,
-    StoredCredentials, WWWAuthenticateParams,
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, ClientCredentialsConfig, CredentialStore, InMemoryCredentialStore,
+    OAuthClientConfig, StoredCredentials, WWWAuthenticateParams,
 };
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
@@ -523,26 +523,17 @@ async fn browser_sign_in(
         .port();
     let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
 
-    let mut manager = AuthorizationManager::new(server_url.as_str())
-        .await
-        .map_err(discovery)?;
-    // Tokens stay in memory until every check passed; only then are they kept.
-    let staging = InMemoryCredentialStore::new();
-    manager.set_credential_store(staging.clone());
-    let resolution = manager
-        .resolve_metadata_from_challenge(challenge.as_deref())
-        .await
-        .map_err(discovery)?;
-    let metadata = &resolution.metadata;
-    require_secure(
-        "the authorization endpoint",
-        &metadata.authorization_endpoint,
-    )?;
-    require_secure("the token endpoint", &metadata.token_endpoint)?;
-    if let Some(registration) = &metadata.registration_endpoint {
-        require_secure("the registration endpoint", registration)?;
-    }
-    manager.set_metadata(resolution.metadata);
+    let (manager, staging) = staged_manager(&server_url, challenge.as_deref(), |metadata| {
+        require_secure(
+            "the authorization endpoint",
+            &metadata.authorization_endpoint,
+        )?;
+        if let Some(registration) = &metadata.registration_endpoint {
+            require_secure("the registration endpoint", registration)?;
+        }
+        Ok(())
+    })
+    .await?;
 
     let mut request = AuthorizationRequest::new(&redirect_uri).with_client_name("Airlock");
     if !scopes.is_empty() {
@@ -606,6 +597,29 @@ async fn browser_sign_in(
     })
 }
 
+/// rmcp's manager for `server_url` with the server's metadata discovered from `challenge`: its
+/// tokens stay in the returned in-memory store until every check passed (only then are they
+/// kept); `check` sees the metadata first, then the token endpoint must be secure.
+async fn staged_manager(
+    server_url: &Url,
+    challenge: Option<&str>,
+    check: impl FnOnce(&AuthorizationMetadata) -> Result<(), OAuthError>,
+) -> Result<(AuthorizationManager, InMemoryCredentialStore), OAuthError> {
+    let mut manager = AuthorizationManager::new(server_url.as_str())
+        .await
+        .map_err(discovery)?;
+    let staging = InMemoryCredentialStore::new();
+    manager.set_credential_store(staging.clone());
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge)
+        .await
+        .map_err(discovery)?;
+    check(&resolution.metadata)?;
+    require_secure("the token endpoint", &resolution.metadata.token_endpoint)?;
+    manager.set_metadata(resolution.metadata);
+    Ok((manager, staging))
+}
+
 /// Signs in as machine client `client` with the client-credentials grant (no browser): the
 /// server's metadata, rmcp's token request (`client_secret_basic`/`_post` or a signed JWT
 /// assertion, as the server offers), the same checks as a person's sign-in, and the tokens kept
@@ -614,17 +628,8 @@ pub async fn sign_in_machine(store: &TokenStore, client: &MachineClient) -> Resu
     let challenge = probe(&store.url).await?;
     let server_url = require_secure("the server URL", &store.url)?;
     let refused = |e: AuthError| OAuthError::ClientCredentials(e.to_string());
-    let mut manager = AuthorizationManager::new(server_url.as_str())
-        .await
-        .map_err(discovery)?;
-    let staging = InMemoryCredentialStore::new();
-    manager.set_credential_store(staging.clone());
-    let resolution = manager
-        .resolve_metadata_from_challenge(challenge.as_deref())
-        .await
-        .map_err(discovery)?;
-    require_secure("the token endpoint", &resolution.metadata.token_endpoint)?;
-    manager.set_metadata(resolution.metadata);
+    let (mut manager, staging) =
+        staged_manager(&server_url, challenge.as_deref(), |_| Ok(())).await?;
     let scopes = manager.select_initial_scopes(&[]).await;
     let config = client.config(scopes, server_url.as_str())?;
     manager
