@@ -64,11 +64,9 @@ if ! command -v cargo >/dev/null; then
   echo "Rust (cargo) is needed: install it with rustup (https://rustup.rs) and run this again." >&2
   exit 1
 fi
-node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-if [ "$node_major" -lt 20 ]; then
-  echo "Node.js 20.19 or newer (with npm) is needed for the UI; install it and run this again." >&2
-  exit 1
-fi
+# Node.js 20.19 or newer: the system's, or the pinned one from npm where the system's is older.
+source scripts/node.sh
+use_recent_node
 
 # The crates the app builds with are downloaded while npm installs the UI's packages (both wait
 # on the network); the build itself starts only once the UI is built, since it embeds ui/dist.

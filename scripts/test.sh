@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --deps-only
+# The Node.js setup.sh chose (the system's, or the pinned one from npm where the system's is old).
+source scripts/node.sh
+use_recent_node
 # The GitHub workflows (CI on Linux, macOS and Windows; the release builds) as GitHub would read
 # them, with shellcheck on their scripts.
 "${AIRLOCK_TOOLS_DIR:-$HOME/.cache/airlock-tools}/bin/actionlint" .github/workflows/*.yml

@@ -4,6 +4,8 @@
 //! `setup` profile, the same optimisation without cross-crate LTO, which builds faster on 2 cores.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::Path;
+
 use toml_edit::DocumentMut;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
@@ -54,40 +56,50 @@ fn what_ships_is_built_with_fat_lto_and_setup_with_the_quick_profile() {
 /// (browsers, PostgreSQL, the coding agents…): on a fresh machine those were minutes before the
 /// build could start. Run against stand-ins for `dpkg-query` (nothing installed) and `apt-get`
 /// (records what it is asked to install, then stops the script).
+/// Runs `scripts/setup.sh ARGS` with stand-ins for some commands (name and shell body) first on
+/// PATH and the tools kept in `tools`; returns its exit code. The stand-ins stop the script where
+/// it would download, so nothing is installed.
+fn setup_with_stand_ins(args: &[&str], stand_ins: &[(&str, String)], tools: &Path) -> Option<i32> {
+    let stubs = tempfile::tempdir().unwrap();
+    for (name, body) in stand_ins {
+        let path = stubs.path().join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!(
+        "{}:{}",
+        stubs.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    std::process::Command::new("bash")
+        .arg(format!("{ROOT}/scripts/setup.sh"))
+        .args(args)
+        .env("PATH", path)
+        .env("AIRLOCK_TOOLS_DIR", tools)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .code()
+}
+
 #[test]
 fn a_newcomers_setup_installs_only_what_the_app_needs() {
     let asked = |args: &[&str]| -> String {
-        let stubs = tempfile::tempdir().unwrap();
-        let log = stubs.path().join("apt.log");
-        let write = |name: &str, body: &str| {
-            let path = stubs.path().join(name);
-            std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        };
-        write("dpkg-query", "exit 1");
-        write(
-            "apt-get",
-            &format!(
-                "[ \"$1\" = update ] && exit 0\necho \"$@\" >> '{}'\nexit 3",
-                log.display()
-            ),
+        let tools = tempfile::tempdir().unwrap();
+        let log = tools.path().join("apt.log");
+        let apt_get = format!(
+            "[ \"$1\" = update ] && exit 0\necho \"$@\" >> '{}'\nexit 3",
+            log.display()
         );
-        write("sudo", "exec \"$@\"");
-        let path = format!(
-            "{}:{}",
-            stubs.path().display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        let status = std::process::Command::new("bash")
-            .arg(format!("{ROOT}/scripts/setup.sh"))
-            .args(args)
-            .env("PATH", path)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert_eq!(status.code(), Some(3), "setup.sh stops where apt-get fails");
+        let stand_ins = [
+            ("dpkg-query", "exit 1".to_string()),
+            ("apt-get", apt_get),
+            ("sudo", "exec \"$@\"".to_string()),
+        ];
+        let code = setup_with_stand_ins(args, &stand_ins, tools.path());
+        assert_eq!(code, Some(3), "setup.sh stops where apt-get fails");
         std::fs::read_to_string(log).unwrap()
     };
     let packages = |line: &str| -> Vec<String> {
@@ -117,4 +129,32 @@ fn a_newcomers_setup_installs_only_what_the_app_needs() {
         );
         assert!(has(&tests, test_only), "{test_only} missing from {tests:?}");
     }
+}
+
+/// Debian 12 and Ubuntu 24.04 ship Node 18, older than the UI's build needs: on such a machine
+/// setup installs the pinned Node 22 (and npm 10) from npm outside the clone rather than stopping
+/// (scripts/node.sh). Run with a stand-in `node` that is 18 and an `npm` that records what it is
+/// asked, then stops the script.
+#[test]
+fn a_fresh_machines_old_node_is_replaced_by_the_pinned_one_from_npm() {
+    let tools = tempfile::tempdir().unwrap();
+    let log = tools.path().join("npm.log");
+    let stand_ins = [
+        ("dpkg-query", "echo 'install ok installed'".to_string()),
+        ("node", "echo v18.19.0".to_string()),
+        ("npm", format!("echo \"$@\" >> '{}'\nexit 3", log.display())),
+    ];
+    let code = setup_with_stand_ins(&[], &stand_ins, tools.path());
+    assert_eq!(code, Some(3), "setup.sh stops where npm fails");
+    let asked = std::fs::read_to_string(&log).unwrap();
+    let pinned = read("tests/mcp-servers/package.json");
+    let pinned: serde_json::Value = serde_json::from_str(&pinned).unwrap();
+    let node = pinned["dependencies"]["node"].as_str().unwrap();
+    let prefix = tools.path().join(format!("node-{node}"));
+    assert!(
+        asked.starts_with(&format!("install --prefix {} ", prefix.display())),
+        "{asked}"
+    );
+    assert!(asked.contains(&format!(" node@{node} ")), "{asked}");
+    assert!(asked.contains(" npm@10."), "{asked}");
 }
