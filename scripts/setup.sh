@@ -32,6 +32,9 @@ PACKAGES=(
   # The OS keyring's Secret Service for the provider's API key and the remote servers' sign-ins,
   # with libdbus for the keyring crate.
   gnome-keyring libdbus-1-dev
+  # Downloads the pinned Node.js where the system has none recent enough (scripts/node.sh); also
+  # the "browser" of the sign-in tests and the conformance client (follows the redirect back).
+  curl ca-certificates
 )
 # What only the tests use.
 TEST_PACKAGES=(
@@ -40,12 +43,9 @@ TEST_PACKAGES=(
   # PostgreSQL, for the store's PostgreSQL adapter: its tests start throwaway clusters of their
   # own (crates/testkit/src/postgres.rs), never the one the package may start.
   postgresql
-  # The "browser" of the sign-in tests and the conformance client (follows the redirect back).
-  curl
 )
 $deps_only && PACKAGES+=("${TEST_PACKAGES[@]}")
 missing=()
-command -v npm >/dev/null || missing+=(nodejs npm)
 for package in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
@@ -68,12 +68,25 @@ fi
 source scripts/node.sh
 use_recent_node
 
-# The crates the app builds with are downloaded while npm installs the UI's packages (both wait
-# on the network); the build itself starts only once the UI is built, since it embeds ui/dist.
-crates_fetched=""
+# The app's two processes (the window and the resident it starts), the `airlock` command-line
+# tool and the agents' hook `airlock-hook` beside the app: Settings → Agents installs hooks that
+# run them. The `setup` profile (Cargo.toml): optimised, without the packages' whole-program LTO,
+# whose serial links made a 2-core build minutes longer (BENCHMARKS.md, "Build time").
+build_app=(cargo build --profile setup --locked -p airlock-desktop -p airlock-resident -p airlock-cli)
+target_dir="${CARGO_TARGET_DIR:-target}"
+# The build starts while npm installs and builds the UI. Only the phone's page (crates/remote)
+# and the window (src-tauri) embed ui/dist: without it they fail, `--keep-going` compiles
+# everything else meanwhile, and they are built once the UI is. ui/dist is built under another
+# name and renamed into place, so that no crate ever embeds half of it (or an older one).
+early_build=""
 if ! $deps_only; then
-  cargo fetch --locked --target "$(rustc -vV | sed -n 's/^host: //p')" &
-  crates_fetched=$!
+  rm -rf ui/dist ui/dist.partial
+  mkdir -p "$target_dir"
+  echo "Building the app's crates while the UI builds (log: $target_dir/setup-early.log)"
+  "${build_app[@]}" --keep-going >"$target_dir/setup-early.log" 2>&1 &
+  early_build=$!
+  # Not left building if the UI's part fails.
+  trap 'kill "$early_build" 2>/dev/null || true' EXIT
 fi
 
 # npm packages, reinstalled only when the lock file changed.
@@ -148,14 +161,14 @@ fi
 
 $deps_only && exit 0
 
-(cd ui && npm run build)
-wait "$crates_fetched"
-# The app's two processes (the window and the resident it starts), the `airlock` command-line
-# tool and the agents' hook `airlock-hook` beside the app: Settings → Agents installs hooks that
-# run them. The `setup` profile (Cargo.toml): optimised, without the packages' whole-program LTO,
-# whose serial links made a 2-core build minutes longer (BENCHMARKS.md, "Build time").
-cargo build --profile setup --locked -p airlock-desktop -p airlock-resident -p airlock-cli
-built="${CARGO_TARGET_DIR:-target}/setup"
+(cd ui && npm run build -- --outDir dist.partial)
+mv ui/dist.partial ui/dist
+# What the early build could not compile without ui/dist (its failures there are expected; any
+# other failure shows again here).
+wait "$early_build" || true
+trap - EXIT
+"${build_app[@]}"
+built="$target_dir/setup"
 # ...and on the person's PATH: copies (not links into this clone), so the hooks `airlock connect`
 # installs keep working after a `cargo clean`; running this script again updates them.
 bin_dir="$HOME/.local/bin"

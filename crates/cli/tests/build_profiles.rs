@@ -18,7 +18,7 @@ fn read(path: &str) -> String {
 fn cargo_builds(path: &str) -> Vec<String> {
     let lines: Vec<String> = read(path)
         .lines()
-        .filter(|line| line.trim_start().starts_with("cargo build"))
+        .filter(|line| !line.trim_start().starts_with('#') && line.contains("cargo build"))
         .map(str::to_string)
         .collect();
     assert!(!lines.is_empty(), "{path} builds nothing with cargo");
@@ -46,8 +46,10 @@ fn what_ships_is_built_with_fat_lto_and_setup_with_the_quick_profile() {
     for line in cargo_builds("scripts/setup.sh") {
         assert!(line.contains("--profile setup"), "scripts/setup.sh: {line}");
     }
+    let setup_script = read("scripts/setup.sh");
     assert!(
-        read("scripts/setup.sh").contains(r#"built="${CARGO_TARGET_DIR:-target}/setup""#),
+        setup_script.contains(r#"target_dir="${CARGO_TARGET_DIR:-target}""#)
+            && setup_script.contains(r#"built="$target_dir/setup""#),
         "scripts/setup.sh installs what it built"
     );
 }
@@ -57,9 +59,13 @@ fn what_ships_is_built_with_fat_lto_and_setup_with_the_quick_profile() {
 /// build could start. Run against stand-ins for `dpkg-query` (nothing installed) and `apt-get`
 /// (records what it is asked to install, then stops the script).
 /// Runs `scripts/setup.sh ARGS` with stand-ins for some commands (name and shell body) first on
-/// PATH and the tools kept in `tools`; returns its exit code. The stand-ins stop the script where
+/// PATH and the tools kept in `tools`; returns its exit code and what it wrote to stderr. The stand-ins stop the script where
 /// it would download, so nothing is installed.
-fn setup_with_stand_ins(args: &[&str], stand_ins: &[(&str, String)], tools: &Path) -> Option<i32> {
+fn setup_with_stand_ins(
+    args: &[&str],
+    stand_ins: &[(&str, String)],
+    tools: &Path,
+) -> (Option<i32>, String) {
     let stubs = tempfile::tempdir().unwrap();
     for (name, body) in stand_ins {
         let path = stubs.path().join(name);
@@ -72,16 +78,19 @@ fn setup_with_stand_ins(args: &[&str], stand_ins: &[(&str, String)], tools: &Pat
         stubs.path().display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    std::process::Command::new("bash")
+    let output = std::process::Command::new("bash")
         .arg(format!("{ROOT}/scripts/setup.sh"))
         .args(args)
         .env("PATH", path)
         .env("AIRLOCK_TOOLS_DIR", tools)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap()
-        .code()
+        .env_remove("npm_config_registry")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
 
 #[test]
@@ -98,7 +107,7 @@ fn a_newcomers_setup_installs_only_what_the_app_needs() {
             ("apt-get", apt_get),
             ("sudo", "exec \"$@\"".to_string()),
         ];
-        let code = setup_with_stand_ins(args, &stand_ins, tools.path());
+        let (code, _) = setup_with_stand_ins(args, &stand_ins, tools.path());
         assert_eq!(code, Some(3), "setup.sh stops where apt-get fails");
         std::fs::read_to_string(log).unwrap()
     };
@@ -132,29 +141,43 @@ fn a_newcomers_setup_installs_only_what_the_app_needs() {
 }
 
 /// Debian 12 and Ubuntu 24.04 ship Node 18, older than the UI's build needs: on such a machine
-/// setup installs the pinned Node 22 (and npm 10) from npm outside the clone rather than stopping
-/// (scripts/node.sh). Run with a stand-in `node` that is 18 and an `npm` that records what it is
-/// asked, then stops the script.
+/// setup fetches the pinned Node 22 and npm 10 as the npm registry's tarballs (scripts/node.sh),
+/// and unpacks nothing that is not the pinned tarball. Run with a stand-in `node` that is 18 and a
+/// `curl` that records what it is asked and hands back something else.
 #[test]
-fn a_fresh_machines_old_node_is_replaced_by_the_pinned_one_from_npm() {
+fn a_fresh_machines_old_node_is_replaced_by_the_pinned_one_and_nothing_else() {
     let tools = tempfile::tempdir().unwrap();
-    let log = tools.path().join("npm.log");
+    let log = tools.path().join("curl.log");
+    let curl = format!(
+        "echo \"$@\" >> '{}'\nwhile [ \"$1\" != -o ]; do shift; done\necho planted > \"$2\"",
+        log.display()
+    );
     let stand_ins = [
         ("dpkg-query", "echo 'install ok installed'".to_string()),
         ("node", "echo v18.19.0".to_string()),
-        ("npm", format!("echo \"$@\" >> '{}'\nexit 3", log.display())),
+        ("curl", curl),
     ];
-    let code = setup_with_stand_ins(&[], &stand_ins, tools.path());
-    assert_eq!(code, Some(3), "setup.sh stops where npm fails");
+    let (code, stderr) = setup_with_stand_ins(&[], &stand_ins, tools.path());
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("is not the pinned tarball"), "{stderr}");
     let asked = std::fs::read_to_string(&log).unwrap();
     let pinned = read("tests/mcp-servers/package.json");
     let pinned: serde_json::Value = serde_json::from_str(&pinned).unwrap();
     let node = pinned["dependencies"]["node"].as_str().unwrap();
-    let prefix = tools.path().join(format!("node-{node}"));
+    let arch = match std::env::consts::ARCH {
+        "aarch64" => "arm64",
+        _ => "x64",
+    };
     assert!(
-        asked.starts_with(&format!("install --prefix {} ", prefix.display())),
+        asked.contains(&format!(
+            "https://registry.npmjs.org/node-linux-{arch}/-/node-linux-{arch}-{node}.tgz"
+        )),
         "{asked}"
     );
-    assert!(asked.contains(&format!(" node@{node} ")), "{asked}");
-    assert!(asked.contains(" npm@10."), "{asked}");
+    let installed: Vec<_> = std::fs::read_dir(tools.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .filter(|name| name.to_string_lossy().starts_with("node-"))
+        .collect();
+    assert!(installed.is_empty(), "unpacked: {installed:?}");
 }
