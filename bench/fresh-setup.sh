@@ -51,6 +51,15 @@ bind "$cargo_bin" /opt/cargo-bin ro
 cp /etc/resolv.conf "$run/etc/resolv.conf"
 # Services the packages would start on a real machine have no init here.
 printf '#!/bin/sh\nexit 101\n' > "$run/usr/sbin/policy-rc.d"; chmod +x "$run/usr/sbin/policy-rc.d"
+# A network that inspects TLS (as this one does) needs its certificate authority on every machine:
+# the host's own additions are trusted in the chroot too, and Node is told of them as on the host.
+# A property of the network, not of the machine.
+network_env=()
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  cp /usr/local/share/ca-certificates/*.crt "$run/usr/local/share/ca-certificates/"
+  chroot "$run" update-ca-certificates >/dev/null
+  network_env+=(NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
+fi
 git clone -q "$PWD" "$run/root/airlock"
 git -C "$run/root/airlock" checkout -q "$(git rev-parse HEAD)"
 
@@ -58,7 +67,7 @@ echo "fresh $suite chroot at $run; commit $(git rev-parse --short HEAD); $(nproc
 start=$(date +%s)
 set +e
 chroot "$run" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 RUSTUP_HOME=/opt/rustup \
-  CARGO_HOME=/root/.cargo PATH=/opt/cargo-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  CARGO_HOME=/root/.cargo "${network_env[@]}" PATH=/opt/cargo-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   bash -c 'cd /root/airlock && bash scripts/setup.sh' 2>&1 |
   while IFS= read -r line; do printf '[%4ds] %s\n' $(($(date +%s) - start)) "$line"; done
 status=${PIPESTATUS[0]}
