@@ -10,7 +10,7 @@
 #
 # Needs root (debootstrap, chroot, mounts). The base system is kept in $FRESH_CACHE (default
 # /var/tmp/airlock-fresh) and copied for each run, so a second run does not wait for debootstrap;
-# each run's copy is removed after it.
+# each run's copy is removed after it (setup.sh's background logs are kept beside the base).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 suite=${1:-bookworm}
@@ -36,6 +36,8 @@ fi
 run="$cache/run-$$"
 mounts=()
 cleanup() {
+  # The background steps' logs (the crates' download, the early build) outlive the run.
+  cp "$run"/root/airlock/target/setup-*.log "$cache/" 2>/dev/null || true
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[i]}" 2>/dev/null || true; done
   rm -rf "$run"
 }

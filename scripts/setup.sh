@@ -44,6 +44,24 @@ TEST_PACKAGES=(
   # own (crates/testkit/src/postgres.rs), never the one the package may start.
   postgresql
 )
+if ! command -v cargo >/dev/null; then
+  echo "Rust (cargo) is needed: install it with rustup (https://rustup.rs) and run this again." >&2
+  exit 1
+fi
+target_dir="${CARGO_TARGET_DIR:-target}"
+# Work started in the background (the crates' download, the early build) stops if this script
+# does.
+background=()
+stop_background() { ((${#background[@]} == 0)) || kill "${background[@]}" 2>/dev/null || true; }
+trap stop_background EXIT
+# The app's crates download while apt installs the system packages (both mostly wait on the
+# network).
+if ! $deps_only; then
+  mkdir -p "$target_dir"
+  cargo fetch --locked --target "$(rustc -vV | sed -n 's/^host: //p')" >"$target_dir/setup-fetch.log" 2>&1 &
+  background+=("$!")
+fi
+
 $deps_only && PACKAGES+=("${TEST_PACKAGES[@]}")
 missing=()
 for package in "${PACKAGES[@]}"; do
@@ -60,10 +78,6 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-if ! command -v cargo >/dev/null; then
-  echo "Rust (cargo) is needed: install it with rustup (https://rustup.rs) and run this again." >&2
-  exit 1
-fi
 # Node.js 20.19 or newer: the system's, or the pinned one from npm where the system's is older.
 source scripts/node.sh
 use_recent_node
@@ -73,20 +87,15 @@ use_recent_node
 # run them. The `setup` profile (Cargo.toml): optimised, without the packages' whole-program LTO,
 # whose serial links made a 2-core build minutes longer (BENCHMARKS.md, "Build time").
 build_app=(cargo build --profile setup --locked -p airlock-desktop -p airlock-resident -p airlock-cli)
-target_dir="${CARGO_TARGET_DIR:-target}"
 # The build starts while npm installs and builds the UI. Only the phone's page (crates/remote)
 # and the window (src-tauri) embed ui/dist: without it they fail, `--keep-going` compiles
 # everything else meanwhile, and they are built once the UI is. ui/dist is built under another
 # name and renamed into place, so that no crate ever embeds half of it (or an older one).
-early_build=""
 if ! $deps_only; then
   rm -rf ui/dist ui/dist.partial
-  mkdir -p "$target_dir"
   echo "Building the app's crates while the UI builds (log: $target_dir/setup-early.log)"
   "${build_app[@]}" --keep-going >"$target_dir/setup-early.log" 2>&1 &
-  early_build=$!
-  # Not left building if the UI's part fails.
-  trap 'kill "$early_build" 2>/dev/null || true' EXIT
+  background+=("$!")
 fi
 
 # npm packages, reinstalled only when the lock file changed.
@@ -165,8 +174,8 @@ $deps_only && exit 0
 mv ui/dist.partial ui/dist
 # What the early build could not compile without ui/dist (its failures there are expected; any
 # other failure shows again here).
-wait "$early_build" || true
-trap - EXIT
+wait "${background[@]}" || true
+background=()
 "${build_app[@]}"
 built="$target_dir/setup"
 # ...and on the person's PATH: copies (not links into this clone), so the hooks `airlock connect`
