@@ -93,6 +93,9 @@ pub enum BenchAction {
         /// whichever turn asks first, so keep it well under the 25-step turn limit).
         #[arg(long, default_value_t = 10)]
         rounds: usize,
+        /// Seconds a run may take before it fails, saying what each turn was doing.
+        #[arg(long, default_value_t = 300)]
+        timeout: u64,
     },
     /// One policy decision with many servers, tools and argument rules. The rules are spread
     /// over 70 tools; a decision looks its tool's rules up by name, so each timed call
@@ -150,7 +153,11 @@ pub async fn run(action: BenchAction) -> anyhow::Result<ExitCode> {
             replicas,
             sessions,
             rounds,
-        } => crate::replicas::replicas(replicas, sessions, rounds).await,
+            timeout,
+        } => {
+            crate::replicas::replicas(replicas, sessions, rounds, Duration::from_secs(timeout))
+                .await
+        }
     }
 }
 

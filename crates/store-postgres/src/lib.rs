@@ -119,12 +119,17 @@ impl PostgresStore {
 
     /// Runs `work` on the calling thread with this adapter's runtime entered (so the pool can
     /// open connections on it), and turns its error into the port's.
+    ///
+    /// The caller is often a tokio task (a turn, an API handler) that runs many operations in
+    /// one poll. `unconstrained` keeps that task's cooperative budget (128 ready polls of tokio
+    /// resources) out of the wait: once it ran out, the pool's semaphore would answer "not
+    /// yet" and wake at once, for ever, and this thread would spin without end.
     fn block_on<T>(&self, work: impl Future<Output = Result<T, Error>>) -> port::Result<T> {
         let Some(runtime) = &self.runtime else {
             return Err(port::StoreError::Unavailable("the store is closed".into()));
         };
         let _entered = runtime.enter();
-        futures::executor::block_on(work).map_err(Error::into_port)
+        futures::executor::block_on(tokio::task::unconstrained(work)).map_err(Error::into_port)
     }
 
     /// Runs `work` in one transaction, committed only if it succeeds.

@@ -175,3 +175,31 @@ fn a_decision_is_heard_by_every_replica_when_it_commits_and_events_by_the_others
     assert_eq!(events, [r#"{"type":"small"}"#.to_string(), large]);
     assert!(Store::replicas(waiting).is_some());
 }
+
+/// The port is synchronous and its callers are often tokio tasks (a turn, an API handler) that
+/// run many operations in one poll, as `airlock-bench replicas` did when it opened four
+/// replicas and started 16 chats: the operation after the task's cooperative budget ran out
+/// spun for ever on the pool's semaphore, and the bench never ended.
+#[test]
+fn many_operations_in_one_poll_of_a_tokio_task_all_finish() {
+    const OPERATIONS: usize = 1000;
+    let store = replicas(1).remove(0);
+    let (done, finished) = mpsc::channel();
+    // On a thread of its own: a store that spins never gives its thread back.
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // One poll: nothing here yields to the runtime.
+        runtime.block_on(async {
+            for _ in 0..OPERATIONS {
+                store.policy_generation().unwrap();
+            }
+        });
+        let _ = done.send(());
+    });
+    finished
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the store's operations in one poll of a task did not finish within 60 s");
+}

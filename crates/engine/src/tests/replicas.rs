@@ -257,3 +257,83 @@ async fn an_agents_token_revoked_through_one_replica_is_refused_by_another() {
         "a token revoked through A still speaks for its agent through B"
     );
 }
+
+/// Four replicas opened and 32 chats started in one poll of one task, as `airlock-bench
+/// replicas` does (hundreds of store operations without yielding); each call, approved through
+/// the next replica at once, wakes the turn waiting on its own replica, and every turn ends.
+/// Before the PostgreSQL store waited outside the calling task's cooperative budget, the
+/// operation after that budget ran out spun for ever and nothing ended.
+#[test]
+fn chats_started_on_four_replicas_in_one_poll_are_each_approved_through_another_and_end() {
+    const REPLICAS: usize = 4;
+    const SESSIONS: usize = 32;
+    let url = airlock_testkit::postgres::cluster().database();
+    let (done, finished) = std::sync::mpsc::channel();
+    // On a thread of its own: a spinning store never gives its thread back to a bound.
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let writes = (0..SESSIONS)
+                .map(|n| Reply::ToolCalls(vec![write(&format!("c{n}"), &format!("f{n}.txt"))]));
+            let answers = (0..SESSIONS).map(|_| Reply::Text("done".into()));
+            let model = ScriptedModel::start(writes.chain(answers).collect())
+                .await
+                .unwrap();
+            // One poll from here to the first wait.
+            let replicas: Vec<_> = (0..REPLICAS).map(|_| replica(&url)).collect();
+            use_model(&replicas[0].1, &model);
+            for s in 0..SESSIONS {
+                replicas[s % REPLICAS]
+                    .1
+                    .send_message(&format!("s{s}"), "write")
+                    .unwrap();
+            }
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let items = loop {
+                let items = replicas[0].1.inbox().unwrap();
+                if items.len() == SESSIONS {
+                    break items;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "only {} of {SESSIONS} calls asked within 60 s",
+                    items.len()
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            };
+            // Each through the replica after the one driving its turn (`s<n>`: replica n mod 4).
+            for item in &items {
+                let driver: usize = item.session[1..].parse().unwrap();
+                let decider = &replicas[(driver % REPLICAS + 1) % REPLICAS].1;
+                decider
+                    .decide(approve(&item.approval_id), DecidedBy::Api)
+                    .unwrap();
+            }
+            for s in 0..SESSIONS {
+                let outcome = turn_end(&replicas[s % REPLICAS].1, &format!("s{s}")).await;
+                assert_eq!(
+                    outcome.status,
+                    airlock_core::TurnStatus::Completed,
+                    "s{s}: {outcome:?}"
+                );
+            }
+            let written: usize = replicas
+                .iter()
+                .map(|(dir, _)| {
+                    std::fs::read_dir(dir.path().join("workspace"))
+                        .unwrap()
+                        .count()
+                })
+                .sum();
+            assert_eq!(written, SESSIONS, "each call ran once");
+        });
+        let _ = done.send(());
+    });
+    finished
+        .recv_timeout(Duration::from_secs(180))
+        .expect("the chats did not all end within 180 s (or the test failed: see its panic)");
+}
