@@ -279,6 +279,37 @@ async fn the_persons_team_token_lives_in_the_os_keyring_alone_and_leaves_with_th
         );
     }
 
+    // "Ask someone else…" through the window's commands: the server's members, read with the
+    // token, and the item handed to root there, as ana; it leaves her inbox, undecided.
+    let _review = agent_call(&server.host, "make review");
+    let view = resident.until_team_items(1).await;
+    let id = view["items"][0]["approval_id"].clone();
+    let members = resident
+        .invoke("team_server_members", json!({}))
+        .await
+        .unwrap();
+    let mut names: Vec<&str> = members
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|member| member["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["ana", "root"]);
+    assert_eq!(
+        resident
+            .invoke(
+                "team_delegate",
+                json!({"approvalId": id, "to": "root", "note": "yours"}),
+            )
+            .await,
+        Ok(Value::Null)
+    );
+    resident.until_team_items(0).await;
+    let still = server.host.engine.inbox().unwrap();
+    assert_eq!(still.len(), 1, "{still:?}");
+    assert_eq!(json!(still[0].approval_id), id);
+
     // Disconnected: the keyring's entry and the file go.
     assert_eq!(
         resident.invoke("forget_team_server", json!({})).await,
