@@ -9,116 +9,17 @@
 
 mod common;
 
+use airlock_testkit::secret_service::SecretService;
 use airlock_testkit::{Reply, ScriptedModel};
 use common::BIN;
 use serde_json::Value;
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-const INSTALL: &str =
-    "sudo apt-get install -y dbus gnome-keyring (bash scripts/setup.sh --deps-only installs it)";
 /// A key nobody would type by chance, to look for in every file and answer.
 const KEY: &str = "sk-airlock-test-9f8e7d6c5b4a39281706";
-
-/// A private D-Bus session with gnome-keyring's Secret Service on it, its login keyring
-/// unlocked; both end with the test.
-struct SecretService {
-    bus: Child,
-    keyring: Child,
-    address: String,
-    _runtime: tempfile::TempDir,
-}
-
-impl Drop for SecretService {
-    fn drop(&mut self) {
-        for child in [&mut self.keyring, &mut self.bus] {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-fn on_path(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-impl SecretService {
-    fn start(home: &Path) -> Self {
-        for program in ["dbus-daemon", "dbus-send", "gnome-keyring-daemon"] {
-            assert!(
-                on_path(program),
-                "{program} is missing: the keyring test needs a real Secret Service; install it: {INSTALL}"
-            );
-        }
-        let mut bus = Command::new("dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut address = String::new();
-        std::io::BufReader::new(bus.stdout.take().unwrap())
-            .read_line(&mut address)
-            .unwrap();
-        let address = address.trim().to_string();
-        assert!(!address.is_empty(), "dbus-daemon printed no address");
-        let runtime = tempfile::tempdir().unwrap();
-        let mut keyring = Command::new("gnome-keyring-daemon")
-            .args(["--unlock", "--foreground", "--components=secrets"])
-            .env("DBUS_SESSION_BUS_ADDRESS", &address)
-            .env("HOME", home)
-            .env("XDG_RUNTIME_DIR", runtime.path())
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        // The login keyring's password, on stdin (--unlock): it is made and unlocked with it.
-        let mut stdin = keyring.stdin.take().unwrap();
-        stdin.write_all(b"airlock-test").unwrap();
-        drop(stdin);
-        let service = Self {
-            bus,
-            keyring,
-            address,
-            _runtime: runtime,
-        };
-        service.wait_for_name("org.freedesktop.secrets");
-        service
-    }
-
-    /// Waits until `name` is on the bus (a deadline, not a sleep).
-    fn wait_for_name(&self, name: &str) {
-        let started = Instant::now();
-        loop {
-            let out = Command::new("dbus-send")
-                .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
-                .args([
-                    "--session",
-                    "--print-reply",
-                    "--dest=org.freedesktop.DBus",
-                    "/org/freedesktop/DBus",
-                    "org.freedesktop.DBus.NameHasOwner",
-                    &format!("string:{name}"),
-                ])
-                .output()
-                .unwrap();
-            if String::from_utf8_lossy(&out.stdout).contains("boolean true") {
-                return;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "{name} never appeared on the test's D-Bus session"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
 
 /// The engine (`airlock serve`) on the test's bus, its output kept to look for the key.
 fn serve(data: &Path, home: &Path, service: &SecretService) -> Child {
@@ -127,7 +28,7 @@ fn serve(data: &Path, home: &Path, service: &SecretService) -> Child {
         .arg("--data-dir")
         .arg(data)
         .arg("serve")
-        .env("DBUS_SESSION_BUS_ADDRESS", &service.address)
+        .env("DBUS_SESSION_BUS_ADDRESS", service.address())
         .env("HOME", home)
         .env("RUST_LOG", "debug")
         .stdout(Stdio::piped())
@@ -166,7 +67,7 @@ fn airlock(
         .arg("--data-dir")
         .arg(data)
         .args(args)
-        .env("DBUS_SESSION_BUS_ADDRESS", &service.address)
+        .env("DBUS_SESSION_BUS_ADDRESS", service.address())
         .env("HOME", home)
         // A sign-in's "browser": curl follows the test server's redirect to the loopback port.
         .env("AIRLOCK_BROWSER", "curl -fsSL -o /dev/null")

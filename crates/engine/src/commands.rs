@@ -152,6 +152,19 @@ pub trait Host: Send + Sync {
     ) -> impl Future<Output = CommandResult<Vec<DecisionOutcome>>> + Send {
         async { Err(unavailable("team_decide")) }
     }
+    /// The team server's members, read there as the person.
+    fn team_server_members(&self) -> impl Future<Output = CommandResult<Vec<MemberView>>> + Send {
+        async { Err(unavailable("team_server_members")) }
+    }
+    /// Hands an item on the team server to another member, as the person.
+    fn team_delegate(
+        &self,
+        _approval_id: &str,
+        _to: &str,
+        _note: Option<&str>,
+    ) -> impl Future<Output = CommandResult<()>> + Send {
+        async { Err(unavailable("team_delegate")) }
+    }
 }
 
 /// A host with nothing of its own: the phone's (its commands need none).
@@ -534,6 +547,17 @@ impl<H: Host> Run<'_, H> {
                     .team_decide(std::mem::take(&mut c.decisions))
                     .await;
                 reply(&c, outcomes)
+            }
+            C::TeamServerMembers(c) => {
+                let members = self.host.team_server_members().await;
+                reply(&c, members)
+            }
+            C::TeamDelegate(c) => {
+                let handed = self
+                    .host
+                    .team_delegate(&c.approval_id, &c.to, c.note.as_deref())
+                    .await;
+                reply(&c, handed)
             }
         }
     }

@@ -516,6 +516,12 @@ commands! {
     ForgetTeamServer = "forget_team_server" {} -> bool, [Window];
     /// Decides items of the team server's inbox there, as the person (their token).
     TeamDecide = "team_decide" { decisions: Vec<DecisionRequest> } -> Vec<DecisionOutcome>, [Window];
+    /// The members of the person's team server, read there with their token: whom an item of
+    /// theirs can be handed to ("Ask someone else…").
+    TeamServerMembers = "team_server_members" {} -> Vec<MemberView>, [Window];
+    /// Hands an item of the team server's inbox to another member there, with a note, as the
+    /// person (their token; the server's own rule: only what is theirs to decide).
+    TeamDelegate = "team_delegate" { approval_id: String, to: String, note: Option<String> } -> (), [Window];
 }
 
 impl AnyCommand {
@@ -561,10 +567,13 @@ impl AnyCommand {
             | C::TeamMembers(_)
             | C::TeamRoutes(_)
             | C::TeamInbox(_)
+            | C::TeamServerMembers(_)
             | C::AcpAgents(_) => Access::Read,
-            C::Decide(_) | C::AnswerElicitation(_) | C::Delegate(_) | C::TeamDecide(_) => {
-                Access::Decide
-            }
+            C::Decide(_)
+            | C::AnswerElicitation(_)
+            | C::Delegate(_)
+            | C::TeamDecide(_)
+            | C::TeamDelegate(_) => Access::Decide,
             C::SendMessage(_)
             | C::CancelTurn(_)
             | C::SetPaused(_)

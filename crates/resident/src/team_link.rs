@@ -7,7 +7,8 @@
 use airlock_api::{ApiClient, ClientError};
 use airlock_protocol::commands as cmd;
 use airlock_protocol::{
-    CommandError, CommandResult, DecisionOutcome, DecisionRequest, ErrorCode, TeamInboxView,
+    CommandError, CommandResult, DecisionOutcome, DecisionRequest, ErrorCode, MemberView,
+    TeamInboxView,
 };
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -228,18 +229,23 @@ impl TeamLink {
         self.view.subscribe()
     }
 
+    /// The server set, or why nothing can be done there.
+    fn server(&self) -> CommandResult<Linked> {
+        self.current().ok_or_else(|| {
+            CommandError::new(
+                ErrorCode::Invalid,
+                "no team server is set (Settings → Team server)",
+            )
+        })
+    }
+
     /// Decides on the server as the person (their token): the server's own decision path,
     /// roles and quorum; its refusal is the answer. The inbox is read again right after.
     pub async fn decide(
         &self,
         decisions: Vec<DecisionRequest>,
     ) -> CommandResult<Vec<DecisionOutcome>> {
-        let Some(linked) = self.current() else {
-            return Err(CommandError::new(
-                ErrorCode::Invalid,
-                "no team server is set (Settings → Team server)",
-            ));
-        };
+        let linked = self.server()?;
         let outcomes = linked
             .client
             .call(&cmd::Decide {
@@ -250,6 +256,40 @@ impl TeamLink {
             .map_err(|error| refused(&linked.url, &error))?;
         self.refresh().await;
         Ok(outcomes)
+    }
+
+    /// The server's members (never their tokens), read there with the person's token: whom
+    /// "Ask someone else…" offers.
+    pub async fn members(&self) -> CommandResult<Vec<MemberView>> {
+        let linked = self.server()?;
+        linked
+            .client
+            .call(&cmd::TeamMembers {})
+            .await
+            .map_err(|error| refused(&linked.url, &error))
+    }
+
+    /// Hands an item to another member on the server, as the person: the server's own rule (a
+    /// member hands on only what is theirs to decide) and audit. The inbox is read again right
+    /// after (the item is no longer theirs).
+    pub async fn delegate(
+        &self,
+        approval_id: &str,
+        to: &str,
+        note: Option<&str>,
+    ) -> CommandResult<()> {
+        let linked = self.server()?;
+        linked
+            .client
+            .call(&cmd::Delegate {
+                approval_id: approval_id.to_string(),
+                to: to.to_string(),
+                note: note.map(str::to_string),
+            })
+            .await
+            .map_err(|error| refused(&linked.url, &error))?;
+        self.refresh().await;
+        Ok(())
     }
 
     /// Reads the server's inbox once; the view as it is now. A failed read keeps the items
@@ -513,5 +553,82 @@ pub(crate) mod tests {
             .unwrap_err();
         assert_eq!(refused.code, ErrorCode::Invalid);
         poller.abort();
+    }
+
+    /// Issue 31: "Ask someone else…" on a team item. The members are read on the server with
+    /// the person's token, and the item handed on there as them: it leaves their inbox, reaches
+    /// the other member's with the note, and a name the server does not know changes nothing.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_team_item_is_handed_to_another_member_on_the_server_as_the_person() {
+        let server = team_server().await;
+        let ben = server
+            .host
+            .engine
+            .team_add("root", "ben", TeamRole::Approver, Vec::new())
+            .unwrap()
+            .member;
+        let desktop = tempfile::tempdir().unwrap();
+        let link = Arc::new(TeamLink::open(desktop.path(), Box::new(Memory::default())));
+        let not_set = link.members().await.unwrap_err();
+        assert_eq!(not_set.code, ErrorCode::Invalid);
+        link.set(&server.url, &server.ana, Some(&server.certificate))
+            .await
+            .unwrap();
+        let mut names: Vec<String> = link
+            .members()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|member| member.name)
+            .collect();
+        names.sort();
+        assert_eq!(names, ["ana", "ben", "root"]);
+
+        // Read by hand, not by the poller: a poll racing the delegation could show a stale read.
+        let _answer = agent_call(&server.host, "make deploy");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        let id = loop {
+            if let Some(item) = link
+                .refresh()
+                .await
+                .and_then(|view| view.items.first().cloned())
+            {
+                break item.approval_id;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the routed call never came"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+
+        let unknown = link.delegate(&id, "nobody", None).await.unwrap_err();
+        assert!(unknown.message.contains("nobody"), "{}", unknown.message);
+        assert_eq!(link.view().unwrap().items.len(), 1, "{unknown:?}");
+
+        link.delegate(&id, "ben", Some("you ran the last deploy"))
+            .await
+            .unwrap();
+        assert!(link.view().unwrap().items.is_empty(), "still ana's");
+        let bens = server.host.engine.inbox_for(&ben).unwrap();
+        assert_eq!(
+            bens.iter()
+                .map(|item| &item.approval_id)
+                .collect::<Vec<_>>(),
+            [&id]
+        );
+        let audit = server.host.engine.audit(100).unwrap();
+        let handed = audit
+            .iter()
+            .find(|row| row.action.contains("delegat"))
+            .unwrap_or_else(|| panic!("no delegation audited: {audit:?}"));
+        assert_eq!(handed.actor, "ana", "{handed:?}");
+        assert!(
+            handed
+                .detail
+                .to_string()
+                .contains("you ran the last deploy"),
+            "{handed:?}"
+        );
     }
 }

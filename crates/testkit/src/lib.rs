@@ -26,6 +26,8 @@ pub mod oauth_server;
 #[cfg(unix)]
 pub mod postgres;
 #[cfg(target_os = "linux")]
+pub mod secret_service;
+#[cfg(target_os = "linux")]
 pub mod sni_host;
 
 use axum::body::{Body, Bytes};

@@ -1,7 +1,8 @@
 import { clearMocks, mockIPC } from '@tauri-apps/api/mocks';
-import { render, screen, waitFor } from '@testing-library/svelte';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { MemberView } from '../lib/bindings/MemberView';
 import type { TeamInboxView } from '../lib/bindings/TeamInboxView';
 import { item } from '../test/fixtures';
 import TeamInbox from './TeamInbox.svelte';
@@ -11,8 +12,15 @@ type Call = { cmd: string; args: Record<string, unknown> };
 
 const URL = 'https://team.example.com:8443';
 
+/** The team server's members as `team_server_members` reads them. */
+const MEMBERS: MemberView[] = [
+  { id: 'm1', name: 'ana', role: 'approver', groups: ['release'], created_at: '' },
+  { id: 'm2', name: 'ben', role: 'admin', groups: [], created_at: '' },
+  { id: 'm3', name: 'vic', role: 'viewer', groups: ['release'], created_at: '' },
+];
+
 /** Mocks the resident's team commands over `state`; every call is recorded. */
-function resident(state: { view: TeamInboxView | null; refuse?: string }): Call[] {
+function resident(state: { view: TeamInboxView | null; refuse?: string; refuseDelegation?: string }): Call[] {
   const calls: Call[] = [];
   mockIPC((cmd, payload) => {
     const args = (payload ?? {}) as Record<string, unknown>;
@@ -30,6 +38,12 @@ function resident(state: { view: TeamInboxView | null; refuse?: string }): Call[
       case 'team_decide':
         if (state.view) state.view = { ...state.view, items: [] };
         return [{ approval_id: 'req-1', error: null }];
+      case 'team_server_members':
+        return MEMBERS;
+      case 'team_delegate':
+        if (state.refuseDelegation) throw { code: 'not_allowed', message: state.refuseDelegation };
+        if (state.view) state.view = { ...state.view, items: state.view.items.filter((i) => i.approval_id !== args.approvalId) };
+        return null;
       default:
         return null;
     }
@@ -112,5 +126,116 @@ describe('TeamInbox', () => {
     expect(sent[0].decision.kind).toBe('approve');
     expect(calls.some((c) => c.cmd === 'decide')).toBe(false);
     await waitFor(() => expect(screen.queryByTestId('team-item')).toBeNull());
+  });
+
+  /** The decisions sent by the last `team_decide`. */
+  function sentDecision(calls: Call[]) {
+    const sent = calls.filter((c) => c.cmd === 'team_decide').at(-1)?.args.decisions as { approval_id: string; args_hash: string; decision: Record<string, unknown> }[];
+    expect(sent).toHaveLength(1);
+    return sent[0];
+  }
+
+  it('offers what each item offers: an edit only where offered, a form answered, never approved', async () => {
+    const editable = item(1, 'remote', { approval_id: 'req-1', server: 'claude-code', tool: 'Bash', args: { command: 'make deploy' } });
+    const fixed = item(2, 'remote', { approval_id: 'req-2', available_decisions: ['approve', 'deny'], editable: false });
+    const form = item(3, 'remote', {
+      approval_id: 'req-3',
+      kind: 'elicitation',
+      message: 'Which branch?',
+      schema: { type: 'object', properties: { branch: { type: 'string' } } },
+      available_decisions: ['accept', 'decline', 'cancel'],
+    });
+    resident({ view: { url: URL, items: [editable, fixed, form], error: null } });
+    render(TeamInbox);
+    const rows = await screen.findAllByTestId('team-item');
+    expect(rows).toHaveLength(3);
+    const [first, second, third] = rows.map((row) => within(row));
+    expect(first.getByTestId('team-edit')).toBeTruthy();
+    expect(first.getByTestId('team-approve')).toBeTruthy();
+    expect(second.queryByTestId('team-edit')).toBeNull();
+    expect(second.getByTestId('team-deny')).toBeTruthy();
+    expect(third.queryByTestId('team-approve')).toBeNull();
+    expect(third.queryByTestId('team-deny')).toBeNull();
+    expect(third.getByTestId('team-answer')).toBeTruthy();
+    for (const row of [first, second, third]) expect(row.getByTestId('delegate').textContent).toBe('Ask someone else…');
+  });
+
+  it('denies on the team server with the reason the model reads', async () => {
+    const user = userEvent.setup();
+    const waiting = item(1, 'remote', { approval_id: 'req-1', server: 'claude-code', tool: 'Bash', args: { command: 'make deploy' } });
+    const calls = resident({ view: { url: URL, items: [waiting], error: null } });
+    render(TeamInbox);
+    await user.click(await screen.findByTestId('team-deny'));
+    await user.type(screen.getByTestId('team-deny-reason'), 'not before the release');
+    await user.click(screen.getByTestId('team-deny-send'));
+    await waitFor(() => expect(calls.some((c) => c.cmd === 'team_decide')).toBe(true));
+    const sent = sentDecision(calls);
+    expect(sent.approval_id).toBe('req-1');
+    expect(sent.args_hash).toBe(waiting.args_hash);
+    expect(sent.decision).toMatchObject({ kind: 'deny', reason: 'not before the release' });
+    expect(calls.some((c) => c.cmd === 'decide')).toBe(false);
+  });
+
+  it('approves edited arguments on the team server', async () => {
+    const user = userEvent.setup();
+    const waiting = item(1, 'remote', { approval_id: 'req-1' });
+    const calls = resident({ view: { url: URL, items: [waiting], error: null } });
+    render(TeamInbox);
+    await user.click(await screen.findByTestId('team-edit'));
+    const form = screen.getByTestId('team-edit-form');
+    const editor = within(form).getByLabelText('Arguments (JSON)');
+    await user.clear(editor);
+    await user.type(editor, '{{"path": "safe.txt", "content": "hi"}');
+    await user.click(within(form).getByTestId('team-approve-edited'));
+    await waitFor(() => expect(calls.some((c) => c.cmd === 'team_decide')).toBe(true));
+    expect(sentDecision(calls).decision).toMatchObject({ kind: 'approve', args: { path: 'safe.txt', content: 'hi' } });
+  });
+
+  it('answers a form on the team server', async () => {
+    const user = userEvent.setup();
+    const form = item(3, 'remote', {
+      approval_id: 'req-3',
+      kind: 'elicitation',
+      message: 'Which branch?',
+      schema: { type: 'object', properties: { branch: { type: 'string' } } },
+      available_decisions: ['accept', 'decline', 'cancel'],
+    });
+    const calls = resident({ view: { url: URL, items: [form], error: null } });
+    render(TeamInbox);
+    await user.click(await screen.findByTestId('team-answer'));
+    await user.click(screen.getByRole('button', { name: 'Decline' }));
+    await waitFor(() => expect(calls.some((c) => c.cmd === 'team_decide')).toBe(true));
+    expect(sentDecision(calls).decision).toEqual({ kind: 'answer', action: 'decline', content: null });
+  });
+
+  it('asks someone else on the team server: a member who can decide, with a note', async () => {
+    const user = userEvent.setup();
+    const waiting = item(1, 'remote', { approval_id: 'req-1', server: 'claude-code', tool: 'Bash', args: { command: 'make deploy' } });
+    const calls = resident({ view: { url: URL, items: [waiting], error: null } });
+    render(TeamInbox);
+    await user.click(await screen.findByTestId('delegate'));
+    const to = (await screen.findByTestId('delegate-to')) as HTMLSelectElement;
+    // A viewer cannot decide: not offered.
+    expect(Array.from(to.options).map((o) => o.value)).toEqual(['ana', 'ben']);
+    expect(to.textContent).toContain('ana (approver · release)');
+    await user.selectOptions(to, 'ben');
+    await user.type(screen.getByTestId('delegate-note'), 'you ran the last deploy');
+    await user.click(screen.getByTestId('delegate-send'));
+    await waitFor(() => expect(calls.some((c) => c.cmd === 'team_delegate')).toBe(true));
+    expect(calls.find((c) => c.cmd === 'team_delegate')?.args).toEqual({ approvalId: 'req-1', to: 'ben', note: 'you ran the last deploy' });
+    expect(calls.some((c) => c.cmd === 'team_decide' || c.cmd === 'delegate')).toBe(false);
+    await waitFor(() => expect(screen.queryByTestId('team-item')).toBeNull());
+  });
+
+  it('shows the server’s refusal to hand an item on, and keeps the item', async () => {
+    const user = userEvent.setup();
+    const waiting = item(1, 'remote', { approval_id: 'req-1' });
+    resident({ view: { url: URL, items: [waiting], error: null }, refuseDelegation: 'req-1 is routed to group:release, not to you' });
+    render(TeamInbox);
+    await user.click(await screen.findByTestId('delegate'));
+    await user.click(await screen.findByTestId('delegate-send'));
+    expect((await screen.findByTestId('delegate-error')).textContent).toContain('not to you');
+    expect(screen.getByTestId('team-item')).toBeTruthy();
+    expect(screen.getByTestId('delegate-form')).toBeTruthy();
   });
 });

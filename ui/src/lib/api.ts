@@ -128,6 +128,14 @@ export const api = {
   forgetTeamServer: () => call('forget_team_server', {}),
   /** Decides items of the team server's inbox there, as the person. */
   teamDecide: (decisions: DecisionRequest[]) => call('team_decide', { decisions }),
+  /** The team server's members, read there with the person's token (whom "Ask someone else…" offers). */
+  teamServerMembers: () => call('team_server_members', {}),
+  /** Hands an item of the team server's inbox to another member there, with a note, as the person. */
+  teamDelegate: (approvalId: string, to: string, note: string | null) => call('team_delegate', { approvalId, to, note }),
+  /** This engine's own team members: empty unless it is a team server. */
+  teamMembers: () => call('team_members', {}),
+  /** Hands a local item to a member of this engine's team, with a note for them. */
+  delegate: (approvalId: string, to: string, note: string | null) => call('delegate', { approvalId, to, note }),
 };
 
 export function onEngineEvent(handler: (event: EngineEvent) => void): Promise<UnlistenFn> {

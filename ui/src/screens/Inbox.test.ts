@@ -461,4 +461,44 @@ describe('Inbox', () => {
     expect(screen.getAllByTestId('inbox-group').map((g) => g.textContent)).toEqual(['airlock: Fix the failing test · 1']);
     app.sessions = [];
   });
+
+  describe('on an engine that is a team server', () => {
+    type Call = { cmd: string; args: Record<string, unknown> };
+    const members = [
+      { id: 'm1', name: 'ana', role: 'approver', groups: ['release'], created_at: '' },
+      { id: 'm2', name: 'ben', role: 'approver', groups: [], created_at: '' },
+    ];
+
+    /** The engine's commands over IPC: `team_members` answers `team`, each call recorded. */
+    function engine(team: typeof members): Call[] {
+      const calls: Call[] = [];
+      mockIPC((cmd, args) => {
+        calls.push({ cmd, args: (args ?? {}) as Record<string, unknown> });
+        return cmd === 'team_members' ? team : null;
+      });
+      return calls;
+    }
+
+    it('asks someone else for a local item: handed to the member with the note, not decided', async () => {
+      const calls = engine(members);
+      const user = userEvent.setup();
+      render(Inbox);
+      const detail = screen.getByTestId('inbox-detail');
+      await user.click(await within(detail).findByTestId('delegate'));
+      await user.selectOptions(await within(detail).findByTestId('delegate-to'), 'ben');
+      await user.type(within(detail).getByTestId('delegate-note'), 'your folder');
+      await user.click(within(detail).getByTestId('delegate-send'));
+      expect((await screen.findByTestId('delegated')).textContent).toBe('Asked ben to decide write_file');
+      expect(calls.filter((c) => c.cmd === 'delegate').map((c) => c.args)).toEqual([{ approvalId: 'apr_1', to: 'ben', note: 'your folder' }]);
+      expect(decide).not.toHaveBeenCalled();
+    });
+
+    it('offers no one to ask when the engine has no team', async () => {
+      const calls = engine([]);
+      render(Inbox);
+      await vi.waitFor(() => expect(calls.some((c) => c.cmd === 'team_members')).toBe(true));
+      await tick();
+      expect(within(screen.getByTestId('inbox-detail')).queryByTestId('delegate')).toBeNull();
+    });
+  });
 });

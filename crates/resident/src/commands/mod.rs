@@ -13,8 +13,8 @@ use crate::shell::Shell;
 use airlock_engine::Engine;
 use airlock_engine::commands::{Caller, Host};
 use airlock_protocol::{
-    AgentStatus, AppInfo, ConnectReport, DecisionOutcome, DecisionRequest, Navigate, Pairing,
-    TeamInboxView,
+    AgentStatus, AppInfo, ConnectReport, DecisionOutcome, DecisionRequest, MemberView, Navigate,
+    Pairing, TeamInboxView,
 };
 pub use airlock_protocol::{CommandError, CommandResult, ErrorCode};
 use serde_json::Value;
@@ -100,6 +100,19 @@ impl Host for ShellHost<'_> {
         decisions: Vec<DecisionRequest>,
     ) -> CommandResult<Vec<DecisionOutcome>> {
         self.0.team.decide(decisions).await
+    }
+
+    async fn team_server_members(&self) -> CommandResult<Vec<MemberView>> {
+        self.0.team.members().await
+    }
+
+    async fn team_delegate(
+        &self,
+        approval_id: &str,
+        to: &str,
+        note: Option<&str>,
+    ) -> CommandResult<()> {
+        self.0.team.delegate(approval_id, to, note).await
     }
 }
 

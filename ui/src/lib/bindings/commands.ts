@@ -209,6 +209,10 @@ export interface Commands {
   forget_team_server: { args: Record<symbol, never>; response: boolean };
   /** Decides items of the team server's inbox there, as the person (their token). */
   team_decide: { args: { decisions: Array<DecisionRequest>, }; response: Array<DecisionOutcome> };
+  /** The members of the person's team server, read there with their token: whom an item of theirs can be handed to ("Ask someone else…"). */
+  team_server_members: { args: Record<symbol, never>; response: Array<MemberView> };
+  /** Hands an item of the team server's inbox to another member there, with a note, as the person (their token; the server's own rule: only what is theirs to decide). */
+  team_delegate: { args: { approvalId: string, to: string, note: string | null, }; response: null };
 }
 
 export type CommandName = keyof Commands;
@@ -303,6 +307,8 @@ export const COMMAND_SURFACES = {
   set_team_server: ['window'],
   forget_team_server: ['window'],
   team_decide: ['window'],
+  team_server_members: ['window'],
+  team_delegate: ['window'],
 } as const;
 
 /** The commands a paired phone may call. */
