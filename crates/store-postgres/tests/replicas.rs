@@ -300,39 +300,3 @@ fn a_replica_whose_work_was_taken_over_writes_nothing_more_for_it() {
         paused.claim_invocation_fenced(&["call_1"], Some(&stale))
     ));
 }
-
-#[test]
-fn a_claim_racing_the_take_over_of_its_turn_is_made_by_one_replica_only() {
-    for round in 0..10 {
-        let stores = replicas(2);
-        let (paused, taker) = (&stores[0], &stores[1]);
-        let call_id = format!("call_{round}");
-        let session = approved_call(paused, &format!("chat_{round}"), &call_id);
-        let stale = paused.hold(Work::Turn, &session).unwrap();
-        expire(paused);
-        let barrier = Barrier::new(2);
-        let (by_paused, by_taker) = std::thread::scope(|scope| {
-            let late = scope.spawn(|| {
-                barrier.wait();
-                paused.claim_invocation_fenced(&[call_id.as_str()], Some(&stale))
-            });
-            let taking = scope.spawn(|| {
-                barrier.wait();
-                let taken = taker.take_expired().unwrap();
-                assert_eq!(taken, [(Work::Turn, session.clone())]);
-                let fence = taker.hold(Work::Turn, &session).unwrap();
-                taker
-                    .claim_invocation_fenced(&[call_id.as_str()], Some(&fence))
-                    .unwrap()
-            });
-            (late.join().unwrap(), taking.join().unwrap())
-        });
-        let claims = by_taker.len()
-            + match &by_paused {
-                Ok(claimed) => claimed.len(),
-                Err(StoreError::LeaseLost { .. }) => 0,
-                Err(error) => panic!("{error}"),
-            };
-        assert_eq!(claims, 1, "round {round}: {by_paused:?} / {by_taker:?}");
-    }
-}
