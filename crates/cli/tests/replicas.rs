@@ -223,7 +223,10 @@ async fn a_replica_stopped_past_its_lease_neither_reruns_nor_overwrites_the_turn
     let _b = replica(b_dir.path(), &url);
     use_model(a_dir.path(), &model);
 
-    ok(a_dir.path(), &["chat", "--session", "s", "--no-wait", "run it"]);
+    ok(
+        a_dir.path(),
+        &["chat", "--session", "s", "--no-wait", "run it"],
+    );
     let item = eventually("the call in B's inbox", || {
         pending(b_dir.path()).into_iter().next()
     });
@@ -263,7 +266,11 @@ async fn a_replica_stopped_past_its_lease_neither_reruns_nor_overwrites_the_turn
         1,
         "the call ran again"
     );
-    assert_eq!(model.requests().len(), 2, "the model was asked from stale state");
+    assert_eq!(
+        model.requests().len(),
+        2,
+        "the model was asked from stale state"
+    );
     // A found its lease gone and said so.
     eventually("A noticed its lease ran out", || {
         audit(b_dir.path())

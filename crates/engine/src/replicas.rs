@@ -299,7 +299,10 @@ impl Inner {
             "why": "this replica's lease ran out (it was paused or cut off for longer than its lease): its work may be another replica's now",
             "running": running,
         });
-        if let Err(error) = self.store.audit("engine", "lease_lost", None, None, &detail) {
+        if let Err(error) = self
+            .store
+            .audit("engine", "lease_lost", None, None, &detail)
+        {
             tracing::warn!(%error, "cannot audit a lost lease");
         }
         for session_id in running {

@@ -502,9 +502,14 @@ impl Work {
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Turn, Self::AgentItem, Self::Elicitation, Self::HostedChat]
-            .into_iter()
-            .find(|work| work.as_str() == text)
+        [
+            Self::Turn,
+            Self::AgentItem,
+            Self::Elicitation,
+            Self::HostedChat,
+        ]
+        .into_iter()
+        .find(|work| work.as_str() == text)
     }
 }
 

@@ -2,9 +2,9 @@
 
 use crate::approvals::insert_approval;
 use crate::audit::insert_audit;
-use crate::replicas::check_fence;
 use crate::error::Error;
 use crate::grants::take_grant_use;
+use crate::replicas::check_fence;
 use crate::{PostgresStore, parse_enum, parse_json};
 use airlock_core::CallState;
 use airlock_core::policy::Step;

@@ -310,7 +310,12 @@ impl Replicas for PostgresStore {
             Ok(tx
                 .query_opt(
                     THE_HOLD,
-                    &[&fence.work.as_str(), &fence.key, &self.replica, &fence.token],
+                    &[
+                        &fence.work.as_str(),
+                        &fence.key,
+                        &self.replica,
+                        &fence.token,
+                    ],
                 )
                 .await?
                 .is_some())

@@ -292,7 +292,10 @@ fn a_replica_whose_work_was_taken_over_writes_nothing_more_for_it() {
         Some(&stale)
     )));
     let call = taker.call("call_1").unwrap().unwrap();
-    assert_eq!((call.state, call.result), (CallState::Succeeded, Some(result)));
+    assert_eq!(
+        (call.state, call.result),
+        (CallState::Succeeded, Some(result))
+    );
     assert_eq!(taker.messages(&session).unwrap().len(), 2, "no stale step");
     // Coming back as a replica again does not give it the old hold back.
     assert!(!paused.renew_lease(LEASE).unwrap());

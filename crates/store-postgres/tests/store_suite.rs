@@ -11,9 +11,9 @@ use airlock_core::{
 };
 use airlock_protocol::TeamRole;
 use airlock_store_port::{
-    AgentActivity, Approvals, Audit, Calls, DecisionInput, GrantLimits, Grants, HostedCallUpdate,
-    Fence, ItemRouting, NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PinCheck,
-    Requests, Rules, Sessions, Settings, Store, StoreError, Work,
+    AgentActivity, Approvals, Audit, Calls, DecisionInput, Fence, GrantLimits, Grants,
+    HostedCallUpdate, ItemRouting, NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute,
+    PinCheck, Requests, Rules, Sessions, Settings, Store, StoreError, Work,
 };
 use serde_json::{Value, json};
 
@@ -729,7 +729,10 @@ fn a_turns_fenced_writes_go_through_while_it_is_held_and_not_after_its_take_over
         );
     }
     let call = store.call("call_2").unwrap().unwrap();
-    assert_eq!((call.state, call.result), (CallState::Succeeded, Some(result)));
+    assert_eq!(
+        (call.state, call.result),
+        (CallState::Succeeded, Some(result))
+    );
 }
 
 fn a_form_request_is_answered_and_its_answer_read_back(store: &impl DecisionStore) {

@@ -370,7 +370,11 @@ async fn a_replica_paused_past_its_lease_neither_runs_nor_overwrites_the_turn_ta
         1,
         "the call ran more than once"
     );
-    assert_eq!(model.requests().len(), 2, "the model was asked from stale state");
+    assert_eq!(
+        model.requests().len(),
+        2,
+        "the model was asked from stale state"
+    );
     let finished: Vec<String> = a
         .store()
         .audit_rows(1000)
@@ -382,7 +386,11 @@ async fn a_replica_paused_past_its_lease_neither_runs_nor_overwrites_the_turn_ta
         .map(|row| row.action)
         .collect();
     assert!(
-        finished.iter().filter(|action| *action == "call_failed").count() == 1
+        finished
+            .iter()
+            .filter(|action| *action == "call_failed")
+            .count()
+            == 1
             && !finished.iter().any(|action| action == "call_succeeded"),
         "{finished:?}"
     );
@@ -419,7 +427,11 @@ async fn a_form_request_whose_server_waited_through_a_stopped_replica_is_cancell
     .await;
     assert!(taken_over(&b, "elicitation"));
     let row = b.store().approval(&item.approval_id).unwrap().unwrap();
-    assert_eq!(row.status, airlock_core::ApprovalStatus::Cancelled, "{row:?}");
+    assert_eq!(
+        row.status,
+        airlock_core::ApprovalStatus::Cancelled,
+        "{row:?}"
+    );
     let decision = b.store().decision(&item.approval_id).unwrap().unwrap();
     assert!(
         decision
@@ -505,14 +517,13 @@ async fn a_hosted_chat_whose_replica_stopped_is_ended_saying_so_and_its_turn_dro
     assert!(taken_over(&b, "hosted_chat"));
     let said = b.transcript("chat").unwrap();
     assert!(
-        said.iter()
-            .any(|m| m.content.contains("the Airlock replica that ran it stopped")),
+        said.iter().any(|m| m
+            .content
+            .contains("the Airlock replica that ran it stopped")),
         "{said:?}"
     );
     assert_eq!(
-        b.store()
-            .approval_status(&item.approval_id)
-            .unwrap(),
+        b.store().approval_status(&item.approval_id).unwrap(),
         Some(airlock_core::ApprovalStatus::Withdrawn),
         "the agent's waiting item went with it"
     );
