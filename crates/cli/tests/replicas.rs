@@ -2,13 +2,16 @@
 //! cluster: testkit). A replica killed with SIGKILL while agents' hooks wait through it: the
 //! hooks come back through another replica (as through a load balancer), their request keys find
 //! the same items, the surviving replica takes over the dead one's lease and keeps the items its
-//! hooks now wait on, and each item is decided once.
+//! hooks now wait on, and each item is decided once. A replica stopped with SIGSTOP while its
+//! call runs, past its lease: the other takes its turn over and finishes it; the stopped one,
+//! continued, neither runs the call again nor overwrites what the other recorded.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 #![cfg(unix)]
 
 mod common;
 
-use common::{Engine, eventually, ok};
+use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
+use common::{Engine, eventually, ok, use_model};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::path::Path;
@@ -162,4 +165,116 @@ fn hooks_waiting_through_a_killed_replica_come_back_through_another_and_are_deci
         assert_eq!(decisions.len(), 1, "{id}: {decisions:?}");
         assert_eq!(decisions[0]["action"], "approved");
     }
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to the process `pid`.
+fn signal(pid: u32, signal: &str) {
+    let sent = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -{signal} {pid}");
+}
+
+/// The session's only tool call as `airlock transcript --json` shows it.
+fn only_call(data_dir: &Path, session: &str) -> Value {
+    let messages: Value = serde_json::from_str(&ok(
+        data_dir,
+        &["transcript", "--session", session, "--json"],
+    ))
+    .unwrap();
+    let calls: Vec<Value> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|message| message["calls"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(calls.len(), 1, "{messages}");
+    calls[0].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_stopped_past_its_lease_neither_reruns_nor_overwrites_the_turn_taken_over() {
+    let url = airlock_testkit::postgres::cluster().database();
+    let (a_dir, b_dir, gate) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    let (runs, go) = (gate.path().join("runs"), gate.path().join("go"));
+    // The call runs until the test lets it end: A is stopped in the middle of it.
+    let command = format!(
+        "echo ran >> '{}'; while [ ! -e '{}' ]; do sleep 0.02; done",
+        runs.display(),
+        go.display()
+    );
+    let model = ScriptedModel::start(vec![
+        Reply::ToolCalls(vec![ScriptedCall::new(
+            "c1",
+            "builtin__run_command",
+            json!({ "command": command }),
+        )]),
+        Reply::Text("done".into()),
+    ])
+    .await
+    .unwrap();
+    let a = replica(a_dir.path(), &url);
+    let _b = replica(b_dir.path(), &url);
+    use_model(a_dir.path(), &model);
+
+    ok(
+        a_dir.path(),
+        &["chat", "--session", "s", "--no-wait", "run it"],
+    );
+    let item = eventually("the call in B's inbox", || {
+        pending(b_dir.path()).into_iter().next()
+    });
+    ok(b_dir.path(), &["approve", &item]);
+    eventually("the call running on A", || runs.exists().then_some(()));
+
+    signal(a.pid(), "STOP");
+    // A's lease runs out; B takes the turn over: the call A invoked is reported interrupted
+    // (not run again) and the turn goes on to its answer.
+    eventually("B took over A's turn", || {
+        audit(b_dir.path())
+            .into_iter()
+            .find(|row| row["action"] == "taken_over" && row["detail"]["work"] == "turn")
+    });
+    let finished_by_b = eventually("B finished the turn", || {
+        let sessions: Vec<Value> =
+            serde_json::from_str(&ok(b_dir.path(), &["sessions", "--json"])).unwrap();
+        let idle = sessions
+            .iter()
+            .any(|session| session["name"] == "s" && session["status"] == "idle");
+        let call = only_call(b_dir.path(), "s");
+        (idle && call["state"] == "failed").then_some(call)
+    });
+
+    // The command ends while A is stopped; A continues and finds the call's result.
+    std::fs::write(&go, "").unwrap();
+    signal(a.pid(), "CONT");
+    // A's turn ends there (dropped, or on today's code, driven on from what it held).
+    ok(a_dir.path(), &["wait", "--session", "s"]);
+    assert_eq!(
+        only_call(b_dir.path(), "s"),
+        finished_by_b,
+        "A overwrote what B recorded of the call"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&runs).unwrap().lines().count(),
+        1,
+        "the call ran again"
+    );
+    assert_eq!(
+        model.requests().len(),
+        2,
+        "the model was asked from stale state"
+    );
+    // A found its lease gone and said so.
+    eventually("A noticed its lease ran out", || {
+        audit(b_dir.path())
+            .into_iter()
+            .find(|row| row["action"] == "lease_lost")
+    });
 }

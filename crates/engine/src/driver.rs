@@ -20,7 +20,7 @@ use airlock_llm::{
     ProviderToolOutcome, ToolSpec,
 };
 use airlock_protocol::{EngineEvent, TurnOutcome};
-use airlock_store::{CallRow, MessageRow, NewApproval, NewCall, SessionRow, StoreError};
+use airlock_store::{CallRow, Fence, MessageRow, NewApproval, NewCall, SessionRow, StoreError};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -73,12 +73,46 @@ pub(crate) fn start(inner: &Arc<Inner>, session: &SessionRow) {
         },
     );
     drop(turns);
-    inner.hold(airlock_store::Work::Turn, &session.id);
+    // Every write this turn makes for itself is fenced by this hold (`Fence`).
+    let fence = inner.hold(airlock_store::Work::Turn, &session.id);
+    let mut lease_lost = inner.lease.lost();
     let inner = inner.clone();
     let session = session.clone();
     tokio::spawn(async move {
-        let outcome = match run(&inner, &session, cancel_rx).await {
+        let driving = run(&inner, &session, fence.as_ref(), cancel_rx);
+        tokio::pin!(driving);
+        let driven = loop {
+            tokio::select! {
+                driven = &mut driving => break driven,
+                // This replica's lease ran out: its turn may be another replica's now.
+                _ = lease_lost.changed(), if fence.is_some() => {
+                    if let Some(fence) = &fence
+                        && !inner.still_holds(fence)
+                    {
+                        break Err(StoreError::LeaseLost {
+                            work: fence.work.as_str(),
+                            key: fence.key.clone(),
+                        }
+                        .into());
+                    }
+                }
+            }
+        };
+        // Dropped, not failed: the replica that took it over drives it (nothing is written or
+        // told for it here; whoever waits here reads the chat as it is).
+        let drop_turn = || {
+            tracing::warn!(
+                session = %session.name,
+                "this replica's lease ran out and another replica took over this turn: it is no longer driven here"
+            );
+            state.send_replace(TurnWatch {
+                running: false,
+                outcome: None,
+            });
+        };
+        let outcome = match driven {
             Ok(outcome) => outcome,
+            Err(EngineError::Store(StoreError::LeaseLost { .. })) => return drop_turn(),
             Err(error) => {
                 let mut outcome = ended(&session, TurnStatus::Failed);
                 outcome.error = Some(error.to_string());
@@ -91,14 +125,21 @@ pub(crate) fn start(inner: &Arc<Inner>, session: &SessionRow) {
             SessionStatus::Idle
         };
         // A completed turn was closed with its answer, in the same transaction.
-        if outcome.status != TurnStatus::Completed
-            && let Err(error) =
-                inner
-                    .store
-                    .set_session_status(&session.id, status, outcome.error.as_deref())
-        {
-            tracing::error!(%error, "cannot record the end of the turn");
+        if outcome.status != TurnStatus::Completed {
+            match inner.store.set_session_status_fenced(
+                &session.id,
+                status,
+                outcome.error.as_deref(),
+                fence.as_ref(),
+            ) {
+                Ok(()) => {}
+                Err(StoreError::LeaseLost { .. }) => return drop_turn(),
+                Err(error) => tracing::error!(%error, "cannot record the end of the turn"),
+            }
         }
+        // Released before the turn is seen to end: the session's next turn holds it anew (a
+        // hold still there would be shared with it, and this release would then take it away).
+        inner.release(airlock_store::Work::Turn, &session.id);
         inner.emit(EngineEvent::SessionStatus {
             session: session.name.clone(),
             status,
@@ -110,7 +151,6 @@ pub(crate) fn start(inner: &Arc<Inner>, session: &SessionRow) {
             running: false,
             outcome: Some(outcome),
         });
-        inner.release(airlock_store::Work::Turn, &session.id);
     });
 }
 
@@ -130,14 +170,17 @@ fn set_status(inner: &Inner, session: &SessionRow, status: SessionStatus) {
     });
 }
 
+/// Drives the turn; `fence` is its hold under this replica's lease (none on a store only this
+/// engine opens), passed to every write the turn makes for itself.
 async fn run(
     inner: &Arc<Inner>,
     session: &SessionRow,
+    fence: Option<&Fence>,
     mut cancel: watch::Receiver<bool>,
 ) -> Result<TurnOutcome, EngineError> {
     loop {
         if *cancel.borrow() || inner.wait_while_paused(&mut cancel).await {
-            return cancel_turn(inner, session);
+            return cancel_turn(inner, session, fence);
         }
         let messages = inner.store.messages(&session.id)?;
         let Some(last) = messages.last() else {
@@ -165,10 +208,10 @@ async fn run(
             set_status(inner, session, SessionStatus::Thinking);
             let reply = tokio::select! {
                 reply = ask_model(inner, session, &messages) => reply,
-                _ = cancel.changed() => return cancel_turn(inner, session),
+                _ = cancel.changed() => return cancel_turn(inner, session, fence),
             };
             match reply {
-                Ok(reply) => record_step(inner, session, reply)?,
+                Ok(reply) => record_step(inner, session, fence, reply)?,
                 Err(error) => {
                     let mut outcome = ended(session, TurnStatus::Failed);
                     outcome.error = Some(format!("the model request failed: {error}"));
@@ -183,7 +226,7 @@ async fn run(
         let step_waits = calls.iter().any(|c| c.state == CallState::Pending);
         let ready = ready_in_order(calls, step_waits);
         let cancelled = if !ready.is_empty() {
-            run_calls(inner, session, &ready, &mut cancel).await?
+            run_calls(inner, session, fence, &ready, &mut cancel).await?
         } else if step_waits {
             set_status(inner, session, SessionStatus::AwaitingApproval);
             wait_for_decisions(inner, last.id, &mut cancel).await?
@@ -194,7 +237,7 @@ async fn run(
             ));
         };
         if cancelled {
-            return cancel_turn(inner, session);
+            return cancel_turn(inner, session, fence);
         }
     }
 }
@@ -249,7 +292,11 @@ fn steps_in_turn(messages: &[MessageRow]) -> usize {
         .count()
 }
 
-fn cancel_turn(inner: &Inner, session: &SessionRow) -> Result<TurnOutcome, EngineError> {
+fn cancel_turn(
+    inner: &Inner,
+    session: &SessionRow,
+    fence: Option<&Fence>,
+) -> Result<TurnOutcome, EngineError> {
     let waiting = inner.store.pending_of_session(&session.id)?;
     inner.settle(
         waiting
@@ -266,7 +313,7 @@ fn cancel_turn(inner: &Inner, session: &SessionRow) -> Result<TurnOutcome, Engin
             let result = json!({"type": "cancelled", "reason": "the user cancelled the turn"});
             inner
                 .store
-                .finish_call(&call.id, CallState::Cancelled, &result)?;
+                .finish_call_fenced(&call.id, CallState::Cancelled, &result, fence)?;
         }
     }
     Ok(ended(session, TurnStatus::Cancelled))
@@ -403,15 +450,20 @@ struct StepContext<'a> {
 /// policy outcome and approval requests in one transaction — before announcing anything. When
 /// a counted grant the step relied on was used up meanwhile (another step took its last use
 /// first), nothing was written: the step is decided again with the grants as they are now.
-fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result<(), EngineError> {
+fn record_step(
+    inner: &Inner,
+    session: &SessionRow,
+    fence: Option<&Fence>,
+    reply: ModelReply,
+) -> Result<(), EngineError> {
     // What the provider's own tools did in earlier steps: recorded once, however many times
     // this step is decided.
     if !reply.provider_outcomes.is_empty() {
-        record_provider_outcomes(inner, session, &reply.provider_outcomes)?;
+        record_provider_outcomes(inner, session, fence, &reply.provider_outcomes)?;
     }
     const ATTEMPTS: usize = 3;
     for attempt in 1..=ATTEMPTS {
-        match try_record_step(inner, session, &reply) {
+        match try_record_step(inner, session, fence, &reply) {
             Err(EngineError::Store(StoreError::GrantUsedUp(_))) if attempt < ATTEMPTS => {
                 inner.invalidate_policy();
             }
@@ -424,6 +476,7 @@ fn record_step(inner: &Inner, session: &SessionRow, reply: ModelReply) -> Result
 fn try_record_step(
     inner: &Inner,
     session: &SessionRow,
+    fence: Option<&Fence>,
     reply: &ModelReply,
 ) -> Result<(), EngineError> {
     let fresh = inner
@@ -481,10 +534,13 @@ fn try_record_step(
     inner
         .step_gate
         .pass(calls.iter().any(|call| call.grant_use.is_some()));
-    let message_id =
-        inner
-            .store
-            .record_assistant_step(&session.id, &reply.text, &calls, &approvals)?;
+    let message_id = inner.store.record_assistant_step_fenced(
+        &session.id,
+        &reply.text,
+        &calls,
+        &approvals,
+        fence,
+    )?;
     // A counted grant's use was taken: the cached policy holds the count from before.
     if calls.iter().any(|call| call.grant_use.is_some()) {
         inner.invalidate_policy();
@@ -798,6 +854,7 @@ fn provider_call(
 fn record_provider_outcomes(
     inner: &Inner,
     session: &SessionRow,
+    fence: Option<&Fence>,
     outcomes: &[ProviderToolOutcome],
 ) -> Result<(), EngineError> {
     let messages = inner.store.messages(&session.id)?;
@@ -836,7 +893,9 @@ fn record_provider_outcomes(
             } else {
                 CallState::Succeeded
             };
-            inner.store.finish_call(&call.id, state, &result)?;
+            inner
+                .store
+                .finish_call_fenced(&call.id, state, &result, fence)?;
         }
     }
     Ok(())
@@ -943,6 +1002,7 @@ fn expire_due(inner: &Inner, pending: &[airlock_store::ApprovalRow]) {
 async fn run_calls(
     inner: &Arc<Inner>,
     session: &SessionRow,
+    fence: Option<&Fence>,
     calls: &[&CallRow],
     cancel: &mut watch::Receiver<bool>,
 ) -> Result<bool, EngineError> {
@@ -962,20 +1022,20 @@ async fn run_calls(
             if !inner.take_started(&call.id)
                 && inner
                     .store
-                    .claim_invocation(&[call.id.as_str()])?
+                    .claim_invocation_fenced(&[call.id.as_str()], fence)?
                     .is_empty()
             {
                 let result =
                     json!({"type": "error", "message": "interrupted; the call was not run again"});
                 inner
                     .store
-                    .finish_call(&call.id, CallState::Failed, &result)?;
+                    .finish_call_fenced(&call.id, CallState::Failed, &result, fence)?;
                 continue;
             }
         } else {
             inner
                 .store
-                .mark_running(&[(call.id.clone(), args.clone())])?;
+                .mark_running_fenced(&[(call.id.clone(), args.clone())], fence)?;
         }
         let source = inner.tools.source(&call.server);
         let context = CallContext {
@@ -996,7 +1056,7 @@ async fn run_calls(
             result = run => result,
             _ = cancel.changed() => {
                 let result = json!({"type": "error", "message": "cancelled by the user while running"});
-                inner.store.finish_call(&call.id, CallState::Failed, &result)?;
+                inner.store.finish_call_fenced(&call.id, CallState::Failed, &result, fence)?;
                 return Ok(true);
             }
         };
@@ -1004,7 +1064,9 @@ async fn run_calls(
             Ok(value) => (CallState::Succeeded, value),
             Err(error) => (CallState::Failed, error.into_result()),
         };
-        inner.store.finish_call(&call.id, state, &value)?;
+        inner
+            .store
+            .finish_call_fenced(&call.id, state, &value, fence)?;
         inner.emit(EngineEvent::ToolFinished {
             session: session.name.clone(),
             tool_call_id: call.id.clone(),

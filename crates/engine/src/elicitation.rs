@@ -30,7 +30,8 @@ pub struct ElicitationRequest {
 }
 
 /// Cancels the inbox item when the server stops waiting for it (its request was cancelled or
-/// the connection died), so that nothing is left to answer in vain.
+/// the connection died), so that nothing is left to answer in vain; releases its hold under
+/// this replica's lease (another replica cancels it if this one stops: `replicas`).
 struct PendingGuard {
     inner: Arc<Inner>,
     approval_id: String,
@@ -53,6 +54,8 @@ impl Drop for PendingGuard {
                 Err(error) => tracing::warn!(%error, "cannot record the end of an elicitation"),
             }
         }
+        self.inner
+            .release(airlock_store::Work::Elicitation, &self.approval_id);
     }
 }
 
@@ -92,6 +95,8 @@ impl Engine {
             format!("the server {} asks for input", request.server)
         };
         let mut receiver = inner.router.wait_for(&approval_id);
+        // Held before it exists: a replica that stops in between leaves nothing unheld.
+        inner.hold(airlock_store::Work::Elicitation, &approval_id);
         inner.store.insert_request(&NewApproval {
             approval_id: approval_id.clone(),
             tool_call_id: None,

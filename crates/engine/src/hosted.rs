@@ -36,6 +36,8 @@ pub struct HostedTurn {
     pub cancel: watch::Receiver<bool>,
     state: watch::Sender<TurnWatch>,
     finished: bool,
+    /// The chat's hold under this replica's lease: ending the turn is fenced by it.
+    fence: Option<airlock_store::Fence>,
 }
 
 impl std::fmt::Debug for HostedTurn {
@@ -310,12 +312,18 @@ impl HostedTurn {
         } else {
             SessionStatus::Idle
         };
-        if let Err(e) =
-            self.inner
-                .store
-                .set_session_status(&self.session.id, session_status, error.as_deref())
-        {
-            tracing::error!(%e, "cannot record the end of a hosted turn");
+        match self.inner.store.set_session_status_fenced(
+            &self.session.id,
+            session_status,
+            error.as_deref(),
+            self.fence.as_ref(),
+        ) {
+            Ok(()) => {}
+            // Another replica took the chat over (and ended it): nothing more is written here.
+            Err(airlock_store::StoreError::LeaseLost { .. }) => {
+                tracing::warn!(session = %self.session.name, "a hosted turn ended after another replica took its chat over");
+            }
+            Err(e) => tracing::error!(%e, "cannot record the end of a hosted turn"),
         }
         let outcome = TurnOutcome {
             session: self.session.name.clone(),
@@ -473,6 +481,11 @@ impl Engine {
                 hosted.agent
             )));
         };
+        // Held under this replica's lease while its agent runs here: another replica ends the
+        // chat if this one stops (`replicas`).
+        let fence = self
+            .inner
+            .hold(airlock_store::Work::HostedChat, &session.id);
         self.inner
             .store
             .host_session(&session.id, &hosted.agent, &hosted.folder)?;
@@ -504,6 +517,7 @@ impl Engine {
             cancel: cancel_rx,
             state,
             finished: false,
+            fence,
         };
         host.prompt(self.clone(), agent, PathBuf::from(&hosted.folder), turn);
         Ok(session)
@@ -520,11 +534,12 @@ impl Engine {
     }
 }
 
-fn end_hosted(inner: &Inner, session_id: &str, why: &str) -> Result<()> {
+pub(crate) fn end_hosted(inner: &Inner, session_id: &str, why: &str) -> Result<()> {
     inner.store.end_hosted_session(session_id, why)?;
     for approval_id in inner.store.pending_of_session(session_id)? {
         inner.withdraw(&approval_id, &format!("withdrawn: {why}"));
     }
+    inner.release(airlock_store::Work::HostedChat, session_id);
     Ok(())
 }
 

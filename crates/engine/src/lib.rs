@@ -159,6 +159,8 @@ pub(crate) struct Inner {
     pub started_by_decision: Mutex<HashSet<String>>,
     /// A team server's members and routes, as the decision path needs them (`team`).
     pub team: routing::TeamState,
+    /// This replica's lease as the work it holds sees it (`replicas`).
+    pub lease: replicas::Lease,
     /// Where tests hold steps between deciding and recording, to force them to race.
     #[cfg(test)]
     pub step_gate: driver::StepGate,
@@ -262,6 +264,7 @@ impl Engine {
                 pairing: remote::PairingCodes::default(),
                 started_by_decision: Mutex::new(HashSet::new()),
                 team: routing::TeamState::default(),
+                lease: replicas::Lease::default(),
                 #[cfg(test)]
                 step_gate: driver::StepGate::default(),
             }),

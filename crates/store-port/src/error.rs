@@ -50,6 +50,10 @@ pub enum StoreError {
     /// An approved deferred call was claimed to run before: it runs at most once.
     #[error("the call {id} was already claimed to run at {at}; it runs at most once")]
     AlreadyClaimed { id: String, at: String },
+    /// The writer's hold of this work is gone: its lease ran out and another replica took the
+    /// work over. Nothing was written; the writer drops the work (it does not fail it).
+    #[error("this replica no longer holds {work} {key}: another replica took it over")]
+    LeaseLost { work: &'static str, key: String },
 }
 
 impl StoreError {

@@ -73,6 +73,16 @@ pub trait Sessions {
         id: &str,
         status: SessionStatus,
         error: Option<&str>,
+    ) -> Result<()> {
+        self.set_session_status_fenced(id, status, error, None)
+    }
+    /// [`Sessions::set_session_status`] by the holder of `fence` ([`Fence`]).
+    fn set_session_status_fenced(
+        &self,
+        id: &str,
+        status: SessionStatus,
+        error: Option<&str>,
+        fence: Option<&Fence>,
     ) -> Result<()>;
 }
 
@@ -87,15 +97,48 @@ pub trait Calls {
         content: &str,
         calls: &[NewCall],
         approvals: &[NewApproval],
+    ) -> Result<i64> {
+        self.record_assistant_step_fenced(session_id, content, calls, approvals, None)
+    }
+    /// [`Calls::record_assistant_step`] by the holder of `fence` ([`Fence`]).
+    fn record_assistant_step_fenced(
+        &self,
+        session_id: &str,
+        content: &str,
+        calls: &[NewCall],
+        approvals: &[NewApproval],
+        fence: Option<&Fence>,
     ) -> Result<i64>;
     fn messages(&self, session_id: &str) -> Result<Vec<MessageRow>>;
     fn calls_of_message(&self, message_id: i64) -> Result<Vec<CallRow>>;
     fn call(&self, call_id: &str) -> Result<Option<CallRow>>;
     fn running_calls(&self) -> Result<Vec<CallRow>>;
-    fn mark_running(&self, calls: &[(String, Value)]) -> Result<()>;
+    fn mark_running(&self, calls: &[(String, Value)]) -> Result<()> {
+        self.mark_running_fenced(calls, None)
+    }
+    /// [`Calls::mark_running`] (which claims them too) by the holder of `fence` ([`Fence`]).
+    fn mark_running_fenced(&self, calls: &[(String, Value)], fence: Option<&Fence>) -> Result<()>;
     /// Claims calls for invocation (`invoked_at`): the ids claimed now, never twice.
-    fn claim_invocation(&self, call_ids: &[&str]) -> Result<Vec<String>>;
-    fn finish_call(&self, call_id: &str, state: CallState, result: &Value) -> Result<()>;
+    fn claim_invocation(&self, call_ids: &[&str]) -> Result<Vec<String>> {
+        self.claim_invocation_fenced(call_ids, None)
+    }
+    /// [`Calls::claim_invocation`] by the holder of `fence` ([`Fence`]).
+    fn claim_invocation_fenced(
+        &self,
+        call_ids: &[&str],
+        fence: Option<&Fence>,
+    ) -> Result<Vec<String>>;
+    fn finish_call(&self, call_id: &str, state: CallState, result: &Value) -> Result<()> {
+        self.finish_call_fenced(call_id, state, result, None)
+    }
+    /// [`Calls::finish_call`] by the holder of `fence` ([`Fence`]).
+    fn finish_call_fenced(
+        &self,
+        call_id: &str,
+        state: CallState,
+        result: &Value,
+        fence: Option<&Fence>,
+    ) -> Result<()>;
 }
 
 /// Approval requests and the decisions on them.
@@ -442,6 +485,10 @@ pub enum Work {
     Turn,
     /// An agent's item a hook waits on through it (the key: the approval id).
     AgentItem,
+    /// A form request (elicitation) whose server waits through it (the key: the approval id).
+    Elicitation,
+    /// A chat whose agent it hosts over ACP (the key: the session's id).
+    HostedChat,
 }
 
 impl Work {
@@ -449,14 +496,36 @@ impl Work {
         match self {
             Self::Turn => "turn",
             Self::AgentItem => "agent_item",
+            Self::Elicitation => "elicitation",
+            Self::HostedChat => "hosted_chat",
         }
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        [Self::Turn, Self::AgentItem]
-            .into_iter()
-            .find(|work| work.as_str() == text)
+        [
+            Self::Turn,
+            Self::AgentItem,
+            Self::Elicitation,
+            Self::HostedChat,
+        ]
+        .into_iter()
+        .find(|work| work.as_str() == text)
     }
+}
+
+/// Work held under a replica's lease, as [`Replicas::hold`] returned it: the fencing token of
+/// that hold. Every write its holder makes for the work (claiming a call to run it, finishing
+/// it, recording a step, ending the turn) passes it, and the store checks in that write's own
+/// transaction that the hold is still there, locking it until the commit: once another replica
+/// took the work over, the write is refused ([`StoreError::LeaseLost`]) and nothing of it is
+/// written. A replica paused past its lease therefore neither runs what was taken over nor
+/// overwrites what its new holder wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fence {
+    pub work: Work,
+    pub key: String,
+    /// Unique to this hold: a later hold of the same work has another.
+    pub token: i64,
 }
 
 /// What another replica (or the database) tells this one.
@@ -481,13 +550,16 @@ pub trait Replicas: Send + Sync {
     /// Renews this replica's lease until `ttl` from now (the database's clock). False when it
     /// had run out and another replica may have taken its work: it holds nothing any more.
     fn renew_lease(&self, ttl: std::time::Duration) -> Result<bool>;
-    /// Marks `key` as this replica's work.
-    fn hold(&self, work: Work, key: &str) -> Result<()>;
+    /// Marks `key` as this replica's work: the fence its writes for it pass (the same while
+    /// this hold lasts).
+    fn hold(&self, work: Work, key: &str) -> Result<Fence>;
     /// This replica no longer holds `key`.
     fn release(&self, work: Work, key: &str) -> Result<()>;
     /// Takes the work of the replicas whose lease ran out: their leases and holds are deleted
     /// in the transaction that returns them, so each piece is taken by one replica, once.
     fn take_expired(&self) -> Result<Vec<(Work, String)>>;
+    /// Whether this replica still has the hold `fence` names (it was not taken over).
+    fn holds(&self, fence: &Fence) -> Result<bool>;
     /// Whether a replica whose lease runs holds `key` (this one included).
     fn held_by_live(&self, work: Work, key: &str) -> Result<bool>;
     /// The policy's generation: bumped in the transaction of every change the policy or a

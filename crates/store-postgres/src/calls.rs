@@ -4,11 +4,12 @@ use crate::approvals::insert_approval;
 use crate::audit::insert_audit;
 use crate::error::Error;
 use crate::grants::take_grant_use;
+use crate::replicas::check_fence;
 use crate::{PostgresStore, parse_enum, parse_json};
 use airlock_core::CallState;
 use airlock_core::policy::Step;
 use airlock_store_port::{
-    self as port, CallRow, MessageRow, NewApproval, NewCall, StoreError, now, written,
+    self as port, CallRow, Fence, MessageRow, NewApproval, NewCall, StoreError, now, written,
 };
 use deadpool_postgres::Transaction;
 use serde_json::Value;
@@ -89,14 +90,16 @@ impl port::Calls for PostgresStore {
         self.transaction(async |tx| insert_message(tx, session_id, "user", content, &now()).await)
     }
 
-    fn record_assistant_step(
+    fn record_assistant_step_fenced(
         &self,
         session_id: &str,
         content: &str,
         calls: &[NewCall],
         approvals: &[NewApproval],
+        fence: Option<&Fence>,
     ) -> port::Result<i64> {
         self.transaction(async |tx| {
+            check_fence(tx, &self.replica, fence).await?;
             let at = now();
             if calls.is_empty() {
                 // A plain answer ends the turn, in the same transaction.
@@ -219,8 +222,13 @@ impl port::Calls for PostgresStore {
         self.transaction(async |tx| query_calls(tx, "state = 'running'", &[]).await)
     }
 
-    fn mark_running(&self, calls: &[(String, Value)]) -> port::Result<()> {
+    fn mark_running_fenced(
+        &self,
+        calls: &[(String, Value)],
+        fence: Option<&Fence>,
+    ) -> port::Result<()> {
         self.transaction(async |tx| {
+            check_fence(tx, &self.replica, fence).await?;
             let at = now();
             for (call_id, run_args) in calls {
                 let changed = tx
@@ -241,8 +249,13 @@ impl port::Calls for PostgresStore {
         })
     }
 
-    fn claim_invocation(&self, call_ids: &[&str]) -> port::Result<Vec<String>> {
+    fn claim_invocation_fenced(
+        &self,
+        call_ids: &[&str],
+        fence: Option<&Fence>,
+    ) -> port::Result<Vec<String>> {
         self.transaction(async |tx| {
+            check_fence(tx, &self.replica, fence).await?;
             let at = now();
             let mut claimed = Vec::with_capacity(call_ids.len());
             for id in call_ids {
@@ -261,8 +274,15 @@ impl port::Calls for PostgresStore {
         })
     }
 
-    fn finish_call(&self, call_id: &str, state: CallState, result: &Value) -> port::Result<()> {
+    fn finish_call_fenced(
+        &self,
+        call_id: &str,
+        state: CallState,
+        result: &Value,
+        fence: Option<&Fence>,
+    ) -> port::Result<()> {
         self.transaction(async |tx| {
+            check_fence(tx, &self.replica, fence).await?;
             let row = tx
                 .query_one(
                     "UPDATE tool_calls SET state = $2, result = $3, updated_at = $4 WHERE id = $1

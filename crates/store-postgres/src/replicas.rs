@@ -7,7 +7,7 @@
 
 use crate::PostgresStore;
 use crate::error::Error;
-use airlock_store_port::{self as port, Replicas, Signal, Work};
+use airlock_store_port::{self as port, Fence, Replicas, Signal, Work};
 use deadpool_postgres::{Pool, Transaction};
 use futures::StreamExt;
 use std::sync::Arc;
@@ -46,6 +46,37 @@ pub(crate) async fn notify_decided(tx: &Transaction<'_>, ids: &[&str]) -> Result
     }
     Ok(())
 }
+
+/// Refuses the write of `tx` unless `replica` still holds `fence`'s work under the same hold
+/// (another replica took it over if not: [`port::StoreError::LeaseLost`]). The hold's row stays
+/// locked until `tx` ends, so a take-over (which deletes it) waits for this write's commit and
+/// then drives the work from what it wrote; a write after the take-over is never made.
+pub(crate) async fn check_fence(
+    tx: &Transaction<'_>,
+    replica: &str,
+    fence: Option<&Fence>,
+) -> Result<(), Error> {
+    let Some(fence) = fence else {
+        return Ok(());
+    };
+    let held = tx
+        .query_opt(
+            format!("{THE_HOLD} FOR SHARE").as_str(),
+            &[&fence.work.as_str(), &fence.key, &replica, &fence.token],
+        )
+        .await?;
+    match held {
+        Some(_) => Ok(()),
+        None => Err(Error::Store(port::StoreError::LeaseLost {
+            work: fence.work.as_str(),
+            key: fence.key.clone(),
+        })),
+    }
+}
+
+/// The hold a fence names: its work, key, replica and token.
+const THE_HOLD: &str = "SELECT 1 FROM airlock_held
+     WHERE work = $1 AND key = $2 AND replica = $3 AND token = $4";
 
 /// Publishes the events `outgoing` receives, in order, until the store is dropped.
 pub(crate) async fn publish_events(
@@ -211,15 +242,23 @@ impl Replicas for PostgresStore {
         Ok(true)
     }
 
-    fn hold(&self, work: Work, key: &str) -> port::Result<()> {
+    fn hold(&self, work: Work, key: &str) -> port::Result<Fence> {
         self.transaction(async |tx| {
-            tx.execute(
-                "INSERT INTO airlock_held (work, key, replica) VALUES ($1, $2, $3)
-                 ON CONFLICT DO NOTHING",
-                &[&work.as_str(), &key, &self.replica],
-            )
-            .await?;
-            Ok(())
+            // Held already: the same hold, the same token.
+            let token: i64 = tx
+                .query_one(
+                    "INSERT INTO airlock_held (work, key, replica) VALUES ($1, $2, $3)
+                     ON CONFLICT (work, key, replica) DO UPDATE SET token = airlock_held.token
+                     RETURNING token",
+                    &[&work.as_str(), &key, &self.replica],
+                )
+                .await?
+                .try_get(0)?;
+            Ok(Fence {
+                work,
+                key: key.to_string(),
+                token,
+            })
         })
     }
 
@@ -263,6 +302,23 @@ impl Replicas for PostgresStore {
                 }
             }
             Ok(taken)
+        })
+    }
+
+    fn holds(&self, fence: &Fence) -> port::Result<bool> {
+        self.transaction(async |tx| {
+            Ok(tx
+                .query_opt(
+                    THE_HOLD,
+                    &[
+                        &fence.work.as_str(),
+                        &fence.key,
+                        &self.replica,
+                        &fence.token,
+                    ],
+                )
+                .await?
+                .is_some())
         })
     }
 

@@ -122,13 +122,15 @@ impl port::Sessions for PostgresStore {
         })
     }
 
-    fn set_session_status(
+    fn set_session_status_fenced(
         &self,
         id: &str,
         status: SessionStatus,
         error: Option<&str>,
+        fence: Option<&port::Fence>,
     ) -> port::Result<()> {
         self.transaction(async |tx| {
+            crate::replicas::check_fence(tx, &self.replica, fence).await?;
             tx.execute(
                 "UPDATE sessions SET status = $2, last_error = $3, updated_at = $4 WHERE id = $1",
                 &[&id, &status.as_str(), &error, &now()],

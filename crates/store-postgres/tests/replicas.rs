@@ -1,12 +1,13 @@
 //! Several stores (replicas) on one PostgreSQL database: leases and the work held under them,
 //! taken over once and only when the lease ran out; the policy generation moved by the
-//! transaction of a change; what the replicas tell each other.
+//! transaction of a change; what the replicas tell each other; the writes of a replica whose
+//! work was taken over refused (fencing).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use airlock_core::{ApprovalStatus, CallState, DecidedBy, ItemKind};
 use airlock_store_port::{
     Approvals, Calls, DecisionInput, NewApproval, NewCall, Replicas, Sessions, Settings, Signal,
-    Store, Work,
+    Store, StoreError, Work,
 };
 use airlock_store_postgres::PostgresStore;
 use serde_json::json;
@@ -202,4 +203,131 @@ fn many_operations_in_one_poll_of_a_tokio_task_all_finish() {
     finished
         .recv_timeout(Duration::from_secs(60))
         .expect("the store's operations in one poll of a task did not finish within 60 s");
+}
+
+/// A turn in `store` whose one call (`call_id`) was approved: running, not claimed yet.
+fn approved_call(store: &PostgresStore, chat: &str, call_id: &str) -> String {
+    let (session, _) = store.start_turn(chat, "write").unwrap();
+    let args = json!({"path": "a.txt"});
+    let approval_id = format!("approval_of_{call_id}");
+    store
+        .record_assistant_step(
+            &session.id,
+            "",
+            &[NewCall {
+                id: call_id.into(),
+                provider_call_id: call_id.into(),
+                model_name: "builtin__write_file".into(),
+                server: "builtin".into(),
+                tool: "write_file".into(),
+                raw_args: args.to_string(),
+                args_hash: Some(airlock_core::args_hash(&args)),
+                args: Some(args.clone()),
+                state: CallState::Pending,
+                policy_step: None,
+                policy_why: None,
+                result: None,
+                grant_use: None,
+                same_as: None,
+            }],
+            &[NewApproval {
+                approval_id: approval_id.clone(),
+                tool_call_id: Some(call_id.into()),
+                session_id: session.id.clone(),
+                kind: ItemKind::ToolCall,
+                server: "builtin".into(),
+                tool: "write_file".into(),
+                args_hash: airlock_core::args_hash(&args),
+                args,
+                why: "required".into(),
+                expires_at: None,
+            }],
+        )
+        .unwrap();
+    store
+        .decide(&DecisionInput::new(
+            &approval_id,
+            ApprovalStatus::Approved,
+            DecidedBy::Inbox,
+        ))
+        .unwrap();
+    session.id
+}
+
+fn lease_lost<T: std::fmt::Debug>(result: Result<T, StoreError>) -> bool {
+    matches!(result, Err(StoreError::LeaseLost { .. }))
+}
+
+#[test]
+fn a_replica_whose_work_was_taken_over_writes_nothing_more_for_it() {
+    let stores = replicas(2);
+    let (paused, taker) = (&stores[0], &stores[1]);
+    let session = approved_call(paused, "chat", "call_1");
+    let stale = paused.hold(Work::Turn, &session).unwrap();
+    assert_eq!(
+        paused.hold(Work::Turn, &session).unwrap(),
+        stale,
+        "the same hold, the same fence"
+    );
+
+    expire(paused);
+    assert_eq!(
+        taker.take_expired().unwrap(),
+        [(Work::Turn, session.clone())]
+    );
+    let fence = taker.hold(Work::Turn, &session).unwrap();
+    assert_ne!(fence.token, stale.token);
+    assert!(!paused.holds(&stale).unwrap());
+    assert!(taker.holds(&fence).unwrap());
+
+    // The paused replica wakes: it neither claims the call nor writes anything for the turn.
+    assert!(lease_lost(
+        paused.claim_invocation_fenced(&["call_1"], Some(&stale))
+    ));
+    assert_eq!(
+        taker
+            .claim_invocation_fenced(&["call_1"], Some(&fence))
+            .unwrap(),
+        ["call_1"],
+        "the call was not claimed by the refused write"
+    );
+    let result = json!({"ok": true});
+    taker
+        .finish_call_fenced("call_1", CallState::Succeeded, &result, Some(&fence))
+        .unwrap();
+    let overwrite = json!({"type": "error", "message": "interrupted"});
+    assert!(lease_lost(paused.finish_call_fenced(
+        "call_1",
+        CallState::Failed,
+        &overwrite,
+        Some(&stale)
+    )));
+    assert!(lease_lost(paused.mark_running_fenced(
+        &[("call_1".into(), json!({}))],
+        Some(&stale)
+    )));
+    assert!(lease_lost(paused.record_assistant_step_fenced(
+        &session,
+        "stale",
+        &[],
+        &[],
+        Some(&stale)
+    )));
+    assert!(lease_lost(paused.set_session_status_fenced(
+        &session,
+        airlock_core::SessionStatus::Failed,
+        Some("stale"),
+        Some(&stale)
+    )));
+    let call = taker.call("call_1").unwrap().unwrap();
+    assert_eq!(
+        (call.state, call.result),
+        (CallState::Succeeded, Some(result))
+    );
+    assert_eq!(taker.messages(&session).unwrap().len(), 2, "no stale step");
+    // Coming back as a replica again does not give it the old hold back.
+    assert!(!paused.renew_lease(LEASE).unwrap());
+    assert!(lease_lost(
+        paused.claim_invocation_fenced(&["call_1"], Some(&stale))
+    ));
 }

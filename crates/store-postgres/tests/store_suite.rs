@@ -11,9 +11,9 @@ use airlock_core::{
 };
 use airlock_protocol::TeamRole;
 use airlock_store_port::{
-    AgentActivity, Approvals, Audit, Calls, DecisionInput, GrantLimits, Grants, HostedCallUpdate,
-    ItemRouting, NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute, PinCheck, Requests,
-    Rules, Sessions, Settings, Store, StoreError,
+    AgentActivity, Approvals, Audit, Calls, DecisionInput, Fence, GrantLimits, Grants,
+    HostedCallUpdate, ItemRouting, NewAgentRequest, NewApproval, NewCall, NewMemberRow, NewRoute,
+    PinCheck, Requests, Rules, Sessions, Settings, Store, StoreError, Work,
 };
 use serde_json::{Value, json};
 
@@ -64,6 +64,7 @@ test_both! {
     allowing_for_the_chat_grants_the_tool_in_that_chat,
     an_identical_call_of_the_step_follows_its_leaders_decision,
     only_an_allowed_or_approved_call_is_marked_running,
+    a_turns_fenced_writes_go_through_while_it_is_held_and_not_after_its_take_over,
     a_form_request_is_answered_and_its_answer_read_back,
     an_approval_the_disk_refused_never_runs_its_call,
     a_plain_answer_ends_the_turn,
@@ -661,6 +662,77 @@ fn only_an_allowed_or_approved_call_is_marked_running(store: &impl DecisionStore
     let running = store.running_calls().unwrap();
     assert_eq!(running.len(), 1);
     assert_eq!(running[0].run_args, Some(json!({"path": "b"})));
+}
+
+fn a_turns_fenced_writes_go_through_while_it_is_held_and_not_after_its_take_over(
+    store: &impl DecisionStore,
+) {
+    let (session, _) = one_waiting_call(store);
+    let fence = match store.replicas() {
+        Some(replicas) => {
+            replicas
+                .renew_lease(std::time::Duration::from_secs(30))
+                .unwrap();
+            replicas.hold(Work::Turn, &session).unwrap()
+        }
+        // One process holds all it writes: a fence is passed and not looked at.
+        None => Fence {
+            work: Work::Turn,
+            key: session.clone(),
+            token: 0,
+        },
+    };
+    let fence = Some(&fence);
+    let args = json!({"path": "b"});
+    store
+        .record_assistant_step_fenced(
+            &session,
+            "",
+            &[new_call("call_2", CallState::AutoAllowed, args.clone())],
+            &[],
+            fence,
+        )
+        .unwrap();
+    store
+        .mark_running_fenced(&[("call_2".into(), args)], fence)
+        .unwrap();
+    assert!(
+        store
+            .claim_invocation_fenced(&["call_2"], fence)
+            .unwrap()
+            .is_empty(),
+        "marked running is claimed"
+    );
+    let result = json!({"ok": true});
+    store
+        .finish_call_fenced("call_2", CallState::Succeeded, &result, fence)
+        .unwrap();
+    store
+        .set_session_status_fenced(&session, SessionStatus::Idle, None, fence)
+        .unwrap();
+    if let Some(replicas) = store.replicas() {
+        // Its lease runs out and its turn is taken over (here by itself, as another replica).
+        replicas.renew_lease(std::time::Duration::ZERO).unwrap();
+        assert_eq!(
+            replicas.take_expired().unwrap(),
+            [(Work::Turn, session.clone())]
+        );
+        let refused = store.finish_call_fenced(
+            "call_2",
+            CallState::Failed,
+            &json!({"type": "error"}),
+            fence,
+        );
+        assert!(
+            matches!(refused, Err(StoreError::LeaseLost { .. })),
+            "{refused:?}"
+        );
+    }
+    let call = store.call("call_2").unwrap().unwrap();
+    assert_eq!(
+        (call.state, call.result),
+        (CallState::Succeeded, Some(result))
+    );
 }
 
 fn a_form_request_is_answered_and_its_answer_read_back(store: &impl DecisionStore) {

@@ -76,26 +76,67 @@ impl port::Sessions for Store {
         sessions() -> Vec<SessionRow>;
         set_session_title(id: &str, title: &str) -> ();
         set_session_mode(id: &str, mode: Option<Mode>) -> ();
-        set_session_status(id: &str, status: SessionStatus, error: Option<&str>) -> ();
+    }
+
+    // One process holds everything it writes: there is no fence to check.
+    fn set_session_status_fenced(
+        &self,
+        id: &str,
+        status: SessionStatus,
+        error: Option<&str>,
+        _fence: Option<&port::Fence>,
+    ) -> port::Result<()> {
+        Ok(Store::set_session_status(self, id, status, error)?)
     }
 }
 
 impl port::Calls for Store {
     delegate! {
         append_user_message(session_id: &str, content: &str) -> i64;
-        record_assistant_step(
-            session_id: &str,
-            content: &str,
-            calls: &[NewCall],
-            approvals: &[NewApproval]
-        ) -> i64;
         messages(session_id: &str) -> Vec<MessageRow>;
         calls_of_message(message_id: i64) -> Vec<CallRow>;
         call(call_id: &str) -> Option<CallRow>;
         running_calls() -> Vec<CallRow>;
-        mark_running(calls: &[(String, Value)]) -> ();
-        claim_invocation(call_ids: &[&str]) -> Vec<String>;
-        finish_call(call_id: &str, state: CallState, result: &Value) -> ();
+    }
+
+    // One process holds everything it writes: there is no fence to check.
+    fn record_assistant_step_fenced(
+        &self,
+        session_id: &str,
+        content: &str,
+        calls: &[NewCall],
+        approvals: &[NewApproval],
+        _fence: Option<&port::Fence>,
+    ) -> port::Result<i64> {
+        Ok(Store::record_assistant_step(
+            self, session_id, content, calls, approvals,
+        )?)
+    }
+
+    fn mark_running_fenced(
+        &self,
+        calls: &[(String, Value)],
+        _fence: Option<&port::Fence>,
+    ) -> port::Result<()> {
+        Ok(Store::mark_running(self, calls)?)
+    }
+
+    fn claim_invocation_fenced(
+        &self,
+        call_ids: &[&str],
+        _fence: Option<&port::Fence>,
+    ) -> port::Result<Vec<String>> {
+        Ok(Store::claim_invocation(self, call_ids)?)
+    }
+
+    fn finish_call_fenced(
+        &self,
+        call_id: &str,
+        state: CallState,
+        result: &Value,
+        _fence: Option<&port::Fence>,
+    ) -> port::Result<()> {
+        Ok(Store::finish_call(self, call_id, state, result)?)
     }
 }
 

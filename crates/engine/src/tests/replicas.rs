@@ -2,7 +2,9 @@
 //! decision made through one replica wakes the turn waiting on another, at once, and its call
 //! runs once; the same items approved at once through four replicas are each decided once; a
 //! setting changed through one replica holds on another at its next call; an agent's token
-//! revoked through one replica is refused by another.
+//! revoked through one replica is refused by another; a replica paused past its lease neither
+//! runs nor overwrites the work another replica took over; a form request whose server waited
+//! through a stopped replica is cancelled, saying so.
 
 use super::*;
 use crate::replicas::RECHECK;
@@ -336,4 +338,296 @@ fn chats_started_on_four_replicas_in_one_poll_are_each_approved_through_another_
     finished
         .recv_timeout(Duration::from_secs(180))
         .expect("the chats did not all end within 180 s (or the test failed: see its panic)");
+}
+
+/// Polls `check` every 20 ms until it holds (a bound: 30 s).
+async fn until(what: &str, mut check: impl FnMut() -> bool) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !check() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("timed out waiting for {what}"));
+}
+
+/// Stops `engine`'s lease renewal (as a paused process), ends its lease once no renewal is
+/// under way, and waits until `taken` holds (another replica took its work over).
+async fn pause_past_lease(engine: &Engine, taken: impl FnMut() -> bool) {
+    use std::sync::atomic::Ordering;
+    let lease = &engine.inner.lease;
+    lease.frozen.store(true, Ordering::SeqCst);
+    let skipped = lease.skipped.load(Ordering::SeqCst);
+    until("the paused replica skipping a renewal", || {
+        lease.skipped.load(Ordering::SeqCst) > skipped
+    })
+    .await;
+    let replicas = engine.store().replicas().unwrap();
+    assert!(replicas.renew_lease(Duration::ZERO).unwrap());
+    until("the paused replica's work taken over", taken).await;
+}
+
+/// The call the model asked for as `provider_call_id` in the session.
+fn call_of(engine: &Engine, session_id: &str, provider_call_id: &str) -> airlock_store::CallRow {
+    engine
+        .store()
+        .messages(session_id)
+        .unwrap()
+        .into_iter()
+        .flat_map(|message| message.calls)
+        .find(|call| call.provider_call_id == provider_call_id)
+        .unwrap()
+}
+
+fn taken_over(engine: &Engine, work: &str) -> bool {
+    engine
+        .store()
+        .audit_rows(1000)
+        .unwrap()
+        .iter()
+        .any(|row| row.action == "taken_over" && row.detail["work"] == work)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_paused_past_its_lease_neither_runs_nor_overwrites_the_turn_taken_over() {
+    let url = airlock_testkit::postgres::cluster().database();
+    let gate = tempfile::tempdir().unwrap();
+    let (runs, go) = (gate.path().join("runs"), gate.path().join("go"));
+    // The call runs until the test lets it finish: A is "paused" in the middle of it.
+    let command = format!(
+        "echo ran >> '{}'; while [ ! -e '{}' ]; do sleep 0.02; done",
+        runs.display(),
+        go.display()
+    );
+    let model = ScriptedModel::start(vec![
+        Reply::ToolCalls(vec![call(
+            "c1",
+            "builtin__run_command",
+            json!({ "command": command }),
+        )]),
+        Reply::Text("done".into()),
+    ])
+    .await
+    .unwrap();
+    let (_dir_a, a) = replica(&url);
+    let (_dir_b, b) = replica(&url);
+    use_model(&a, &model);
+
+    let session = a.send_message("s", "run it").unwrap();
+    let item = inbox_of(&a, 1).await.remove(0);
+    a.decide(approve(&item.approval_id), DecidedBy::Inbox)
+        .unwrap();
+    until("the call running on A", || runs.exists()).await;
+
+    // A stops renewing its lease while its call runs; B takes its turn over.
+    pause_past_lease(&a, || taken_over(&b, "turn")).await;
+    // B finds the call invoked by A: reported interrupted, not run again; the turn goes on.
+    until("B finished the turn", || {
+        b.store()
+            .messages(&session.id)
+            .unwrap()
+            .last()
+            .is_some_and(|m| m.role == "assistant" && m.content == "done")
+    })
+    .await;
+    let call_after_b = call_of(&b, &session.id, "c1");
+    assert_eq!(call_after_b.state, CallState::Failed, "{call_after_b:?}");
+
+    // A wakes: its call returns. It must not overwrite B's result nor drive the turn on.
+    std::fs::write(&go, "").unwrap();
+    tokio::time::timeout(Duration::from_secs(30), a.wait_turn("s"))
+        .await
+        .expect("A's turn did not stop")
+        .unwrap();
+    let call = call_of(&a, &session.id, "c1");
+    assert_eq!(
+        (call.state, &call.result),
+        (call_after_b.state, &call_after_b.result),
+        "A overwrote the result B recorded"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&runs).unwrap().lines().count(),
+        1,
+        "the call ran more than once"
+    );
+    assert_eq!(
+        model.requests().len(),
+        2,
+        "the model was asked from stale state"
+    );
+    let finished: Vec<String> = a
+        .store()
+        .audit_rows(1000)
+        .unwrap()
+        .into_iter()
+        .filter(|row| {
+            row.tool_call_id.as_deref() == Some(call.id.as_str()) && row.action.starts_with("call_")
+        })
+        .map(|row| row.action)
+        .collect();
+    assert!(
+        finished
+            .iter()
+            .filter(|action| *action == "call_failed")
+            .count()
+            == 1
+            && !finished.iter().any(|action| action == "call_succeeded"),
+        "{finished:?}"
+    );
+    assert_eq!(
+        a.store().session(&session.id).unwrap().unwrap().status,
+        airlock_core::SessionStatus::Idle
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_request_whose_server_waited_through_a_stopped_replica_is_cancelled_saying_so() {
+    let url = airlock_testkit::postgres::cluster().database();
+    let (_dir_a, a) = replica(&url);
+    let (_dir_b, b) = replica(&url);
+    let asking = a.clone();
+    let asked = tokio::spawn(async move {
+        asking
+            .elicit(crate::ElicitationRequest {
+                server: "forms".into(),
+                message: "Your name?".into(),
+                schema: json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+                meta: None,
+                context: None,
+                property_order: Vec::new(),
+            })
+            .await
+    });
+    let item = inbox_of(&b, 1).await.remove(0);
+
+    pause_past_lease(&a, || {
+        b.store().approval_status(&item.approval_id).unwrap()
+            != Some(airlock_core::ApprovalStatus::Pending)
+    })
+    .await;
+    assert!(taken_over(&b, "elicitation"));
+    let row = b.store().approval(&item.approval_id).unwrap().unwrap();
+    assert_eq!(
+        row.status,
+        airlock_core::ApprovalStatus::Cancelled,
+        "{row:?}"
+    );
+    let decision = b.store().decision(&item.approval_id).unwrap().unwrap();
+    assert!(
+        decision
+            .reason
+            .as_deref()
+            .is_some_and(|why| why.contains("replica that stopped")),
+        "{decision:?}"
+    );
+    assert!(b.inbox().unwrap().is_empty());
+    // The server waiting through A (were it still there) is told it was cancelled.
+    let answer = tokio::time::timeout(Duration::from_secs(30), asked)
+        .await
+        .expect("the elicitation did not end")
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer.action, airlock_protocol::ElicitationAction::Cancel);
+}
+
+/// Keeps the hosted turns it is given (the agent never answers) to look at them.
+#[derive(Default)]
+struct SilentHost {
+    turns: std::sync::Mutex<Vec<crate::HostedTurn>>,
+}
+
+impl crate::AgentHost for SilentHost {
+    fn prompt(
+        &self,
+        _engine: Engine,
+        _agent: airlock_protocol::AcpAgentView,
+        _folder: std::path::PathBuf,
+        turn: crate::HostedTurn,
+    ) {
+        self.turns.lock().unwrap().push(turn);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosted_chat_whose_replica_stopped_is_ended_saying_so_and_its_turn_dropped_there() {
+    let url = airlock_testkit::postgres::cluster().database();
+    let (dir_a, a) = replica(&url);
+    let (_dir_b, b) = replica(&url);
+    let host = Arc::new(SilentHost::default());
+    a.set_agent_host(host.clone());
+    a.save_acp_agent("fake", &["/bin/true".to_string()])
+        .unwrap();
+    let folder = dir_a.path().canonicalize().unwrap();
+    let session = a
+        .chat_with_agent("fake", "chat", "hello", folder.to_str())
+        .unwrap();
+    // The agent asks through A for a permission; it waits.
+    let asking = {
+        let a = a.clone();
+        let session = session.id.clone();
+        tokio::spawn(async move {
+            let call = airlock_protocol::AgentCall {
+                agent: "fake".into(),
+                source: None,
+                client: None,
+                agent_session: "acp-1".into(),
+                cwd: Some("/work".into()),
+                tool: "run_shell_command".into(),
+                input: json!({"command": "echo hi > f.txt"}),
+                tool_use_id: Some("call_1".into()),
+                event: airlock_protocol::AgentEvent::PermissionRequest,
+                editable: false,
+                wait_ms: None,
+                definition: None,
+                prompt: None,
+                defer: false,
+                takes_reason: None,
+            };
+            a.hosted_agent_call(&session, call, None, None).await
+        })
+    };
+    let item = inbox_of(&b, 1).await.remove(0);
+
+    pause_past_lease(&a, || {
+        b.store().live_hosted_sessions().unwrap().is_empty()
+            && b.store().approval_status(&item.approval_id).unwrap()
+                != Some(airlock_core::ApprovalStatus::Pending)
+    })
+    .await;
+    assert!(taken_over(&b, "hosted_chat"));
+    let said = b.transcript("chat").unwrap();
+    assert!(
+        said.iter().any(|m| m
+            .content
+            .contains("the Airlock replica that ran it stopped")),
+        "{said:?}"
+    );
+    assert_eq!(
+        b.store().approval_status(&item.approval_id).unwrap(),
+        Some(airlock_core::ApprovalStatus::Withdrawn),
+        "the agent's waiting item went with it"
+    );
+    assert!(b.inbox().unwrap().is_empty());
+
+    // A wakes, finds its lease gone, and stops its agent's turn (nothing is failed there).
+    a.inner
+        .lease
+        .frozen
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    until("A stopped the hosted turn", || {
+        host.turns
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|turn| *turn.cancel.borrow())
+    })
+    .await;
+    assert!(
+        a.store()
+            .audit_rows(1000)
+            .unwrap()
+            .iter()
+            .any(|row| row.action == "lease_lost")
+    );
+    asking.abort();
 }
