@@ -98,7 +98,7 @@ async fn an_agents_token_posts_its_own_calls_and_nothing_else() {
     let addr = host.addr;
     allow_git_status(&host.engine, "claude-code");
     allow_git_status(&host.engine, "codex");
-    let issued = issue_token(&client, "claude-code").await;
+    let issued = issue_token(client, "claude-code").await;
     assert_ne!(&issued, main);
     let agent = issued.as_str();
 
@@ -198,9 +198,9 @@ async fn an_agents_token_posts_its_own_calls_and_nothing_else() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 
     // The main token still reaches everything, any agent's calls included.
-    let (status, inbox) = send(addr, &main, Method::GET, "/v1/inbox", None).await;
+    let (status, inbox) = send(addr, main, Method::GET, "/v1/inbox", None).await;
     assert_eq!(status, StatusCode::OK, "{inbox}");
-    let (status, answer) = post(addr, &main, "/v1/agent-calls", call("codex", "git status")).await;
+    let (status, answer) = post(addr, main, "/v1/agent-calls", call("codex", "git status")).await;
     assert_ok(status, &answer, "verdict", "allow");
 }
 
@@ -281,7 +281,7 @@ async fn the_http_hook_answers_in_the_agents_own_words() {
     // An agent without a hook Airlock answers has no hook route.
     let (status, _) = post(
         hooks,
-        &main,
+        main,
         "/v1/agent-calls/hook/cline",
         claude_event("ls"),
     )
@@ -299,10 +299,10 @@ async fn an_agents_token_reads_and_claims_only_its_own_calls() {
     let waiting = common::one_waiting_write().await;
     let (host, main, client) = (&waiting.host, &waiting.token, &waiting.client);
     let addr = host.addr;
-    let id = post_app_call(addr, &main, "ledger-app").await;
-    let other = issue_token(&client, "claude-code").await;
-    let other_app = issue_token(&client, "other-app").await;
-    let own = issue_token(&client, "ledger-app").await;
+    let id = post_app_call(addr, main, "ledger-app").await;
+    let other = issue_token(client, "claude-code").await;
+    let other_app = issue_token(client, "other-app").await;
+    let own = issue_token(client, "ledger-app").await;
 
     let read = format!("/v1/agent-calls/{id}");
     let claim = format!("/v1/agent-calls/{id}/claim");
@@ -356,7 +356,7 @@ async fn an_agents_token_reads_and_claims_only_its_own_calls() {
         ),
     ];
     all_not_allowed(addr, &own, refused).await;
-    let (_, body) = send(addr, &main, Method::GET, &read, None).await;
+    let (_, body) = send(addr, main, Method::GET, &read, None).await;
     assert_eq!(
         body["status"], "pending",
         "the app's own token decided its call: {body}"
@@ -378,7 +378,7 @@ async fn a_client_waits_for_its_decision_on_the_event_stream() {
     let waiting = common::one_waiting_write().await;
     let (host, main, client) = (&waiting.host, &waiting.token, &waiting.client);
     let addr = host.addr;
-    let own = issue_token(&client, "ledger-app").await;
+    let own = issue_token(client, "ledger-app").await;
     let id = post_app_call(addr, &own, "ledger-app").await;
     let stream = |query: &str| {
         reqwest::Client::new()
@@ -428,7 +428,7 @@ async fn a_client_waits_for_its_decision_on_the_event_stream() {
     assert_eq!(states(&text)[0]["status"], "pending", "{text}");
     let (status, body) = post(
         addr,
-        &main,
+        main,
         "/v1/decisions",
         json!({"approval_id": id, "decision": {"kind": "deny", "reason": "keep the books"}}),
     )
