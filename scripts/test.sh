@@ -54,6 +54,8 @@ step_fmt() { cargo fmt --all --check; }
 # The GitHub workflows (CI on Linux, macOS and Windows; the release builds) as GitHub would read
 # them, with shellcheck on their scripts.
 step_actionlint() { "${AIRLOCK_TOOLS_DIR:-$HOME/.cache/airlock-tools}/bin/actionlint" .github/workflows/*.yml; }
+# The project's own scripts, as shellcheck reads them.
+step_shellcheck() { shellcheck -x scripts/*.sh .ci/run; }
 step_ui_check() { cd ui && npm run check; }
 step_vitest() { cd ui && npm test; }
 # The built UI in chromium with the shell mocked (10,000 pending items).
@@ -73,6 +75,7 @@ step_sdk_clients() {
 step ui-build cargo
 step fmt light
 step actionlint light
+step shellcheck light
 step ui-check light
 step vitest light
 step browser light ui-build

@@ -130,6 +130,7 @@ fn the_plan_keeps_every_suite_and_cargo_in_one_lane() {
     assert!(out.status.success(), "{plan}{}", text(&out.stderr));
     for command in [
         "bin/actionlint\" .github/workflows/*.yml",
+        "shellcheck -x scripts/*.sh",
         "npm run build",
         "cargo fmt --all --check",
         "cargo fetch --locked",
