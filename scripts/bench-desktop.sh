@@ -24,7 +24,8 @@ xvfb=$!
 app=""
 trap 'pkill -f "^$RESIDENT" 2>/dev/null; pkill -f "^$SNI watch" 2>/dev/null; kill $app $xvfb 2>/dev/null || true; rm -rf "$data" "$display_file"' EXIT
 for _ in $(seq 50); do [ -s "$display_file" ] && break; sleep 0.1; done
-export DISPLAY=":$(head -n1 "$display_file")"
+DISPLAY=":$(head -n1 "$display_file")"
+export DISPLAY
 
 # Memory of a process and its children (the WebKit web and network processes), in MB: PSS
 # (shared pages divided among the processes mapping them) and USS (pages only they map).
@@ -61,6 +62,7 @@ AIRLOCK="$(dirname "$BIN")/airlock-"
 # which ends when the window closes: the resident keeps its tray on it.
 start=$(date +%s%N)
 bus_file="$data/bus"
+# shellcheck disable=SC2016 # the inner script expands its own variables
 dbus-run-session -- bash -c 'echo "$DBUS_SESSION_BUS_ADDRESS" >"$3"; "$0" watch & "$1" --data-dir "$2"; wait' \
   "$SNI" "$BIN" "$data/app" "$bus_file" >/dev/null 2>&1 &
 app=$!

@@ -14,7 +14,8 @@ Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp 3>"$display_file" 2>/dev/n
 xvfb_pid=$!
 trap 'kill $xvfb_pid 2>/dev/null || true; rm -f "$display_file"' EXIT
 for _ in $(seq 50); do [ -s "$display_file" ] && break; sleep 0.1; done
-export DISPLAY=":$(head -n1 "$display_file")"
+DISPLAY=":$(head -n1 "$display_file")"
+export DISPLAY
 
 export AIRLOCK_DBUS_LOG="$AIRLOCK_E2E_OUT/dbus-notifications.log"
 # dunst's menu of actions runs scripts/e2e-dmenu.sh, which picks the action a test names in this
@@ -32,6 +33,7 @@ export AIRLOCK_SNI_HOST="${CARGO_TARGET_DIR:-target}/debug/airlock-sni-host"
 # A private session bus with a notification daemon (dunst), a StatusNotifierItem watcher (the
 # tray host a desktop panel provides) and a monitor that records every Notify call; the ignored
 # tests of the app (WebDriver run, tray, notification actions) run in it.
+# shellcheck disable=SC2016 # the inner script expands its own variables
 dbus-run-session -- bash -c '
   dunst -config "$AIRLOCK_E2E_OUT/dunstrc" >/dev/null 2>&1 &
   "$AIRLOCK_SNI_HOST" watch >/dev/null 2>&1 &

@@ -11,8 +11,12 @@ if [ ! -x "$venv/bin/pytest" ] || [ ! -d clients/typescript/node_modules ]; then
   echo "The agent SDKs are not installed: run \`bash scripts/setup.sh --deps-only\`." >&2
   exit 1
 fi
-cargo build --locked -p airlock-cli -p airlock-testkit --bins
-export AIRLOCK_BIN_DIR="${CARGO_TARGET_DIR:-$PWD/target}/debug"
+# The binaries (`airlock`, the scripted model): from $AIRLOCK_BIN_DIR where the caller built them
+# already (scripts/test.sh), else built here.
+if [ -z "${AIRLOCK_BIN_DIR:-}" ]; then
+  cargo build --locked -p airlock-cli -p airlock-testkit --bins
+  export AIRLOCK_BIN_DIR="${CARGO_TARGET_DIR:-$PWD/target}/debug"
+fi
 (cd clients/typescript && npm run build && npm test)
 # The Python client is typed (py.typed): strictly, against the SDKs it adapts.
 "$venv/bin/python" -m mypy --strict clients/python/src

@@ -20,5 +20,8 @@ export default defineConfig({
     globals: true,
     include: ['src/**/*.test.ts'],
     setupFiles: ['src/test-setup.ts'],
+    // scripts/test.sh runs these beside cargo's build on 2 cores: a test that takes under a second
+    // alone took over 5 s (Vitest's default limit) there. A deadline for a stuck test, not a wait.
+    testTimeout: 30_000,
   },
 });

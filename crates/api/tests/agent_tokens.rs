@@ -9,32 +9,9 @@ use airlock_api::ApiClient;
 use airlock_core::{ArgRule, RuleEffect, RulePattern};
 use airlock_engine::Engine;
 use airlock_protocol::commands as cmd;
+use common::{all_not_allowed, send};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-
-/// One request with `token` on the engine's loopback port: its status and JSON body.
-async fn send(
-    addr: std::net::SocketAddr,
-    token: &str,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    let client = reqwest::Client::new();
-    let mut request = client
-        .request(method, format!("http://{addr}{path}"))
-        .bearer_auth(token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status();
-    let text = response.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-    )
-}
 
 fn allow_git_status(engine: &Engine, agent: &str) {
     engine
@@ -56,6 +33,51 @@ fn call(agent: &str, command: &str) -> Value {
     })
 }
 
+/// A new token of `agent`'s own, issued through the main token's `client`.
+async fn issue_token(client: &ApiClient, agent: &str) -> String {
+    client
+        .call(&cmd::IssueAgentToken {
+            agent: agent.into(),
+        })
+        .await
+        .unwrap()
+        .token
+}
+
+/// POSTs `body` to `path` with `token`: the status and the answer.
+async fn post(
+    addr: std::net::SocketAddr,
+    token: &str,
+    path: &str,
+    body: Value,
+) -> (StatusCode, Value) {
+    send(addr, token, Method::POST, path, Some(body)).await
+}
+
+/// The answer came with 200, its `field` saying `expected`.
+fn assert_ok(status: StatusCode, answer: &Value, field: &str, expected: &str) {
+    assert_eq!(
+        (status, &answer[field]),
+        (StatusCode::OK, &json!(expected)),
+        "{answer}"
+    );
+}
+
+/// An app's deferred call (`delete_file` of books.db) as its client `client` posts it.
+fn app_call(client: &str, tool_use_id: &str) -> Value {
+    json!({
+        "agent": "app", "client": client, "agent_session": "s1", "tool": "delete_file",
+        "input": {"path": "books.db"}, "tool_use_id": tool_use_id, "defer": true,
+    })
+}
+
+/// Posts `app_call(client, "call_9")` with `token`: the new approval's id.
+async fn post_app_call(addr: std::net::SocketAddr, token: &str, client: &str) -> String {
+    let (status, posted) = post(addr, token, "/v1/agent-calls", app_call(client, "call_9")).await;
+    assert_eq!(status, StatusCode::OK, "{posted}");
+    posted["approval_id"].as_str().unwrap().to_string()
+}
+
 /// Claude Code's PreToolUse event as its HTTP hook posts it.
 fn claude_event(command: &str) -> Value {
     json!({
@@ -66,47 +88,34 @@ fn claude_event(command: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agents_token_posts_its_own_calls_and_nothing_else() {
-    let common::Waiting {
-        host,
-        item,
-        token: main,
-        _model,
-        _dir,
-        ..
-    } = common::one_waiting_write().await;
+    let waiting = common::one_waiting_write().await;
+    let (host, item, main, client) = (
+        &waiting.host,
+        &waiting.item,
+        &waiting.token,
+        &waiting.client,
+    );
     let addr = host.addr;
-    let client = ApiClient::new(&format!("http://{addr}"), &main, _dir.path());
     allow_git_status(&host.engine, "claude-code");
     allow_git_status(&host.engine, "codex");
-    let issued = client
-        .call(&cmd::IssueAgentToken {
-            agent: "claude-code".into(),
-        })
-        .await
-        .unwrap();
-    assert_ne!(issued.token, main);
-    let agent = issued.token.as_str();
+    let issued = issue_token(client, "claude-code").await;
+    assert_ne!(&issued, main);
+    let agent = issued.as_str();
 
     // Its own calls, as itself: the plain route and its HTTP hook, answered in its words.
-    let (status, answer) = send(
+    let (status, answer) = post(
         addr,
         agent,
-        Method::POST,
         "/v1/agent-calls",
-        Some(call("claude-code", "git status")),
+        call("claude-code", "git status"),
     )
     .await;
-    assert_eq!(
-        (status, &answer["verdict"]),
-        (StatusCode::OK, &json!("allow")),
-        "{answer}"
-    );
-    let (status, answer) = send(
+    assert_ok(status, &answer, "verdict", "allow");
+    let (status, answer) = post(
         addr,
         agent,
-        Method::POST,
         "/v1/agent-calls/hook/claude-code",
-        Some(claude_event("git status --short")),
+        claude_event("git status --short"),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
@@ -117,7 +126,7 @@ async fn an_agents_token_posts_its_own_calls_and_nothing_else() {
 
     // Nothing else: the inbox, a decision, settings, the table's commands, the events, and
     // another agent's calls.
-    let refused: Vec<(Method, &str, Option<Value>)> = vec![
+    let refused = vec![
         (Method::GET, "/v1/inbox", None),
         (Method::GET, "/v1/events", None),
         (Method::GET, "/v1/audit", None),
@@ -156,11 +165,7 @@ async fn an_agents_token_posts_its_own_calls_and_nothing_else() {
             Some(claude_event("git status")),
         ),
     ];
-    for (method, path, body) in refused {
-        let (status, answer) = send(addr, agent, method.clone(), path, body).await;
-        assert_eq!(status, StatusCode::FORBIDDEN, "{method} {path}: {answer}");
-        assert_eq!(answer["code"], "not_allowed", "{method} {path}: {answer}");
-    }
+    all_not_allowed(addr, agent, refused).await;
     assert!(!host.engine.paused(), "an agent's token paused Airlock");
     let inbox = host.engine.inbox().unwrap();
     assert_eq!(inbox.len(), 1, "an agent's token decided an item");
@@ -175,41 +180,28 @@ async fn an_agents_token_posts_its_own_calls_and_nothing_else() {
             .await
             .unwrap()
     );
-    let (status, _) = send(
+    let (status, _) = post(
         addr,
         agent,
-        Method::POST,
         "/v1/agent-calls",
-        Some(call("claude-code", "git status")),
+        call("claude-code", "git status"),
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    let (status, _) = send(
+    let (status, _) = post(
         addr,
         agent,
-        Method::POST,
         "/v1/agent-calls/hook/claude-code",
-        Some(claude_event("git status")),
+        claude_event("git status"),
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
 
     // The main token still reaches everything, any agent's calls included.
-    let (status, inbox) = send(addr, &main, Method::GET, "/v1/inbox", None).await;
+    let (status, inbox) = send(addr, main, Method::GET, "/v1/inbox", None).await;
     assert_eq!(status, StatusCode::OK, "{inbox}");
-    let (status, answer) = send(
-        addr,
-        &main,
-        Method::POST,
-        "/v1/agent-calls",
-        Some(call("codex", "git status")),
-    )
-    .await;
-    assert_eq!(
-        (status, &answer["verdict"]),
-        (StatusCode::OK, &json!("allow")),
-        "{answer}"
-    );
+    let (status, answer) = post(addr, main, "/v1/agent-calls", call("codex", "git status")).await;
+    assert_ok(status, &answer, "verdict", "allow");
 }
 
 /// The HTTP hook route answers every event in Claude Code's words: a rule's denial with its
@@ -217,13 +209,8 @@ async fn an_agents_token_posts_its_own_calls_and_nothing_else() {
 /// take for "no answer").
 #[tokio::test(flavor = "multi_thread")]
 async fn the_http_hook_answers_in_the_agents_own_words() {
-    let common::Waiting {
-        host,
-        token: main,
-        _model,
-        _dir,
-        ..
-    } = common::one_waiting_write().await;
+    let waiting = common::one_waiting_write().await;
+    let (host, main) = (&waiting.host, &waiting.token);
     host.engine
         .add_rule(ArgRule {
             id: Engine::new_rule_id(),
@@ -292,12 +279,11 @@ async fn the_http_hook_answers_in_the_agents_own_words() {
         );
     }
     // An agent without a hook Airlock answers has no hook route.
-    let (status, _) = send(
+    let (status, _) = post(
         hooks,
-        &main,
-        Method::POST,
+        main,
         "/v1/agent-calls/hook/cline",
-        Some(claude_event("ls")),
+        claude_event("ls"),
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
@@ -310,76 +296,41 @@ async fn the_http_hook_answers_in_the_agents_own_words() {
 /// decision.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_agents_token_reads_and_claims_only_its_own_calls() {
-    let common::Waiting {
-        host,
-        token: main,
-        _model,
-        _dir,
-        ..
-    } = common::one_waiting_write().await;
+    let waiting = common::one_waiting_write().await;
+    let (host, main, client) = (&waiting.host, &waiting.token, &waiting.client);
     let addr = host.addr;
-    let client = ApiClient::new(&format!("http://{addr}"), &main, _dir.path());
-    let (status, posted) = send(
-        addr,
-        &main,
-        Method::POST,
-        "/v1/agent-calls",
-        Some(json!({
-            "agent": "app", "client": "ledger-app", "agent_session": "s1", "tool": "delete_file",
-            "input": {"path": "books.db"}, "tool_use_id": "call_9", "defer": true,
-        })),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{posted}");
-    let id = posted["approval_id"].as_str().unwrap().to_string();
-    let token_of = |agent: &str| cmd::IssueAgentToken {
-        agent: agent.into(),
-    };
-    let other = client.call(&token_of("claude-code")).await.unwrap().token;
-    let other_app = client.call(&token_of("other-app")).await.unwrap().token;
-    let own = client.call(&token_of("ledger-app")).await.unwrap().token;
+    let id = post_app_call(addr, main, "ledger-app").await;
+    let other = issue_token(client, "claude-code").await;
+    let other_app = issue_token(client, "other-app").await;
+    let own = issue_token(client, "ledger-app").await;
 
     let read = format!("/v1/agent-calls/{id}");
     let claim = format!("/v1/agent-calls/{id}/claim");
     let events = format!("/v1/agent-calls/{id}/events?wait_ms=0");
     for token in [&other, &other_app] {
-        for (method, path) in [
-            (Method::GET, &read),
-            (Method::POST, &claim),
-            (Method::GET, &events),
-        ] {
-            let (status, body) = send(addr, token, method, path, None).await;
-            assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {body}");
-            assert_eq!(body["code"], "not_allowed", "{path}: {body}");
-        }
+        let requests = vec![
+            (Method::GET, read.as_str(), None),
+            (Method::POST, claim.as_str(), None),
+            (Method::GET, events.as_str(), None),
+        ];
+        all_not_allowed(addr, token, requests).await;
     }
-    for token in [&own, &main] {
+    for token in [&own, main] {
         let (status, body) = send(addr, token, Method::GET, &read, None).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body["status"], "pending", "{body}");
     }
 
     // The app's own token: its own calls, as itself; nothing else.
-    let app_call = |client: &str, tool_use_id: &str| {
-        json!({
-            "agent": "app", "client": client, "agent_session": "s1", "tool": "delete_file",
-            "input": {"path": "books.db"}, "tool_use_id": tool_use_id, "defer": true,
-        })
-    };
-    let (status, body) = send(
+    let (status, body) = post(
         addr,
         &own,
-        Method::POST,
         "/v1/agent-calls",
-        Some(app_call("ledger-app", "call_10")),
+        app_call("ledger-app", "call_10"),
     )
     .await;
-    assert_eq!(
-        (status, &body["status"]),
-        (StatusCode::OK, &json!("pending")),
-        "{body}"
-    );
-    let refused: Vec<(Method, &str, Option<Value>)> = vec![
+    assert_ok(status, &body, "status", "pending");
+    let refused = vec![
         (
             Method::POST,
             "/v1/agent-calls",
@@ -404,12 +355,8 @@ async fn an_agents_token_reads_and_claims_only_its_own_calls() {
             Some(json!({"agent": "other-app"})),
         ),
     ];
-    for (method, path, body) in refused {
-        let (status, answer) = send(addr, &own, method.clone(), path, body).await;
-        assert_eq!(status, StatusCode::FORBIDDEN, "{method} {path}: {answer}");
-        assert_eq!(answer["code"], "not_allowed", "{method} {path}: {answer}");
-    }
-    let (_, body) = send(addr, &main, Method::GET, &read, None).await;
+    all_not_allowed(addr, &own, refused).await;
+    let (_, body) = send(addr, main, Method::GET, &read, None).await;
     assert_eq!(
         body["status"], "pending",
         "the app's own token decided its call: {body}"
@@ -428,35 +375,11 @@ async fn an_agents_token_reads_and_claims_only_its_own_calls() {
 /// `wait_ms`, a pending state at the deadline ends it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_waits_for_its_decision_on_the_event_stream() {
-    let common::Waiting {
-        host,
-        token: main,
-        _model,
-        _dir,
-        ..
-    } = common::one_waiting_write().await;
+    let waiting = common::one_waiting_write().await;
+    let (host, main, client) = (&waiting.host, &waiting.token, &waiting.client);
     let addr = host.addr;
-    let client = ApiClient::new(&format!("http://{addr}"), &main, _dir.path());
-    let own = client
-        .call(&cmd::IssueAgentToken {
-            agent: "ledger-app".into(),
-        })
-        .await
-        .unwrap()
-        .token;
-    let (status, posted) = send(
-        addr,
-        &own,
-        Method::POST,
-        "/v1/agent-calls",
-        Some(json!({
-            "agent": "app", "client": "ledger-app", "agent_session": "s1", "tool": "delete_file",
-            "input": {"path": "books.db"}, "tool_use_id": "call_9", "defer": true,
-        })),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{posted}");
-    let id = posted["approval_id"].as_str().unwrap().to_string();
+    let own = issue_token(client, "ledger-app").await;
+    let id = post_app_call(addr, &own, "ledger-app").await;
     let stream = |query: &str| {
         reqwest::Client::new()
             .get(format!("http://{addr}/v1/agent-calls/{id}/events{query}"))
@@ -503,12 +426,11 @@ async fn a_client_waits_for_its_decision_on_the_event_stream() {
         text.push_str(std::str::from_utf8(&chunk).unwrap());
     }
     assert_eq!(states(&text)[0]["status"], "pending", "{text}");
-    let (status, body) = send(
+    let (status, body) = post(
         addr,
-        &main,
-        Method::POST,
+        main,
         "/v1/decisions",
-        Some(json!({"approval_id": id, "decision": {"kind": "deny", "reason": "keep the books"}})),
+        json!({"approval_id": id, "decision": {"kind": "deny", "reason": "keep the books"}}),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");

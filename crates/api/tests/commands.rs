@@ -5,16 +5,9 @@
 
 mod common;
 
-use airlock_api::{ApiClient, ClientError};
 use airlock_engine::DecisionRequest;
 use airlock_protocol::commands as cmd;
-
-fn refused_code(error: ClientError) -> (u16, String) {
-    match error {
-        ClientError::Refused { status, code, .. } => (status, code),
-        other => panic!("expected a refusal, got {other}"),
-    }
-}
+use common::{decide, refused};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_api_runs_its_commands_of_the_table_and_refuses_the_windows() {
@@ -22,11 +15,11 @@ async fn the_api_runs_its_commands_of_the_table_and_refuses_the_windows() {
         host,
         item,
         workspace,
-        token,
+        client,
         _model,
         _dir,
+        ..
     } = common::one_waiting_write().await;
-    let client = ApiClient::new(&format!("http://{}", host.addr), &token, _dir.path());
 
     let inbox = client.call(&cmd::Inbox {}).await.unwrap();
     assert_eq!(inbox.len(), 1);
@@ -34,21 +27,18 @@ async fn the_api_runs_its_commands_of_the_table_and_refuses_the_windows() {
 
     // The window's own commands and unknown ones are refused, and nothing ran.
     let tray = client.call(&cmd::TrayMenu {}).await.unwrap_err();
-    assert_eq!(refused_code(tray), (403, "not_allowed".into()));
+    assert_eq!(refused(tray), (403, "not_allowed".into()));
     let unknown: Result<serde_json::Value, _> = client
         .post("/v1/commands/format_disk", &serde_json::json!({}))
         .await;
-    assert_eq!(refused_code(unknown.unwrap_err()), (400, "invalid".into()));
+    assert_eq!(refused(unknown.unwrap_err()), (400, "invalid".into()));
     let malformed: Result<serde_json::Value, _> = client
         .post(
             "/v1/commands/set_paused",
             &serde_json::json!({"paused": "yes"}),
         )
         .await;
-    assert_eq!(
-        refused_code(malformed.unwrap_err()),
-        (400, "invalid".into())
-    );
+    assert_eq!(refused(malformed.unwrap_err()), (400, "invalid".into()));
     assert!(!host.engine.paused());
 
     // A stale hash is refused on its own; the right one denies.
@@ -56,13 +46,7 @@ async fn the_api_runs_its_commands_of_the_table_and_refuses_the_windows() {
         args_hash: Some("0".repeat(64)),
         ..DecisionRequest::approve(item.approval_id.clone())
     };
-    let outcomes = client
-        .call(&cmd::Decide {
-            decisions: vec![stale],
-            channel: None,
-        })
-        .await
-        .unwrap();
+    let outcomes = decide(&client, stale).await.unwrap();
     assert_eq!(
         outcomes[0].error.as_ref().map(|e| e.code),
         Some(airlock_protocol::ErrorCode::StaleArguments)
@@ -71,13 +55,7 @@ async fn the_api_runs_its_commands_of_the_table_and_refuses_the_windows() {
         args_hash: Some(item.args_hash.clone()),
         ..DecisionRequest::deny(item.approval_id.clone(), Some("not now".into()))
     };
-    let outcomes = client
-        .call(&cmd::Decide {
-            decisions: vec![deny],
-            channel: None,
-        })
-        .await
-        .unwrap();
+    let outcomes = decide(&client, deny).await.unwrap();
     assert!(outcomes[0].error.is_none(), "{outcomes:?}");
     // The API's caller gets the row decided (what `/v1/decisions` answers).
     assert_eq!(
@@ -104,12 +82,11 @@ async fn the_api_runs_its_commands_of_the_table_and_refuses_the_windows() {
 async fn the_rest_paths_answer_what_their_commands_do() {
     let common::Waiting {
         host,
-        token,
+        client,
         _model,
         _dir,
         ..
     } = common::one_waiting_write().await;
-    let client = ApiClient::new(&format!("http://{}", host.addr), &token, _dir.path());
 
     let status = client.call(&cmd::Status {}).await.unwrap();
     let rest: serde_json::Value = client.get("/v1/status").await.unwrap();
@@ -135,12 +112,12 @@ async fn the_rest_paths_answer_what_their_commands_do() {
         })
         .await
         .unwrap_err();
-    assert_eq!(refused_code(unknown), (404, "unknown_setting".into()));
+    assert_eq!(refused(unknown), (404, "unknown_setting".into()));
     let unknown: Result<serde_json::Value, _> = client
         .put("/v1/settings/no_such_setting", &serde_json::json!(1))
         .await;
     assert_eq!(
-        refused_code(unknown.unwrap_err()),
+        refused(unknown.unwrap_err()),
         (404, "unknown_setting".into())
     );
 

@@ -292,6 +292,7 @@ async fn generated_requests_to_every_endpoint_are_refused_clearly_and_run_nothin
         token,
         _model,
         _dir,
+        ..
     } = common::one_waiting_write().await;
     let http = reqwest::Client::builder()
         .no_proxy()

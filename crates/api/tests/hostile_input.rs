@@ -58,6 +58,7 @@ async fn malformed_and_hostile_requests_are_refused_and_change_nothing() {
         token,
         _model,
         _dir,
+        ..
     } = common::one_waiting_write().await;
     let id = item.approval_id.clone();
     let api = Api {

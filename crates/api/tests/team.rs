@@ -6,17 +6,44 @@
 
 mod common;
 
-use airlock_api::{ApiClient, ClientError};
+use airlock_api::ApiClient;
+use airlock_api::host::Host;
 use airlock_engine::DecisionRequest;
-use airlock_protocol::TeamRole;
 use airlock_protocol::commands as cmd;
+use airlock_protocol::{NewMember, TeamRole};
+use common::{decide, refused};
 use serde_json::json;
 use std::net::SocketAddr;
 
-fn refused(error: ClientError) -> (u16, String) {
-    match error {
-        ClientError::Refused { status, code, .. } => (status, code),
-        other => panic!("expected a refusal, got {other}"),
+/// The host's team listener over HTTPS, and clients of it that pin its certificate.
+struct TeamServer {
+    url: String,
+    certificate: String,
+}
+
+impl TeamServer {
+    async fn start(host: &Host) -> Self {
+        let (addr, certificate) = host
+            .serve_team(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await
+            .unwrap();
+        Self {
+            url: format!("https://{addr}"),
+            certificate: certificate.cert_pem,
+        }
+    }
+
+    /// A client with `token` ("" for none).
+    fn as_token(&self, token: &str) -> ApiClient {
+        ApiClient::remote(&self.url, token, Some(self.certificate.as_bytes())).unwrap()
+    }
+
+    /// The first admin, made without a token (`team_init`).
+    async fn first_admin(&self, name: &str) -> NewMember {
+        self.as_token("")
+            .call(&cmd::TeamInit { name: name.into() })
+            .await
+            .unwrap()
     }
 }
 
@@ -30,46 +57,34 @@ async fn members_reach_the_team_server_with_their_own_tokens_and_nobody_else_doe
         _dir,
         ..
     } = common::one_waiting_write().await;
-    let (addr, certificate) = host
-        .serve_team(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .unwrap();
-    let url = format!("https://{addr}");
-    let pem = certificate.cert_pem.as_bytes();
-    let as_token = |token: &str| ApiClient::remote(&url, token, Some(pem)).unwrap();
+    let team = TeamServer::start(&host).await;
+    let approve = || DecisionRequest::approve(item.approval_id.clone());
 
     // No token: the first admin, once.
-    let root = as_token("")
-        .call(&cmd::TeamInit {
-            name: "root".into(),
-        })
-        .await
-        .unwrap();
+    let root = team.first_admin("root").await;
     assert_eq!(root.member.role, TeamRole::Admin);
-    let second = as_token("")
+    let second = team
+        .as_token("")
         .call(&cmd::TeamInit { name: "eve".into() })
         .await
         .unwrap_err();
     assert_eq!(refused(second), (403, "not_allowed".into()));
     // No token reaches nothing else; a token that is no member's is refused.
-    let anonymous = as_token("").call(&cmd::Inbox {}).await.unwrap_err();
+    let anonymous = team.as_token("").call(&cmd::Inbox {}).await.unwrap_err();
     assert_eq!(refused(anonymous).0, 401);
-    let stranger = as_token(&"0".repeat(64))
+    let stranger = team
+        .as_token(&"0".repeat(64))
         .call(&cmd::Inbox {})
         .await
         .unwrap_err();
     assert_eq!(refused(stranger), (401, "bad_token".into()));
-    let stranger = as_token("wrong")
-        .call(&cmd::Decide {
-            decisions: vec![DecisionRequest::approve(item.approval_id.clone())],
-            channel: None,
-        })
+    let stranger = decide(&team.as_token("wrong"), approve())
         .await
         .unwrap_err();
     assert_eq!(refused(stranger).0, 401);
 
     // The admin adds a viewer, who reads the inbox and cannot decide.
-    let admin = as_token(&root.token);
+    let admin = team.as_token(&root.token);
     let viewer = admin
         .call(&cmd::TeamAdd {
             name: "vi".into(),
@@ -78,15 +93,9 @@ async fn members_reach_the_team_server_with_their_own_tokens_and_nobody_else_doe
         })
         .await
         .unwrap();
-    let viewer = as_token(&viewer.token);
+    let viewer = team.as_token(&viewer.token);
     assert_eq!(viewer.call(&cmd::Inbox {}).await.unwrap().len(), 1);
-    let decided = viewer
-        .call(&cmd::Decide {
-            decisions: vec![DecisionRequest::approve(item.approval_id.clone())],
-            channel: None,
-        })
-        .await
-        .unwrap_err();
+    let decided = decide(&viewer, approve()).await.unwrap_err();
     assert_eq!(refused(decided), (403, "not_allowed".into()));
     // A member's token reaches the command table only, not the REST routes beside it.
     let rest: Result<serde_json::Value, _> = viewer.get("/v1/inbox").await;
@@ -95,16 +104,8 @@ async fn members_reach_the_team_server_with_their_own_tokens_and_nobody_else_doe
     assert!(!workspace.join("target.txt").exists());
 
     // The admin decides, audited with their name.
-    let outcomes = admin
-        .call(&cmd::Decide {
-            decisions: vec![DecisionRequest::deny(
-                item.approval_id.clone(),
-                Some("not now".into()),
-            )],
-            channel: None,
-        })
-        .await
-        .unwrap();
+    let denial = DecisionRequest::deny(item.approval_id.clone(), Some("not now".into()));
+    let outcomes = decide(&admin, denial).await.unwrap();
     assert_eq!(outcomes[0].error, None);
     let audit = host.engine.audit(100).unwrap();
     let denied = audit.iter().find(|row| row.action == "denied").unwrap();
@@ -141,20 +142,8 @@ async fn on_a_team_server_a_quorum_counts_people_escalation_moves_on_and_an_agen
     let common::Waiting {
         host, _model, _dir, ..
     } = common::one_waiting_write().await;
-    let (addr, certificate) = host
-        .serve_team(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .unwrap();
-    let url = format!("https://{addr}");
-    let pem = certificate.cert_pem.as_bytes();
-    let as_token = |token: &str| ApiClient::remote(&url, token, Some(pem)).unwrap();
-    let root = as_token("")
-        .call(&cmd::TeamInit {
-            name: "root".into(),
-        })
-        .await
-        .unwrap();
-    let admin = as_token(&root.token);
+    let team = TeamServer::start(&host).await;
+    let admin = team.as_token(&team.first_admin("root").await.token);
     let add = async |name: &str, group: &str| {
         let added = admin
             .call(&cmd::TeamAdd {
@@ -164,7 +153,7 @@ async fn on_a_team_server_a_quorum_counts_people_escalation_moves_on_and_an_agen
             })
             .await
             .unwrap();
-        as_token(&added.token)
+        team.as_token(&added.token)
     };
     let ana = add("ana", "release").await;
     let bo = add("bo", "release").await;
@@ -181,7 +170,7 @@ async fn on_a_team_server_a_quorum_counts_people_escalation_moves_on_and_an_agen
     };
     admin.call(&route("deploy*", 2, None)).await.unwrap();
     admin.call(&route("migrate*", 1, Some(3))).await.unwrap();
-    let agent = as_token(
+    let agent = team.as_token(
         &admin
             .call(&cmd::IssueAgentToken {
                 agent: "claude-code".into(),
@@ -226,24 +215,13 @@ async fn on_a_team_server_a_quorum_counts_people_escalation_moves_on_and_an_agen
     // The agent's own token reads nothing and decides nothing.
     let read = agent.call(&cmd::Inbox {}).await.unwrap_err();
     assert_eq!(refused(read).0, 403);
-    let decided = agent
-        .call(&cmd::Decide {
-            decisions: vec![DecisionRequest::approve(id.clone())],
-            channel: None,
-        })
-        .await
-        .unwrap_err();
+    let approve = || DecisionRequest::approve(id.clone());
+    let decided = decide(&agent, approve()).await.unwrap_err();
     assert_eq!(refused(decided).0, 403);
     let rest: Result<serde_json::Value, _> = agent.get("/v1/inbox").await;
     assert_eq!(refused(rest.unwrap_err()).0, 403);
     for (person, who) in [(&ana, "ana"), (&ana, "ana again")] {
-        let outcomes = person
-            .call(&cmd::Decide {
-                decisions: vec![DecisionRequest::approve(id.clone())],
-                channel: None,
-            })
-            .await
-            .unwrap();
+        let outcomes = decide(person, approve()).await.unwrap();
         assert_eq!(outcomes[0].error, None, "{who}");
         assert!(
             inbox_ids(&admin).await.contains(&id),
@@ -251,13 +229,7 @@ async fn on_a_team_server_a_quorum_counts_people_escalation_moves_on_and_an_agen
         );
         assert!(!deploy.is_finished(), "the agent was answered after {who}");
     }
-    let outcomes = bo
-        .call(&cmd::Decide {
-            decisions: vec![DecisionRequest::approve(id.clone())],
-            channel: None,
-        })
-        .await
-        .unwrap();
+    let outcomes = decide(&bo, approve()).await.unwrap();
     assert_eq!(outcomes[0].error, None);
     let answer = deploy.await.unwrap();
     assert_eq!(answer["verdict"], "allow", "{answer}");
@@ -281,11 +253,7 @@ async fn on_a_team_server_a_quorum_counts_people_escalation_moves_on_and_an_agen
     })
     .await;
     assert!(!inbox_ids(&ana).await.contains(&id), "release kept it");
-    let outcomes = cy
-        .call(&cmd::Decide {
-            decisions: vec![DecisionRequest::approve(id.clone())],
-            channel: None,
-        })
+    let outcomes = decide(&cy, DecisionRequest::approve(id.clone()))
         .await
         .unwrap();
     assert_eq!(outcomes[0].error, None);
