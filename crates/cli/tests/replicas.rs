@@ -200,7 +200,7 @@ async fn decide_one(client: &ApiClient, decision: DecisionRequest) -> DecisionOu
 /// What `person` decides on the race's item `n`: half of them approve it, half deny it with a
 /// reason that names them (so the hook's answer tells whose decision it carries).
 fn verdict(person: usize, n: usize, id: &str) -> DecisionRequest {
-    if (person + n) % 2 == 0 {
+    if (person + n).is_multiple_of(2) {
         DecisionRequest::approve(id)
     } else {
         DecisionRequest::deny(id, Some(format!("{} says no to race {n}", PEOPLE[person])))
@@ -486,7 +486,7 @@ async fn people_deciding_the_same_items_through_four_replicas_decide_each_once()
     }
     for (n, winner) in winners.iter().enumerate() {
         let answer = &answers[n];
-        if (winner + n) % 2 == 0 {
+        if (winner + n).is_multiple_of(2) {
             assert_eq!(answer["permissionDecision"], "allow", "race {n}: {answer}");
         } else {
             assert_eq!(answer["permissionDecision"], "deny", "race {n}: {answer}");
