@@ -63,7 +63,7 @@ impl Host {
         workspace: Option<PathBuf>,
         listen: SocketAddr,
     ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
-        Self::start_serving(data_dir, workspace, listen, &Database::DataDir).await
+        Self::start_serving(data_dir, workspace, listen, Database::DataDir).await
     }
 
     /// [`Host::start`] on this database (`airlock serve --database-url`).
@@ -71,7 +71,7 @@ impl Host {
         data_dir: &Path,
         workspace: Option<PathBuf>,
         listen: SocketAddr,
-        database: &Database,
+        database: Database,
     ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
         Self::start_on(
             data_dir,
@@ -91,7 +91,7 @@ impl Host {
         listen: SocketAddr,
         extra: ExtraRoutes<'_>,
     ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
-        Self::start_on(data_dir, workspace, listen, extra, &Database::DataDir).await
+        Self::start_on(data_dir, workspace, listen, extra, Database::DataDir).await
     }
 
     /// [`Host::start_with`] on this database: on a shared one (PostgreSQL), one replica among
@@ -101,7 +101,7 @@ impl Host {
         workspace: Option<PathBuf>,
         listen: SocketAddr,
         extra: ExtraRoutes<'_>,
-        database: &Database,
+        database: Database,
     ) -> Result<(Self, impl Future<Output = std::io::Result<()>> + use<>), HostError> {
         let lock = EngineLock::acquire(data_dir)?;
         let engine = Engine::open_on(

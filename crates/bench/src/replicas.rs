@@ -14,6 +14,7 @@ use airlock_core::DecidedBy;
 use airlock_engine::{
     Database, DecisionRequest, Engine, EngineConfig, EngineEvent, InboxItem, ProviderSettings,
 };
+use airlock_store_postgres::{PostgresStore, REPLICA_CONNECTIONS};
 use airlock_testkit::{Reply, ScriptedCall, ScriptedModel};
 use anyhow::{Context, bail};
 use serde_json::json;
@@ -113,7 +114,10 @@ async fn run(
                 data_dir: dir.path().to_path_buf(),
                 workspace: Some(dir.path().join("workspace")),
             },
-            &Database::Postgres(url.clone()),
+            {
+                let url = url.clone();
+                Database::shared(move || PostgresStore::connect(&url, REPLICA_CONNECTIONS))
+            },
         )?);
         dirs.push(dir);
     }

@@ -25,11 +25,12 @@ pub async fn run(
         addr
     };
     let database = match database_url {
-        Some(url) => Database::Postgres(url),
+        Some(url) => shared_database(url)?,
         None => Database::DataDir,
     };
-    let (host, served) = Host::start_serving(data_dir, workspace, local, &database).await?;
-    if matches!(database, Database::Postgres(_)) {
+    let shared = database.is_shared();
+    let (host, served) = Host::start_serving(data_dir, workspace, local, database).await?;
+    if shared {
         // Never the URL: it may hold a password.
         println!("State in PostgreSQL, shared with every replica on that database");
     }
@@ -59,6 +60,25 @@ pub async fn run(
     };
     drop(host);
     result.map(|()| ExitCode::SUCCESS)
+}
+
+/// The team's shared PostgreSQL database at `url`, opened when the engine opens.
+#[cfg(feature = "postgres")]
+fn shared_database(url: String) -> anyhow::Result<Database> {
+    use airlock_store_postgres::{PostgresStore, REPLICA_CONNECTIONS};
+    Ok(Database::shared(move || {
+        PostgresStore::connect(&url, REPLICA_CONNECTIONS)
+    }))
+}
+
+/// Built without PostgreSQL: refused before anything starts, never a silent SQLite file.
+#[cfg(not(feature = "postgres"))]
+fn shared_database(_url: String) -> anyhow::Result<Database> {
+    anyhow::bail!(
+        "--database-url (AIRLOCK_DATABASE_URL): this airlock was built without PostgreSQL; \
+         build it with the `postgres` feature (`cargo build -p airlock-cli`, on by default), \
+         or leave --database-url out to keep the state in the data directory's SQLite file"
+    )
 }
 
 async fn shutdown_signal() {

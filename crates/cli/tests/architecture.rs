@@ -77,9 +77,9 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-protocol",
                 "airlock-agents",
                 "airlock-store-port",
+                // The desktop's one SQLite file; a shared database's adapter is given to it
+                // (`Database::shared`), never linked: the desktop carries no database client.
                 "airlock-store-sqlite",
-                // A team's shared database (`serve --database-url`): one replica among several.
-                "airlock-store-postgres",
                 "airlock-llm",
             ],
         ),
@@ -133,6 +133,8 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-acp",
                 "airlock-agents",
                 "airlock-hook",
+                // `serve --database-url` (behind the `postgres` feature, on by default).
+                "airlock-store-postgres",
             ],
         ),
         (
@@ -155,6 +157,8 @@ fn each_part_uses_only_what_it_may() {
                 "airlock-engine",
                 "airlock-api",
                 "airlock-testkit",
+                // `airlock-bench replicas`: engines on a shared PostgreSQL store.
+                "airlock-store-postgres",
             ],
         ),
         // The window: its commands run in the resident, reached through the local API.
@@ -275,6 +279,73 @@ fn the_hook_and_the_window_reach_neither_the_engine_nor_the_store() {
         let wrong: Vec<&String> = reached.intersection(&forbidden).collect();
         assert!(wrong.is_empty(), "{name} compiles with {wrong:?}");
     }
+}
+
+/// The desktop app is one SQLite file with no server to run: neither the window nor the resident
+/// compiles a PostgreSQL client, not even through the engine. Only the CLI links it (`serve
+/// --database-url`), behind its `postgres` feature. `cargo metadata` resolves the features of the
+/// whole workspace at once, so a feature the CLI turned on in a crate the resident shares (as a
+/// build of both in one `cargo build`, scripts/setup.sh's, would) shows here too.
+#[test]
+fn the_desktop_compiles_no_postgresql_client() {
+    let postgres = set(&[
+        "airlock-store-postgres",
+        "tokio-postgres",
+        "postgres-protocol",
+        "deadpool-postgres",
+    ]);
+    let cli = compiled_with("airlock-cli");
+    let missing: Vec<&String> = postgres.difference(&cli).collect();
+    assert!(
+        missing.is_empty(),
+        "the CLI no longer compiles {missing:?} for `serve --database-url`: rename them here"
+    );
+    for name in ["airlock-resident", "airlock-desktop"] {
+        let reached = compiled_with(name);
+        let wrong: Vec<&String> = reached.intersection(&postgres).collect();
+        assert!(wrong.is_empty(), "{name} compiles with {wrong:?}");
+    }
+    assert!(
+        compiled_with("airlock-resident").contains("airlock-store-sqlite"),
+        "the resident keeps the desktop's SQLite file"
+    );
+    // The CLI's dependency is optional, behind `postgres`, which is on by default.
+    let metadata = metadata(&["--no-deps"]);
+    let cli = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "airlock-cli")
+        .unwrap();
+    let dependency = cli["dependencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "airlock-store-postgres" && d["kind"].is_null())
+        .expect("airlock-cli depends on airlock-store-postgres");
+    assert_eq!(dependency["optional"], true, "{dependency}");
+    assert_eq!(
+        cli["features"]["postgres"],
+        serde_json::json!(["dep:airlock-store-postgres"])
+    );
+    assert!(
+        cli["features"]["default"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|f| f == "postgres")),
+        "the CLI's `postgres` feature is not on by default"
+    );
+    // It opens the adapter for the engine and calls none of its operations.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let naming: Vec<String> = rust_files(root, "src")
+        .into_iter()
+        .filter(|(_, code)| code.contains("airlock_store_postgres"))
+        .map(|(path, _)| path)
+        .collect();
+    assert_eq!(
+        naming,
+        ["src/serve.rs"],
+        "the PostgreSQL adapter named beyond `serve`"
+    );
 }
 
 /// The top-level modules of one crate (`src/NAME.rs`, `src/NAME/…`) and which of them each one

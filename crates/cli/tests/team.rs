@@ -7,16 +7,9 @@
 
 mod common;
 
-use common::{BIN, Engine, airlock, eventually, ok};
+use common::{BIN, Engine, airlock, eventually, ok, token_of};
 use serde_json::{Value, json};
 use std::path::Path;
-
-/// The token a `team init` / `team add` printed: alone on its last line.
-fn token_of(out: &str) -> String {
-    let token = out.lines().last().unwrap().trim().to_string();
-    assert_eq!(token.len(), 64, "not a token alone on the last line: {out}");
-    token
-}
 
 #[test]
 fn people_reach_a_team_server_with_their_own_tokens() {

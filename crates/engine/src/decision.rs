@@ -704,12 +704,13 @@ impl Inner {
             }
         }
         // An agent's call runs only in its waiting hook: after a restart, until the hook comes
-        // back, approving it would run nothing yet tell the person it was approved. A deferred
-        // call's client collects the decision later, so it needs nobody waiting.
+        // back, approving it would run nothing yet tell the person it was approved. On a shared
+        // database the hook may wait through another replica. A deferred call's client
+        // collects the decision later, so it needs nobody waiting.
         let deferred = row.agent.as_ref().is_some_and(|a| a.deferred);
         if row.kind == ItemKind::AgentToolCall
             && !deferred
-            && !self.agent_waiters.waited_on(&row.approval_id)
+            && !self.agent_waits_for(&row.approval_id)
         {
             return Err((
                 Refusal::Forbidden,

@@ -70,27 +70,49 @@ pub(crate) fn open_store(data_dir: &Path) -> Result<Box<dyn Store>> {
     Ok(Box::new(store))
 }
 
+/// Opens a shared store through an adapter the engine does not link (`Database::shared`).
+pub type OpenSharedStore =
+    Box<dyn FnOnce() -> std::result::Result<Box<dyn Store>, airlock_store::StoreError> + Send>;
+
 /// Where an engine keeps its state.
-#[derive(Debug, Clone, Default)]
+#[derive(Default)]
 pub enum Database {
     /// The data directory's one SQLite file: this engine alone (the desktop's default).
     #[default]
     DataDir,
-    /// A PostgreSQL database (`postgres://…`) that several engines (replicas) may share.
-    Postgres(String),
+    /// A database several engines (replicas) may share (PostgreSQL, `serve --database-url`),
+    /// opened when the engine opens. The engine links only the SQLite adapter, so the desktop
+    /// never carries a database client: whoever serves a shared database brings its adapter
+    /// (the CLI's `postgres` feature).
+    Shared(OpenSharedStore),
 }
 
-/// Connections each replica keeps to PostgreSQL.
-const POSTGRES_CONNECTIONS: usize = 16;
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::DataDir => "DataDir",
+            Self::Shared(_) => "Shared",
+        })
+    }
+}
 
 impl Database {
-    fn open(&self, data_dir: &Path) -> Result<Box<dyn Store>> {
+    /// A shared database, opened by `open` (e.g. `PostgresStore::connect`) when the engine opens.
+    pub fn shared<S: Store + 'static>(
+        open: impl FnOnce() -> std::result::Result<S, airlock_store::StoreError> + Send + 'static,
+    ) -> Self {
+        Self::Shared(Box::new(move || Ok(Box::new(open()?) as Box<dyn Store>)))
+    }
+
+    /// Whether several engines may share this database.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, Self::Shared(_))
+    }
+
+    fn open(self, data_dir: &Path) -> Result<Box<dyn Store>> {
         match self {
             Self::DataDir => open_store(data_dir),
-            Self::Postgres(url) => Ok(Box::new(airlock_store_postgres::PostgresStore::connect(
-                url,
-                POSTGRES_CONNECTIONS,
-            )?)),
+            Self::Shared(open) => Ok(open()?),
         }
     }
 }
@@ -194,12 +216,12 @@ impl Engine {
     /// Opens the data directory, recovers from a crash (calls found `running` are reported as
     /// interrupted, never re-run) and resumes every unfinished turn. Needs a tokio runtime.
     pub fn open(config: EngineConfig) -> Result<Self> {
-        Self::open_on(config, &Database::DataDir)
+        Self::open_on(config, Database::DataDir)
     }
 
     /// [`Engine::open`] on this database: on a shared one (PostgreSQL), one replica among
     /// several, which recovers only the work of replicas whose lease ran out (`replicas`).
-    pub fn open_on(config: EngineConfig, database: &Database) -> Result<Self> {
+    pub fn open_on(config: EngineConfig, database: Database) -> Result<Self> {
         let data_dir = config.data_dir;
         let create = |dir: &PathBuf| {
             std::fs::create_dir_all(dir).map_err(|e| EngineError::DataDir {

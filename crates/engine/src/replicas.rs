@@ -130,6 +130,18 @@ impl Inner {
             .is_some_and(|replicas| replicas.held_by_live(work, key).unwrap_or(true))
     }
 
+    /// Whether an agent's hook waits for the item `approval_id`: on this replica, or through
+    /// another live one (its hold). An unreadable database is a no: an approval never rests on
+    /// a guess.
+    pub(crate) fn agent_waits_for(&self, approval_id: &str) -> bool {
+        self.agent_waiters.waited_on(approval_id)
+            || self.store.replicas().is_some_and(|replicas| {
+                replicas
+                    .held_by_live(Work::AgentItem, approval_id)
+                    .unwrap_or(false)
+            })
+    }
+
     /// Tells the other replicas of an event this one emits.
     pub(crate) fn publish(&self, event: &EngineEvent) {
         if let Some(replicas) = self.store.replicas()

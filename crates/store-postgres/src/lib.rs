@@ -37,6 +37,9 @@ use std::time::Duration;
 /// counts as unavailable.
 const POOL_WAIT: Duration = Duration::from_secs(5);
 
+/// Connections each replica (`airlock serve --database-url`) keeps to PostgreSQL.
+pub const REPLICA_CONNECTIONS: usize = 16;
+
 /// The store on a PostgreSQL database.
 pub struct PostgresStore {
     pool: Pool,

@@ -171,6 +171,13 @@ pub fn ok(data_dir: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// The token a `team init` / `team add` printed: alone on its last line.
+pub fn token_of(out: &str) -> String {
+    let token = out.lines().last().unwrap().trim().to_string();
+    assert_eq!(token.len(), 64, "not a token alone on the last line: {out}");
+    token
+}
+
 /// The server `name` as `airlock servers --json` shows it (null when there is none).
 pub fn server(data_dir: &Path, name: &str) -> Value {
     let servers: Vec<Value> = serde_json::from_str(&ok(data_dir, &["servers", "--json"])).unwrap();

@@ -11,6 +11,17 @@ use crate::replicas::RECHECK;
 use std::sync::Barrier;
 use std::time::Instant;
 
+/// The shared database at `url`, as `airlock serve --database-url` opens it.
+fn shared(url: &str) -> Database {
+    let url = url.to_string();
+    Database::shared(move || {
+        airlock_store_postgres::PostgresStore::connect(
+            &url,
+            airlock_store_postgres::REPLICA_CONNECTIONS,
+        )
+    })
+}
+
 /// One replica: its own data directory and workspace, the shared database.
 fn replica(url: &str) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
@@ -19,7 +30,7 @@ fn replica(url: &str) -> (tempfile::TempDir, Engine) {
             data_dir: dir.path().to_path_buf(),
             workspace: Some(dir.path().join("workspace")),
         },
-        &Database::Postgres(url.to_string()),
+        shared(url),
     )
     .unwrap();
     (dir, engine)
