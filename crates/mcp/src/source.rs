@@ -119,13 +119,12 @@ impl McpTools {
             Err(CallFailure::Service(error)) => error,
             other => return other,
         };
-        let (Some(store), Some(challenge)) = (&self.sign_in, error.auth_challenge()) else {
+        let Some(store) = &self.sign_in else {
             return Err(CallFailure::Service(error));
         };
-        let Some(scope) = oauth::wider_scope_asked(challenge, store.url()) else {
+        let Some((challenge, scope)) = WiderSignIn::asked_by(&error, store) else {
             return Err(CallFailure::Service(error));
         };
-        let challenge = challenge.to_string();
         self.sign_in_for_scope(context, store, &challenge, &scope)
             .await?;
         self.call_answering_input(context, params).await
@@ -140,40 +139,20 @@ impl McpTools {
         challenge: &str,
         scope: &str,
     ) -> Result<(), CallFailure> {
-        let not_run = |why: String| {
+        let asked = WiderSignIn {
+            server: &self.server,
+            store,
+            challenge,
+            scope,
+            to: "run this call",
+            context: Some(context.clone()),
+        };
+        asked.ask_and_sign_in(&self.engine).await.map_err(|why| {
             CallFailure::Input(ToolError::new(format!(
                 "the server '{}' refused the call for want of the scope '{scope}': {why}; the call was not run",
                 self.server
             )))
-        };
-        let asked = ElicitationRequest {
-            server: self.server.clone(),
-            message: format!(
-                "The server '{}' needs a wider sign-in to run this call: it asks for the scope '{scope}'. Sign in again in the browser for it?",
-                self.server
-            ),
-            schema: serde_json::json!({"type": "object", "properties": {}}),
-            meta: Some(serde_json::json!({"airlock/wider_sign_in": {"scope": scope}})),
-            context: Some(context.clone()),
-            property_order: Vec::new(),
-        };
-        let answer = self
-            .engine
-            .elicit(asked)
-            .await
-            .map_err(|e| not_run(e.to_string()))?;
-        if answer.action != ElicitationAction::Accept {
-            return Err(not_run("the wider sign-in was not agreed to".into()));
-        }
-        oauth::sign_in_for_wider_scope(
-            store,
-            challenge,
-            &oauth::open_browser,
-            &|url| tracing::info!(server = %self.server, %url, "wider sign-in opened in the browser"),
-            oauth::SIGN_IN_TIMEOUT,
-        )
-        .await
-        .map_err(|e| not_run(format!("the wider sign-in failed: {e}")))
+        })
     }
 
     /// `tools/call`, answering a 2026-07-28 server's multi round-trip requests for input (a
@@ -264,6 +243,60 @@ impl McpTools {
             }
         };
         serde_json::to_value(result).map_err(|e| refused(e.to_string()))
+    }
+}
+
+/// A server refused a request for want of scope (`403 insufficient_scope`): what it asked for.
+pub(crate) struct WiderSignIn<'a> {
+    pub server: &'a str,
+    pub store: &'a TokenStore,
+    /// The refusal's `WWW-Authenticate`.
+    pub challenge: &'a str,
+    pub scope: &'a str,
+    /// What the refused request was for, as the person reads it ("run this call").
+    pub to: &'a str,
+    /// The call it came from, if any (its chat holds the question).
+    pub context: Option<CallContext>,
+}
+
+impl WiderSignIn<'_> {
+    /// The scope `error` (a refused request to the server kept in `store`) asks a wider sign-in
+    /// for, with the refusal's challenge; `None` for any other failure.
+    pub(crate) fn asked_by(error: &ServiceError, store: &TokenStore) -> Option<(String, String)> {
+        let challenge = error.auth_challenge()?;
+        let scope = oauth::wider_scope_asked(challenge, store.url())?;
+        Some((challenge.to_string(), scope))
+    }
+
+    /// Asks the person in the inbox whether to sign in again for the scope, and signs in in the
+    /// browser (the same client, the scopes granted plus the one asked) when they agree. `Err`
+    /// says why not: only a successful sign-in lets the refused request be sent again.
+    pub(crate) async fn ask_and_sign_in(&self, engine: &Engine) -> Result<(), String> {
+        let (server, scope) = (self.server, self.scope);
+        let asked = ElicitationRequest {
+            server: server.to_string(),
+            message: format!(
+                "The server '{server}' needs a wider sign-in to {}: it asks for the scope '{scope}'. Sign in again in the browser for it?",
+                self.to
+            ),
+            schema: serde_json::json!({"type": "object", "properties": {}}),
+            meta: Some(serde_json::json!({"airlock/wider_sign_in": {"scope": scope}})),
+            context: self.context.clone(),
+            property_order: Vec::new(),
+        };
+        let answer = engine.elicit(asked).await.map_err(|e| e.to_string())?;
+        if answer.action != ElicitationAction::Accept {
+            return Err("the wider sign-in was not agreed to".into());
+        }
+        oauth::sign_in_for_wider_scope(
+            self.store,
+            self.challenge,
+            &oauth::open_browser,
+            &|url| tracing::info!(%server, %url, "wider sign-in opened in the browser"),
+            oauth::SIGN_IN_TIMEOUT,
+        )
+        .await
+        .map_err(|e| format!("the wider sign-in failed: {e}"))
     }
 }
 
