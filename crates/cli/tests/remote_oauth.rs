@@ -335,7 +335,7 @@ async fn a_list_refused_for_want_of_scope_asks_for_a_wider_sign_in_then_lists_ag
     let remote = OAuthMcpServer::start(Misbehave::None, Duration::from_secs(300))
         .await
         .unwrap();
-    remote.require_scope_to_list("mcp:admin");
+    remote.require_scope_for("tools/list", "mcp:admin");
     let data = tempfile::tempdir().unwrap();
     let d = data.path();
     let _engine = Engine::start_with_env(d, &[("AIRLOCK_BROWSER", CURL_BROWSER)]);
@@ -385,7 +385,7 @@ async fn a_declined_wider_sign_in_leaves_the_server_needing_one() {
     let remote = OAuthMcpServer::start(Misbehave::None, Duration::from_secs(300))
         .await
         .unwrap();
-    remote.require_scope_to_list("mcp:admin");
+    remote.require_scope_for("tools/list", "mcp:admin");
     let data = tempfile::tempdir().unwrap();
     let d = data.path();
     let _engine = Engine::start_with_env(d, &[("AIRLOCK_BROWSER", CURL_BROWSER)]);

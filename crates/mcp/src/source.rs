@@ -7,10 +7,11 @@
 
 use crate::DEFAULT_TOOL_TIMEOUT_SECS;
 use crate::client::{Form, InFlight, Page, elicit_result};
-use crate::oauth::{self, TokenStore};
+use crate::oauth::TokenStore;
+use crate::wider::WiderSignIn;
 use airlock_core::ToolDef;
 use airlock_engine::tools::{CallContext, ToolError, ToolSource};
-use airlock_engine::{ElicitationAction, ElicitationRequest, Engine};
+use airlock_engine::{ElicitationRequest, Engine};
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitResult,
@@ -243,60 +244,6 @@ impl McpTools {
             }
         };
         serde_json::to_value(result).map_err(|e| refused(e.to_string()))
-    }
-}
-
-/// A server refused a request for want of scope (`403 insufficient_scope`): what it asked for.
-pub(crate) struct WiderSignIn<'a> {
-    pub server: &'a str,
-    pub store: &'a TokenStore,
-    /// The refusal's `WWW-Authenticate`.
-    pub challenge: &'a str,
-    pub scope: &'a str,
-    /// What the refused request was for, as the person reads it ("run this call").
-    pub to: &'a str,
-    /// The call it came from, if any (its chat holds the question).
-    pub context: Option<CallContext>,
-}
-
-impl WiderSignIn<'_> {
-    /// The scope `error` (a refused request to the server kept in `store`) asks a wider sign-in
-    /// for, with the refusal's challenge; `None` for any other failure.
-    pub(crate) fn asked_by(error: &ServiceError, store: &TokenStore) -> Option<(String, String)> {
-        let challenge = error.auth_challenge()?;
-        let scope = oauth::wider_scope_asked(challenge, store.url())?;
-        Some((challenge.to_string(), scope))
-    }
-
-    /// Asks the person in the inbox whether to sign in again for the scope, and signs in in the
-    /// browser (the same client, the scopes granted plus the one asked) when they agree. `Err`
-    /// says why not: only a successful sign-in lets the refused request be sent again.
-    pub(crate) async fn ask_and_sign_in(&self, engine: &Engine) -> Result<(), String> {
-        let (server, scope) = (self.server, self.scope);
-        let asked = ElicitationRequest {
-            server: server.to_string(),
-            message: format!(
-                "The server '{server}' needs a wider sign-in to {}: it asks for the scope '{scope}'. Sign in again in the browser for it?",
-                self.to
-            ),
-            schema: serde_json::json!({"type": "object", "properties": {}}),
-            meta: Some(serde_json::json!({"airlock/wider_sign_in": {"scope": scope}})),
-            context: self.context.clone(),
-            property_order: Vec::new(),
-        };
-        let answer = engine.elicit(asked).await.map_err(|e| e.to_string())?;
-        if answer.action != ElicitationAction::Accept {
-            return Err("the wider sign-in was not agreed to".into());
-        }
-        oauth::sign_in_for_wider_scope(
-            self.store,
-            self.challenge,
-            &oauth::open_browser,
-            &|url| tracing::info!(%server, %url, "wider sign-in opened in the browser"),
-            oauth::SIGN_IN_TIMEOUT,
-        )
-        .await
-        .map_err(|e| format!("the wider sign-in failed: {e}"))
     }
 }
 

@@ -8,7 +8,8 @@
 use crate::client::{AirlockClient, InFlight};
 use crate::connect::connect;
 use crate::oauth::TokenStore;
-use crate::source::{McpTools, WiderSignIn};
+use crate::source::McpTools;
+use crate::wider::WiderSignIn;
 use airlock_core::{ServerConfig, ToolDef};
 use airlock_engine::PinCheck;
 use airlock_engine::{Engine, ServerStatus};

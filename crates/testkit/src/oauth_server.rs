@@ -6,9 +6,9 @@
 //! [`MACHINE_CLIENT_ID`] with [`MACHINE_SECRET`]), and a streamable-HTTP MCP endpoint (JSON answers) with
 //! one tool, `whoami`, that answers only to a valid bearer token. Each way a server can
 //! misbehave (`Misbehave`) is a switch, so a test can check that Airlock refuses it. A token is
-//! granted the scopes its authorization asked for (`mcp:tools` when none), and listing the tools
-//! may be made to need one more ([`OAuthMcpServer::require_scope_to_list`]: a `403
-//! insufficient_scope` until a token has it).
+//! granted the scopes its authorization asked for (`mcp:tools` when none), and a method (listing
+//! the tools, calling one) may be made to need one more ([`OAuthMcpServer::require_scope_for`]:
+//! a `403 insufficient_scope` until a token has it).
 
 use axum::Router;
 use axum::body::Bytes;
@@ -69,8 +69,8 @@ struct Shared {
     machine_grants: AtomicU64,
     tool_calls: AtomicU64,
     scopes_requested: Mutex<Vec<String>>,
-    /// The scope `tools/list` needs beyond a valid token, if any.
-    list_scope: Mutex<Option<String>>,
+    /// The scope a method (`tools/list`, `tools/call`) needs beyond a valid token.
+    method_scopes: Mutex<HashMap<String, String>>,
     tokens: Mutex<Tokens>,
 }
 
@@ -95,7 +95,7 @@ impl OAuthMcpServer {
             machine_grants: AtomicU64::new(0),
             tool_calls: AtomicU64::new(0),
             scopes_requested: Mutex::new(Vec::new()),
-            list_scope: Mutex::new(None),
+            method_scopes: Mutex::new(HashMap::new()),
             tokens: Mutex::new(Tokens::default()),
         });
         let app = Router::new()
@@ -150,14 +150,15 @@ impl OAuthMcpServer {
             .clear();
     }
 
-    /// From now on `tools/list` needs a token with `scope` too: without it the answer is `403`
-    /// with `WWW-Authenticate: Bearer error="insufficient_scope", scope="SCOPE"`.
-    pub fn require_scope_to_list(&self, scope: &str) {
-        *self
-            .shared
-            .list_scope
+    /// From now on `method` (`tools/list`, `tools/call`) needs a token with `scope` too:
+    /// without it the answer is `403` with `WWW-Authenticate: Bearer error="insufficient_scope",
+    /// scope="SCOPE"`.
+    pub fn require_scope_for(&self, method: &str, scope: &str) {
+        self.shared
+            .method_scopes
             .lock()
-            .unwrap_or_else(|p| p.into_inner()) = Some(scope.to_string());
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(method.to_string(), scope.to_string());
     }
 
     /// How many refresh grants succeeded.
@@ -403,13 +404,13 @@ async fn mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes)
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "not JSON").into_response();
     };
-    let list_scope = shared
-        .list_scope
+    let needed = shared
+        .method_scopes
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .clone();
-    if let Some(needed) = list_scope
-        && request["method"] == "tools/list"
+        .get(request["method"].as_str().unwrap_or_default())
+        .cloned();
+    if let Some(needed) = needed
         && !granted.split_whitespace().any(|s| s == needed)
     {
         let challenge = format!(
