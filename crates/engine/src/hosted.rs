@@ -192,7 +192,6 @@ impl HostedTranscript {
             &call,
         )?;
         self.message = Some(message);
-        self.keep_thought(message, &thought)?;
         self.cards.insert(
             agent_call_id.to_string(),
             Card {
@@ -200,6 +199,7 @@ impl HostedTranscript {
                 state,
             },
         );
+        self.keep_thought(message, &thought)?;
         // The streamed text is in the transcript now: whoever watches reads it again.
         self.status(SessionStatus::RunningTools);
         Ok(call.id)
