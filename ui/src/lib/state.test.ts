@@ -109,6 +109,9 @@ describe('AppState inbox events', () => {
 
   it("streams a hosted agent's thinking apart from its answer, until the step is kept", () => {
     const state = new AppState();
+    state.sessions = [
+      { id: 'ses_a', name: 'a', mode: null, status: 'thinking', last_error: null, created_at: '', updated_at: '', title: null },
+    ];
     state.apply({ type: 'thought_delta', session: 'a', text: 'The person wants ' });
     state.apply({ type: 'thought_delta', session: 'a', text: 'f.txt.' });
     state.apply({ type: 'text_delta', session: 'a', text: 'Done.' });
