@@ -291,9 +291,7 @@ async fn the_agents_thinking_streams_and_is_kept_apart_from_its_answer() {
     let thoughts: Vec<&str> = events
         .iter()
         .filter_map(|e| match e {
-            EngineEvent::ThoughtDelta { session, text } if session == "chat" => {
-                Some(text.as_str())
-            }
+            EngineEvent::ThoughtDelta { session, text } if session == "chat" => Some(text.as_str()),
             _ => None,
         })
         .collect();

@@ -775,7 +775,10 @@ async fn a_hosted_qwens_thinking_is_kept_apart_from_its_answer() {
     world.ok(&["approve", item["approval_id"].as_str().unwrap()]);
     let (done, said) = world.wait();
     assert!(done, "{said}");
-    assert!(!said.contains(THOUGHT), "the thinking as the answer: {said}");
+    assert!(
+        !said.contains(THOUGHT),
+        "the thinking as the answer: {said}"
+    );
     let transcript = world.transcript();
     let messages: Vec<Value> = serde_json::from_str(&transcript).unwrap();
     assert!(

@@ -597,7 +597,10 @@ async fn approved_call_refused_for_scope(
     let peer = client.peer().clone();
     let running = tokio::spawn(async move { peer.call_tool(call("whoami", json!({}))).await });
     let item = waiting_of_kind(data_dir, "agent_tool_call");
-    ok(data_dir, &["approve", item["approval_id"].as_str().unwrap()]);
+    ok(
+        data_dir,
+        &["approve", item["approval_id"].as_str().unwrap()],
+    );
     let asked = waiting_of_kind(data_dir, "elicitation");
     assert_eq!(asked["server"], "remote", "{asked:#}");
     let question = asked.to_string();
@@ -632,7 +635,12 @@ async fn a_proxied_call_refused_for_want_of_scope_runs_after_a_wider_sign_in() {
     let (client, call, asked) = approved_call_refused_for_scope(d, &server).await;
     ok(
         d,
-        &["answer", asked["approval_id"].as_str().unwrap(), "--accept", "{}"],
+        &[
+            "answer",
+            asked["approval_id"].as_str().unwrap(),
+            "--accept",
+            "{}",
+        ],
     );
     let result = call.await.unwrap().unwrap();
     assert_ne!(result.is_error, Some(true), "{result:?}");
@@ -664,7 +672,11 @@ async fn a_declined_wider_sign_in_is_a_clear_error_and_the_call_does_not_run() {
     let (client, call, asked) = approved_call_refused_for_scope(d, &server).await;
     ok(
         d,
-        &["answer", asked["approval_id"].as_str().unwrap(), "--decline"],
+        &[
+            "answer",
+            asked["approval_id"].as_str().unwrap(),
+            "--decline",
+        ],
     );
     let result = call.await.unwrap().unwrap();
     assert_eq!(result.is_error, Some(true), "{result:?}");

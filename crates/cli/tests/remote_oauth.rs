@@ -365,7 +365,12 @@ async fn a_list_refused_for_want_of_scope_asks_for_a_wider_sign_in_then_lists_ag
 
     ok(
         d,
-        &["answer", items[0]["approval_id"].as_str().unwrap(), "--accept", "{}"],
+        &[
+            "answer",
+            items[0]["approval_id"].as_str().unwrap(),
+            "--accept",
+            "{}",
+        ],
     );
     let status = state(d, "remote", "ready");
     assert_eq!(status["tools"], 1, "{status}");
@@ -393,7 +398,11 @@ async fn a_declined_wider_sign_in_leaves_the_server_needing_one() {
     let items = inbox(d, 1);
     ok(
         d,
-        &["answer", items[0]["approval_id"].as_str().unwrap(), "--decline"],
+        &[
+            "answer",
+            items[0]["approval_id"].as_str().unwrap(),
+            "--decline",
+        ],
     );
     let status = eventually("the declined sign-in said", || {
         let status = server(d, "remote")["status"].clone();

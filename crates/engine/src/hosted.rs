@@ -185,12 +185,10 @@ impl HostedTranscript {
         } else {
             None
         };
-        let message = self.inner.store.add_hosted_call(
-            &self.session_id,
-            message,
-            content.trim(),
-            &call,
-        )?;
+        let message =
+            self.inner
+                .store
+                .add_hosted_call(&self.session_id, message, content.trim(), &call)?;
         self.message = Some(message);
         self.cards.insert(
             agent_call_id.to_string(),

@@ -78,7 +78,10 @@ impl Supervisor {
                 && crate::oauth::needs_sign_in(&store).await
             {
                 tracing::warn!(server = %self.name, "the MCP server wants a sign-in");
-                self.sign_in_needed(format!("sign in again: airlock servers login {}", self.name));
+                self.sign_in_needed(format!(
+                    "sign in again: airlock servers login {}",
+                    self.name
+                ));
                 let _ = stop.wait_for(|stop| *stop).await;
                 return;
             }
