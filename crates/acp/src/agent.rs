@@ -48,6 +48,9 @@ struct Open {
 struct TurnLog {
     /// Its answer, all of it (the turn's outcome).
     text: String,
+    /// How much it thought this turn (shown apart, never its answer), counted against
+    /// [`MAX_TEXT`].
+    thought_len: usize,
     /// What each of its tool calls is, as its updates said it (merged), by its id.
     tool_info: HashMap<String, Value>,
     /// What Airlock says of the turn (a denial and its reason), kept in the chat at its end.
@@ -433,6 +436,17 @@ impl Running {
                     log.text.push_str(text);
                     if let Some(transcript) = log.transcript.as_mut() {
                         transcript.text(text);
+                    }
+                }
+            }
+            // Its thinking: streamed and kept apart from its answer, never the turn's outcome.
+            Some("agent_thought_chunk") => {
+                if let Some(text) = update.pointer("/content/text").and_then(Value::as_str)
+                    && log.thought_len + text.len() <= MAX_TEXT
+                {
+                    log.thought_len += text.len();
+                    if let Some(transcript) = log.transcript.as_mut() {
+                        transcript.thought(text);
                     }
                 }
             }

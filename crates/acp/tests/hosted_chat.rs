@@ -57,6 +57,36 @@ esac
 while read -r line; do :; done
 "#;
 
+/// An agent that thinks aloud (`agent_thought_chunk`, as qwen-code sends a model's reasoning):
+/// two pieces of thinking, then its shell call and the permission for it; allowed, it runs the
+/// command, thinks again and answers "Done.".
+const THINKING_AGENT: &str = r#"#!/bin/sh
+say() { printf '%s\n' "$1"; }
+update() { say '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":'"$1"'}}'; }
+thought() { update '{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"'"$1"'"}}'; }
+read -r line
+say '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}'
+read -r line
+say '{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s1"}}'
+read -r line
+thought 'The person wants f.txt; '
+thought 'the shell can write it.'
+update '{"sessionUpdate":"tool_call","toolCallId":"call_1","title":"Shell","kind":"execute","status":"pending","rawInput":{}}'
+say '{"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s1","options":[{"optionId":"proceed_once","name":"Allow","kind":"allow_once"},{"optionId":"cancel","name":"Reject","kind":"reject_once"}],"toolCall":{"toolCallId":"call_1","status":"pending","title":"echo hi > f.txt","kind":"execute","rawInput":{"command":"echo hi > f.txt"},"_meta":{"toolName":"run_shell_command"}}}}'
+read -r answer
+case "$answer" in
+  *proceed_once*)
+    echo hi > f.txt
+    update '{"sessionUpdate":"tool_call_update","toolCallId":"call_1","status":"completed","content":[{"type":"content","content":{"type":"text","text":"wrote f.txt"}}]}'
+    thought 'It worked, '
+    thought 'so I say so.'
+    update '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"Done."}}'
+    ;;
+esac
+say '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}'
+while read -r line; do :; done
+"#;
+
 struct Chat {
     _dir: tempfile::TempDir,
     folder: PathBuf,
@@ -67,13 +97,18 @@ struct Chat {
 
 impl Chat {
     async fn start() -> Self {
+        Self::start_with(AGENT).await
+    }
+
+    /// A chat hosted by the stand-in agent `script`.
+    async fn start_with(script: &str) -> Self {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().join("project");
         std::fs::create_dir_all(&folder).unwrap();
         let folder = folder.canonicalize().unwrap();
         let agent = dir.path().join("agent.sh");
-        std::fs::write(&agent, AGENT).unwrap();
+        std::fs::write(&agent, script).unwrap();
         std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).unwrap();
         let engine = Engine::open(EngineConfig {
             data_dir: dir.path().join("data"),
@@ -244,4 +279,71 @@ async fn a_denials_reason_is_the_agents_next_message_and_stays_on_the_card() {
         "{said}"
     );
     assert!(said.ends_with("Understood."), "{said}");
+}
+
+/// The agent's thinking (`agent_thought_chunk`) streams to the chat apart from its answer
+/// (`ThoughtDelta`, never `TextDelta`), is kept beside the message it came before (the card's,
+/// then the answer's), and is neither the turn's answer nor a tool call.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_agents_thinking_streams_and_is_kept_apart_from_its_answer() {
+    let mut chat = Chat::start_with(THINKING_AGENT).await;
+    let (events, item) = chat.until_asked().await;
+    let thoughts: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            EngineEvent::ThoughtDelta { session, text } if session == "chat" => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        thoughts,
+        ["The person wants f.txt; ", "the shell can write it."],
+        "{events:#?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, EngineEvent::TextDelta { .. })),
+        "thinking streamed as the answer: {events:#?}"
+    );
+    let messages = chat.transcript();
+    let message = messages
+        .iter()
+        .find(|m| !m.calls.is_empty())
+        .unwrap_or_else(|| panic!("no tool card: {messages:#?}"));
+    assert_eq!(message.content, "", "{messages:#?}");
+    assert_eq!(
+        message.thought.as_deref(),
+        Some("The person wants f.txt; the shell can write it."),
+        "{messages:#?}"
+    );
+    chat.engine
+        .decide(
+            DecisionRequest::approve(&item.approval_id),
+            DecidedBy::Inbox,
+        )
+        .unwrap();
+    let outcome = tokio::time::timeout(WAIT, chat.engine.wait_turn("chat"))
+        .await
+        .expect("the turn never ended")
+        .unwrap();
+    assert_eq!(outcome.answer.as_deref(), Some("Done."), "{outcome:#?}");
+    assert_eq!(chat.file("f.txt"), "hi\n");
+    let messages = chat.transcript();
+    assert_eq!(
+        messages.iter().flat_map(|m| &m.calls).count(),
+        1,
+        "thinking is no tool call: {messages:#?}"
+    );
+    let answer = messages.last().unwrap();
+    assert_eq!(answer.content, "Done.", "{messages:#?}");
+    assert_eq!(
+        answer.thought.as_deref(),
+        Some("It worked, so I say so."),
+        "{messages:#?}"
+    );
+    assert!(
+        !texts(&messages).iter().any(|t| t.contains("worked")),
+        "thinking kept as the answer: {messages:#?}"
+    );
 }

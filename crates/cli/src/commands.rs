@@ -644,6 +644,14 @@ async fn transcript(client: &ApiClient, session: &str, json: bool) -> anyhow::Re
         return Ok(ExitCode::SUCCESS);
     }
     for message in messages.as_array().into_iter().flatten() {
+        // A hosted agent's thinking, marked as such above its answer.
+        if let Some(thought) = message["thought"].as_str() {
+            println!(
+                "{} (thinking): {}",
+                text(&message["role"]),
+                airlock_core::display::visible(thought)
+            );
+        }
         let content = text(&message["content"]);
         if !content.is_empty() {
             println!(

@@ -761,3 +761,57 @@ async fn a_hosted_qwens_model_reads_the_reason_of_a_denial() {
     );
     world.stop_and_expect_no_orphans();
 }
+
+/// What a hosted qwen-code's model thinks (its `reasoning_content`, which qwen-code sends as
+/// `agent_thought_chunk`s) is kept in the chat beside the message it came before, never as what
+/// the agent said, nor as a tool call.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hosted_qwens_thinking_is_kept_apart_from_its_answer() {
+    const THOUGHT: &str = "The tool ran; I should report what it said.";
+    let mut world = World::new(Agent::Qwen).await;
+    world._model.think(THOUGHT);
+    world.chat();
+    let item = world.waiting_item();
+    world.ok(&["approve", item["approval_id"].as_str().unwrap()]);
+    let (done, said) = world.wait();
+    assert!(done, "{said}");
+    assert!(
+        !said.contains(THOUGHT),
+        "the thinking as the answer: {said}"
+    );
+    let transcript = world.transcript();
+    let messages: Vec<Value> = serde_json::from_str(&transcript).unwrap();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["thought"].as_str().is_some_and(|t| t.contains(THOUGHT))),
+        "no thinking kept: {transcript}"
+    );
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m["content"].as_str().unwrap_or_default().contains(THOUGHT)),
+        "the thinking kept as what qwen said: {transcript}"
+    );
+    let cards: usize = messages
+        .iter()
+        .map(|m| m["calls"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(cards, 1, "{transcript}");
+    let last = messages.last().unwrap();
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Done. The tool said:"),
+        "{transcript}"
+    );
+    let printed = world.ok(&["transcript", "--session", SESSION]);
+    assert!(
+        printed
+            .lines()
+            .any(|line| line.starts_with("assistant (thinking): ") && line.contains(THOUGHT)),
+        "{printed}"
+    );
+    world.stop_and_expect_no_orphans();
+}

@@ -544,3 +544,148 @@ async fn claude_desktops_servers_run_through_the_proxy_after_connect() {
     let restored: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
     assert_eq!(restored, theirs);
 }
+
+/// The "browser" of the proxy's sign-ins: curl follows the authorization page's redirect to
+/// the proxy's loopback listener, as a browser would.
+const CURL_BROWSER: &str = "curl -fsSL -o /dev/null";
+
+/// `airlock mcp-proxy --name NAME --url URL` of a remote server behind OAuth, launched by an
+/// MCP client; the proxy signs in (curl as its browser) when the server asks.
+async fn remote(data_dir: &Path, name: &str, url: &str) -> Client {
+    let mut process = tokio::process::Command::new(BIN);
+    process
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["mcp-proxy", "--name", name, "--url", url])
+        .env("AIRLOCK_BROWSER", CURL_BROWSER);
+    let (transport, _) = TokioChildProcess::builder(process)
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .unwrap();
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("test-client", "1.0"),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    .serve(transport)
+    .await
+    .unwrap()
+}
+
+/// The inbox's item of kind `kind`, once there.
+fn waiting_of_kind(data_dir: &Path, kind: &str) -> Value {
+    eventually(&format!("a {kind} item in the inbox"), || {
+        let items: Vec<Value> = serde_json::from_str(&ok(data_dir, &["inbox", "--json"])).unwrap();
+        items.into_iter().find(|item| item["kind"] == kind)
+    })
+}
+
+/// A remote server behind OAuth whose `tools/call` needs a scope the first sign-in did not get,
+/// proxied for an MCP client, and its `whoami` called and approved; returns the call and the
+/// inbox's question about a wider sign-in.
+async fn approved_call_refused_for_scope(
+    data_dir: &Path,
+    server: &airlock_testkit::oauth_server::OAuthMcpServer,
+) -> (
+    Client,
+    tokio::task::JoinHandle<Result<CallToolResult, rmcp::ServiceError>>,
+    Value,
+) {
+    server.require_scope_for("tools/call", "mcp:admin");
+    let client = remote(data_dir, "remote", &server.url()).await;
+    assert_eq!(client.peer().list_all_tools().await.unwrap().len(), 1);
+    let peer = client.peer().clone();
+    let running = tokio::spawn(async move { peer.call_tool(call("whoami", json!({}))).await });
+    let item = waiting_of_kind(data_dir, "agent_tool_call");
+    ok(
+        data_dir,
+        &["approve", item["approval_id"].as_str().unwrap()],
+    );
+    let asked = waiting_of_kind(data_dir, "elicitation");
+    assert_eq!(asked["server"], "remote", "{asked:#}");
+    let question = asked.to_string();
+    assert!(
+        question.contains("wider sign-in") && question.contains("mcp:admin"),
+        "{asked:#}"
+    );
+    assert_eq!(server.tool_calls(), 0, "ran without the scope");
+    assert_eq!(
+        server.scopes_requested().len(),
+        1,
+        "a wider sign-in before the person agreed"
+    );
+    (client, running, asked)
+}
+
+/// Issue 30 (leftover): `mcp-proxy` passed a remote server's `403 insufficient_scope` to its
+/// client as a bare error. Now the person is asked in the inbox for a wider sign-in, the proxy
+/// runs it in the browser (the scopes granted plus the one asked), and the approved call is sent
+/// again, once: it runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_proxied_call_refused_for_want_of_scope_runs_after_a_wider_sign_in() {
+    let server = airlock_testkit::oauth_server::OAuthMcpServer::start(
+        Default::default(),
+        std::time::Duration::from_secs(300),
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path();
+    let _engine = Engine::start(d);
+    let (client, call, asked) = approved_call_refused_for_scope(d, &server).await;
+    ok(
+        d,
+        &[
+            "answer",
+            asked["approval_id"].as_str().unwrap(),
+            "--accept",
+            "{}",
+        ],
+    );
+    let result = call.await.unwrap().unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    assert_eq!(text(&result), "signed in as someone");
+    assert_eq!(server.tool_calls(), 1);
+    let scopes = server.scopes_requested();
+    assert_eq!(scopes.len(), 2, "{scopes:?}");
+    let wider: Vec<&str> = scopes[1].split_whitespace().collect();
+    assert!(
+        wider.contains(&"mcp:tools") && wider.contains(&"mcp:admin"),
+        "{scopes:?}"
+    );
+    client.cancel().await.unwrap();
+}
+
+/// The same, and the person declines the wider sign-in: the client gets a tool error that says
+/// why, and the call never runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_declined_wider_sign_in_is_a_clear_error_and_the_call_does_not_run() {
+    let server = airlock_testkit::oauth_server::OAuthMcpServer::start(
+        Default::default(),
+        std::time::Duration::from_secs(300),
+    )
+    .await
+    .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path();
+    let _engine = Engine::start(d);
+    let (client, call, asked) = approved_call_refused_for_scope(d, &server).await;
+    ok(
+        d,
+        &[
+            "answer",
+            asked["approval_id"].as_str().unwrap(),
+            "--decline",
+        ],
+    );
+    let result = call.await.unwrap().unwrap();
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let said = text(&result);
+    assert!(
+        said.contains("mcp:admin") && said.contains("not agreed") && said.contains("not run"),
+        "{said}"
+    );
+    assert_eq!(server.tool_calls(), 0);
+    assert_eq!(server.scopes_requested().len(), 1, "signed in anyway");
+    client.cancel().await.unwrap();
+}

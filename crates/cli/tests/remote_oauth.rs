@@ -308,3 +308,114 @@ async fn claude_desktops_remote_server_signs_in_and_is_gated_through_mcp_proxy_u
     let restored: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
     assert_eq!(restored, theirs);
 }
+
+/// `airlock servers add NAME --url URL` signed in with curl as the browser, the engine (started
+/// with curl as its browser too) serving its tools.
+fn add_signed_in(d: &Path, name: &str, url: &str) {
+    let out = std::process::Command::new(BIN)
+        .arg("--data-dir")
+        .arg(d)
+        .args(["servers", "add", name, "--url", url])
+        .env("AIRLOCK_BROWSER", CURL_BROWSER)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Issue 30 (leftover): a server that answers `tools/list` with `403 insufficient_scope` was a
+/// failed server restarted in a loop. Now it shows as needing a wider sign-in while an inbox
+/// item asks for one; agreed, the wider sign-in runs in the browser (the scopes granted plus
+/// the one asked) and the list is asked again, once: its tools are there.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_list_refused_for_want_of_scope_asks_for_a_wider_sign_in_then_lists_again() {
+    let remote = OAuthMcpServer::start(Misbehave::None, Duration::from_secs(300))
+        .await
+        .unwrap();
+    remote.require_scope_for("tools/list", "mcp:admin");
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path();
+    let _engine = Engine::start_with_env(d, &[("AIRLOCK_BROWSER", CURL_BROWSER)]);
+    add_signed_in(d, "remote", &remote.url());
+
+    let status = state(d, "remote", airlock_mcp::SIGN_IN_NEEDED);
+    let reason = status["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("wider sign-in") && reason.contains("mcp:admin"),
+        "{status}"
+    );
+    assert_eq!(status["tools"], 0, "{status}");
+    let items = inbox(d, 1);
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["kind"], "elicitation", "{items:?}");
+    assert_eq!(items[0]["server"], "remote", "{items:?}");
+    let asked = items[0].to_string();
+    assert!(
+        asked.contains("list its tools") && asked.contains("mcp:admin"),
+        "{asked}"
+    );
+    assert_eq!(
+        remote.scopes_requested().len(),
+        1,
+        "a wider sign-in before the person agreed"
+    );
+
+    ok(
+        d,
+        &[
+            "answer",
+            items[0]["approval_id"].as_str().unwrap(),
+            "--accept",
+            "{}",
+        ],
+    );
+    let status = state(d, "remote", "ready");
+    assert_eq!(status["tools"], 1, "{status}");
+    let scopes = remote.scopes_requested();
+    assert_eq!(scopes.len(), 2, "{scopes:?}");
+    let wider: Vec<&str> = scopes[1].split_whitespace().collect();
+    assert!(
+        wider.contains(&"mcp:tools") && wider.contains(&"mcp:admin"),
+        "{scopes:?}"
+    );
+}
+
+/// The same refusal, and the person declines the wider sign-in: the server says it needs one
+/// (never an empty list, never another trip to the browser or another question by itself).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_declined_wider_sign_in_leaves_the_server_needing_one() {
+    let remote = OAuthMcpServer::start(Misbehave::None, Duration::from_secs(300))
+        .await
+        .unwrap();
+    remote.require_scope_for("tools/list", "mcp:admin");
+    let data = tempfile::tempdir().unwrap();
+    let d = data.path();
+    let _engine = Engine::start_with_env(d, &[("AIRLOCK_BROWSER", CURL_BROWSER)]);
+    add_signed_in(d, "remote", &remote.url());
+    let items = inbox(d, 1);
+    ok(
+        d,
+        &[
+            "answer",
+            items[0]["approval_id"].as_str().unwrap(),
+            "--decline",
+        ],
+    );
+    let status = eventually("the declined sign-in said", || {
+        let status = server(d, "remote")["status"].clone();
+        status["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("not agreed"))
+            .then_some(status)
+    });
+    assert_eq!(status["state"], airlock_mcp::SIGN_IN_NEEDED, "{status}");
+    assert_eq!(status["tools"], 0, "{status}");
+    let reason = status["reason"].as_str().unwrap();
+    assert!(reason.contains("airlock servers login remote"), "{reason}");
+    assert_eq!(remote.scopes_requested().len(), 1, "signed in anyway");
+    let items: Vec<Value> = serde_json::from_str(&ok(d, &["inbox", "--json"])).unwrap();
+    assert!(items.is_empty(), "asked again by itself: {items:?}");
+}

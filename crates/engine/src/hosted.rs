@@ -56,6 +56,8 @@ const MAX_SEGMENT: usize = 1024 * 1024;
 /// assistant message when the agent starts a tool call (or the turn ends); each tool call is
 /// a card of that message, its state following the agent's reports and Airlock's answer. A
 /// permission the agent asks for shows its prompt on the card (the item's `tool_call_id`).
+/// What the agent thinks streams apart ([`EngineEvent::ThoughtDelta`]) and is kept beside
+/// the message it came before (`MessageRow::thought`), never in its text.
 pub struct HostedTranscript {
     inner: Arc<Inner>,
     session_id: String,
@@ -63,6 +65,8 @@ pub struct HostedTranscript {
     agent: String,
     /// Text streamed since the last message kept.
     unsaved: String,
+    /// Thinking streamed since the last message kept: kept with the next one.
+    unsaved_thought: String,
     /// The message the next card joins; none: the next card starts one.
     message: Option<i64>,
     /// The agent's tool-call ids → their cards.
@@ -97,12 +101,29 @@ impl HostedTranscript {
         if text.is_empty() || self.unsaved.len() + text.len() > MAX_SEGMENT {
             return;
         }
-        if self.unsaved.is_empty() && self.message.is_some() {
+        if self.unsaved.is_empty() && self.unsaved_thought.is_empty() && self.message.is_some() {
             // Text after the cards: the agent answers again, as after a step of the own loop.
             self.status(SessionStatus::Thinking);
         }
         self.unsaved.push_str(text);
         self.inner.emit(EngineEvent::TextDelta {
+            session: self.session.clone(),
+            text: text.to_string(),
+        });
+    }
+
+    /// Streams a piece of the agent's thinking to whoever watches the chat, apart from its
+    /// answer; kept with the message it comes before.
+    pub fn thought(&mut self, text: &str) {
+        if text.is_empty() || self.unsaved_thought.len() + text.len() > MAX_SEGMENT {
+            return;
+        }
+        if self.unsaved.is_empty() && self.unsaved_thought.is_empty() && self.message.is_some() {
+            // Thinking after the cards: the agent goes on, as after a step of the own loop.
+            self.status(SessionStatus::Thinking);
+        }
+        self.unsaved_thought.push_str(text);
+        self.inner.emit(EngineEvent::ThoughtDelta {
             session: self.session.clone(),
             text: text.to_string(),
         });
@@ -159,17 +180,18 @@ impl HostedTranscript {
             same_as: None,
         };
         let content = std::mem::take(&mut self.unsaved);
-        let message = if content.trim().is_empty() {
+        let thought = std::mem::take(&mut self.unsaved_thought);
+        // Thinking before the call starts a message of its own, which it stands above.
+        let message = if content.trim().is_empty() && thought.trim().is_empty() {
             self.message
         } else {
             None
         };
-        self.message = Some(self.inner.store.add_hosted_call(
-            &self.session_id,
-            message,
-            content.trim(),
-            &call,
-        )?);
+        let message =
+            self.inner
+                .store
+                .add_hosted_call(&self.session_id, message, content.trim(), &call)?;
+        self.message = Some(message);
         self.cards.insert(
             agent_call_id.to_string(),
             Card {
@@ -177,6 +199,7 @@ impl HostedTranscript {
                 state,
             },
         );
+        self.keep_thought(message, &thought)?;
         // The streamed text is in the transcript now: whoever watches reads it again.
         self.status(SessionStatus::RunningTools);
         Ok(call.id)
@@ -240,13 +263,26 @@ impl HostedTranscript {
 
     fn flush(&mut self) -> Result<()> {
         let content = std::mem::take(&mut self.unsaved);
-        if !content.trim().is_empty() {
-            self.inner
+        let thought = std::mem::take(&mut self.unsaved_thought);
+        if !content.trim().is_empty() || !thought.trim().is_empty() {
+            let message = self
+                .inner
                 .store
                 .append_assistant_message(&self.session_id, content.trim())?;
+            self.keep_thought(message, &thought)?;
             self.message = None;
         }
         Ok(())
+    }
+
+    fn keep_thought(&self, message: i64, thought: &str) -> Result<()> {
+        if thought.trim().is_empty() {
+            return Ok(());
+        }
+        Ok(self
+            .inner
+            .store
+            .set_message_thought(message, thought.trim())?)
     }
 
     fn update(&mut self, agent_call_id: &str, update: HostedCallUpdate) -> Result<()> {
@@ -292,6 +328,7 @@ impl HostedTurn {
             session: self.session.name.clone(),
             agent: agent.to_string(),
             unsaved: String::new(),
+            unsaved_thought: String::new(),
             message: None,
             cards: HashMap::new(),
         }

@@ -14,6 +14,7 @@ pub mod oauth;
 pub mod proxy;
 mod source;
 mod supervisor;
+mod wider;
 
 pub use supervisor::SIGN_IN_NEEDED;
 

@@ -7,9 +7,14 @@
 //!
 //! The proxy does not own the data directory; it asks the engine through a [`Gate`] (the
 //! local API), so the engine's one decision path decides, and a missing engine means *deny*.
+//! An approved call a remote server refuses for want of scope (`403 insufficient_scope`) asks
+//! the person in the inbox for a wider sign-in, which the proxy runs in the browser; the call is
+//! sent again once, only after it succeeded (otherwise the client reads why it did not run).
 
 use crate::client::{Form, client_config, elicit_result};
 use crate::connect::connect;
+use crate::oauth::TokenStore;
+use crate::wider::WiderSignIn;
 use airlock_core::{MCP_CLIENT, ServerConfig};
 use airlock_protocol::{AgentAnswer, AgentCall, AgentEvent, AgentVerdict, ElicitationAnswer};
 use futures::future::BoxFuture;
@@ -102,6 +107,7 @@ pub async fn run(options: ProxyOptions, gate: Arc<dyn Gate>) -> Result<(), Proxy
     let server = connection.running;
     let info = downstream_info(server.peer().peer_info().as_deref());
     let proxy = Proxy {
+        sign_in: options.sign_in,
         name: options.name,
         upstream: server.peer().clone(),
         gate,
@@ -192,9 +198,64 @@ struct Proxy {
     /// How many `tools/call`s this connection made: each one's own request key.
     calls: AtomicU64,
     cwd: Option<String>,
+    /// A remote server's sign-in, widened when the server asks.
+    sign_in: Option<TokenStore>,
 }
 
 impl Proxy {
+    /// The approved call. Refused for want of scope, the person is asked in Airlock's inbox
+    /// for a wider sign-in (the proxy opens the browser, as for its first sign-in) and the call
+    /// is sent again once, only after it succeeded; otherwise the client reads why it did not
+    /// run.
+    async fn call_with_wider_scope(
+        &self,
+        request: CallToolRequestParams,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let error = match self.upstream.call_tool_once(request.clone()).await {
+            Ok(response) => return Ok(response),
+            Err(error) => error,
+        };
+        let Some(store) = &self.sign_in else {
+            return Err(upstream_error(error));
+        };
+        let Some((challenge, scope)) = WiderSignIn::asked_by(&error, store) else {
+            return Err(upstream_error(error));
+        };
+        let asked = WiderSignIn {
+            server: &self.name,
+            store,
+            challenge: &challenge,
+            scope: &scope,
+            to: "run this call",
+            context: None,
+        };
+        let question = asked.question();
+        let answer = self
+            .gate
+            .elicit(
+                question.server,
+                question.message,
+                question.schema,
+                question.meta,
+                question.property_order,
+            )
+            .await;
+        let signed_in = match answer {
+            Ok(answer) => asked.when_agreed(answer).await,
+            Err(error) => Err(format!("Airlock could not ask ({error})")),
+        };
+        if let Err(why) = signed_in {
+            return Ok(not_run(format!(
+                "the server '{}' refused the call for want of the scope '{scope}': {why}; the call was not run",
+                self.name
+            )));
+        }
+        self.upstream
+            .call_tool_once(request)
+            .await
+            .map_err(upstream_error)
+    }
+
     /// Keeps the listed tools' definitions; `Some` with `wanted`'s.
     fn remember(&self, listed: &[Tool], wanted: Option<&str>) -> Option<Value> {
         let mut definitions = self.definitions.lock().unwrap_or_else(|p| p.into_inner());
@@ -330,7 +391,7 @@ impl ServerHandler for Proxy {
                     return Ok(not_run(reason));
                 }
                 tokio::select! {
-                    result = self.upstream.call_tool_once(request) => result.map_err(upstream_error),
+                    result = self.call_with_wider_scope(request) => result,
                     _ = cancelled.cancelled() => {
                         Err(ErrorData::internal_error("the client cancelled the call", None))
                     }

@@ -7,10 +7,11 @@
 
 use crate::DEFAULT_TOOL_TIMEOUT_SECS;
 use crate::client::{Form, InFlight, Page, elicit_result};
-use crate::oauth::{self, TokenStore};
+use crate::oauth::TokenStore;
+use crate::wider::WiderSignIn;
 use airlock_core::ToolDef;
 use airlock_engine::tools::{CallContext, ToolError, ToolSource};
-use airlock_engine::{ElicitationAction, ElicitationRequest, Engine};
+use airlock_engine::{ElicitationRequest, Engine};
 use futures::future::BoxFuture;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ElicitResult,
@@ -119,13 +120,12 @@ impl McpTools {
             Err(CallFailure::Service(error)) => error,
             other => return other,
         };
-        let (Some(store), Some(challenge)) = (&self.sign_in, error.auth_challenge()) else {
+        let Some(store) = &self.sign_in else {
             return Err(CallFailure::Service(error));
         };
-        let Some(scope) = oauth::wider_scope_asked(challenge, store.url()) else {
+        let Some((challenge, scope)) = WiderSignIn::asked_by(&error, store) else {
             return Err(CallFailure::Service(error));
         };
-        let challenge = challenge.to_string();
         self.sign_in_for_scope(context, store, &challenge, &scope)
             .await?;
         self.call_answering_input(context, params).await
@@ -140,40 +140,20 @@ impl McpTools {
         challenge: &str,
         scope: &str,
     ) -> Result<(), CallFailure> {
-        let not_run = |why: String| {
+        let asked = WiderSignIn {
+            server: &self.server,
+            store,
+            challenge,
+            scope,
+            to: "run this call",
+            context: Some(context.clone()),
+        };
+        asked.ask_and_sign_in(&self.engine).await.map_err(|why| {
             CallFailure::Input(ToolError::new(format!(
                 "the server '{}' refused the call for want of the scope '{scope}': {why}; the call was not run",
                 self.server
             )))
-        };
-        let asked = ElicitationRequest {
-            server: self.server.clone(),
-            message: format!(
-                "The server '{}' needs a wider sign-in to run this call: it asks for the scope '{scope}'. Sign in again in the browser for it?",
-                self.server
-            ),
-            schema: serde_json::json!({"type": "object", "properties": {}}),
-            meta: Some(serde_json::json!({"airlock/wider_sign_in": {"scope": scope}})),
-            context: Some(context.clone()),
-            property_order: Vec::new(),
-        };
-        let answer = self
-            .engine
-            .elicit(asked)
-            .await
-            .map_err(|e| not_run(e.to_string()))?;
-        if answer.action != ElicitationAction::Accept {
-            return Err(not_run("the wider sign-in was not agreed to".into()));
-        }
-        oauth::sign_in_for_wider_scope(
-            store,
-            challenge,
-            &oauth::open_browser,
-            &|url| tracing::info!(server = %self.server, %url, "wider sign-in opened in the browser"),
-            oauth::SIGN_IN_TIMEOUT,
-        )
-        .await
-        .map_err(|e| not_run(format!("the wider sign-in failed: {e}")))
+        })
     }
 
     /// `tools/call`, answering a 2026-07-28 server's multi round-trip requests for input (a

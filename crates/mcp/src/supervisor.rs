@@ -1,10 +1,15 @@
 //! One server's life: connect, list and pin its tools, offer them, wait; when it dies, take its
-//! tools away, say why, and start it again after a backoff (0.5 s doubling up to 30 s).
+//! tools away, say why, and start it again after a backoff (0.5 s doubling up to 30 s). A
+//! remote server that refuses to list its tools for want of scope (`403 insufficient_scope`)
+//! shows as needing a sign-in while the person is asked in the inbox for a wider one; the list
+//! is asked again once after that sign-in succeeded, and otherwise the server waits for the
+//! person (never an empty list, never a loop of browser windows).
 
 use crate::client::{AirlockClient, InFlight};
 use crate::connect::connect;
 use crate::oauth::TokenStore;
 use crate::source::McpTools;
+use crate::wider::WiderSignIn;
 use airlock_core::{ServerConfig, ToolDef};
 use airlock_engine::PinCheck;
 use airlock_engine::{Engine, ServerStatus};
@@ -17,6 +22,14 @@ use tokio::sync::{mpsc, watch};
 
 /// The state of a server that refuses Airlock until the person signs in (again).
 pub const SIGN_IN_NEEDED: &str = "sign-in-needed";
+
+/// Why a connection ended.
+enum Ended {
+    /// Started again after a backoff (unless it wants a new sign-in).
+    Failed(String),
+    /// It wants a wider sign-in the person did not give: it waits for them (`servers login`).
+    WiderSignInNeeded(String),
+}
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -48,23 +61,27 @@ impl Supervisor {
                 _ = stop.wait_for(|stop| *stop) => None,
             };
             // Stopped: whoever stopped it took its tools away (and may have started a successor).
-            let Some(reason) = reason else { return };
+            let Some(ended) = reason else { return };
             self.engine.unregister_tools(&self.name);
+            let reason = match ended {
+                Ended::Failed(reason) => reason,
+                Ended::WiderSignInNeeded(why) => {
+                    tracing::warn!(server = %self.name, %why, "the MCP server wants a wider sign-in");
+                    self.sign_in_needed(why);
+                    let _ = stop.wait_for(|stop| *stop).await;
+                    return;
+                }
+            };
             // A server that wants a (new) sign-in is not retried: only the person can sign in.
             // It says so until `airlock servers login` (or a change to the server) restarts it.
             if let Some(store) = self.sign_in_store()
                 && crate::oauth::needs_sign_in(&store).await
             {
                 tracing::warn!(server = %self.name, "the MCP server wants a sign-in");
-                self.set(|s| {
-                    s.state = SIGN_IN_NEEDED.into();
-                    s.reason = Some(format!(
-                        "sign in again: airlock servers login {}",
-                        self.name
-                    ));
-                    s.pid = None;
-                    s.tools = 0;
-                });
+                self.sign_in_needed(format!(
+                    "sign in again: airlock servers login {}",
+                    self.name
+                ));
                 let _ = stop.wait_for(|stop| *stop).await;
                 return;
             }
@@ -84,6 +101,17 @@ impl Supervisor {
         }
     }
 
+    /// The server refuses Airlock until the person signs in: said in the window, the tray and
+    /// `airlock servers`, with `reason`.
+    fn sign_in_needed(&self, reason: String) {
+        self.set(|s| {
+            s.state = SIGN_IN_NEEDED.into();
+            s.reason = Some(reason);
+            s.pid = None;
+            s.tools = 0;
+        });
+    }
+
     /// Where a remote server's sign-in is kept (none for stdio servers).
     fn sign_in_store(&self) -> Option<TokenStore> {
         match &self.config {
@@ -99,7 +127,7 @@ impl Supervisor {
         &self,
         backoff: &mut Duration,
         stopped: &watch::Receiver<bool>,
-    ) -> Option<String> {
+    ) -> Option<Ended> {
         let in_flight: InFlight = Arc::new(Mutex::new(Vec::new()));
         let (list_changed, mut list_changed_rx) = mpsc::unbounded_channel();
         let client = AirlockClient {
@@ -112,7 +140,7 @@ impl Supervisor {
         let connection =
             match connect(&self.config, self.log.as_deref(), client, store.as_ref()).await {
                 Ok(connection) => connection,
-                Err(reason) => return Some(reason),
+                Err(reason) => return Some(Ended::Failed(reason)),
             };
         let peer = connection.running.peer().clone();
         let pid = connection.pid;
@@ -130,10 +158,10 @@ impl Supervisor {
         loop {
             tokio::select! {
                 quit = &mut waiting => {
-                    return Some(match quit {
+                    return Some(Ended::Failed(match quit {
                         Ok(reason) => format!("the server closed the connection ({reason:?})"),
                         Err(error) => format!("the connection task failed: {error}"),
-                    });
+                    }));
                 }
                 Some(()) = list_changed_rx.recv() => {
                     // A burst (or a flood) of list_changed is one re-list, not one per message.
@@ -147,17 +175,58 @@ impl Supervisor {
         }
     }
 
+    /// Every tool (all pages). Refused for want of scope, the person is asked in the inbox for a
+    /// wider sign-in (the server meanwhile shows as needing one), and the list is asked again
+    /// once, only after that sign-in succeeded.
+    async fn list_tools(&self, peer: &Peer<RoleClient>) -> Result<Vec<rmcp::model::Tool>, Ended> {
+        let error = match peer.list_all_tools().await {
+            Ok(listed) => return Ok(listed),
+            Err(error) => error,
+        };
+        let store = self.sign_in_store();
+        let Some((store, (challenge, scope))) = store
+            .as_ref()
+            .and_then(|store| Some((store, WiderSignIn::asked_by(&error, store)?)))
+        else {
+            return Err(Ended::Failed(format!("tools/list failed: {error}")));
+        };
+        let name = &self.name;
+        self.sign_in_needed(format!(
+            "needs a wider sign-in to list its tools (scope '{scope}'): sign in from the Inbox"
+        ));
+        let asked = WiderSignIn {
+            server: name,
+            store,
+            challenge: &challenge,
+            scope: &scope,
+            to: "list its tools",
+            context: None,
+        };
+        asked.ask_and_sign_in(&self.engine).await.map_err(|why| {
+            Ended::WiderSignInNeeded(format!(
+                "needs a wider sign-in to list its tools (scope '{scope}'), and {why}; to be asked again: airlock servers login {name}"
+            ))
+        })?;
+        let listed = peer.list_all_tools().await.map_err(|error| {
+            Ended::WiderSignInNeeded(format!(
+                "refused to list its tools again after the wider sign-in ({error}); sign in again: airlock servers login {name}"
+            ))
+        })?;
+        self.set(|s| {
+            s.state = "ready".into();
+            s.reason = None;
+        });
+        Ok(listed)
+    }
+
     /// Lists every tool (all pages), pins each definition and offers them to the engine.
     async fn offer_tools(
         &self,
         peer: &Peer<RoleClient>,
         in_flight: &InFlight,
         stopped: &watch::Receiver<bool>,
-    ) -> Result<(), String> {
-        let listed = peer
-            .list_all_tools()
-            .await
-            .map_err(|e| format!("tools/list failed: {e}"))?;
+    ) -> Result<(), Ended> {
+        let listed = self.list_tools(peer).await?;
         let mut tools = Vec::with_capacity(listed.len());
         let mut skipped = Vec::new();
         for tool in listed {
@@ -190,7 +259,9 @@ impl Supervisor {
                     tracing::warn!(server = %self.name, tool = %def.name, %what, "tool changed; its grants are suspended")
                 }
                 Ok(_) => {}
-                Err(error) => return Err(format!("cannot pin the tools: {error}")),
+                Err(error) => {
+                    return Err(Ended::Failed(format!("cannot pin the tools: {error}")));
+                }
             }
             tools.push(def);
         }

@@ -91,6 +91,12 @@ pub enum EngineEvent {
         session: String,
         text: String,
     },
+    /// A piece of a hosted agent's thinking (ACP `agent_thought_chunk`): shown apart from its
+    /// answer, never sent on as what it said.
+    ThoughtDelta {
+        session: String,
+        text: String,
+    },
     ToolFinished {
         session: String,
         tool_call_id: String,

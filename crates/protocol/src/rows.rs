@@ -33,6 +33,11 @@ pub struct MessageRow {
     pub content: String,
     pub created_at: String,
     pub calls: Vec<CallRow>,
+    /// What a hosted agent thought before this message's answer (ACP `agent_thought_chunk`),
+    /// kept apart from `content` so that it is never read as the answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub thought: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]

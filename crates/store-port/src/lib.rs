@@ -354,6 +354,8 @@ pub trait HostedAgents {
         call: &NewCall,
     ) -> Result<i64>;
     fn update_hosted_call(&self, call_id: &str, update: &HostedCallUpdate) -> Result<()>;
+    /// What the hosted agent thought before the answer of `message_id`, kept beside it.
+    fn set_message_thought(&self, message_id: i64, thought: &str) -> Result<()>;
 }
 
 /// Each agent's own token for the local API (its HTTP hook, an SDK client): only its hash, one

@@ -172,7 +172,7 @@ impl port::Calls for PostgresStore {
         self.transaction(async |tx| {
             let rows = tx
                 .query(
-                    "SELECT id, session_id, role, content, created_at FROM messages
+                    "SELECT id, session_id, role, content, created_at, thought FROM messages
                      WHERE session_id = $1 ORDER BY id",
                     &[&session_id],
                 )
@@ -187,6 +187,7 @@ impl port::Calls for PostgresStore {
                         content: row.try_get(3)?,
                         created_at: row.try_get(4)?,
                         calls: Vec::new(),
+                        thought: row.try_get(5)?,
                     })
                 })
                 .collect::<Result<Vec<_>, Error>>()?;

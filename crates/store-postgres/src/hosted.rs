@@ -194,6 +194,17 @@ impl port::HostedAgents for PostgresStore {
         })
     }
 
+    fn set_message_thought(&self, message_id: i64, thought: &str) -> port::Result<()> {
+        self.transaction(async |tx| {
+            tx.execute(
+                "UPDATE messages SET thought = $2 WHERE id = $1",
+                &[&message_id, &thought],
+            )
+            .await?;
+            Ok(())
+        })
+    }
+
     /// What the agent reported about its call since (each field only when it says).
     fn update_hosted_call(&self, call_id: &str, update: &HostedCallUpdate) -> port::Result<()> {
         self.transaction(async |tx| {

@@ -12,6 +12,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("schema_3.sql"),
     include_str!("schema_4.sql"),
     include_str!("schema_5.sql"),
+    include_str!("schema_6_thoughts.sql"),
 ];
 
 /// The advisory lock every migrating replica takes (any constant of Airlock's own).

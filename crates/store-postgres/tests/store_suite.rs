@@ -1556,4 +1556,12 @@ fn a_hosted_agents_tool_call_is_a_card_that_follows_its_reports(store: &impl Sto
     let messages = store.messages(&session.id).unwrap();
     assert_eq!(messages.len(), 1);
     assert_eq!(messages[0].content, "Let me look.");
+    assert_eq!(messages[0].thought, None);
+    // The agent's thinking is kept beside the message, never in its content.
+    store
+        .set_message_thought(message, "ls first, then read")
+        .unwrap();
+    let messages = store.messages(&session.id).unwrap();
+    assert_eq!(messages[0].content, "Let me look.");
+    assert_eq!(messages[0].thought.as_deref(), Some("ls first, then read"));
 }

@@ -196,6 +196,17 @@ impl Store {
         })
     }
 
+    /// What the hosted agent thought before the answer of `message_id`, kept beside it.
+    pub fn set_message_thought(&self, message_id: i64, thought: &str) -> Result<()> {
+        self.write_relaxed(|tx| {
+            tx.run(
+                "UPDATE messages SET thought = ?2 WHERE id = ?1",
+                params![message_id, thought],
+            )?;
+            Ok(())
+        })
+    }
+
     /// What changed of a hosted agent's tool call (its card).
     pub fn update_hosted_call(&self, call_id: &str, update: &HostedCallUpdate) -> Result<()> {
         self.write_relaxed(|tx| {

@@ -190,7 +190,7 @@ impl Store {
     pub fn messages(&self, session_id: &str) -> Result<Vec<MessageRow>> {
         self.read(|conn| {
             let mut stmt = conn.prepare_cached(
-                "SELECT id, session_id, role, content, created_at FROM messages WHERE session_id = ?1 ORDER BY id",
+                "SELECT id, session_id, role, content, created_at, thought FROM messages WHERE session_id = ?1 ORDER BY id",
             )?;
             let mut messages: Vec<MessageRow> = stmt
                 .query_map([session_id], |row| {
@@ -201,6 +201,7 @@ impl Store {
                         content: row.get(3)?,
                         created_at: row.get(4)?,
                         calls: Vec::new(),
+                        thought: row.get(5)?,
                     })
                 })?
                 .collect::<rusqlite::Result<_>>()?;

@@ -106,7 +106,7 @@ impl StoreError {
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Every schema change in order; the schema version is how many of them a file has.
-const MIGRATIONS: [&str; 16] = [
+const MIGRATIONS: [&str; 17] = [
     include_str!("schema.sql"),
     include_str!("migration_2_mcp.sql"),
     include_str!("migration_3_invoked.sql"),
@@ -123,6 +123,7 @@ const MIGRATIONS: [&str; 16] = [
     include_str!("migration_14_agent_tokens.sql"),
     include_str!("migration_15_acp.sql"),
     include_str!("migration_16_deferred_agent_calls.sql"),
+    include_str!("migration_17_thoughts.sql"),
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -359,5 +359,6 @@ impl port::HostedAgents for Store {
         append_assistant_message(session_id: &str, content: &str) -> i64;
         add_hosted_call(session_id: &str, message: Option<i64>, content: &str, call: &NewCall) -> i64;
         update_hosted_call(call_id: &str, update: &HostedCallUpdate) -> ();
+        set_message_thought(message_id: i64, thought: &str) -> ();
     }
 }

@@ -243,6 +243,8 @@ pub(crate) struct Shared {
     arrived: Notify,
     /// Numbers responses (`chatcmpl-N`) and fallback calls (`call_N`).
     counter: AtomicU64,
+    /// Thinking streamed before each chat-completions text answer ([`ScriptedModel::think`]).
+    reasoning: Mutex<Option<String>>,
 }
 
 /// The running server. Dropping it shuts the server down.
@@ -303,6 +305,7 @@ impl ScriptedModel {
             headers: Mutex::new(Vec::new()),
             arrived: Notify::new(),
             counter: AtomicU64::new(0),
+            reasoning: Mutex::new(None),
         });
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
@@ -333,6 +336,13 @@ impl ScriptedModel {
             addr,
             shutdown: Some(shutdown),
         })
+    }
+
+    /// From now on every streamed chat-completions text answer is preceded by `reasoning` as
+    /// `reasoning_content` deltas: a reasoning model's thinking, as DeepSeek's and Qwen's APIs
+    /// send it.
+    pub fn think(&self, reasoning: &str) {
+        *lock(&self.shared.reasoning) = Some(reasoning.to_string());
     }
 
     /// The API base, e.g. `http://127.0.0.1:PORT/v1`.
@@ -570,7 +580,10 @@ async fn completions(
         ),
         Reply::CutStream(call) if out.asked.stream => cut_stream(&out, &call),
         Reply::CutStream(_) => cut_connection(),
-        Reply::Text(text) if out.asked.stream => sse(text_chunks(&out, &text)),
+        Reply::Text(text) if out.asked.stream => {
+            let reasoning = lock(&shared.reasoning).clone();
+            sse(text_chunks(&out, reasoning.as_deref(), &text))
+        }
         Reply::ToolCalls(calls) if out.asked.stream => sse(tool_chunks(&out, &calls)),
         Reply::Text(text) => json_response(out.completion(Some(&text), &[])),
         Reply::ToolCalls(calls) => json_response(out.completion(None, &calls)),
@@ -737,9 +750,14 @@ pub(crate) fn pieces(text: &str, parts: usize) -> Vec<&str> {
         .collect()
 }
 
-fn text_chunks(out: &Out, text: &str) -> String {
+fn text_chunks(out: &Out, reasoning: Option<&str>, text: &str) -> String {
     let mut body = String::with_capacity(512 + text.len() * 2);
     out.chunk(&mut body, json!({"role": "assistant", "content": ""}), None);
+    for piece in pieces(reasoning.unwrap_or_default(), 2) {
+        if !piece.is_empty() {
+            out.chunk(&mut body, json!({"reasoning_content": piece}), None);
+        }
+    }
     for piece in pieces(text, 3) {
         if !piece.is_empty() {
             out.chunk(&mut body, json!({"content": piece}), None);

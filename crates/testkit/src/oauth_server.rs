@@ -5,7 +5,10 @@
 //! code with PKCE S256, refresh token, and the client-credentials grant of one machine client,
 //! [`MACHINE_CLIENT_ID`] with [`MACHINE_SECRET`]), and a streamable-HTTP MCP endpoint (JSON answers) with
 //! one tool, `whoami`, that answers only to a valid bearer token. Each way a server can
-//! misbehave (`Misbehave`) is a switch, so a test can check that Airlock refuses it.
+//! misbehave (`Misbehave`) is a switch, so a test can check that Airlock refuses it. A token is
+//! granted the scopes its authorization asked for (`mcp:tools` when none), and a method (listing
+//! the tools, calling one) may be made to need one more ([`OAuthMcpServer::require_scope_for`]:
+//! a `403 insufficient_scope` until a token has it).
 
 use axum::Router;
 use axum::body::Bytes;
@@ -45,12 +48,16 @@ pub enum Misbehave {
 
 #[derive(Default)]
 struct Tokens {
-    /// access token → when it expires.
-    access: HashMap<String, Instant>,
-    refresh: Vec<String>,
-    /// authorization code → PKCE challenge.
-    codes: HashMap<String, String>,
+    /// access token → when it expires, and its scopes.
+    access: HashMap<String, (Instant, String)>,
+    /// refresh token → its scopes.
+    refresh: HashMap<String, String>,
+    /// authorization code → PKCE challenge, and the scopes asked for.
+    codes: HashMap<String, (String, String)>,
 }
+
+/// The scopes of a token whose authorization asked for none.
+const DEFAULT_SCOPE: &str = "mcp:tools";
 
 struct Shared {
     base: String,
@@ -62,6 +69,8 @@ struct Shared {
     machine_grants: AtomicU64,
     tool_calls: AtomicU64,
     scopes_requested: Mutex<Vec<String>>,
+    /// The scope a method (`tools/list`, `tools/call`) needs beyond a valid token.
+    method_scopes: Mutex<HashMap<String, String>>,
     tokens: Mutex<Tokens>,
 }
 
@@ -86,6 +95,7 @@ impl OAuthMcpServer {
             machine_grants: AtomicU64::new(0),
             tool_calls: AtomicU64::new(0),
             scopes_requested: Mutex::new(Vec::new()),
+            method_scopes: Mutex::new(HashMap::new()),
             tokens: Mutex::new(Tokens::default()),
         });
         let app = Router::new()
@@ -138,6 +148,17 @@ impl OAuthMcpServer {
             .unwrap_or_else(|p| p.into_inner())
             .access
             .clear();
+    }
+
+    /// From now on `method` (`tools/list`, `tools/call`) needs a token with `scope` too:
+    /// without it the answer is `403` with `WWW-Authenticate: Bearer error="insufficient_scope",
+    /// scope="SCOPE"`.
+    pub fn require_scope_for(&self, method: &str, scope: &str) {
+        self.shared
+            .method_scopes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(method.to_string(), scope.to_string());
     }
 
     /// How many refresh grants succeeded.
@@ -239,18 +260,19 @@ async fn authorize(
     if query.get("code_challenge_method").map(String::as_str) != Some("S256") {
         return (StatusCode::BAD_REQUEST, "PKCE S256 only").into_response();
     }
+    let scope = query.get("scope").cloned().unwrap_or_default();
     shared
         .scopes_requested
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .push(query.get("scope").cloned().unwrap_or_default());
+        .push(scope.clone());
     let code = next(&shared, "code");
     shared
         .tokens
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .codes
-        .insert(code.clone(), challenge.clone());
+        .insert(code.clone(), (challenge.clone(), scope));
     let target = match shared.misbehave {
         // Port 9 (discard) on loopback: nobody Airlock knows listens there.
         Misbehave::RedirectElsewhere => {
@@ -280,25 +302,29 @@ fn token_error(error: &str) -> Response {
 async fn token(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
     let form = form(&body);
     let mut tokens = shared.tokens.lock().unwrap_or_else(|p| p.into_inner());
-    match form.get("grant_type").map(String::as_str) {
+    let scope = match form.get("grant_type").map(String::as_str) {
         Some("authorization_code") => {
-            let challenge = form.get("code").and_then(|code| tokens.codes.remove(code));
-            let verified = match (challenge, form.get("code_verifier")) {
-                (Some(challenge), Some(verifier)) => pkce_matches(verifier, &challenge),
+            let asked = form.get("code").and_then(|code| tokens.codes.remove(code));
+            let verified = match (&asked, form.get("code_verifier")) {
+                (Some((challenge, _)), Some(verifier)) => pkce_matches(verifier, challenge),
                 _ => false,
             };
             if !verified {
                 return token_error("invalid_grant");
             }
+            asked.map(|(_, scope)| scope).unwrap_or_default()
         }
         Some("refresh_token") => {
             let known = form
                 .get("refresh_token")
-                .is_some_and(|t| tokens.refresh.contains(t));
-            if !known || shared.refuse_refresh.load(Ordering::SeqCst) {
+                .and_then(|t| tokens.refresh.get(t))
+                .cloned();
+            let Some(scope) = known.filter(|_| !shared.refuse_refresh.load(Ordering::SeqCst))
+            else {
                 return token_error("invalid_grant");
-            }
+            };
             shared.refreshes.fetch_add(1, Ordering::SeqCst);
+            scope
         }
         Some("client_credentials") => {
             let known = form.get("client_id").map(String::as_str) == Some(MACHINE_CLIENT_ID)
@@ -311,9 +337,15 @@ async fn token(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
                     .into_response();
             }
             shared.machine_grants.fetch_add(1, Ordering::SeqCst);
+            String::new()
         }
         _ => return token_error("unsupported_grant_type"),
-    }
+    };
+    let scope = if scope.trim().is_empty() {
+        DEFAULT_SCOPE.to_string()
+    } else {
+        scope
+    };
     let access = if shared.misbehave == Misbehave::TokenForAnotherResource {
         use base64::Engine as _;
         let encode = |v: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
@@ -327,37 +359,37 @@ async fn token(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
         next(&shared, "access")
     };
     let refresh = next(&shared, "refresh");
-    tokens
-        .access
-        .insert(access.clone(), Instant::now() + shared.access_ttl);
-    tokens.refresh.push(refresh.clone());
+    tokens.access.insert(
+        access.clone(),
+        (Instant::now() + shared.access_ttl, scope.clone()),
+    );
+    tokens.refresh.insert(refresh.clone(), scope.clone());
     axum::Json(json!({
         "access_token": access,
         "token_type": "Bearer",
         "expires_in": shared.access_ttl.as_secs(),
         "refresh_token": refresh,
-        "scope": "mcp:tools",
+        "scope": scope,
     }))
     .into_response()
 }
 
-fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
-    let Some(token) = headers
+/// The scopes of the request's bearer token, while it is valid.
+fn authorized(shared: &Shared, headers: &HeaderMap) -> Option<String> {
+    let token = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
+        .and_then(|v| v.strip_prefix("Bearer "))?;
     let tokens = shared.tokens.lock().unwrap_or_else(|p| p.into_inner());
     tokens
         .access
         .get(token)
-        .is_some_and(|expires| *expires > Instant::now())
+        .filter(|(expires, _)| *expires > Instant::now())
+        .map(|(_, scope)| scope.clone())
 }
 
 async fn mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    if !authorized(&shared, &headers) {
+    let Some(granted) = authorized(&shared, &headers) else {
         let challenge = format!(
             r#"Bearer resource_metadata="{}/.well-known/oauth-protected-resource/mcp", scope="mcp:tools""#,
             shared.base
@@ -368,10 +400,30 @@ async fn mcp(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes)
             "sign in first",
         )
             .into_response();
-    }
+    };
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "not JSON").into_response();
     };
+    let needed = shared
+        .method_scopes
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(request["method"].as_str().unwrap_or_default())
+        .cloned();
+    if let Some(needed) = needed
+        && !granted.split_whitespace().any(|s| s == needed)
+    {
+        let challenge = format!(
+            r#"Bearer error="insufficient_scope", scope="{needed}", resource_metadata="{}/.well-known/oauth-protected-resource/mcp""#,
+            shared.base
+        );
+        return (
+            StatusCode::FORBIDDEN,
+            [(header::WWW_AUTHENTICATE, challenge)],
+            "a wider scope is needed",
+        )
+            .into_response();
+    }
     let Some(id) = request.get("id").cloned() else {
         return StatusCode::ACCEPTED.into_response(); // a notification
     };

@@ -17,6 +17,8 @@ export class AppState {
   inbox = $state.raw<InboxItem[]>([]);
   /** Text streamed for each session's current model step, until the step is saved. */
   live = $state<Record<string, string>>({});
+  /** A hosted agent's thinking streamed for each session, apart from `live`, until saved. */
+  liveThought = $state<Record<string, string>>({});
   /** Bumped when a session's transcript changed; the chat reloads it. */
   revision = $state<Record<string, number>>({});
   /** Status from events: the engine announces steps as events and stores only turn ends. */
@@ -133,11 +135,15 @@ export class AppState {
       case 'text_delta':
         this.live[event.session] = (this.live[event.session] ?? '') + event.text;
         break;
+      case 'thought_delta':
+        this.liveThought[event.session] = (this.liveThought[event.session] ?? '') + event.text;
+        break;
       case 'session_status': {
         this.status[event.session] = event.status;
         if (!this.sessions.some((s) => s.name === event.session)) void api.sessions().then((s) => (this.sessions = s));
         // A new step begins or the step was saved: the streamed text is in the transcript now.
         this.live[event.session] = '';
+        this.liveThought[event.session] = '';
         this.bump(event.session);
         break;
       }
@@ -156,6 +162,7 @@ export class AppState {
       case 'turn_ended':
         // Its cancelled requests arrived as approvals_decided: no inbox re-read.
         this.live[event.outcome.session] = '';
+        this.liveThought[event.outcome.session] = '';
         this.bump(event.outcome.session);
         break;
     }

@@ -106,4 +106,21 @@ describe('AppState inbox events', () => {
     state.apply({ type: 'servers_changed', server: 'echo' });
     expect(state.serversRevision).toBe(2);
   });
+
+  it("streams a hosted agent's thinking apart from its answer, until the step is kept", () => {
+    const state = new AppState();
+    state.sessions = [
+      { id: 'ses_a', name: 'a', mode: null, status: 'thinking', last_error: null, created_at: '', updated_at: '', title: null },
+    ];
+    state.apply({ type: 'thought_delta', session: 'a', text: 'The person wants ' });
+    state.apply({ type: 'thought_delta', session: 'a', text: 'f.txt.' });
+    state.apply({ type: 'text_delta', session: 'a', text: 'Done.' });
+    expect(state.liveThought.a).toBe('The person wants f.txt.');
+    expect(state.live.a).toBe('Done.');
+    state.apply({ type: 'session_status', session: 'a', status: 'running_tools' });
+    expect(state.liveThought.a).toBe('');
+    state.apply({ type: 'thought_delta', session: 'a', text: 'again' });
+    state.apply({ type: 'turn_ended', outcome: { session: 'a', status: 'completed', answer: 'Done.', error: null } });
+    expect(state.liveThought.a).toBe('');
+  });
 });

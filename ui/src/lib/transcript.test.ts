@@ -42,8 +42,19 @@ describe('groupTurns', () => {
     expect(groups.map((g) => g.role)).toEqual(['user', 'assistant', 'user']);
     const assistant = groups[1];
     if (assistant.role !== 'assistant') throw new Error('expected the assistant');
-    expect(assistant.parts.map((p) => (p.kind === 'text' ? p.text : p.call.id))).toEqual(['I will write it.', 'c1', 'Done.']);
+    expect(assistant.parts.map((p) => (p.kind === 'call' ? p.call.id : p.text))).toEqual(['I will write it.', 'c1', 'Done.']);
     expect(assistant.last).toBe(false);
+  });
+
+  it("puts a hosted agent's thinking before the text it came before, as a part of its own", () => {
+    const thought = { ...message(2, 'assistant', 'Done.'), thought: 'The person wants f.txt.' };
+    const groups = groupTurns([message(1, 'user', 'write it'), thought, { ...message(3, 'assistant', ''), thought: '  ' }]);
+    const assistant = groups[1];
+    if (assistant.role !== 'assistant') throw new Error('expected the assistant');
+    expect(assistant.parts).toEqual([
+      { kind: 'thought', key: 'h2', text: 'The person wants f.txt.' },
+      { kind: 'text', key: 't2', text: 'Done.' },
+    ]);
   });
 
   it('marks the last assistant message, where streamed text goes', () => {

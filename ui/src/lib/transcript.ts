@@ -1,10 +1,14 @@
 // Groups a transcript for display: a user message, then everything the assistant did until
 // the next user message as one message — text and tool calls in order — so approved calls sit
-// in the same message as the rest.
+// in the same message as the rest. A hosted agent's thinking is a part of its own, before the
+// text it came before: shown apart (collapsed), never as the answer.
 import type { CallRow } from './bindings/CallRow';
 import type { MessageRow } from './bindings/MessageRow';
 
-export type Part = { kind: 'text'; key: string; text: string } | { kind: 'call'; key: string; call: CallRow };
+export type Part =
+  | { kind: 'text'; key: string; text: string }
+  | { kind: 'thought'; key: string; text: string }
+  | { kind: 'call'; key: string; call: CallRow };
 export type Group =
   | { role: 'user'; key: string; text: string }
   | { role: 'assistant'; key: string; parts: Part[]; last: boolean };
@@ -21,6 +25,7 @@ export function groupTurns(messages: readonly MessageRow[]): Group[] {
       group = { role: 'assistant', key: `a${message.id}`, parts: [], last: false };
       groups.push(group);
     }
+    if (message.thought?.trim()) group.parts.push({ kind: 'thought', key: `h${message.id}`, text: message.thought });
     if (message.content.trim()) group.parts.push({ kind: 'text', key: `t${message.id}`, text: message.content });
     for (const call of message.calls) group.parts.push({ kind: 'call', key: call.id, call });
   }

@@ -176,4 +176,37 @@ describe('Chat', () => {
     app.live = { a: 'Writing' };
     await waitFor(() => expect(within(message).getByText('Writing').classList.contains('streaming')).toBe(true));
   });
+
+  it("a hosted agent's thinking: collapsed above its answer, streamed, never shown as the answer or a call", async () => {
+    transcripts.a = [
+      { id: 1, session_id: 'ses_a', role: 'user', content: 'Create f.txt', created_at: '', calls: [] },
+      { id: 2, session_id: 'ses_a', role: 'assistant', content: 'Done.', created_at: '', calls: [], thought: 'The person wants f.txt.' },
+    ];
+    app.status = { a: 'idle' };
+    app.live = { a: '' };
+    app.liveThought = { a: '' };
+    render(Chat);
+    const kept = await screen.findByTestId('agent-thought');
+    const message = screen.getByTestId('assistant-message');
+    // Above the answer, collapsed, named as thinking; the answer's text is the answer alone.
+    expect(kept.tagName).toBe('DETAILS');
+    expect((kept as HTMLDetailsElement).open).toBe(false);
+    expect(within(kept).getByText('Thought').tagName).toBe('SUMMARY');
+    const answer = within(message).getByText('Done.');
+    expect(kept.compareDocumentPosition(answer) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    expect(answer.textContent).not.toContain('wants');
+    expect(within(message).queryAllByTestId('tool-call')).toHaveLength(0);
+    expect(within(kept).getByText('The person wants f.txt.').closest('details')).toBe(kept);
+    // The next turn's thinking streams as "Thinking…", apart from the text that streams.
+    app.status = { a: 'thinking' };
+    app.liveThought = { a: 'Now the docs' };
+    app.live = { a: 'Writing' };
+    await waitFor(() => expect(screen.getAllByTestId('agent-thought')).toHaveLength(2));
+    const streaming = screen.getAllByTestId('agent-thought')[1];
+    expect(within(streaming).getByText('Thinking…').tagName).toBe('SUMMARY');
+    expect(within(streaming).getByText('Now the docs').classList.contains('streaming')).toBe(true);
+    expect(within(message).getByText('Writing').textContent).toBe('Writing');
+    // Its "Thinking…" is the only one: no second indicator below.
+    expect(screen.getAllByText('Thinking…')).toHaveLength(1);
+  });
 });
