@@ -373,7 +373,6 @@ pub(crate) mod tests {
     use super::*;
     use airlock_api::host::Host;
     use airlock_protocol::TeamRole;
-    use std::net::SocketAddr;
 
     /// A token kept in memory (the keyring's stand-in: the OS keyring is tested in
     /// crates/cli/tests/keyring.rs).
@@ -394,58 +393,13 @@ pub(crate) mod tests {
         }
     }
 
-    /// A real team server (the engine and its HTTPS listener, as `airlock serve --listen`
-    /// runs them): `ana` (approver, group `release`) and `root`; Claude Code's Bash calls go to
-    /// `release`. Its URL, certificate and ana's token.
-    struct TeamServer {
-        host: Host,
-        url: String,
-        certificate: String,
-        ana: String,
-        _dir: tempfile::TempDir,
+    mod support {
+        include!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/support/team_server.rs"
+        ));
     }
-
-    async fn team_server() -> TeamServer {
-        let dir = tempfile::tempdir().unwrap();
-        let (host, served) = Host::start(
-            &dir.path().join("data"),
-            Some(dir.path().join("workspace")),
-            SocketAddr::from(([127, 0, 0, 1], 0)),
-        )
-        .await
-        .unwrap();
-        tokio::spawn(served);
-        let (addr, certificate) = host
-            .serve_team(SocketAddr::from(([127, 0, 0, 1], 0)))
-            .await
-            .unwrap();
-        host.engine.team_init("root").unwrap();
-        let ana = host
-            .engine
-            .team_add("root", "ana", TeamRole::Approver, vec!["release".into()])
-            .unwrap()
-            .token;
-        host.engine
-            .team_route(
-                "root",
-                "claude-code",
-                "Bash",
-                None,
-                None,
-                "release",
-                None,
-                None,
-                None,
-            )
-            .unwrap();
-        TeamServer {
-            host,
-            url: format!("https://{addr}"),
-            certificate: certificate.cert_pem,
-            ana,
-            _dir: dir,
-        }
-    }
+    use support::team_server;
 
     /// An agent's call on the team server, waiting for a person; its answer when it comes.
     fn agent_call(

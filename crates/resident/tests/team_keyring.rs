@@ -11,10 +11,9 @@
 use airlock_api::ApiClient;
 use airlock_api::discovery;
 use airlock_api::host::Host;
-use airlock_protocol::{AgentCall, AgentCallState, TeamRole};
+use airlock_protocol::{AgentCall, AgentCallState};
 use airlock_testkit::secret_service::SecretService;
 use serde_json::{Value, json};
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -26,57 +25,9 @@ const NO_BUS: &str = "unix:path=/nonexistent/airlock-test-bus";
 /// The keyring entries' service name (crates/resident/src/team_link.rs).
 const KEYRING_SERVICE: &str = "airlock";
 
-/// A team server (the engine and its HTTPS listener, as `airlock serve --listen` runs them):
-/// `ana` (approver, group `release`) and `root`; Claude Code's Bash calls go to `release`.
-struct TeamServer {
-    host: Host,
-    url: String,
-    certificate: String,
-    ana: String,
-    _dir: tempfile::TempDir,
-}
-
-async fn team_server() -> TeamServer {
-    let dir = tempfile::tempdir().unwrap();
-    let (host, served) = Host::start(
-        &dir.path().join("data"),
-        Some(dir.path().join("workspace")),
-        SocketAddr::from(([127, 0, 0, 1], 0)),
-    )
-    .await
-    .unwrap();
-    tokio::spawn(served);
-    let (addr, certificate) = host
-        .serve_team(SocketAddr::from(([127, 0, 0, 1], 0)))
-        .await
-        .unwrap();
-    host.engine.team_init("root").unwrap();
-    let ana = host
-        .engine
-        .team_add("root", "ana", TeamRole::Approver, vec!["release".into()])
-        .unwrap()
-        .token;
-    host.engine
-        .team_route(
-            "root",
-            "claude-code",
-            "Bash",
-            None,
-            None,
-            "release",
-            None,
-            None,
-            None,
-        )
-        .unwrap();
-    TeamServer {
-        host,
-        url: format!("https://{addr}"),
-        certificate: certificate.cert_pem,
-        ana,
-        _dir: dir,
-    }
-}
+#[path = "support/team_server.rs"]
+mod support;
+use support::{TeamServer, team_server};
 
 /// An agent's call on the team server, waiting for a person; its answer when it comes.
 fn agent_call(host: &Host, command: &str) -> tokio::task::JoinHandle<AgentCallState> {
