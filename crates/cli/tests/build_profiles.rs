@@ -34,10 +34,9 @@ fn what_ships_is_built_with_fat_lto_and_setup_with_the_quick_profile() {
     let setup = &manifest["profile"]["setup"];
     assert_eq!(setup["inherits"].as_str(), Some("release"));
     assert_eq!(setup["lto"].as_bool(), Some(false), "no cross-crate LTO");
-    assert_eq!(
-        setup["package"]["*"]["opt-level"].as_integer(),
-        Some(3),
-        "every dependency fully optimised; only the workspace's crates build quicker"
+    assert!(
+        setup.get("opt-level").is_none() && setup["package"].get("*").is_none(),
+        "every dependency optimised as for a release, build scripts and proc macros not at all"
     );
 
     for script in ["scripts/package.sh", ".github/workflows/release.yml"] {
